@@ -1,0 +1,169 @@
+package dataset
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// Materialiser turns the schedule into flight instances for given schedule dates. The operation
+// of each instance (delay, cancellation, gate, airframe) is derived from the seed and the flight
+// id, so materialising a date twice gives the same rows.
+type Materialiser struct {
+	seed    int64
+	flights [][]*flightgraph.ScheduledLeg // legs of one flight number and period, by sequence
+	zones   map[string]*time.Location
+}
+
+// NewMaterialiser prepares the schedule; zones maps each airport code to its IANA time zone.
+func NewMaterialiser(seed int64, schedule []*flightgraph.ScheduledLeg, zones map[string]string) (*Materialiser, error) {
+	m := &Materialiser{seed: seed, zones: map[string]*time.Location{}}
+	for code, z := range zones {
+		loc, err := time.LoadLocation(z)
+		if err != nil {
+			return nil, fmt.Errorf("dataset: airport %s: %w", code, err)
+		}
+		m.zones[code] = loc
+	}
+	type key struct {
+		c    string
+		n    int
+		from string
+	}
+	groups := map[key][]*flightgraph.ScheduledLeg{}
+	var keys []key
+	for _, l := range schedule {
+		if _, ok := m.zones[l.OriginCode]; !ok {
+			return nil, fmt.Errorf("dataset: schedule leg %s%d: unknown airport %s", l.CarrierCode, l.FlightNumber, l.OriginCode)
+		}
+		k := key{l.CarrierCode, l.FlightNumber, l.PeriodFrom}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], l)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].c != keys[j].c {
+			return keys[i].c < keys[j].c
+		}
+		return keys[i].n < keys[j].n
+	})
+	for _, k := range keys {
+		legs := groups[k]
+		sort.Slice(legs, func(i, j int) bool { return legs[i].Sequence < legs[j].Sequence })
+		m.flights = append(m.flights, legs)
+	}
+	return m, nil
+}
+
+// Flights returns the flights and legs of one schedule date (YYYY-MM-DD).
+func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgraph.FlightLeg, error) {
+	day, err := time.Parse(flightgraph.DateLayout, date)
+	if err != nil {
+		return nil, nil, err
+	}
+	weekday := strconv.Itoa((int(day.Weekday())+6)%7 + 1) // SSIM: 1 is Monday
+	var (
+		flights []*flightgraph.Flight
+		legs    []*flightgraph.FlightLeg
+	)
+	for _, sched := range m.flights {
+		first := sched[0]
+		if date < first.PeriodFrom || date > first.PeriodTo || !strings.Contains(first.Days, weekday) {
+			continue
+		}
+		id := flightgraph.FlightID{Date: date, Carrier: first.CarrierCode, Number: first.FlightNumber}.String()
+		r := rng(m.seed, "ops", id)
+		hh, mm := clock(first.DepartureLocal)
+		dep := time.Date(day.Year(), day.Month(), day.Day(), hh, mm, 0, 0, m.zones[first.OriginCode])
+		f := &flightgraph.Flight{ID: id, ScheduleDate: date, CarrierCode: first.CarrierCode, FlightNumber: first.FlightNumber,
+			OriginCode: first.OriginCode, DepartureUTC: dep.UTC()}
+		// Operations: most flights leave on time, some late, a few are cancelled; a late first leg
+		// delays the next.
+		cancelled := r.IntN(1000) < 15
+		delay := 0
+		switch p := r.IntN(100); {
+		case cancelled:
+		case p < 70:
+			delay = r.IntN(5)
+		case p < 92:
+			delay = 5 + r.IntN(16)
+		default:
+			delay = 30 + r.IntN(150)
+		}
+		km := 0
+		var arr time.Time
+		for i, s := range sched {
+			if i > 0 {
+				dep = arr.Add(transitMinutes * time.Minute)
+			}
+			arr = dep.Add(time.Duration(s.BlockMinutes) * time.Minute)
+			arrDelay := 0
+			if !cancelled {
+				arrDelay = max(0, delay+r.IntN(21)-12)
+			}
+			leg := &flightgraph.FlightLeg{FlightID: id, Sequence: s.Sequence, OriginCode: s.OriginCode, DestinationCode: s.DestinationCode,
+				ScheduledDep: dep.UTC(), ScheduledArr: arr.UTC(), DepartureOffset: offset(dep, m.zones[s.OriginCode]),
+				ArrivalOffset: offset(arr, m.zones[s.DestinationCode]), DepartureDelay: delay, ArrivalDelay: arrDelay, Cancelled: cancelled,
+				ConfigurationCode: s.Configuration, ServiceType: s.ServiceType, DistanceKm: s.DistanceKm,
+				Registration: registration(s.CarrierCode, s.Configuration, r.IntN(12))}
+			leg.DepartureTerminal, leg.DepartureGate = stand(s.OriginCode, r.IntN(1<<20))
+			leg.ArrivalTerminal, leg.ArrivalGate = stand(s.DestinationCode, r.IntN(1<<20))
+			legs = append(legs, leg)
+			delay = max(0, arrDelay-transitMinutes/2) // slack at the stop absorbs part of the delay
+			km += s.DistanceKm
+		}
+		last := sched[len(sched)-1]
+		f.Destination, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
+		flights = append(flights, f)
+	}
+	return flights, legs, nil
+}
+
+func clock(hhmm string) (int, int) {
+	h, _ := strconv.Atoi(hhmm[:2])
+	m, _ := strconv.Atoi(hhmm[3:])
+	return h, m
+}
+
+// offset is the UTC offset in minutes at loc at time t.
+func offset(t time.Time, loc *time.Location) int {
+	_, off := t.In(loc).Zone()
+	return off / 60
+}
+
+// hubStands are the terminals and gate prefixes of the hubs; other airports get generic ones.
+var hubStands = map[string][][2]string{
+	"AMS": {{"1", "B"}, {"1", "C"}, {"2", "D"}, {"2", "E"}, {"3", "F"}, {"3", "G"}, {"3", "H"}},
+	"CDG": {{"2E", "K"}, {"2E", "L"}, {"2E", "M"}, {"2F", "F"}, {"2G", "G"}, {"2D", "D"}},
+}
+
+// stand picks a terminal and gate at an airport.
+func stand(airport string, pick int) (string, string) {
+	opts, ok := hubStands[airport]
+	if !ok {
+		opts = [][2]string{{"1", "A"}, {"1", "B"}, {"2", "C"}}
+	}
+	o := opts[pick%len(opts)]
+	return o[0], fmt.Sprintf("%s%02d", o[1], 1+(pick/len(opts))%40)
+}
+
+// registration names one of a configuration's airframes: Dutch marks for XX's fleet, French for
+// YY's, others by the carrier's first letter.
+func registration(carrier, configuration string, n int) string {
+	prefix := "PH-"
+	if carrier[0] == 'Y' {
+		prefix = "F-H"
+	}
+	letters := []byte{configuration[0], configuration[1], configuration[2]}
+	for i := range letters {
+		if letters[i] >= '0' && letters[i] <= '9' {
+			letters[i] = 'A' + (letters[i]-'0'+byte(i)*3)%26
+		}
+	}
+	return fmt.Sprintf("%s%s%c", prefix, letters[:2], 'A'+byte((int(letters[2])+n)%26))
+}

@@ -1,0 +1,308 @@
+package dataset
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// transitMinutes is the ground time at the intermediate stop of a multi-leg flight.
+const transitMinutes = 90
+
+// copyCodes give the second character of the carrier codes of the scaled copies of the network.
+const copyCodes = "123456789ABCDEFGHIJKLMNOPQRSTUVWZ"
+
+type network struct {
+	carriers []*flightgraph.Carrier
+	schedule []*flightgraph.ScheduledLeg
+	routes   []*flightgraph.Route
+}
+
+// place is an airport with its zone, for the network builder.
+type place struct {
+	airportRow
+	loc *time.Location
+}
+
+// haulOf classifies a distance.
+func haulOf(km float64) string {
+	switch {
+	case km < 2000:
+		return "SHORT"
+	case km < 4500:
+		return "MEDIUM"
+	}
+	return "LONG"
+}
+
+// blockMinutes is the scheduled block time for a distance at a type's block speed: taxi out and
+// in plus flying time, rounded up to five minutes.
+func blockMinutes(km float64, speedKmh int) int {
+	m := 25 + int(km/float64(speedKmh)*60)
+	return (m + 4) / 5 * 5
+}
+
+func buildNetwork(opts Options, today time.Time) network {
+	places := map[string]*place{}
+	var codes []string
+	for _, a := range airports {
+		loc, err := time.LoadLocation(a.TimeZone)
+		if err != nil {
+			panic(fmt.Sprintf("dataset: airport %s: %v", a.Code, err)) // guarded by the data's tests
+		}
+		places[a.Code] = &place{airportRow: a, loc: loc}
+		codes = append(codes, a.Code)
+	}
+	sort.Strings(codes)
+	types := map[string]aircraftTypeRow{}
+	for _, t := range aircraftTypes {
+		types[t.Code] = t
+	}
+	year := today.Year()
+	periodFrom := fmt.Sprintf("%04d-01-01", year-1)
+	periodTo := fmt.Sprintf("%04d-12-31", year+1)
+	ref := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC)
+
+	var n network
+	for k := 0; k < opts.Scale; k++ {
+		for _, base := range carriers {
+			c := &flightgraph.Carrier{Code: base.Code, Name: base.Name, Hub: base.Hub}
+			if k > 0 {
+				c.Code = base.Code[:1] + copyCodes[k-1:k]
+				c.Name = fmt.Sprintf("%s %d", base.Name, k+1)
+			}
+			n.carriers = append(n.carriers, c)
+			b := carrierBuilder{seed: opts.Seed, carrier: c, base: base.Code, places: places, types: types,
+				periodFrom: periodFrom, periodTo: periodTo, ref: ref, nextLong: 1, nextShort: 1001}
+			b.build(codes)
+			n.schedule = append(n.schedule, b.legs...)
+		}
+	}
+	n.routes = routesOf(n.schedule)
+	return n
+}
+
+// carrierBuilder builds one carrier's schedule around its hub.
+type carrierBuilder struct {
+	seed                 int64
+	carrier              *flightgraph.Carrier
+	base                 string // carrier whose fleet it flies
+	places               map[string]*place
+	types                map[string]aircraftTypeRow
+	periodFrom, periodTo string
+	ref                  time.Time
+	nextLong, nextShort  int
+	legs                 []*flightgraph.ScheduledLeg
+}
+
+// hop is one leg to plan: from, to, distance.
+type hop struct {
+	from, to string
+	km       float64
+}
+
+func (b *carrierBuilder) build(codes []string) {
+	hub := b.carrier.Hub
+	var far []string
+	for _, d := range codes {
+		if d == hub || (b.places[d].City == b.places[hub].City) {
+			continue
+		}
+		r := rng(b.seed, "serve", b.carrier.Code, d)
+		if r.Float64() > 0.9 && !isHub(d) {
+			continue
+		}
+		km := b.km(hub, d)
+		cfg, ok := b.pickConfiguration(km, r.IntN(1000))
+		if !ok {
+			far = append(far, d)
+			continue
+		}
+		haul := haulOf(km)
+		freq, days := b.frequency(haul, d, r.IntN(1000), r.IntN(1000))
+		span := 15 * 60 / freq
+		for i := 0; i < freq; i++ {
+			dep := 6*60 + 30 + i*span + r.IntN(min(span, 60)/5+1)*5
+			if haul == "LONG" {
+				dep = 9*60 + r.IntN(12)*30 // long-haul banks from 09:00 to 14:30
+			}
+			num := b.number(haul)
+			back := b.flight(num, days, cfg, []hop{{hub, d, km}}, dep)
+			turn := 45 + r.IntN(4)*5
+			if haul == "LONG" {
+				turn = 120 + r.IntN(4)*15
+			}
+			b.flight(num+1, days, cfg, []hop{{d, hub, km}}, back+turn)
+		}
+	}
+	// Destinations beyond every aircraft's range get a one-stop flight through the served
+	// long-haul airport that makes the shortest trip.
+	for _, d := range far {
+		via, best := "", 0.0
+		for _, v := range codes {
+			if v == hub || v == d || haulOf(b.km(hub, v)) != "LONG" {
+				continue
+			}
+			k1, k2 := b.km(hub, v), b.km(v, d)
+			if _, ok := b.pickConfiguration(max(k1, k2), 0); !ok {
+				continue
+			}
+			if t := k1 + k2; via == "" || t < best {
+				via, best = v, t
+			}
+		}
+		if via == "" {
+			continue
+		}
+		k1, k2 := b.km(hub, via), b.km(via, d)
+		cfg, _ := b.pickConfiguration(max(k1, k2), rng(b.seed, "far", b.carrier.Code, d).IntN(1000))
+		num := b.number("LONG")
+		arr := b.flight(num, "1234567", cfg, []hop{{hub, via, k1}, {via, d, k2}}, 10*60+30)
+		b.flight(num+1, "1234567", cfg, []hop{{d, via, k2}, {via, hub, k1}}, arr+150)
+	}
+}
+
+func isHub(code string) bool {
+	for _, c := range carriers {
+		if c.Hub == code {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *carrierBuilder) km(from, to string) float64 {
+	p, q := b.places[from], b.places[to]
+	return distanceKm(p.Latitude, p.Longitude, q.Latitude, q.Longitude)
+}
+
+// pickConfiguration chooses one of the carrier's configurations for a route: the hauls' own
+// types first, any type with the range otherwise.
+func (b *carrierBuilder) pickConfiguration(km float64, pick int) (configurationRow, bool) {
+	want := map[string][]string{"SHORT": {"SH", "MH"}, "MEDIUM": {"MH", "LH"}, "LONG": {"LH"}}[haulOf(km)]
+	for _, h := range want {
+		var fit []configurationRow
+		for _, c := range configurations {
+			t := b.types[c.Type]
+			if c.Carrier == b.base && t.Haul == h && float64(t.RangeKm) >= km {
+				fit = append(fit, c)
+			}
+		}
+		if len(fit) > 0 {
+			return fit[pick%len(fit)], true
+		}
+	}
+	return configurationRow{}, false
+}
+
+// frequency returns the daily frequency and days of operation of a route.
+func (b *carrierBuilder) frequency(haul, dest string, r1, r2 int) (int, string) {
+	switch haul {
+	case "SHORT":
+		f := 3 + r1%9
+		if isHub(dest) {
+			f = 10
+		}
+		if r2%100 < 12 {
+			return f, "12345"
+		}
+		return f, "1234567"
+	case "MEDIUM":
+		return 1 + r1%3, "1234567"
+	}
+	switch r2 % 10 {
+	case 0:
+		return 1, "1357"
+	case 1:
+		return 1, "2467"
+	case 2:
+		return 1, "13567"
+	}
+	return 1, "1234567"
+}
+
+func (b *carrierBuilder) number(haul string) int {
+	if haul == "LONG" {
+		n := b.nextLong
+		b.nextLong += 2
+		return n
+	}
+	n := b.nextShort
+	b.nextShort += 2
+	return n
+}
+
+// flight adds the schedule legs of one flight number leaving its first origin at depMinutes local
+// time, and returns the local time (minutes after the schedule date's midnight, at the last
+// destination) of its arrival.
+func (b *carrierBuilder) flight(num int, days string, cfg configurationRow, hops []hop, depMinutes int) int {
+	speed := b.types[cfg.Type].SpeedKmh
+	// A flight's schedule date is the local date its first leg leaves: a return that would leave
+	// after midnight leaves at that time on its own schedule date.
+	depMinutes %= 24 * 60
+	first := b.places[hops[0].from]
+	dep := time.Date(b.ref.Year(), b.ref.Month(), b.ref.Day(), 0, depMinutes, 0, 0, first.loc)
+	start := time.Date(b.ref.Year(), b.ref.Month(), b.ref.Day(), 0, 0, 0, 0, first.loc)
+	var arr time.Time
+	for i, h := range hops {
+		if i > 0 {
+			dep = arr.Add(transitMinutes * time.Minute)
+		}
+		block := blockMinutes(h.km, speed)
+		arr = dep.Add(time.Duration(block) * time.Minute)
+		from, to := b.places[h.from], b.places[h.to]
+		ld, la := dep.In(from.loc), arr.In(to.loc)
+		b.legs = append(b.legs, &flightgraph.ScheduledLeg{
+			CarrierCode: b.carrier.Code, FlightNumber: num, Sequence: i + 1, OriginCode: h.from, DestinationCode: h.to,
+			DepartureLocal: ld.Format("15:04"), ArrivalLocal: la.Format("15:04"),
+			DepartureDayShift: dayDiff(start, ld), ArrivalDayOffset: dayDiff(start, la),
+			Days: days, PeriodFrom: b.periodFrom, PeriodTo: b.periodTo, Configuration: cfg.Code, ServiceType: "J",
+			DistanceKm: int(h.km + 0.5), BlockMinutes: block,
+		})
+	}
+	last := b.places[hops[len(hops)-1].to]
+	la := arr.In(last.loc)
+	return dayDiff(start, la)*24*60 + la.Hour()*60 + la.Minute()
+}
+
+// dayDiff is the number of calendar days from the date of start to the local date of t.
+func dayDiff(start, t time.Time) int {
+	a := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)
+	c := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return int(c.Sub(a).Hours() / 24)
+}
+
+// routesOf sums the schedule into routes: one per carrier and airport pair.
+func routesOf(legs []*flightgraph.ScheduledLeg) []*flightgraph.Route {
+	type key struct{ c, o, d string }
+	m := map[key]*flightgraph.Route{}
+	var keys []key
+	for _, l := range legs {
+		k := key{l.CarrierCode, l.OriginCode, l.DestinationCode}
+		r, ok := m[k]
+		if !ok {
+			r = &flightgraph.Route{CarrierCode: l.CarrierCode, OriginCode: l.OriginCode, DestinationCode: l.DestinationCode,
+				DistanceKm: l.DistanceKm, BlockMinutes: l.BlockMinutes, Haul: haulOf(float64(l.DistanceKm))}
+			m[k] = r
+			keys = append(keys, k)
+		}
+		r.WeeklyFlights += len(l.Days)
+	}
+	out := make([]*flightgraph.Route, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.OriginCode != b.OriginCode {
+			return a.OriginCode < b.OriginCode
+		}
+		if a.DestinationCode != b.DestinationCode {
+			return a.DestinationCode < b.DestinationCode
+		}
+		return a.CarrierCode < b.CarrierCode
+	})
+	return out
+}

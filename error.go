@@ -1,0 +1,158 @@
+// Package flightgraph holds the domain of the flight data platform: the nouns (flights, airports,
+// aircraft, amenities, …), the interfaces the rest of the code talks through, and the one error
+// type with its code catalogue. Subpackages implement the interfaces (store), hold the logic
+// (travel, access) or serve the edges (graph, resolvers, rest, server).
+package flightgraph
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+)
+
+// Error codes. The INSP_, DEST_, ORI_, FLIGHT_, CC_, IATA_, CONTENT_ and WS_ codes are the original
+// service's (spec §7); the others are flightgraph's own, in the same style.
+const (
+	ECodeMissingParameter = "INSP_400.000" // a mandatory input parameter is missing
+	ECodeInvalidParameter = "INSP_400.001" // an input parameter is invalid
+	ECodeBadFormat        = "INSP_400.002" // an input parameter has an invalid format
+	ECodeUnknownPath      = "INSP_404.000" // the requested URL does not exist
+	ECodeNotAcceptable    = "INSP_406.000" // the requested media type is not provided
+
+	ECodeInconsistentInput  = "DEST_400.000" // dependent inputs are inconsistent
+	ECodeDestinationUnknown = "DEST_404.000"
+	ECodeOriginUnknown      = "ORI_404.000"
+	ECodeTripDestination    = "DEST_404.001"
+
+	ECodeFlightNotFound       = "FLIGHT_404.001" // flight number and date not found
+	ECodeFlightConfiguration  = "FLIGHT_404.002" // flight configuration not found
+	ECodeCabinClassNotFound   = "CC_404.000"
+	ECodeCabinClassNotOnBoard = "CC_404.001"
+	ECodeCabinClassUnknown    = "CC_404.002"
+	ECodeIATANotFound         = "IATA_404.000" // city or airport code not found
+	ECodeNoCabinContent       = "CONTENT_404.001"
+	ECodeNoCategoryContent    = "CONTENT_404.002"
+
+	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
+	ECodeTimeout  = "INSP_500.001" // the request ran out of time
+	ECodeDatabase = "WS_502.000"   // the database failed
+	ECodeCache    = "WS_502.001"   // the shared limiter store (Redis) failed
+	ECodeMail     = "WS_502.002"   // the mail server failed
+)
+
+// CatalogueEntry describes one error code: its HTTP status, its short name and what it means.
+type CatalogueEntry struct {
+	Code    string
+	Status  int
+	Name    string
+	Meaning string
+}
+
+var catalogue = map[string]CatalogueEntry{}
+
+func entry(code string, status int, name, meaning string) {
+	catalogue[code] = CatalogueEntry{Code: code, Status: status, Name: name, Meaning: meaning}
+}
+
+func init() {
+	entry(ECodeMissingParameter, http.StatusBadRequest, "MISSING_PARAMETER", "A mandatory input parameter is missing.")
+	entry(ECodeInvalidParameter, http.StatusBadRequest, "INVALID_PARAMETER", "An input parameter is invalid.")
+	entry(ECodeBadFormat, http.StatusBadRequest, "INVALID_FORMAT", "An input parameter has an invalid format.")
+	entry(ECodeUnknownPath, http.StatusNotFound, "UNKNOWN_PATH", "The requested URL does not exist.")
+	entry(ECodeNotAcceptable, http.StatusNotAcceptable, "NOT_ACCEPTABLE", "The requested media type is not one the API provides.")
+	entry(ECodeInconsistentInput, http.StatusBadRequest, "INCONSISTENT_INPUT", "Dependent inputs are inconsistent: price is given without origin.")
+	entry(ECodeDestinationUnknown, http.StatusNotFound, "DESTINATION_NOT_FOUND", "Destination not found.")
+	entry(ECodeOriginUnknown, http.StatusNotFound, "ORIGIN_NOT_FOUND", "Origin not found.")
+	entry(ECodeTripDestination, http.StatusNotFound, "TRIP_DESTINATION_NOT_FOUND", "Destination not found by the trip planner.")
+	entry(ECodeFlightNotFound, http.StatusNotFound, "FLIGHT_NOT_FOUND", "The flight number and date are not found.")
+	entry(ECodeFlightConfiguration, http.StatusNotFound, "FLIGHT_CONFIGURATION_NOT_FOUND", "The flight's aircraft configuration is not found.")
+	entry(ECodeCabinClassNotFound, http.StatusNotFound, "CABIN_CLASS_NOT_FOUND", "The cabin class is not found.")
+	entry(ECodeCabinClassNotOnBoard, http.StatusNotFound, "CABIN_CLASS_NOT_AVAILABLE", "The cabin class is not available for the given aircraft.")
+	entry(ECodeCabinClassUnknown, http.StatusNotFound, "CABIN_CLASSES_UNDETERMINED", "The cabin classes available for the flight cannot be determined.")
+	entry(ECodeIATANotFound, http.StatusNotFound, "IATA_CODE_NOT_FOUND", "The city or airport IATA code is not found.")
+	entry(ECodeNoCabinContent, http.StatusNotFound, "NO_CABIN_CONTENT", "No matching rich content for a cabin class available on this flight.")
+	entry(ECodeNoCategoryContent, http.StatusNotFound, "NO_CATEGORY_CONTENT", "No matching rich content for the given category.")
+	for i := 0; i <= 8; i++ {
+		code := fmt.Sprintf("INSP_500.%03d", i)
+		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")
+	}
+	entry(ECodeTimeout, http.StatusInternalServerError, "TIMEOUT", "The request ran out of time.")
+	entry(ECodeDatabase, http.StatusBadGateway, "DATABASE_UNAVAILABLE", "The database did not answer.")
+	entry(ECodeCache, http.StatusBadGateway, "LIMITER_UNAVAILABLE", "The shared limiter store did not answer.")
+	entry(ECodeMail, http.StatusBadGateway, "MAIL_UNAVAILABLE", "The mail server did not answer.")
+}
+
+// Catalogue returns every error code the service can answer with, sorted by code.
+func Catalogue() []CatalogueEntry {
+	out := make([]CatalogueEntry, 0, len(catalogue))
+	for _, e := range catalogue {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Code < out[j].Code })
+	return out
+}
+
+// Lookup returns the catalogue entry of code; an unknown code is reported as an internal error.
+func Lookup(code string) CatalogueEntry {
+	if e, ok := catalogue[code]; ok {
+		return e
+	}
+	return catalogue[ECodeInternal]
+}
+
+// Error is the one error type that crosses the edges. Code is a catalogue code; Message is safe
+// to show to the caller; Parameter names the offending input, if any.
+type Error struct {
+	Code      string
+	Message   string
+	Parameter string
+	Err       error // the cause, for logs only: never shown to a caller
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	if e.Parameter != "" {
+		return fmt.Sprintf("%s: %s (%s)", e.Code, e.Message, e.Parameter)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ParamErrorf is Errorf for an error about one named input parameter.
+func ParamErrorf(code, parameter, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Parameter: parameter}
+}
+
+// ErrorCode returns the code of the *Error in err's chain, or ECodeInternal for any other error
+// and "" for nil.
+func ErrorCode(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Code
+	}
+	return ECodeInternal
+}
+
+// ErrorMessage returns the caller-safe message of err: the *Error's message, or a generic text
+// for any other error, which must never reach a client.
+func ErrorMessage(err error) string {
+	var e *Error
+	if err == nil {
+		return ""
+	} else if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}

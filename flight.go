@@ -1,0 +1,252 @@
+package flightgraph
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FlightStatus is the public status of a flight or leg at a moment in time.
+type FlightStatus string
+
+const (
+	StatusScheduled FlightStatus = "SCHEDULED"
+	StatusDelayed   FlightStatus = "DELAYED"
+	StatusBoarding  FlightStatus = "BOARDING"
+	StatusDeparted  FlightStatus = "DEPARTED"
+	StatusArrived   FlightStatus = "ARRIVED"
+	StatusCancelled FlightStatus = "CANCELLED"
+)
+
+// BoardingWindow is how long before departure boarding starts.
+const BoardingWindow = 40 * time.Minute
+
+// DelayThreshold is the delay from which a leg that has not left yet is shown as delayed.
+const DelayThreshold = 15 * time.Minute
+
+// Flight is one operational flight: a carrier's flight number on a schedule date (the local date
+// of departure from its first leg's origin), flying one or more legs.
+type Flight struct {
+	ID           string    `db:"id"` // "20261122+XX+1234"
+	ScheduleDate string    `db:"schedule_date"`
+	CarrierCode  string    `db:"carrier"`
+	FlightNumber int       `db:"number"`
+	Suffix       string    `db:"suffix"` // operational suffix, usually empty
+	OriginCode   string    `db:"origin"`
+	Destination  string    `db:"destination"`
+	DepartureUTC time.Time `db:"departure_utc"` // scheduled departure of the first leg
+	ArrivalUTC   time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
+	Haul         string    `db:"haul"`          // SHORT, MEDIUM or LONG
+}
+
+// IsEntity marks Flight as an Apollo Federation entity; gqlgen's federation plugin requires it.
+func (Flight) IsEntity() {}
+
+// Designator is the carrier code and number, e.g. "XX1234".
+func (f *Flight) Designator() string {
+	return fmt.Sprintf("%s%04d%s", f.CarrierCode, f.FlightNumber, f.Suffix)
+}
+
+// FlightLeg is one take-off and landing of a flight. Times are in UTC; the offsets give the local
+// time at each end. Estimated times are the scheduled ones plus the delay.
+type FlightLeg struct {
+	FlightID          string    `db:"flight_id"`
+	Sequence          int       `db:"seq"`
+	OriginCode        string    `db:"origin"`
+	DestinationCode   string    `db:"destination"`
+	ScheduledDep      time.Time `db:"scheduled_departure"`
+	ScheduledArr      time.Time `db:"scheduled_arrival"`
+	DepartureOffset   int       `db:"departure_offset"` // minutes east of UTC at the origin
+	ArrivalOffset     int       `db:"arrival_offset"`   // minutes east of UTC at the destination
+	DepartureDelay    int       `db:"departure_delay"`  // minutes
+	ArrivalDelay      int       `db:"arrival_delay"`    // minutes
+	Cancelled         bool      `db:"cancelled"`
+	DepartureTerminal string    `db:"departure_terminal"`
+	DepartureGate     string    `db:"departure_gate"`
+	ArrivalTerminal   string    `db:"arrival_terminal"`
+	ArrivalGate       string    `db:"arrival_gate"`
+	ConfigurationCode string    `db:"configuration"`
+	Registration      string    `db:"registration"`
+	ServiceType       string    `db:"service_type"` // SSIM service type, "J" for scheduled passenger
+	DistanceKm        int       `db:"distance_km"`
+}
+
+// EstimatedDeparture returns the expected off-block time.
+func (l *FlightLeg) EstimatedDeparture() time.Time {
+	return l.ScheduledDep.Add(time.Duration(l.DepartureDelay) * time.Minute)
+}
+
+// EstimatedArrival returns the expected on-block time.
+func (l *FlightLeg) EstimatedArrival() time.Time {
+	return l.ScheduledArr.Add(time.Duration(l.ArrivalDelay) * time.Minute)
+}
+
+// StatusAt returns the leg's public status at now: the status follows the clock.
+func (l *FlightLeg) StatusAt(now time.Time) FlightStatus {
+	dep, arr := l.EstimatedDeparture(), l.EstimatedArrival()
+	switch {
+	case l.Cancelled:
+		return StatusCancelled
+	case !now.Before(arr):
+		return StatusArrived
+	case !now.Before(dep):
+		return StatusDeparted
+	case !now.Before(dep.Add(-BoardingWindow)):
+		return StatusBoarding
+	case l.DepartureDelay >= int(DelayThreshold/time.Minute):
+		return StatusDelayed
+	}
+	return StatusScheduled
+}
+
+// FlightStatusAt sums up the legs of a flight: cancelled if any leg is, arrived when the last leg
+// has, otherwise the status of the first leg that has not arrived.
+func FlightStatusAt(legs []*FlightLeg, now time.Time) FlightStatus {
+	if len(legs) == 0 {
+		return StatusScheduled
+	}
+	for _, l := range legs {
+		if l.Cancelled {
+			return StatusCancelled
+		}
+	}
+	for i, l := range legs {
+		s := l.StatusAt(now)
+		if s != StatusArrived {
+			if i > 0 && (s == StatusScheduled || s == StatusBoarding || s == StatusDelayed) {
+				// Between two legs the flight is still under way.
+				return StatusDeparted
+			}
+			return s
+		}
+	}
+	return StatusArrived
+}
+
+// LocalTime returns t in the fixed zone offsetMinutes east of UTC, so it renders with its offset.
+func LocalTime(t time.Time, offsetMinutes int) time.Time {
+	return t.In(time.FixedZone("", offsetMinutes*60))
+}
+
+// FlightID is the parsed form of a flight id "YYYYMMDD+CC+NNNN[S]".
+type FlightID struct {
+	Date    string // YYYY-MM-DD
+	Carrier string
+	Number  int
+	Suffix  string
+}
+
+// String formats the id as "20261122+XX+1234".
+func (id FlightID) String() string {
+	return fmt.Sprintf("%s+%s+%04d%s", strings.ReplaceAll(id.Date, "-", ""), id.Carrier, id.Number, id.Suffix)
+}
+
+// ParseFlightID parses "YYYYMMDD+CC+NNNN" with an optional one-letter suffix; it returns
+// ECodeBadFormat naming param.
+func ParseFlightID(param, s string) (FlightID, error) {
+	bad := ParamErrorf(ECodeBadFormat, param, "flight id must look like 20261122+XX+1234, got %q", s)
+	parts := strings.Split(s, "+")
+	if len(parts) != 3 || len(parts[0]) != 8 {
+		parts = strings.Split(s, " ") // a '+' decoded as a space from a query string
+		if len(parts) != 3 || len(parts[0]) != 8 {
+			return FlightID{}, bad
+		}
+	}
+	d, err := time.Parse("20060102", parts[0])
+	if err != nil {
+		return FlightID{}, bad
+	}
+	carrier := strings.ToUpper(parts[1])
+	if !IsCarrierCode(carrier) {
+		return FlightID{}, bad
+	}
+	num, suffix := parts[2], ""
+	if n := len(num); n > 0 && num[n-1] >= 'A' && num[n-1] <= 'Z' {
+		num, suffix = num[:n-1], num[n-1:]
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || n > 9999 || len(num) > 4 {
+		return FlightID{}, bad
+	}
+	return FlightID{Date: d.Format(DateLayout), Carrier: carrier, Number: n, Suffix: suffix}, nil
+}
+
+// IsCarrierCode reports whether s is a two-character airline designator (letters or digits, not
+// two digits).
+func IsCarrierCode(s string) bool {
+	if len(s) != 2 {
+		return false
+	}
+	digits := 0
+	for i := 0; i < 2; i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9':
+			digits++
+		default:
+			return false
+		}
+	}
+	return digits < 2
+}
+
+// FlightFilter selects flights. Date is the schedule date (local date of departure); Origin and
+// Destination are airport or city codes (a city code matches all its airports).
+type FlightFilter struct {
+	Origin       string
+	Destination  string
+	Date         string
+	Carrier      string
+	FlightNumber int
+	// DepartureFrom and DepartureTo bound the scheduled departure (UTC) of the first leg when set.
+	DepartureFrom, DepartureTo time.Time
+	// ArrivalFrom and ArrivalTo bound the scheduled arrival (UTC) of the last leg when set.
+	ArrivalFrom, ArrivalTo time.Time
+	Page
+}
+
+// Validate checks the filter; it returns ECodeBadFormat or ECodeInvalidParameter.
+func (f *FlightFilter) Validate() error {
+	var err error
+	if f.Origin != "" {
+		if f.Origin, err = NormalizeIATACode("origin", f.Origin); err != nil {
+			return err
+		}
+	}
+	if f.Destination != "" {
+		if f.Destination, err = NormalizeIATACode("destination", f.Destination); err != nil {
+			return err
+		}
+	}
+	if f.Date != "" {
+		if _, err := ParseDate("date", f.Date); err != nil {
+			return err
+		}
+	}
+	if f.Carrier != "" {
+		f.Carrier = strings.ToUpper(f.Carrier)
+		if !IsCarrierCode(f.Carrier) {
+			return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
+		}
+	}
+	if f.FlightNumber < 0 || f.FlightNumber > 9999 {
+		return ParamErrorf(ECodeInvalidParameter, "flightNumber", "flight number must be between 1 and 9999")
+	}
+	if f.Origin == "" && f.Destination == "" && f.Date == "" && f.Carrier == "" && f.DepartureFrom.IsZero() && f.ArrivalFrom.IsZero() {
+		return ParamErrorf(ECodeMissingParameter, "date", "give at least an origin, a destination, a carrier, a date or a time range")
+	}
+	return f.Page.Validate()
+}
+
+// FlightStore reads materialised flights.
+type FlightStore interface {
+	// FlightsByIDs returns one flight per id, in the order of ids, nil where none exists.
+	FlightsByIDs(ctx context.Context, ids []string) ([]*Flight, error)
+	// FindFlights returns one page of matching flights ordered by scheduled departure and id, and
+	// the number of all matches.
+	FindFlights(ctx context.Context, f FlightFilter) ([]*Flight, int, error)
+	// LegsByFlightIDs returns, for each flight id, its legs in sequence order.
+	LegsByFlightIDs(ctx context.Context, ids []string) ([][]*FlightLeg, error)
+}

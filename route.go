@@ -1,0 +1,59 @@
+package flightgraph
+
+import "context"
+
+// Route is a scheduled connection of the network: a carrier flying between two airports.
+type Route struct {
+	CarrierCode     string `db:"carrier"`
+	OriginCode      string `db:"origin"`
+	DestinationCode string `db:"destination"`
+	DistanceKm      int    `db:"distance_km"`
+	BlockMinutes    int    `db:"block_minutes"`
+	Haul            string `db:"haul"`
+	WeeklyFlights   int    `db:"weekly_flights"`
+}
+
+// RouteFilter selects routes; origin and destination are airport or city codes.
+type RouteFilter struct {
+	Origin      string
+	Destination string
+	Carrier     string
+	Page
+}
+
+// Validate checks the filter; it returns ECodeBadFormat.
+func (f *RouteFilter) Validate() error {
+	var err error
+	if f.Origin != "" {
+		if f.Origin, err = NormalizeIATACode("origin", f.Origin); err != nil {
+			return err
+		}
+	}
+	if f.Destination != "" {
+		if f.Destination, err = NormalizeIATACode("destination", f.Destination); err != nil {
+			return err
+		}
+	}
+	if f.Carrier != "" && !IsCarrierCode(f.Carrier) {
+		return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
+	}
+	return f.Page.Validate()
+}
+
+// Carrier is an airline of the network.
+type Carrier struct {
+	Code string `db:"code"`
+	Name string `db:"name"`
+	Hub  string `db:"hub"`
+}
+
+// NetworkStore reads the schedule's network.
+type NetworkStore interface {
+	// FindRoutes returns one page of routes ordered by origin, destination and carrier, and the
+	// number of all matches.
+	FindRoutes(ctx context.Context, f RouteFilter) ([]*Route, int, error)
+	// CarriersByCodes returns one carrier per code, in order, nil where none exists.
+	CarriersByCodes(ctx context.Context, codes []string) ([]*Carrier, error)
+	// Carriers returns every carrier ordered by code.
+	Carriers(ctx context.Context) ([]*Carrier, error)
+}

@@ -1,0 +1,417 @@
+// Package store implements the domain's store interfaces with sqlx on two dialects: an embedded
+// SQLite file (modernc.org/sqlite, no cgo) and PostgreSQL (lib/pq). SQL is written once in the
+// portable subset; what truly differs between the dialects lives in this file.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// Dialects.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DB is an open store. It is safe for concurrent use.
+type DB struct {
+	db      *sqlx.DB
+	dialect string
+	// OnQuery, when set, is called once per SQL round trip (for metrics).
+	OnQuery func()
+	// Now is the store's clock, injectable in tests.
+	Now func() time.Time
+}
+
+// Open opens the store at dsn: a postgres:// or postgresql:// URL selects PostgreSQL; a sqlite:
+// URL or a plain file path selects the embedded SQLite store, created if missing, with WAL and
+// foreign keys on. Open checks that the database answers.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	var (
+		db      *sqlx.DB
+		dialect string
+		err     error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		dialect = Postgres
+		db, err = sqlx.Open("postgres", dsn)
+		if err == nil {
+			db.SetMaxOpenConns(20)
+			db.SetMaxIdleConns(20)
+			db.SetConnMaxIdleTime(5 * time.Minute)
+		}
+	default:
+		dialect = SQLite
+		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite://"), "sqlite:")
+		if path == "" {
+			return nil, fmt.Errorf("store: empty database path")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("store: %w", err)
+			}
+		}
+		q := url.Values{}
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Set("_time_format", "sqlite")
+		q.Set("_txlock", "immediate")
+		db, err = sqlx.Open("sqlite", "file:"+path+"?"+q.Encode())
+		if err == nil {
+			// Readers run in parallel under WAL; writers queue on the busy timeout.
+			db.SetMaxOpenConns(8)
+			db.SetMaxIdleConns(8)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open: %w", err)
+	}
+	s := &DB{db: db, dialect: dialect, Now: time.Now}
+	if err := s.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect returns SQLite or Postgres.
+func (s *DB) Dialect() string { return s.dialect }
+
+// Close closes the store.
+func (s *DB) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers; it returns ECodeDatabase when it does not.
+func (s *DB) Ping(ctx context.Context) error {
+	s.counted(ctx)
+	return translate(s.db.PingContext(ctx))
+}
+
+// Migrate applies the embedded migrations of the store's dialect that have not been applied yet,
+// each in its own transaction. On PostgreSQL an advisory lock keeps replicas that start together
+// from migrating twice.
+func (s *DB) Migrate(ctx context.Context) error {
+	conn, err := s.db.Connx(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Close()
+	if s.dialect == Postgres {
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7420266)`); err != nil {
+			return translate(err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7420266)`)
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
+		return translate(err)
+	}
+	var applied []int
+	if err := conn.SelectContext(ctx, &applied, `SELECT version FROM schema_migrations`); err != nil {
+		return translate(err)
+	}
+	done := map[int]bool{}
+	for _, v := range applied {
+		done[v] = true
+	}
+	files, err := fs.Glob(migrations, "migrations/"+s.dialect+"/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		name := filepath.Base(f)
+		v, err := strconv.Atoi(strings.SplitN(name, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("store: migration %s: name must start with a number", name)
+		}
+		if done[v] {
+			continue
+		}
+		body, err := migrations.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		tx, err := conn.BeginTxx(ctx, nil)
+		if err != nil {
+			return translate(err)
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("store: migration %s: %w", name, err)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`),
+			v, name, s.Now().UTC().Format(time.RFC3339)); err != nil {
+			tx.Rollback()
+			return translate(err)
+		}
+		if err := tx.Commit(); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the highest applied migration, 0 for an empty database.
+func (s *DB) SchemaVersion(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	err := s.db.GetContext(ctx, &v, `SELECT MAX(version) FROM schema_migrations`)
+	if err != nil {
+		if isMissingTable(err) {
+			return 0, nil
+		}
+		return 0, translate(err)
+	}
+	return int(v.Int64), nil
+}
+
+// queryCounter counts SQL round trips of one request.
+type queryCounter struct{ n atomic.Int64 }
+
+type counterKey struct{}
+
+// WithQueryCounter returns a context that counts the SQL round trips made with it; read the count
+// with QueryCount.
+func WithQueryCounter(ctx context.Context) context.Context {
+	return context.WithValue(ctx, counterKey{}, &queryCounter{})
+}
+
+// QueryCount returns the SQL round trips made with ctx since WithQueryCounter, or 0.
+func QueryCount(ctx context.Context) int64 {
+	if c, ok := ctx.Value(counterKey{}).(*queryCounter); ok {
+		return c.n.Load()
+	}
+	return 0
+}
+
+func (s *DB) counted(ctx context.Context) {
+	if c, ok := ctx.Value(counterKey{}).(*queryCounter); ok {
+		c.n.Add(1)
+	}
+	if s.OnQuery != nil {
+		s.OnQuery()
+	}
+}
+
+// queryer is what *sqlx.DB and *sqlx.Tx share.
+type queryer interface {
+	sqlx.ExtContext
+	SelectContext(ctx context.Context, dest any, query string, args ...any) error
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// selectIn runs a query with '?' placeholders, expanding slice arguments for IN (?), in one
+// counted round trip.
+func (s *DB) selectIn(ctx context.Context, q queryer, dest any, query string, args ...any) error {
+	query, args, err := sqlx.In(query, args...)
+	if err != nil {
+		return err
+	}
+	s.counted(ctx)
+	return translate(q.SelectContext(ctx, dest, s.db.Rebind(query), args...))
+}
+
+// get runs a query that returns one row, in one counted round trip; no row is sql.ErrNoRows.
+func (s *DB) get(ctx context.Context, q queryer, dest any, query string, args ...any) error {
+	s.counted(ctx)
+	return translate(q.GetContext(ctx, dest, s.db.Rebind(query), args...))
+}
+
+// exec runs a statement in one counted round trip.
+func (s *DB) exec(ctx context.Context, q queryer, query string, args ...any) (sql.Result, error) {
+	s.counted(ctx)
+	r, err := q.ExecContext(ctx, s.db.Rebind(query), args...)
+	return r, translate(err)
+}
+
+// inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.
+func (s *DB) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	s.counted(ctx)
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	s.counted(ctx)
+	return translate(tx.Commit())
+}
+
+// insertRows inserts rows into table with multi-row INSERT statements, as many rows per statement
+// as the dialect's parameter limit allows.
+func (s *DB) insertRows(ctx context.Context, tx *sqlx.Tx, table string, cols []string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	per := 30000 / len(cols) // under SQLite's 32766 and PostgreSQL's 65535 parameters
+	if per > 1000 {
+		per = 1000
+	}
+	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
+	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
+	var stmt *sqlx.Stmt
+	defer func() {
+		if stmt != nil {
+			stmt.Close()
+		}
+	}()
+	args := make([]any, 0, per*len(cols))
+	for start := 0; start < len(rows); start += per {
+		end := min(start+per, len(rows))
+		args = args[:0]
+		for _, r := range rows[start:end] {
+			if len(r) != len(cols) {
+				return fmt.Errorf("store: %s: row has %d values for %d columns", table, len(r), len(cols))
+			}
+			args = append(args, r...)
+		}
+		n := end - start
+		if n == per && stmt != nil {
+			s.counted(ctx)
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("store: insert into %s: %w", table, translate(err))
+			}
+			continue
+		}
+		query := s.db.Rebind(head + strings.TrimSuffix(strings.Repeat(one+",", n), ","))
+		if n == per {
+			var err error
+			if stmt, err = tx.PreparexContext(ctx, query); err != nil {
+				return translate(err)
+			}
+			s.counted(ctx)
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("store: insert into %s: %w", table, translate(err))
+			}
+			continue
+		}
+		s.counted(ctx)
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fmt.Errorf("store: insert into %s: %w", table, translate(err))
+		}
+	}
+	return nil
+}
+
+// translate turns driver errors into domain errors once, here: an unreachable database becomes
+// ECodeDatabase; sql.ErrNoRows and other errors pass through wrapped as they are.
+func translate(err error) error {
+	if err == nil || errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	var fe *flightgraph.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	if isUnavailable(err) {
+		return &flightgraph.Error{Code: flightgraph.ECodeDatabase, Message: "The database is not available.", Err: err}
+	}
+	return err
+}
+
+// isUnavailable reports whether err means the database could not be reached or is shutting down,
+// rather than a fault in one statement.
+func isUnavailable(err error) bool {
+	var (
+		ne  net.Error
+		pe  *pq.Error
+		se  *sqlite.Error
+		ope *net.OpError
+	)
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &ope), errors.As(err, &ne):
+		return true
+	case errors.As(err, &pe):
+		// Class 08 is connection exceptions, 57P0x an administrator's shutdown or a crash, 53 lack
+		// of resources.
+		c := string(pe.Code)
+		return strings.HasPrefix(c, "08") || strings.HasPrefix(c, "57P") || strings.HasPrefix(c, "53")
+	case errors.As(err, &se):
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_FULL:
+			return true
+		}
+	}
+	return strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "database is closed")
+}
+
+func isMissingTable(err error) bool {
+	var pe *pq.Error
+	if errors.As(err, &pe) {
+		return pe.Code == "42P01"
+	}
+	return strings.Contains(err.Error(), "no such table")
+}
+
+// byKey orders rows for a batch lookup: it returns one entry per key, in the order of keys, nil
+// where no row has that key. Dataloaders rely on that order.
+func byKey[K comparable, T any](keys []K, rows []*T, key func(*T) K) []*T {
+	m := make(map[K]*T, len(rows))
+	for _, r := range rows {
+		m[key(r)] = r
+	}
+	out := make([]*T, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+// groupByKey groups rows for a batch lookup of lists: one slice per key, in the order of keys,
+// keeping the rows' order inside each group.
+func groupByKey[K comparable, T any](keys []K, rows []*T, key func(*T) K) [][]*T {
+	m := make(map[K][]*T, len(keys))
+	for _, r := range rows {
+		k := key(r)
+		m[k] = append(m[k], r)
+	}
+	out := make([][]*T, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+// unique returns keys without duplicates, keeping the first occurrence's order.
+func unique[K comparable](keys []K) []K {
+	seen := make(map[K]bool, len(keys))
+	out := make([]K, 0, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
