@@ -79,11 +79,11 @@ type Cabin struct {
 type AmenityCategory string
 
 const (
-	AmenitySeat          AmenityCategory = "seat"
-	AmenityMeal          AmenityCategory = "meal"
-	AmenityEntertainment AmenityCategory = "entertainment"
-	AmenityConnectivity  AmenityCategory = "connectivity"
-	AmenityComfort       AmenityCategory = "comfort"
+	AmenitySeat          AmenityCategory = "SEAT"
+	AmenityMeal          AmenityCategory = "MEAL"
+	AmenityEntertainment AmenityCategory = "ENTERTAINMENT"
+	AmenityConnectivity  AmenityCategory = "CONNECTIVITY"
+	AmenityComfort       AmenityCategory = "COMFORT"
 )
 
 // Amenity is one element of a cabin product's offer, with rich text content.

@@ -29,16 +29,16 @@ const DelayThreshold = 15 * time.Minute
 // Flight is one operational flight: a carrier's flight number on a schedule date (the local date
 // of departure from its first leg's origin), flying one or more legs.
 type Flight struct {
-	ID           string    `db:"id"` // "20261122+XX+1234"
-	ScheduleDate string    `db:"schedule_date"`
-	CarrierCode  string    `db:"carrier"`
-	FlightNumber int       `db:"number"`
-	Suffix       string    `db:"suffix"` // operational suffix, usually empty
-	OriginCode   string    `db:"origin"`
-	Destination  string    `db:"destination"`
-	DepartureUTC time.Time `db:"departure_utc"` // scheduled departure of the first leg
-	ArrivalUTC   time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
-	Haul         string    `db:"haul"`          // SHORT, MEDIUM or LONG
+	ID              string    `db:"id"` // "20261122+XX+1234"
+	ScheduleDate    string    `db:"schedule_date"`
+	CarrierCode     string    `db:"carrier"`
+	FlightNumber    int       `db:"number"`
+	Suffix          string    `db:"suffix"` // operational suffix, usually empty
+	OriginCode      string    `db:"origin"`
+	DestinationCode string    `db:"destination"`
+	DepartureUTC    time.Time `db:"departure_utc"` // scheduled departure of the first leg
+	ArrivalUTC      time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
+	Haul            string    `db:"haul"`          // SHORT, MEDIUM or LONG
 }
 
 // IsEntity marks Flight as an Apollo Federation entity; gqlgen's federation plugin requires it.
@@ -249,4 +249,34 @@ type FlightStore interface {
 	FindFlights(ctx context.Context, f FlightFilter) ([]*Flight, int, error)
 	// LegsByFlightIDs returns, for each flight id, its legs in sequence order.
 	LegsByFlightIDs(ctx context.Context, ids []string) ([][]*FlightLeg, error)
+}
+
+// Movement is one end of a leg as a traveller sees it: times in the airport's local offset.
+type Movement struct {
+	Scheduled    time.Time
+	Estimated    time.Time
+	Actual       *time.Time // set once the movement has happened
+	Terminal     string
+	Gate         string
+	DelayMinutes int
+}
+
+// Departure returns the leg's departure at now.
+func (l *FlightLeg) Departure(now time.Time) *Movement {
+	return movement(l.ScheduledDep, l.DepartureDelay, l.DepartureOffset, l.DepartureTerminal, l.DepartureGate, l.Cancelled, now)
+}
+
+// Arrival returns the leg's arrival at now.
+func (l *FlightLeg) Arrival(now time.Time) *Movement {
+	return movement(l.ScheduledArr, l.ArrivalDelay, l.ArrivalOffset, l.ArrivalTerminal, l.ArrivalGate, l.Cancelled, now)
+}
+
+func movement(sched time.Time, delay, offset int, terminal, gate string, cancelled bool, now time.Time) *Movement {
+	est := sched.Add(time.Duration(delay) * time.Minute)
+	m := &Movement{Scheduled: LocalTime(sched, offset), Estimated: LocalTime(est, offset), Terminal: terminal, Gate: gate, DelayMinutes: delay}
+	if !cancelled && !now.Before(est) {
+		a := m.Estimated
+		m.Actual = &a
+	}
+	return m
 }

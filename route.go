@@ -42,9 +42,9 @@ func (f *RouteFilter) Validate() error {
 
 // Carrier is an airline of the network.
 type Carrier struct {
-	Code string `db:"code"`
-	Name string `db:"name"`
-	Hub  string `db:"hub"`
+	Code    string `db:"code"`
+	Name    string `db:"name"`
+	HubCode string `db:"hub"`
 }
 
 // NetworkStore reads the schedule's network.

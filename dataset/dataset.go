@@ -86,7 +86,7 @@ func Reference(opts Options, today time.Time) (*flightgraph.Reference, error) {
 	}
 	for _, p := range products {
 		for _, a := range p.Amenities {
-			ref.Amenities = append(ref.Amenities, &flightgraph.Amenity{Product: p.Code, Category: flightgraph.AmenityCategory(a.Category),
+			ref.Amenities = append(ref.Amenities, &flightgraph.Amenity{Product: p.Code, Category: flightgraph.AmenityCategory(strings.ToUpper(a.Category)),
 				Feature: a.Feature, Name: a.Name, Description: a.Description, Weight: a.Weight})
 		}
 	}

@@ -118,7 +118,7 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 			km += s.DistanceKm
 		}
 		last := sched[len(sched)-1]
-		f.Destination, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
+		f.DestinationCode, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
 		flights = append(flights, f)
 	}
 	return flights, legs, nil

@@ -68,7 +68,7 @@ func buildNetwork(opts Options, today time.Time) network {
 	var n network
 	for k := 0; k < opts.Scale; k++ {
 		for _, base := range carriers {
-			c := &flightgraph.Carrier{Code: base.Code, Name: base.Name, Hub: base.Hub}
+			c := &flightgraph.Carrier{Code: base.Code, Name: base.Name, HubCode: base.Hub}
 			if k > 0 {
 				c.Code = base.Code[:1] + copyCodes[k-1:k]
 				c.Name = fmt.Sprintf("%s %d", base.Name, k+1)
@@ -104,7 +104,7 @@ type hop struct {
 }
 
 func (b *carrierBuilder) build(codes []string) {
-	hub := b.carrier.Hub
+	hub := b.carrier.HubCode
 	var far []string
 	for _, d := range codes {
 		if d == hub || (b.places[d].City == b.places[hub].City) {

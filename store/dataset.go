@@ -67,7 +67,7 @@ func (s *DatasetStore) LoadReference(ctx context.Context, ref *flightgraph.Refer
 		}
 		if err := ins("carriers", []string{"code", "name", "hub"}, len(ref.Carriers), func(i int) []any {
 			c := ref.Carriers[i]
-			return []any{c.Code, c.Name, c.Hub}
+			return []any{c.Code, c.Name, c.HubCode}
 		}); err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func (s *DatasetStore) AddFlights(ctx context.Context, dates []string, flights [
 	return s.db.inTx(ctx, func(tx *sqlx.Tx) error {
 		frows := make([][]any, len(flights))
 		for i, f := range flights {
-			frows[i] = []any{f.ID, f.ScheduleDate, f.CarrierCode, f.FlightNumber, f.Suffix, f.OriginCode, f.Destination, f.DepartureUTC.UTC(), f.ArrivalUTC.UTC(), f.Haul}
+			frows[i] = []any{f.ID, f.ScheduleDate, f.CarrierCode, f.FlightNumber, f.Suffix, f.OriginCode, f.DestinationCode, f.DepartureUTC.UTC(), f.ArrivalUTC.UTC(), f.Haul}
 		}
 		if err := s.db.insertRows(ctx, tx, "flights", []string{"id", "schedule_date", "carrier", "number", "suffix", "origin", "destination", "departure_utc", "arrival_utc", "haul"}, frows); err != nil {
 			return err

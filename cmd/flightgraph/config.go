@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flightgraph/flightgraph/store"
+)
+
+// config is every setting, from flags first and FLIGHTGRAPH_* variables second.
+type config struct {
+	addr        string
+	dataDir     string
+	databaseURL string
+	logFormat   string
+	logLevel    string
+	loaderWait  time.Duration
+	grace       time.Duration
+	seed        int64
+	scale       int
+}
+
+// flags declares the common settings on fs with their environment defaults.
+func flags(fs *flag.FlagSet, getenv func(string) string) *config {
+	c := &config{}
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	fs.StringVar(&c.dataDir, "data-dir", env("FLIGHTGRAPH_DATA_DIR", "flightgraph-data"), "folder of the embedded store (FLIGHTGRAPH_DATA_DIR)")
+	fs.StringVar(&c.databaseURL, "database-url", env("FLIGHTGRAPH_DATABASE_URL", ""), "postgres://… to use PostgreSQL; empty for the embedded SQLite store in --data-dir (FLIGHTGRAPH_DATABASE_URL)")
+	fs.StringVar(&c.logFormat, "log-format", env("FLIGHTGRAPH_LOG_FORMAT", "text"), "text or json (FLIGHTGRAPH_LOG_FORMAT)")
+	fs.StringVar(&c.logLevel, "log-level", env("FLIGHTGRAPH_LOG_LEVEL", "info"), "debug, info, warn or error (FLIGHTGRAPH_LOG_LEVEL)")
+	return c
+}
+
+// parse parses args and reports a bad environment value as clearly as a bad flag.
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func envInt(getenv func(string) string, name string, def int) int {
+	if v := getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
+	if v := getenv(name); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+// embedded reports whether the configuration uses the embedded SQLite store.
+func (c *config) embedded() bool { return c.databaseURL == "" || !strings.HasPrefix(c.databaseURL, "postgres") }
+
+// dsn returns the store URL: the given one, or the SQLite file in the data folder.
+func (c *config) dsn() string {
+	if c.databaseURL != "" {
+		return c.databaseURL
+	}
+	return "sqlite:" + filepath.Join(c.dataDir, "flightgraph.db")
+}
+
+func (c *config) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", c.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want text or json", c.logFormat)
+}
+
+// open opens the store and counts its queries in reg.
+func (c *config) open(ctx context.Context, reg *prometheus.Registry) (*store.DB, error) {
+	db, err := store.Open(ctx, c.dsn())
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", redact(c.dsn()), err)
+	}
+	if reg != nil {
+		queries := prometheus.NewCounter(prometheus.CounterOpts{Name: "flightgraph_db_queries_total", Help: "SQL round trips to the store."})
+		reg.MustRegister(queries)
+		db.OnQuery = queries.Inc
+	}
+	return db, nil
+}
+
+// redact hides the password of a database URL for logs.
+func redact(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.LastIndex(dsn, "@"); at > i {
+			cred := dsn[i+3 : at]
+			if colon := strings.Index(cred, ":"); colon >= 0 {
+				return dsn[:i+3] + cred[:colon] + ":***" + dsn[at:]
+			}
+		}
+	}
+	return dsn
+}

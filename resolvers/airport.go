@@ -1,0 +1,53 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
+)
+
+func (r *Resolver) airports(ctx context.Context, f flightgraph.AirportFilter, first *int, after *string) (*model.AirportConnection, error) {
+	p, err := page(first, after)
+	if err != nil {
+		return nil, err
+	}
+	f.Page = p
+	list, total, err := r.Travel.FindAirports(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return &model.AirportConnection{
+		TotalCount: total,
+		PageInfo:   pageInfo(p, len(list), total),
+		Edges: edges(p, list, func(c string, n *flightgraph.Airport) *model.AirportEdge {
+			return &model.AirportEdge{Cursor: c, Node: n}
+		}),
+	}, nil
+}
+
+func (r *Resolver) city(ctx context.Context, code string) (*flightgraph.City, error) {
+	c, err := graph.Load(ctx, graph.For(ctx).City, code)
+	if err == nil && c == nil {
+		err = fmt.Errorf("resolvers: city %q is referenced but missing", code)
+	}
+	return c, err
+}
+
+func (r *Resolver) country(ctx context.Context, code string) (*flightgraph.Country, error) {
+	c, err := graph.Load(ctx, graph.For(ctx).Country, code)
+	if err == nil && c == nil {
+		err = fmt.Errorf("resolvers: country %q is referenced but missing", code)
+	}
+	return c, err
+}
+
+func label(l flightgraph.Labels, lang *model.Language) string {
+	if lang == nil {
+		return l.Label("en")
+	}
+	return l.Label(strings.ToLower(string(*lang)))
+}

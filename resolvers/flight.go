@@ -1,0 +1,80 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
+)
+
+func (r *Resolver) flights(ctx context.Context, f flightgraph.FlightFilter, first *int, after *string) (*model.FlightConnection, error) {
+	p, err := page(first, after)
+	if err != nil {
+		return nil, err
+	}
+	f.Page = p
+	flights, total, err := r.Travel.FindFlights(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return &model.FlightConnection{
+		TotalCount: total,
+		PageInfo:   pageInfo(p, len(flights), total),
+		Edges: edges(p, flights, func(c string, n *flightgraph.Flight) *model.FlightEdge {
+			return &model.FlightEdge{Cursor: c, Node: n}
+		}),
+	}, nil
+}
+
+func (r *Resolver) legs(ctx context.Context, f *flightgraph.Flight) ([]*flightgraph.FlightLeg, error) {
+	return graph.Load(ctx, graph.For(ctx).Legs, f.ID)
+}
+
+func (r *Resolver) flightStatus(ctx context.Context, f *flightgraph.Flight) (flightgraph.FlightStatus, error) {
+	legs, err := r.legs(ctx, f)
+	if err != nil {
+		return "", err
+	}
+	return flightgraph.FlightStatusAt(legs, r.Now()), nil
+}
+
+// airport loads an airport that a row refers to; a dangling reference is an internal error.
+func (r *Resolver) airport(ctx context.Context, code string) (*flightgraph.Airport, error) {
+	a, err := graph.Load(ctx, graph.For(ctx).Airport, code)
+	if err == nil && a == nil {
+		err = fmt.Errorf("resolvers: airport %q is referenced but missing", code)
+	}
+	return a, err
+}
+
+func (r *Resolver) carrier(ctx context.Context, code string) (*flightgraph.Carrier, error) {
+	c, err := graph.Load(ctx, graph.For(ctx).Carrier, code)
+	if err == nil && c == nil {
+		err = fmt.Errorf("resolvers: carrier %q is referenced but missing", code)
+	}
+	return c, err
+}
+
+// legAircraft is the leg's configuration with the registration of the airframe that flies it.
+func (r *Resolver) legAircraft(ctx context.Context, l *flightgraph.FlightLeg) (*flightgraph.Aircraft, error) {
+	a, err := graph.Load(ctx, graph.For(ctx).Aircraft, l.ConfigurationCode)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	withReg := *a
+	withReg.Registration = l.Registration
+	return &withReg, nil
+}
+
+// isoDuration formats minutes as an ISO 8601 duration: PT2H40M.
+func isoDuration(l *flightgraph.FlightLeg) string {
+	m := int(l.ScheduledArr.Sub(l.ScheduledDep).Minutes())
+	if m%60 == 0 {
+		return fmt.Sprintf("PT%dH", m/60)
+	} else if m < 60 {
+		return fmt.Sprintf("PT%dM", m)
+	}
+	return fmt.Sprintf("PT%dH%dM", m/60, m%60)
+}

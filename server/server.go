@@ -1,0 +1,229 @@
+// Package server assembles flightgraph's http.Handler: the routes of every edge, the middleware
+// order, health and metrics, and runs it with timeouts and graceful shutdown.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/resolvers"
+	"github.com/flightgraph/flightgraph/travel"
+)
+
+// MaxComplexity bounds a GraphQL operation's cost; the schema has cycles (city → airports →
+// city), so without a bound one query could ask for the whole graph many times over.
+const MaxComplexity = 2000
+
+// RequestTimeout bounds the work of one request.
+const RequestTimeout = 20 * time.Second
+
+// Pinger is what readiness checks.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// Config holds the server's dependencies.
+type Config struct {
+	Log        *slog.Logger
+	Registry   *prometheus.Registry // metrics are registered here and served at /metrics
+	DB         Pinger
+	Travel     *travel.Service
+	Stores     graph.Stores
+	LoaderWait time.Duration
+	Now        func() time.Time
+	Version    string
+}
+
+// Server is the HTTP edge of flightgraph.
+type Server struct {
+	cfg      Config
+	handler  http.Handler
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New builds the handler.
+func New(cfg Config) *Server {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LoaderWait == 0 {
+		cfg.LoaderWait = graph.DefaultLoaderWait
+	}
+	s := &Server{cfg: cfg}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flightgraph_http_requests_total", Help: "HTTP requests by route, method and status code.",
+	}, []string{"route", "method", "code"})
+	s.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "flightgraph_http_request_duration_seconds", Help: "HTTP request durations by route.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"route", "method"})
+	cfg.Registry.MustRegister(s.requests, s.duration)
+
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", graph.Middleware(cfg.Stores, cfg.LoaderWait, s.graphQL()))
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
+	mux.HandleFunc("/", s.notFound)
+	// Outermost first: request id and timeout, then metrics and the access log.
+	s.handler = s.withRequestID(s.observe(mux))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) graphQL() http.Handler {
+	h := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: s.cfg.Travel, Now: s.cfg.Now}}))
+	h.AddTransport(transport.Options{})
+	h.AddTransport(transport.GET{})
+	h.AddTransport(transport.POST{})
+	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	h.Use(extension.Introspection{})
+	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	h.Use(extension.FixedComplexityLimit(MaxComplexity))
+	h.SetErrorPresenter(graph.ErrorPresenter(s.cfg.Log))
+	h.SetRecoverFunc(graph.Recover(s.cfg.Log))
+	return h
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.cfg.Version})
+}
+
+// readyz answers 503 while the database does not answer, so a load balancer stops sending.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.cfg.DB.Ping(ctx); err != nil {
+		s.cfg.Log.Warn("not ready", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "down"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "up"})
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	e := flightgraph.Lookup(flightgraph.ECodeUnknownPath)
+	writeJSON(w, e.Status, map[string]any{"errors": []map[string]string{{
+		"code": e.Code, "name": e.Name, "description": "The requested URL " + r.URL.Path + " does not exist.", "severity": "ERROR",
+	}}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// withRequestID gives every request an id (the caller's X-Request-Id when it is sane), echoed in
+// the response and carried in the context for logs and masked errors, and bounds its time.
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if len(id) == 0 || len(id) > 64 {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx, cancel := context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), RequestTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// statusWriter remembers the status code written.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe counts and times requests by the mux pattern that served them (never the raw path,
+// which would make one series per flight id) and writes the access log.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		route := r.Pattern
+		if route == "" || route == "/" {
+			route = "unmatched"
+		}
+		elapsed := time.Since(start)
+		s.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.status)).Inc()
+		s.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
+		s.cfg.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Duration("elapsed", elapsed), slog.String("requestId", flightgraph.RequestIDFromContext(r.Context())))
+	})
+}
+
+// Run serves on ln until ctx is done, then shuts down gracefully: it stops accepting, lets
+// requests in flight finish for up to grace, and returns.
+func (s *Server) Run(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      RequestTimeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.cfg.Log.Info("shutting down", "grace", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+// Package travel is the flight domain's logic over the store interfaces: flights and their
+// status, places, the fleet and its amenities, and the network. GraphQL resolvers and REST
+// handlers both call it, so both edges answer the same facts and the same error codes.
+package travel
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// Service answers the flight domain's questions.
+type Service struct {
+	Flights  flightgraph.FlightStore
+	Places   flightgraph.PlaceStore
+	Aircraft flightgraph.AircraftStore
+	Network  flightgraph.NetworkStore
+	// Now is the clock that flight status follows.
+	Now func() time.Time
+}
+
+// Flight returns one flight by id. It returns ECodeBadFormat for a malformed id and
+// ECodeFlightNotFound for an unknown one.
+func (s *Service) Flight(ctx context.Context, id string) (*flightgraph.Flight, error) {
+	fid, err := flightgraph.ParseFlightID("id", id)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := s.Flights.FlightsByIDs(ctx, []string{fid.String()})
+	if err != nil {
+		return nil, err
+	}
+	if fs[0] == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid)
+	}
+	return fs[0], nil
+}
+
+// FlightByNumber returns a carrier's flight on a schedule date; ECodeFlightNotFound if none.
+func (s *Service) FlightByNumber(ctx context.Context, carrier string, number int, date string) (*flightgraph.Flight, error) {
+	carrier = strings.ToUpper(carrier)
+	if !flightgraph.IsCarrierCode(carrier) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", carrier)
+	}
+	if number < 1 || number > 9999 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "flightNumber", "flight number must be between 1 and 9999, got %d", number)
+	}
+	if _, err := flightgraph.ParseDate("date", date); err != nil {
+		return nil, err
+	}
+	return s.Flight(ctx, flightgraph.FlightID{Date: date, Carrier: carrier, Number: number}.String())
+}
+
+// FindFlights returns one page of flights and the number of all matches. It returns the filter's
+// validation errors.
+func (s *Service) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
+	if err := f.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return s.Flights.FindFlights(ctx, f)
+}
+
+// Airport returns one airport; ECodeBadFormat for a malformed code, ECodeIATANotFound for an
+// unknown one.
+func (s *Service) Airport(ctx context.Context, code string) (*flightgraph.Airport, error) {
+	c, err := flightgraph.NormalizeIATACode("code", code)
+	if err != nil {
+		return nil, err
+	}
+	as, err := s.Places.AirportsByCodes(ctx, []string{c})
+	if err != nil {
+		return nil, err
+	}
+	if as[0] == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "airport %s is not found", c)
+	}
+	return as[0], nil
+}
+
+// FindAirports returns one page of airports and the number of all matches.
+func (s *Service) FindAirports(ctx context.Context, f flightgraph.AirportFilter) ([]*flightgraph.Airport, int, error) {
+	f.Country, f.City = strings.ToUpper(f.Country), strings.ToUpper(f.City)
+	if err := f.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return s.Places.FindAirports(ctx, f)
+}
+
+// City returns one city; ECodeBadFormat or ECodeIATANotFound.
+func (s *Service) City(ctx context.Context, code string) (*flightgraph.City, error) {
+	c, err := flightgraph.NormalizeIATACode("code", code)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := s.Places.CitiesByCodes(ctx, []string{c})
+	if err != nil {
+		return nil, err
+	}
+	if cs[0] == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "city %s is not found", c)
+	}
+	return cs[0], nil
+}
+
+// Country returns one country; ECodeBadFormat for a malformed code, ECodeInvalidParameter for
+// one the network does not serve.
+func (s *Service) Country(ctx context.Context, code string) (*flightgraph.Country, error) {
+	c := strings.ToUpper(strings.TrimSpace(code))
+	if !flightgraph.IsCountryCode(c) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "code", "country must be a two-letter ISO code, got %q", code)
+	}
+	cs, err := s.Places.CountriesByCodes(ctx, []string{c})
+	if err != nil {
+		return nil, err
+	}
+	if cs[0] == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "code", "country %s is not served", c)
+	}
+	return cs[0], nil
+}
+
+// Cities returns every city.
+func (s *Service) Cities(ctx context.Context) ([]*flightgraph.City, error) { return s.Places.Cities(ctx) }
+
+// Countries returns every country.
+func (s *Service) Countries(ctx context.Context) ([]*flightgraph.Country, error) {
+	return s.Places.Countries(ctx)
+}
