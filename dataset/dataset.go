@@ -32,12 +32,21 @@ const (
 type Options struct {
 	Seed  int64
 	Scale int // 1 is the demo network; N multiplies it with N-1 extra carrier pairs
+	// DaysBack and DaysAhead set the window Seed materialises; both zero means the standard
+	// window. Tests use a narrow one.
+	DaysBack, DaysAhead int
 }
 
-// Validate checks the options.
+// Validate checks the options and fills in defaults.
 func (o *Options) Validate() error {
 	if o.Scale == 0 {
 		o.Scale = 1
+	}
+	if o.DaysBack == 0 && o.DaysAhead == 0 {
+		o.DaysBack, o.DaysAhead = DaysBack, DaysAhead
+	}
+	if o.DaysBack < 0 || o.DaysAhead < 0 || o.DaysBack > 366 || o.DaysAhead > 366 {
+		return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "days", "the window must be between 0 and 366 days on each side")
 	}
 	if o.Scale < 1 || o.Scale > MaxScale {
 		return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "scale", "scale must be between 1 and %d, got %d", MaxScale, o.Scale)

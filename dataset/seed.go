@@ -15,11 +15,13 @@ type Stats struct {
 	Legs    int
 }
 
-// Window returns the schedule dates that must be materialised at now, oldest first.
-func Window(now time.Time) []string {
+// Window returns the schedule dates of the standard window at now, oldest first.
+func Window(now time.Time) []string { return window(now, DaysBack, DaysAhead) }
+
+func window(now time.Time, back, ahead int) []string {
 	today := now.UTC()
 	var out []string
-	for d := -DaysBack; d <= DaysAhead; d++ {
+	for d := -back; d <= ahead; d++ {
 		out = append(out, today.AddDate(0, 0, d).Format(flightgraph.DateLayout))
 	}
 	return out
@@ -50,7 +52,7 @@ func Seed(ctx context.Context, ds flightgraph.DatasetStore, opts Options, now ti
 	if err != nil {
 		return Stats{}, err
 	}
-	return materialise(ctx, ds, m, Window(now), log)
+	return materialise(ctx, ds, m, window(now, opts.DaysBack, opts.DaysAhead), log)
 }
 
 // Ensure loads the data set of opts when the store holds none, and otherwise rolls the window of

@@ -1,0 +1,101 @@
+// Package storetest opens stores for tests: a fresh SQLite file always, and a fresh PostgreSQL
+// schema when FLIGHTGRAPH_TEST_DATABASE_URL is set. A set URL that does not answer fails the
+// test; it never skips.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq"
+
+	"github.com/flightgraph/flightgraph/dataset"
+	"github.com/flightgraph/flightgraph/store"
+)
+
+// EnvDatabaseURL names the variable that points the tests at a PostgreSQL server.
+const EnvDatabaseURL = "FLIGHTGRAPH_TEST_DATABASE_URL"
+
+// Now is the clock of seeded test stores: a fixed morning, so statuses are repeatable.
+var Now = time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
+
+// Dialects returns the dialects to run a suite on: SQLite, and PostgreSQL when configured.
+func Dialects(getenv func(string) string) []string {
+	if getenv(EnvDatabaseURL) != "" {
+		return []string{store.SQLite, store.Postgres}
+	}
+	return []string{store.SQLite}
+}
+
+// DSN returns a URL of an empty database of the dialect that lives as long as the test.
+func DSN(t testing.TB, dialect string, getenv func(string) string) string {
+	t.Helper()
+	if dialect == store.SQLite {
+		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+	}
+	base := getenv(EnvDatabaseURL)
+	if base == "" {
+		t.Fatalf("%s is not set", EnvDatabaseURL)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "test_" + hex.EncodeToString(b[:])
+	admin, err := sql.Open("postgres", base)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvDatabaseURL, err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
+		t.Fatalf("PostgreSQL at %s does not answer: %v", EnvDatabaseURL, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvDatabaseURL, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema) // lib/pq passes unknown keys on as run-time parameters
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Open returns a migrated, empty store of the dialect, closed when the test ends.
+func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), DSN(t, dialect, getenv))
+	if err != nil {
+		t.Fatalf("open %s store: %v", dialect, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate %s store: %v", dialect, err)
+	}
+	return db
+}
+
+// Seeded returns a store holding the demo data set with flights of the three days around Now.
+func Seeded(t testing.TB, dialect string, getenv func(string) string) *store.DB {
+	t.Helper()
+	db := Open(t, dialect, getenv)
+	opts := dataset.Options{Seed: dataset.DefaultSeed, Scale: 1, DaysBack: 1, DaysAhead: 1}
+	if _, err := dataset.Seed(context.Background(), store.NewDatasetStore(db), opts, Now, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatalf("seed %s store: %v", dialect, err)
+	}
+	return db
+}
