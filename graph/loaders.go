@@ -12,9 +12,8 @@ import (
 )
 
 // DefaultLoaderWait is how long a loader collects keys before it queries. It is short because it
-// adds to the latency of every level of a query; gqlgen resolves siblings concurrently, so the
-// keys of one level arrive well within it.
-const DefaultLoaderWait = 250 * time.Microsecond
+// adds to the latency of every level of a query that is not prefetched (see prefetch.go).
+const DefaultLoaderWait = 200 * time.Microsecond
 
 // Stores are what the loaders read.
 type Stores struct {
@@ -27,43 +26,56 @@ type Stores struct {
 // Loaders batch and cache the parent-to-child lookups of one request. They are created per
 // request: a global loader would serve one caller's cached rows to another and never forget.
 type Loaders struct {
-	Flight    *dataloader.Loader[string, *flightgraph.Flight]
-	Legs      *dataloader.Loader[string, []*flightgraph.FlightLeg]
-	Airport   *dataloader.Loader[string, *flightgraph.Airport]
-	City      *dataloader.Loader[string, *flightgraph.City]
-	Country   *dataloader.Loader[string, *flightgraph.Country]
-	CityPorts *dataloader.Loader[string, []*flightgraph.Airport]
-	Carrier   *dataloader.Loader[string, *flightgraph.Carrier]
-	Aircraft  *dataloader.Loader[string, *flightgraph.Aircraft]
-	Cabins    *dataloader.Loader[string, []*flightgraph.Cabin]
-	Amenities *dataloader.Loader[string, []*flightgraph.Amenity]
+	Flight    *Loader[*flightgraph.Flight]
+	Legs      *Loader[[]*flightgraph.FlightLeg]
+	Airport   *Loader[*flightgraph.Airport]
+	City      *Loader[*flightgraph.City]
+	Country   *Loader[*flightgraph.Country]
+	CityPorts *Loader[[]*flightgraph.Airport]
+	Carrier   *Loader[*flightgraph.Carrier]
+	Aircraft  *Loader[*flightgraph.Aircraft]
+	Cabins    *Loader[[]*flightgraph.Cabin]
+	Amenities *Loader[[]*flightgraph.Amenity]
+
+	// fields holds the "Type.field" pairs the operation selects; set before resolvers run.
+	fields map[string]bool
 }
 
 // NewLoaders returns fresh loaders over st that wait wait for keys.
 func NewLoaders(st Stores, wait time.Duration) *Loaders {
-	return &Loaders{
-		Flight:    newLoader(st.Flights.FlightsByIDs, wait),
-		Legs:      newLoader(st.Flights.LegsByFlightIDs, wait),
-		Airport:   newLoader(st.Places.AirportsByCodes, wait),
-		City:      newLoader(st.Places.CitiesByCodes, wait),
-		Country:   newLoader(st.Places.CountriesByCodes, wait),
-		CityPorts: newLoader(st.Places.AirportsByCities, wait),
-		Carrier:   newLoader(st.Network.CarriersByCodes, wait),
-		Aircraft:  newLoader(st.Aircraft.AircraftByConfigurations, wait),
-		Cabins:    newLoader(st.Aircraft.CabinsByConfigurations, wait),
-		Amenities: newLoader(st.Aircraft.AmenitiesByProducts, wait),
-	}
+	l := &Loaders{}
+	l.Flight = newLoader(st.Flights.FlightsByIDs, wait, l.PrefetchFlights)
+	l.Legs = newLoader(st.Flights.LegsByFlightIDs, wait, func(ctx context.Context, lists [][]*flightgraph.FlightLeg) {
+		l.prefetchLegs(ctx, flatten(lists))
+	})
+	l.Airport = newLoader(st.Places.AirportsByCodes, wait, l.PrefetchAirports)
+	l.City = newLoader(st.Places.CitiesByCodes, wait, l.prefetchCities)
+	l.Country = newLoader(st.Places.CountriesByCodes, wait, nil)
+	l.CityPorts = newLoader(st.Places.AirportsByCities, wait, func(ctx context.Context, lists [][]*flightgraph.Airport) {
+		l.PrefetchAirports(ctx, flatten(lists))
+	})
+	l.Carrier = newLoader(st.Network.CarriersByCodes, wait, l.prefetchCarriers)
+	l.Aircraft = newLoader(st.Aircraft.AircraftByConfigurations, wait, l.prefetchAircraft)
+	l.Cabins = newLoader(st.Aircraft.CabinsByConfigurations, wait, func(ctx context.Context, lists [][]*flightgraph.Cabin) {
+		l.prefetchCabins(ctx, flatten(lists))
+	})
+	l.Amenities = newLoader(st.Aircraft.AmenitiesByProducts, wait, nil)
+	return l
 }
 
-// newLoader adapts a batch-first store lookup, which returns one value per key in key order, to
-// a dataloader batch function.
-func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration) *dataloader.Loader[string, V] {
+// Loader is a dataloader over a batch-first store lookup, which returns one value per key in key
+// order, with a hook that runs on every batch's values before they are handed out.
+type Loader[V any] struct {
+	*dataloader.Loader[string, V]
+	fetch func(context.Context, []string) ([]V, error)
+	then  func(context.Context, []V)
+}
+
+func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, then func(context.Context, []V)) *Loader[V] {
+	l := &Loader[V]{fetch: fetch, then: then}
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		out := make([]*dataloader.Result[V], len(keys))
-		vals, err := fetch(ctx, keys)
-		if err == nil && len(vals) != len(keys) {
-			err = fmt.Errorf("graph: batch returned %d values for %d keys", len(vals), len(keys))
-		}
+		vals, err := l.get(ctx, keys)
 		for i := range keys {
 			if err != nil {
 				out[i] = &dataloader.Result[V]{Error: err}
@@ -73,7 +85,40 @@ func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait t
 		}
 		return out
 	}
-	return dataloader.NewBatchedLoader(batch, dataloader.WithWait[string, V](wait))
+	l.Loader = dataloader.NewBatchedLoader(batch, dataloader.WithWait[string, V](wait))
+	return l
+}
+
+// get fetches keys in one round trip and runs the hook.
+func (l *Loader[V]) get(ctx context.Context, keys []string) ([]V, error) {
+	vals, err := l.fetch(ctx, keys)
+	if err == nil && len(vals) != len(keys) {
+		err = fmt.Errorf("graph: batch returned %d values for %d keys", len(vals), len(keys))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if l.then != nil {
+		l.then(ctx, vals)
+	}
+	return vals, nil
+}
+
+// Prefetch fetches keys now, in one round trip, and primes the loader's cache with them, so the
+// Load calls that follow need no batch and no wait. A failed fetch primes nothing: the Load calls
+// then query and report the error themselves.
+func (l *Loader[V]) Prefetch(ctx context.Context, keys []string) {
+	keys = unique(keys)
+	if len(keys) == 0 {
+		return
+	}
+	vals, err := l.get(ctx, keys)
+	if err != nil {
+		return
+	}
+	for i, k := range keys {
+		l.Prime(ctx, k, vals[i])
+	}
 }
 
 type loadersKey struct{}
@@ -97,6 +142,26 @@ func Middleware(st Stores, wait time.Duration, next http.Handler) http.Handler {
 }
 
 // Load runs one load through a loader: the value of key or the batch's error.
-func Load[V any](ctx context.Context, l *dataloader.Loader[string, V], key string) (V, error) {
+func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
 	return l.Load(ctx, key)()
+}
+
+func unique(keys []string) []string {
+	seen := make(map[string]bool, len(keys))
+	out := keys[:0:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func flatten[T any](lists [][]*T) []*T {
+	var out []*T
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }

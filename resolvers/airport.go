@@ -20,6 +20,7 @@ func (r *Resolver) airports(ctx context.Context, f flightgraph.AirportFilter, fi
 	if err != nil {
 		return nil, err
 	}
+	graph.For(ctx).PrefetchAirports(ctx, list)
 	return &model.AirportConnection{
 		TotalCount: total,
 		PageInfo:   pageInfo(p, len(list), total),

@@ -19,6 +19,7 @@ func (r *Resolver) flights(ctx context.Context, f flightgraph.FlightFilter, firs
 	if err != nil {
 		return nil, err
 	}
+	graph.For(ctx).PrefetchFlights(ctx, flights)
 	return &model.FlightConnection{
 		TotalCount: total,
 		PageInfo:   pageInfo(p, len(flights), total),

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
@@ -17,6 +18,7 @@ func (r *Resolver) routes(ctx context.Context, f flightgraph.RouteFilter, first 
 	if err != nil {
 		return nil, err
 	}
+	graph.For(ctx).PrefetchRoutes(ctx, list)
 	return &model.RouteConnection{
 		TotalCount: total,
 		PageInfo:   pageInfo(p, len(list), total),

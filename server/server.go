@@ -45,8 +45,7 @@ type Config struct {
 	Log        *slog.Logger
 	Registry   *prometheus.Registry // metrics are registered here and served at /metrics
 	DB         Pinger
-	Travel     *travel.Service
-	Stores     graph.Stores
+	Stores     graph.Stores // what GraphQL, REST and the dataloaders read
 	LoaderWait time.Duration
 	Now        func() time.Time
 	Version    string
@@ -55,6 +54,7 @@ type Config struct {
 // Server is the HTTP edge of flightgraph.
 type Server struct {
 	cfg      Config
+	travel   *travel.Service
 	handler  http.Handler
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
@@ -68,7 +68,8 @@ func New(cfg Config) *Server {
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = graph.DefaultLoaderWait
 	}
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, travel: &travel.Service{Flights: cfg.Stores.Flights, Places: cfg.Stores.Places,
+		Aircraft: cfg.Stores.Aircraft, Network: cfg.Stores.Network, Now: cfg.Now}}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flightgraph_http_requests_total", Help: "HTTP requests by route, method and status code.",
 	}, []string{"route", "method", "code"})
@@ -93,7 +94,7 @@ func New(cfg Config) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) graphQL() http.Handler {
-	h := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: s.cfg.Travel, Now: s.cfg.Now}}))
+	h := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: s.travel, Now: s.cfg.Now}}))
 	h.AddTransport(transport.Options{})
 	h.AddTransport(transport.GET{})
 	h.AddTransport(transport.POST{})
@@ -101,6 +102,7 @@ func (s *Server) graphQL() http.Handler {
 	h.Use(extension.Introspection{})
 	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	h.Use(extension.FixedComplexityLimit(MaxComplexity))
+	h.AroundOperations(graph.PlanPrefetch)
 	h.SetErrorPresenter(graph.ErrorPresenter(s.cfg.Log))
 	h.SetRecoverFunc(graph.Recover(s.cfg.Log))
 	return h

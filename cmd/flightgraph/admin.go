@@ -42,10 +42,13 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	c := flags(fs, getenv)
 	fs.Int64Var(&c.seed, "seed", int64(envInt(getenv, "FLIGHTGRAPH_SEED", dataset.DefaultSeed)), "seed of the generator: the same seed gives the same data (FLIGHTGRAPH_SEED)")
 	fs.IntVar(&c.scale, "scale", envInt(getenv, "FLIGHTGRAPH_SCALE", 1), fmt.Sprintf("multiply the network, 1 to %d; 10 gives over a million flights (FLIGHTGRAPH_SCALE)", dataset.MaxScale))
+	var back, ahead int
+	fs.IntVar(&back, "days-back", dataset.DaysBack, "materialise flights from this many days before today")
+	fs.IntVar(&ahead, "days-ahead", dataset.DaysAhead, "materialise flights up to this many days after today")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
-	opts := dataset.Options{Seed: c.seed, Scale: c.scale}
+	opts := dataset.Options{Seed: c.seed, Scale: c.scale, DaysBack: back, DaysAhead: ahead}
 	if err := opts.Validate(); err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // rollEvery is how often a running server materialises the flights of the moving window.
@@ -54,8 +53,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	srv := server.New(server.Config{
 		Log: log, Registry: reg, DB: db, Version: version, LoaderWait: c.loaderWait,
-		Travel: &travel.Service{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
-			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db), Now: time.Now},
 		Stores: graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
 			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
 	})

@@ -1,0 +1,178 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// Prefetching makes batching independent of goroutine scheduling. gqlgen resolves the children
+// of each parent in goroutines of their own, so the keys of one level reach a loader over a spread
+// of time that, on a busy machine, outlasts any short wait, and the level splits into several
+// queries. Instead, whoever holds a whole level (a connection resolver, or a loader whose batch
+// just came back) fetches the next level in one round trip through that level's loader and primes
+// its cache; the children's Load calls then find their values at once, with no wait. Only the hops
+// the operation selects are prefetched: a query that does not ask for airports costs no airport
+// query. Round trips per query therefore depend on its shape, not on its page size.
+
+// PlanPrefetch is a gqlgen operation middleware: it records which fields the operation selects
+// on which types, for the prefetch steps to consult.
+func PlanPrefetch(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil {
+		if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+			l.fields = map[string]bool{}
+			collectFields(oc.Operation.SelectionSet, l.fields, 0)
+		}
+	}
+	return next(ctx)
+}
+
+func collectFields(set ast.SelectionSet, into map[string]bool, depth int) {
+	if depth > 64 {
+		return // validation bounds real documents far below this
+	}
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.ObjectDefinition != nil {
+				into[s.ObjectDefinition.Name+"."+s.Name] = true
+			}
+			collectFields(s.SelectionSet, into, depth+1)
+		case *ast.InlineFragment:
+			collectFields(s.SelectionSet, into, depth+1)
+		case *ast.FragmentSpread:
+			if s.Definition != nil {
+				collectFields(s.Definition.SelectionSet, into, depth+1)
+			}
+		}
+	}
+}
+
+func (l *Loaders) wants(fields ...string) bool {
+	for _, f := range fields {
+		if l.fields[f] {
+			return true
+		}
+	}
+	return false
+}
+
+// PrefetchFlights loads what the operation asks of these flights.
+func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Flight) {
+	var ids, airports, carriers []string
+	for _, f := range flights {
+		if f != nil {
+			ids = append(ids, f.ID)
+			airports = append(airports, f.OriginCode, f.DestinationCode)
+			carriers = append(carriers, f.CarrierCode)
+		}
+	}
+	if l.wants("Flight.legs", "Flight.status") {
+		l.Legs.Prefetch(ctx, ids)
+	}
+	if l.wants("Flight.origin", "Flight.destination") && len(airports) > 0 {
+		l.Airport.Prefetch(ctx, airports)
+	}
+	if l.wants("Flight.carrier") && len(carriers) > 0 {
+		l.Carrier.Prefetch(ctx, carriers)
+	}
+}
+
+// prefetchLegs loads what the operation asks of these legs.
+func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLeg) {
+	var airports, configs []string
+	for _, g := range legs {
+		airports = append(airports, g.OriginCode, g.DestinationCode)
+		configs = append(configs, g.ConfigurationCode)
+	}
+	if l.wants("FlightLeg.origin", "FlightLeg.destination") && len(airports) > 0 {
+		l.Airport.Prefetch(ctx, airports)
+	}
+	if l.wants("FlightLeg.aircraft") && len(configs) > 0 {
+		l.Aircraft.Prefetch(ctx, configs)
+	}
+}
+
+// PrefetchAirports loads what the operation asks of these airports.
+func (l *Loaders) PrefetchAirports(ctx context.Context, airports []*flightgraph.Airport) {
+	var cities, countries []string
+	for _, a := range airports {
+		if a != nil {
+			cities, countries = append(cities, a.CityCode), append(countries, a.CountryCode)
+		}
+	}
+	if l.wants("Airport.city") && len(cities) > 0 {
+		l.City.Prefetch(ctx, cities)
+	}
+	if l.wants("Airport.country") && len(countries) > 0 {
+		l.Country.Prefetch(ctx, countries)
+	}
+}
+
+func (l *Loaders) prefetchCities(ctx context.Context, cities []*flightgraph.City) {
+	var codes, countries []string
+	for _, c := range cities {
+		if c != nil {
+			codes, countries = append(codes, c.Code), append(countries, c.CountryCode)
+		}
+	}
+	if l.wants("City.country") && len(countries) > 0 {
+		l.Country.Prefetch(ctx, countries)
+	}
+	if l.wants("City.airports") && len(codes) > 0 {
+		l.CityPorts.Prefetch(ctx, codes)
+	}
+}
+
+func (l *Loaders) prefetchCarriers(ctx context.Context, carriers []*flightgraph.Carrier) {
+	var hubs []string
+	for _, c := range carriers {
+		if c != nil {
+			hubs = append(hubs, c.HubCode)
+		}
+	}
+	if l.wants("Carrier.hub") && len(hubs) > 0 {
+		l.Airport.Prefetch(ctx, hubs)
+	}
+}
+
+// prefetchAircraft loads what the operation asks of these configurations.
+func (l *Loaders) prefetchAircraft(ctx context.Context, aircraft []*flightgraph.Aircraft) {
+	var codes []string
+	for _, a := range aircraft {
+		if a != nil {
+			codes = append(codes, a.Configuration)
+		}
+	}
+	if l.wants("Aircraft.cabins") && len(codes) > 0 {
+		l.Cabins.Prefetch(ctx, codes)
+	}
+}
+
+func (l *Loaders) prefetchCabins(ctx context.Context, cabins []*flightgraph.Cabin) {
+	var products []string
+	for _, c := range cabins {
+		products = append(products, c.Product)
+	}
+	if l.wants("Cabin.amenities") && len(products) > 0 {
+		l.Amenities.Prefetch(ctx, products)
+	}
+}
+
+// PrefetchRoutes loads what the operation asks of these routes.
+func (l *Loaders) PrefetchRoutes(ctx context.Context, routes []*flightgraph.Route) {
+	var airports, carriers []string
+	for _, r := range routes {
+		airports = append(airports, r.OriginCode, r.DestinationCode)
+		carriers = append(carriers, r.CarrierCode)
+	}
+	if l.wants("Route.origin", "Route.destination") && len(airports) > 0 {
+		l.Airport.Prefetch(ctx, airports)
+	}
+	if l.wants("Route.carrier") && len(carriers) > 0 {
+		l.Carrier.Prefetch(ctx, carriers)
+	}
+}

@@ -1,0 +1,279 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// departures is the front-end team's query from the foundation issue.
+const departures = `query Departures($date: Date!, $first: Int!) {
+  flights(origin: "AMS", date: $date, first: $first) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      id
+      flightNumber
+      status
+      legs {
+        origin { code name city { code name country { code name } } }
+        destination { code name timeZone }
+        departure { scheduled estimated terminal gate }
+        arrival { scheduled estimated }
+        aircraft { typeCode typeName configuration
+          cabins { cabinClass seats amenities { category name description } } }
+      }
+    } }
+  }
+}`
+
+func departuresVars(first int) map[string]any {
+	return map[string]any{"date": storetest.Now.Format(flightgraph.DateLayout), "first": first}
+}
+
+// filled reports the first null, empty string or empty list under v, with its path.
+func filled(path string, v any) error {
+	switch x := v.(type) {
+	case nil:
+		return fmt.Errorf("%s is null", path)
+	case string:
+		if x == "" {
+			return fmt.Errorf("%s is empty", path)
+		}
+	case []any:
+		if len(x) == 0 {
+			return fmt.Errorf("%s is an empty list", path)
+		}
+		for i, e := range x {
+			if err := filled(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := filled(path+"."+k, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func TestDepartures(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		resp := s.query(t, departures, departuresVars(50))
+		if len(resp.Errors) > 0 {
+			t.Fatalf("errors: %+v", resp.Errors)
+		}
+		var data struct {
+			Flights struct {
+				TotalCount int
+				PageInfo   struct{ HasNextPage bool }
+				Edges      []map[string]any
+			}
+		}
+		if err := json.Unmarshal(resp.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if len(data.Flights.Edges) != 50 || data.Flights.TotalCount < 300 || !data.Flights.PageInfo.HasNextPage {
+			t.Fatalf("%d flights of %d (next page %v), want 50 of at least 300", len(data.Flights.Edges), data.Flights.TotalCount, data.Flights.PageInfo.HasNextPage)
+		}
+		var raw any
+		json.Unmarshal(resp.Data, &raw)
+		if err := filled("data", raw); err != nil {
+			t.Fatal(err)
+		}
+		prefix := strings.ReplaceAll(storetest.Now.Format(flightgraph.DateLayout), "-", "") + "+"
+		for _, e := range data.Flights.Edges {
+			node := e["node"].(map[string]any)
+			if id := node["id"].(string); !strings.HasPrefix(id, prefix) {
+				t.Errorf("flight id %s does not start with %s", id, prefix)
+			}
+			leg := node["legs"].([]any)[0].(map[string]any)
+			if leg["origin"].(map[string]any)["code"] != "AMS" {
+				t.Errorf("flight %s leaves from %v", node["id"], leg["origin"])
+			}
+			// The status follows the clock: a flight whose estimated departure is past has left.
+			dep, _ := time.Parse(time.RFC3339, leg["departure"].(map[string]any)["estimated"].(string))
+			arr, _ := time.Parse(time.RFC3339, leg["arrival"].(map[string]any)["estimated"].(string))
+			want := map[bool]string{true: "ARRIVED", false: "DEPARTED"}[!storetest.Now.Before(arr)]
+			if status := node["status"].(string); storetest.Now.After(dep) && status != want && status != "CANCELLED" {
+				t.Errorf("flight %s left %v, arrives %v, is %s at %v; want %s", node["id"], dep, arr, status, storetest.Now, want)
+			} else if storetest.Now.Before(dep) && (status == "ARRIVED" || status == "DEPARTED") {
+				t.Errorf("flight %s leaves %v but is %s at %v", node["id"], dep, status, storetest.Now)
+			}
+		}
+	})
+}
+
+func TestDeparturesRoundTrips(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		counts := map[int]int64{}
+		for _, first := range []int{5, 50} {
+			if resp := s.query(t, departures, departuresVars(first)); len(resp.Errors) > 0 {
+				t.Fatalf("errors: %+v", resp.Errors)
+			}
+			counts[first] = s.queries.Load()
+		}
+		t.Logf("SQL round trips: first 5 → %d, first 50 → %d", counts[5], counts[50])
+		if counts[5] != counts[50] || counts[50] > 8 {
+			t.Fatalf("round trips: first 5 → %d, first 50 → %d; want equal and at most 8", counts[5], counts[50])
+		}
+	})
+}
+
+func TestErrorCodes(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	date := storetest.Now.Format(flightgraph.DateLayout)
+	for _, c := range []struct {
+		name, query, code string
+	}{
+		{"unknown flight", `{ flight(id: "20261122+XX+9998") { id } }`, flightgraph.ECodeFlightNotFound},
+		{"malformed flight id", `{ flight(id: "AMS-CDG") { id } }`, flightgraph.ECodeBadFormat},
+		{"unknown flight number", `{ flightStatus(carrier: "XX", flightNumber: 9997, date: "` + date + `") { id } }`, flightgraph.ECodeFlightNotFound},
+		{"unknown airport", `{ airport(code: "ZZZ") { name } }`, flightgraph.ECodeIATANotFound},
+		{"malformed airport", `{ airport(code: "A1") { name } }`, flightgraph.ECodeBadFormat},
+		{"unknown city", `{ city(code: "QQQ") { code } }`, flightgraph.ECodeIATANotFound},
+		{"unknown country", `{ country(code: "QQ") { code } }`, flightgraph.ECodeInvalidParameter},
+		{"no filter", `{ flights { totalCount } }`, flightgraph.ECodeMissingParameter},
+		{"page too large", `{ flights(origin: "AMS", first: 5000) { totalCount } }`, flightgraph.ECodeInvalidParameter},
+		{"bad date", `{ flights(origin: "AMS", date: "2026-13-45") { totalCount } }`, flightgraph.ECodeBadFormat},
+		{"foreign cursor", `{ flights(origin: "AMS", after: "bm9wZQ") { totalCount } }`, flightgraph.ECodeBadFormat},
+		{"unknown configuration", `{ aircraft(configuration: "ZZZ") { name } }`, flightgraph.ECodeFlightConfiguration},
+		{"class not on board", `{ amenities(configuration: "E90", cabinClass: FIRST) { name } }`, flightgraph.ECodeCabinClassNotOnBoard},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp := s.query(t, c.query, nil)
+			if len(resp.Errors) != 1 {
+				t.Fatalf("errors %+v, want one", resp.Errors)
+			}
+			e := resp.Errors[0]
+			if e.Extensions["code"] != c.code {
+				t.Fatalf("code %v (%s), want %s", e.Extensions["code"], e.Message, c.code)
+			}
+			if int(e.Extensions["status"].(float64)) != flightgraph.Lookup(c.code).Status {
+				t.Errorf("status %v, want %d", e.Extensions["status"], flightgraph.Lookup(c.code).Status)
+			}
+			if e.Message == "" {
+				t.Error("empty message")
+			}
+		})
+	}
+}
+
+func TestDatabaseFailureIsMasked(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	s := newServer(t, db)
+	db.Close()
+	resp := s.query(t, `{ airport(code: "AMS") { name } }`, nil)
+	if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeDatabase {
+		t.Fatalf("errors %+v, want one %s", resp.Errors, flightgraph.ECodeDatabase)
+	}
+	if msg := resp.Errors[0].Message; strings.Contains(msg, "sql") || strings.Contains(msg, "closed") {
+		t.Errorf("driver detail leaked to the client: %q", msg)
+	}
+	if !strings.Contains(s.log.String(), "database is closed") {
+		t.Errorf("the cause was not logged: %s", s.log.String())
+	}
+}
+
+func TestFlightByIDMatchesConnection(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `query($d: Date!) { flights(origin: "CDG", destination: "AMS", date: $d, first: 1) { edges { node { id designator legs { departure { scheduled } } } } } }`,
+		map[string]any{"d": storetest.Now.Format(flightgraph.DateLayout)})
+	var list struct {
+		Flights struct{ Edges []struct{ Node map[string]any } }
+	}
+	json.Unmarshal(resp.Data, &list)
+	if len(list.Flights.Edges) != 1 {
+		t.Fatalf("no CDG-AMS flight: %s %+v", resp.Data, resp.Errors)
+	}
+	node := list.Flights.Edges[0].Node
+	one := s.query(t, `query($id: ID!) { flight(id: $id) { id designator legs { departure { scheduled } } } }`, map[string]any{"id": node["id"]})
+	var got struct{ Flight map[string]any }
+	json.Unmarshal(one.Data, &got)
+	a, _ := json.Marshal(node)
+	b, _ := json.Marshal(got.Flight)
+	if string(a) != string(b) {
+		t.Fatalf("flight by id %s differs from the list's %s", b, a)
+	}
+	if !strings.HasPrefix(node["designator"].(string), "YY") {
+		t.Errorf("CDG-AMS flown by %v, want the CDG carrier YY first", node["designator"])
+	}
+}
+
+func TestFederation(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `{ _service { sdl } }`, nil)
+	var svc struct{ Service struct{ SDL string } `json:"_service"` }
+	json.Unmarshal(resp.Data, &svc)
+	for _, want := range []string{`@key(fields: "id")`, `@key(fields: "code")`, "federation/v2"} {
+		if !strings.Contains(svc.Service.SDL, want) {
+			t.Errorf("subgraph SDL lacks %s", want)
+		}
+	}
+	resp = s.query(t, `query($r: [_Any!]!) { _entities(representations: $r) { ... on Airport { code name } ... on Aircraft { configuration typeName } } }`,
+		map[string]any{"r": []map[string]any{{"__typename": "Airport", "code": "CDG"}, {"__typename": "Aircraft", "configuration": "77W"}}})
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors: %+v", resp.Errors)
+	}
+	var ent struct{ Entities []map[string]any `json:"_entities"` }
+	json.Unmarshal(resp.Data, &ent)
+	if len(ent.Entities) != 2 || ent.Entities[0]["name"] != "Paris Charles de Gaulle Airport" || ent.Entities[1]["typeName"] == nil {
+		t.Fatalf("entities %+v", ent.Entities)
+	}
+}
+
+func TestLabelsAndNetwork(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `{ city(code: "LON") { en: name fr: name(language: FR) nl: name(language: NL) airports { code } country { code } }
+		routes(origin: "AMS", destination: "JFK") { totalCount edges { node { carrier { code } distanceKm blockMinutes weeklyFlights haul } } }
+		amenities(configuration: "77W", cabinClass: BUSINESS, category: SEAT) { category name } }`, nil)
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors: %+v", resp.Errors)
+	}
+	var d struct {
+		City struct {
+			EN, FR, NL string
+			Airports   []struct{ Code string }
+		}
+		Routes struct {
+			TotalCount int
+			Edges      []struct {
+				Node struct {
+					DistanceKm, BlockMinutes, WeeklyFlights int
+					Haul                                    string
+				}
+			}
+		}
+		Amenities []struct{ Category string }
+	}
+	json.Unmarshal(resp.Data, &d)
+	if d.City.EN != "London" || d.City.FR != "Londres" || d.City.NL != "Londen" || len(d.City.Airports) < 2 {
+		t.Errorf("London: %+v", d.City)
+	}
+	if d.Routes.TotalCount == 0 {
+		t.Fatal("no AMS-JFK route")
+	}
+	r := d.Routes.Edges[0].Node
+	if r.DistanceKm < 5800 || r.DistanceKm > 5900 || r.Haul != "LONG" || r.BlockMinutes < 420 || r.BlockMinutes > 540 || r.WeeklyFlights < 3 {
+		t.Errorf("AMS-JFK route %+v is not realistic", r)
+	}
+	if len(d.Amenities) == 0 {
+		t.Fatal("no business seat amenity on the 77W")
+	}
+	for _, a := range d.Amenities {
+		if a.Category != "SEAT" {
+			t.Errorf("category filter let %s through", a.Category)
+		}
+	}
+}
