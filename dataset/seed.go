@@ -16,9 +16,10 @@ type Stats struct {
 }
 
 // Window returns the schedule dates of the standard window at now, oldest first.
-func Window(now time.Time) []string { return window(now, DaysBack, DaysAhead) }
+func Window(now time.Time) []string { return Dates(now, DaysBack, DaysAhead) }
 
-func window(now time.Time, back, ahead int) []string {
+// Dates returns the schedule dates from back days before now's date to ahead days after it.
+func Dates(now time.Time, back, ahead int) []string {
 	today := now.UTC()
 	var out []string
 	for d := -back; d <= ahead; d++ {
@@ -52,7 +53,7 @@ func Seed(ctx context.Context, ds flightgraph.DatasetStore, opts Options, now ti
 	if err != nil {
 		return Stats{}, err
 	}
-	return materialise(ctx, ds, m, window(now, opts.DaysBack, opts.DaysAhead), log)
+	return materialise(ctx, ds, m, Dates(now, opts.DaysBack, opts.DaysAhead), log)
 }
 
 // Ensure loads the data set of opts when the store holds none, and otherwise rolls the window of
@@ -66,19 +67,18 @@ func Ensure(ctx context.Context, ds flightgraph.DatasetStore, opts Options, now 
 		s, err := Seed(ctx, ds, opts, now, log)
 		return true, s, err
 	}
-	s, err := Roll(ctx, ds, now, log)
+	s, err := Roll(ctx, ds, Window(now), log)
 	return false, s, err
 }
 
-// Roll materialises the dates of the window at now that are missing and drops the dates before
-// it. It reads the schedule only when a date is missing, so a start on the same day costs one
-// query.
-func Roll(ctx context.Context, ds flightgraph.DatasetStore, now time.Time, log *slog.Logger) (Stats, error) {
+// Roll materialises the dates of window (ascending, usually Window(now)) that are missing and drops
+// the dates before it. It reads the schedule only when a date is missing, so a start on the same
+// day costs three small queries.
+func Roll(ctx context.Context, ds flightgraph.DatasetStore, window []string, log *slog.Logger) (Stats, error) {
 	st, err := ds.DatasetState(ctx)
-	if err != nil || st == nil {
+	if err != nil || st == nil || len(window) == 0 {
 		return Stats{}, err
 	}
-	window := Window(now)
 	have, err := ds.MaterialisedDates(ctx)
 	if err != nil {
 		return Stats{}, err

@@ -213,8 +213,10 @@ func TestRollMovesTheWindow(t *testing.T) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
 		ds := store.NewDatasetStore(db)
-		later := storetest.Now.AddDate(0, 0, 10)
-		st, err := dataset.Roll(ctx, ds, later, quiet)
+		// Three days later the window of the seeded store (one day either side) moves by three.
+		later := storetest.Now.AddDate(0, 0, 3)
+		want := dataset.Dates(later, 1, 1)
+		st, err := dataset.Roll(ctx, ds, want, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +224,6 @@ func TestRollMovesTheWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := dataset.Window(later)
 		if len(dates) != len(want) || dates[0] != want[0] || dates[len(dates)-1] != want[len(want)-1] {
 			t.Fatalf("window %v..%v (%d dates), want %v..%v", dates[0], dates[len(dates)-1], len(dates), want[0], want[len(want)-1])
 		}
@@ -261,7 +262,7 @@ func TestRollMovesTheWindow(t *testing.T) {
 			}
 		}
 		// A second roll on the same day changes nothing.
-		if st, err := dataset.Roll(ctx, ds, later, quiet); err != nil || st.Flights != 0 {
+		if st, err := dataset.Roll(ctx, ds, want, quiet); err != nil || st.Flights != 0 {
 			t.Fatalf("second roll: %+v, %v", st, err)
 		}
 	})

@@ -48,6 +48,9 @@ func seed(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
+	if c.scale < 1 || c.scale > dataset.MaxScale {
+		return fmt.Errorf("--scale: scale must be between 1 and %d, got %d", dataset.MaxScale, c.scale)
+	}
 	opts := dataset.Options{Seed: c.seed, Scale: c.scale, DaysBack: back, DaysAhead: ahead}
 	if err := opts.Validate(); err != nil {
 		return err

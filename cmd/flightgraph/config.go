@@ -25,6 +25,7 @@ type config struct {
 	logLevel    string
 	loaderWait  time.Duration
 	grace       time.Duration
+	rollEvery   time.Duration
 	seed        int64
 	scale       int
 }

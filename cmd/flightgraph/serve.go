@@ -13,21 +13,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 )
 
-// rollEvery is how often a running server materialises the flights of the moving window.
-const rollEvery = time.Hour
-
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	c := flags(fs, getenv)
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "FLIGHTGRAPH_ADDR", "127.0.0.1:8080"), "address to listen on (FLIGHTGRAPH_ADDR)")
 	fs.DurationVar(&c.loaderWait, "loader-wait", envDuration(getenv, "FLIGHTGRAPH_LOADER_WAIT", graph.DefaultLoaderWait), "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
+	fs.DurationVar(&c.rollEvery, "roll-every", envDuration(getenv, "FLIGHTGRAPH_ROLL_EVERY", time.Hour), "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
 	fs.DurationVar(&c.grace, "shutdown-grace", envDuration(getenv, "FLIGHTGRAPH_SHUTDOWN_GRACE", 15*time.Second), "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -56,7 +53,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Stores: graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
 			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
 	})
-	go keepRolling(ctx, db, log)
+	if c.rollEvery > 0 {
+		go keepRolling(ctx, db, c.rollEvery, log)
+	}
 	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version, "startup", time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	return srv.Run(ctx, ln, c.grace)
@@ -94,28 +93,27 @@ func prepare(ctx context.Context, c *config, db *store.DB, log *slog.Logger) err
 	if v == 0 {
 		return errors.New("the PostgreSQL database has no schema: run 'flightgraph migrate' and 'flightgraph seed' first")
 	}
-	if _, err := dataset.Roll(ctx, ds, time.Now(), log); err != nil {
-		// Another replica may be rolling the same dates; the next roll catches up.
-		log.Warn("could not materialise the flight window", "err", err)
-	}
 	if st, err := ds.DatasetState(ctx); err == nil && st == nil {
 		log.Warn("the database holds no data set: run 'flightgraph seed'")
 	}
 	return nil
 }
 
-// keepRolling moves the window of materialised flights as the days pass.
-func keepRolling(ctx context.Context, db *store.DB, log *slog.Logger) {
-	t := time.NewTicker(rollEvery)
+// keepRolling moves the window of materialised flights as the days pass: at once, then every
+// interval. On PostgreSQL it runs in the background, so a replica starts serving at once; two
+// replicas rolling the same date conflict on its key, one transaction fails whole, and the next
+// roll finds the date done.
+func keepRolling(ctx context.Context, db *store.DB, every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
+		if _, err := dataset.Roll(ctx, store.NewDatasetStore(db), dataset.Window(time.Now()), log); err != nil && ctx.Err() == nil {
+			log.Warn("could not materialise the flight window", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := dataset.Roll(ctx, store.NewDatasetStore(db), time.Now(), log); err != nil && flightgraph.ErrorCode(err) != "" {
-				log.Warn("could not materialise the flight window", "err", err)
-			}
 		}
 	}
 }

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from the server while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// running is a server started through run, as main starts it.
+type running struct {
+	url    string
+	stderr *syncBuffer
+	stop   func() error
+}
+
+// start runs `flightgraph args…` with env until the test ends, and waits until it listens.
+func start(t *testing.T, env map[string]string, args ...string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	stderr := &syncBuffer{}
+	done := make(chan error, 1)
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		err := run(ctx, args, getenv, pw, stderr)
+		pw.CloseWithError(io.EOF)
+		done <- err
+	}()
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+		close(urls)
+	}()
+	var once sync.Once
+	var stopErr error
+	r := &running{stderr: stderr, stop: func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				stopErr = context.DeadlineExceeded
+			}
+		})
+		return stopErr
+	}}
+	t.Cleanup(func() { r.stop() })
+	select {
+	case u, ok := <-urls:
+		if !ok {
+			t.Fatalf("server exited before listening: %v\n%s", <-done, stderr)
+		}
+		r.url = u
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("server did not listen in time:\n%s", stderr)
+	}
+	return r
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// departures asks for the first 50 departures from AMS today and returns how many came back.
+func departures(t *testing.T, base string) int {
+	t.Helper()
+	q := `query($d: Date!) { flights(origin: "AMS", date: $d, first: 50) { totalCount edges { node { id status legs { aircraft { typeName } destination { city { country { name } } } } } } } }`
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"d": time.Now().UTC().Format("2006-01-02")}})
+	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Flights struct {
+				TotalCount int
+				Edges      []any
+			}
+		}
+		Errors []any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
+		t.Fatalf("departures: %v %v", err, out.Errors)
+	}
+	return len(out.Data.Flights.Edges)
+}
+
+func metric(t *testing.T, base, name string) float64 {
+	t.Helper()
+	_, body := get(t, base+"/metrics")
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("metrics lack %s", name)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+func TestServeEmbedded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	env := map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}
+	srv := start(t, env, "--addr", "127.0.0.1:0")
+	if code, body := get(t, srv.url+"/healthz"); code != 200 {
+		t.Fatalf("healthz %d %s", code, body)
+	}
+	if code, body := get(t, srv.url+"/readyz"); code != 200 {
+		t.Fatalf("readyz %d %s", code, body)
+	}
+	if n := departures(t, srv.url); n != 50 {
+		t.Fatalf("%d departures, want 50", n)
+	}
+	if v := metric(t, srv.url, "flightgraph_db_queries_total"); v < 5 {
+		t.Errorf("flightgraph_db_queries_total = %v after a query", v)
+	}
+	if _, body := get(t, srv.url+"/metrics"); !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="POST",route="/graphql"} 1`) {
+		t.Error("the GraphQL request was not counted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "flightgraph.db")); err != nil {
+		t.Fatalf("no database in the data folder: %v", err)
+	}
+	if !strings.Contains(srv.stderr.String(), "demo data set created") {
+		t.Errorf("first start did not say it created the demo data:\n%s", srv.stderr)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if !strings.Contains(srv.stderr.String(), "shutting down") {
+		t.Errorf("no shutdown in the log:\n%s", srv.stderr)
+	}
+
+	// A later start reuses the data and does not load it again.
+	again := start(t, env, "--addr", "127.0.0.1:0")
+	if n := departures(t, again.url); n != 50 {
+		t.Fatalf("%d departures after a restart, want 50", n)
+	}
+	if strings.Contains(again.stderr.String(), "demo data set created") || strings.Contains(again.stderr.String(), "reference data loaded") {
+		t.Errorf("a later start loaded the data again:\n%s", again.stderr)
+	}
+}
+
+func TestPostgres(t *testing.T) {
+	if os.Getenv(storetest.EnvDatabaseURL) == "" {
+		t.Logf("%s is not set: PostgreSQL is covered in CI", storetest.EnvDatabaseURL)
+		return
+	}
+	dsn := storetest.DSN(t, store.Postgres, os.Getenv)
+	env := map[string]string{"FLIGHTGRAPH_DATABASE_URL": dsn}
+	var out, errs bytes.Buffer
+
+	// serve refuses an empty database rather than migrating behind the operator's back.
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, &out, &errs)
+	if err == nil || !strings.Contains(err.Error(), "flightgraph migrate") {
+		t.Fatalf("serve on an empty database: %v", err)
+	}
+	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return env[k] }, &out, &errs); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, errs.String())
+	}
+	if !strings.Contains(out.String(), "postgres schema at version 1 (was 0)") {
+		t.Errorf("migrate said %q", out.String())
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"seed", "--days-back", "1", "--days-ahead", "1"}, func(k string) string { return env[k] }, &out, &errs); err != nil {
+		t.Fatalf("seed: %v\n%s", err, errs.String())
+	}
+	if !strings.Contains(out.String(), "seeded postgres") {
+		t.Errorf("seed said %q", out.String())
+	}
+	srv := start(t, env, "--addr", "127.0.0.1:0", "--roll-every", "0")
+	if n := departures(t, srv.url); n != 50 {
+		t.Fatalf("%d departures on PostgreSQL, want 50", n)
+	}
+}
+
+func TestBadInvocations(t *testing.T) {
+	getenv := func(k string) string {
+		return map[string]string{"FLIGHTGRAPH_DATA_DIR": t.TempDir()}[k]
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fly"}, `unknown command "fly"`},
+		{[]string{"serve", "--log-level", "loud"}, "log level"},
+		{[]string{"serve", "--log-format", "xml"}, "log format"},
+		{[]string{"seed", "--scale", "0"}, "scale must be between 1 and"},
+		{[]string{"seed", "--scale", "99"}, "scale must be between 1 and"},
+		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
+	} {
+		var out, errs bytes.Buffer
+		err := run(context.Background(), c.args, getenv, &out, &errs)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, getenv, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "flightgraph ") {
+		t.Errorf("version: %q %v", out.String(), err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	if got := redact("postgres://app:s3cret@db:5432/fg"); strings.Contains(got, "s3cret") {
+		t.Fatalf("redact left the password: %s", got)
+	}
+}

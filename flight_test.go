@@ -1,0 +1,99 @@
+package flightgraph_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+func TestParseFlightID(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		code     string
+	}{
+		{"20261122+XX+1234", "20261122+XX+1234", ""},
+		{"20261122+xx+12", "20261122+XX+0012", ""},
+		{"20261122 XX 1509", "20261122+XX+1509", ""}, // '+' decoded to ' ' from a query string
+		{"20261122+XX+1509D", "20261122+XX+1509D", ""},
+		{"20261122+X1+0001", "20261122+X1+0001", ""},
+		{"20261322+XX+1234", "", flightgraph.ECodeBadFormat},
+		{"2026112+XX+1234", "", flightgraph.ECodeBadFormat},
+		{"20261122+XXX+1234", "", flightgraph.ECodeBadFormat},
+		{"20261122+12+1234", "", flightgraph.ECodeBadFormat},
+		{"20261122+XX+12345", "", flightgraph.ECodeBadFormat},
+		{"20261122+XX+0", "", flightgraph.ECodeBadFormat},
+		{"20261122+XX", "", flightgraph.ECodeBadFormat},
+		{"", "", flightgraph.ECodeBadFormat},
+	} {
+		id, err := flightgraph.ParseFlightID("id", c.in)
+		if got := flightgraph.ErrorCode(err); got != c.code {
+			t.Errorf("%q: code %q (%v), want %q", c.in, got, err, c.code)
+		} else if err == nil && id.String() != c.want {
+			t.Errorf("%q: %s, want %s", c.in, id, c.want)
+		}
+	}
+}
+
+func TestLegStatusFollowsTheClock(t *testing.T) {
+	dep := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	leg := &flightgraph.FlightLeg{ScheduledDep: dep, ScheduledArr: dep.Add(2 * time.Hour), DepartureOffset: 60, ArrivalOffset: 0}
+	late := *leg
+	late.DepartureDelay, late.ArrivalDelay = 45, 40
+	cancelled := *leg
+	cancelled.Cancelled = true
+	for _, c := range []struct {
+		name string
+		leg  *flightgraph.FlightLeg
+		at   time.Time
+		want flightgraph.FlightStatus
+	}{
+		{"hours before", leg, dep.Add(-3 * time.Hour), flightgraph.StatusScheduled},
+		{"boarding", leg, dep.Add(-30 * time.Minute), flightgraph.StatusBoarding},
+		{"off block", leg, dep, flightgraph.StatusDeparted},
+		{"in the air", leg, dep.Add(time.Hour), flightgraph.StatusDeparted},
+		{"on block", leg, dep.Add(2 * time.Hour), flightgraph.StatusArrived},
+		{"late, hours before", &late, dep.Add(-3 * time.Hour), flightgraph.StatusDelayed},
+		{"late, past scheduled time", &late, dep.Add(10 * time.Minute), flightgraph.StatusBoarding},
+		{"late, left", &late, dep.Add(50 * time.Minute), flightgraph.StatusDeparted},
+		{"cancelled", &cancelled, dep.Add(3 * time.Hour), flightgraph.StatusCancelled},
+	} {
+		if got := c.leg.StatusAt(c.at); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	// Local times carry the airport's offset; the actual time appears once it has passed.
+	d := leg.Departure(dep.Add(-time.Hour))
+	if d.Scheduled.Format(time.RFC3339) != "2026-11-22T13:00:00+01:00" || d.Actual != nil {
+		t.Errorf("departure before it happened: %s, actual %v", d.Scheduled.Format(time.RFC3339), d.Actual)
+	}
+	if a := leg.Arrival(dep.Add(3 * time.Hour)); a.Actual == nil || !a.Actual.Equal(dep.Add(2*time.Hour)) {
+		t.Errorf("arrival after it happened has actual %v", a.Actual)
+	}
+	// A two-leg flight between its legs is under way, not scheduled.
+	second := *leg
+	second.ScheduledDep, second.ScheduledArr = dep.Add(4*time.Hour), dep.Add(6*time.Hour)
+	if s := flightgraph.FlightStatusAt([]*flightgraph.FlightLeg{leg, &second}, dep.Add(3*time.Hour)); s != flightgraph.StatusDeparted {
+		t.Errorf("between legs: %s, want DEPARTED", s)
+	}
+}
+
+func TestCatalogue(t *testing.T) {
+	seen := map[string]bool{}
+	for _, e := range flightgraph.Catalogue() {
+		if seen[e.Code] || e.Status < 400 || e.Name == "" || e.Meaning == "" {
+			t.Errorf("bad catalogue entry %+v", e)
+		}
+		seen[e.Code] = true
+	}
+	for code, status := range map[string]int{
+		"INSP_400.000": 400, "INSP_406.000": 406, "INSP_500.008": 500, "WS_502.002": 502, "FLIGHT_404.002": 404, "DEST_400.000": 400,
+	} {
+		if e := flightgraph.Lookup(code); e.Code != code || e.Status != status {
+			t.Errorf("%s: %+v, want status %d", code, e, status)
+		}
+	}
+	if flightgraph.Lookup("NOPE").Code != flightgraph.ECodeInternal {
+		t.Error("an unknown code must read as internal")
+	}
+}
