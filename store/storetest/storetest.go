@@ -92,8 +92,14 @@ func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
 // Seeded returns a store holding the demo data set with flights of the three days around Now.
 func Seeded(t testing.TB, dialect string, getenv func(string) string) *store.DB {
 	t.Helper()
+	return SeededWindow(t, dialect, getenv, 1, 1)
+}
+
+// SeededWindow is Seeded with flights from back days before Now to ahead days after it.
+func SeededWindow(t testing.TB, dialect string, getenv func(string) string, back, ahead int) *store.DB {
+	t.Helper()
 	db := Open(t, dialect, getenv)
-	opts := dataset.Options{Seed: dataset.DefaultSeed, Scale: 1, DaysBack: 1, DaysAhead: 1}
+	opts := dataset.Options{Seed: dataset.DefaultSeed, Scale: 1, DaysBack: back, DaysAhead: ahead}
 	if _, err := dataset.Seed(context.Background(), store.NewDatasetStore(db), opts, Now, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		t.Fatalf("seed %s store: %v", dialect, err)
 	}

@@ -1,0 +1,63 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flightgraph/flightgraph/dataset"
+	"github.com/flightgraph/flightgraph/server"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on the
+// embedded store holding the standard window of flights, and reports the median latency and the
+// SQL round trips per query beside ns/op. first=5 is the baseline measured in the same run.
+func BenchmarkDepartures(b *testing.B) {
+	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+	h := server.New(server.Config{
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
+		DB: db, Stores: stores(db), Now: func() time.Time { return storetest.Now }, Version: "bench",
+	})
+	for _, first := range []int{5, 50} {
+		q := departures
+		if os.Getenv("BENCH_NOCABIN") != "" {
+			q = strings.Replace(departures, "cabins { cabinClass seats amenities { category name description } }", "", 1)
+		}
+		body, _ := json.Marshal(map[string]any{"query": q, "variables": departuresVars(first)})
+		b.Run("first="+map[int]string{5: "5", 50: "50"}[first], func(b *testing.B) {
+			var (
+				lat     []time.Duration
+				queries int64
+			)
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				ctx := store.WithQueryCounter(req.Context())
+				rec := httptest.NewRecorder()
+				start := time.Now()
+				h.ServeHTTP(rec, req.WithContext(ctx))
+				lat = append(lat, time.Since(start))
+				if rec.Code != http.StatusOK || bytes.Contains(rec.Body.Bytes(), []byte(`"errors"`)) {
+					b.Fatalf("status %d: %.300s", rec.Code, rec.Body.String())
+				}
+				queries = store.QueryCount(ctx)
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+			b.ReportMetric(float64(queries), "round-trips")
+		})
+	}
+}
