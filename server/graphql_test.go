@@ -191,7 +191,9 @@ func TestFlightByIDMatchesConnection(t *testing.T) {
 	resp := s.query(t, `query($d: Date!) { flights(origin: "CDG", destination: "AMS", date: $d, first: 1) { edges { node { id designator legs { departure { scheduled } } } } } }`,
 		map[string]any{"d": storetest.Now.Format(flightgraph.DateLayout)})
 	var list struct {
-		Flights struct{ Edges []struct{ Node map[string]any } }
+		Flights struct {
+			Edges []struct{ Node map[string]any }
+		}
 	}
 	json.Unmarshal(resp.Data, &list)
 	if len(list.Flights.Edges) != 1 {
@@ -214,7 +216,9 @@ func TestFlightByIDMatchesConnection(t *testing.T) {
 func TestFederation(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	resp := s.query(t, `{ _service { sdl } }`, nil)
-	var svc struct{ Service struct{ SDL string } `json:"_service"` }
+	var svc struct {
+		Service struct{ SDL string } `json:"_service"`
+	}
 	json.Unmarshal(resp.Data, &svc)
 	for _, want := range []string{`@key(fields: "id")`, `@key(fields: "code")`, "federation/v2"} {
 		if !strings.Contains(svc.Service.SDL, want) {
@@ -226,7 +230,9 @@ func TestFederation(t *testing.T) {
 	if len(resp.Errors) > 0 {
 		t.Fatalf("errors: %+v", resp.Errors)
 	}
-	var ent struct{ Entities []map[string]any `json:"_entities"` }
+	var ent struct {
+		Entities []map[string]any `json:"_entities"`
+	}
 	json.Unmarshal(resp.Data, &ent)
 	if len(ent.Entities) != 2 || ent.Entities[0]["name"] != "Paris Charles de Gaulle Airport" || ent.Entities[1]["typeName"] == nil {
 		t.Fatalf("entities %+v", ent.Entities)

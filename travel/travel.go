@@ -122,7 +122,9 @@ func (s *Service) Country(ctx context.Context, code string) (*flightgraph.Countr
 }
 
 // Cities returns every city.
-func (s *Service) Cities(ctx context.Context) ([]*flightgraph.City, error) { return s.Places.Cities(ctx) }
+func (s *Service) Cities(ctx context.Context) ([]*flightgraph.City, error) {
+	return s.Places.Cities(ctx)
+}
 
 // Countries returns every country.
 func (s *Service) Countries(ctx context.Context) ([]*flightgraph.Country, error) {

@@ -77,7 +77,9 @@ func envDuration(getenv func(string) string, name string, def time.Duration) tim
 }
 
 // embedded reports whether the configuration uses the embedded SQLite store.
-func (c *config) embedded() bool { return c.databaseURL == "" || !strings.HasPrefix(c.databaseURL, "postgres") }
+func (c *config) embedded() bool {
+	return c.databaseURL == "" || !strings.HasPrefix(c.databaseURL, "postgres")
+}
 
 // dsn returns the store URL: the given one, or the SQLite file in the data folder.
 func (c *config) dsn() string {
