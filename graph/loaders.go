@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -69,6 +70,9 @@ type Loader[V any] struct {
 	*dataloader.Loader[string, V]
 	fetch func(context.Context, []string) ([]V, error)
 	then  func(context.Context, []V)
+
+	mu      sync.Mutex
+	fetched map[string]bool // keys already prefetched: the schema has cycles (city → airports → city)
 }
 
 func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, then func(context.Context, []V)) *Loader[V] {
@@ -108,7 +112,7 @@ func (l *Loader[V]) get(ctx context.Context, keys []string) ([]V, error) {
 // Load calls that follow need no batch and no wait. A failed fetch primes nothing: the Load calls
 // then query and report the error themselves.
 func (l *Loader[V]) Prefetch(ctx context.Context, keys []string) {
-	keys = unique(keys)
+	keys = l.unfetched(keys)
 	if len(keys) == 0 {
 		return
 	}
@@ -146,12 +150,18 @@ func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
 	return l.Load(ctx, key)()
 }
 
-func unique(keys []string) []string {
-	seen := make(map[string]bool, len(keys))
+// unfetched returns the distinct keys not prefetched before, and marks them. Marking first makes
+// prefetching along a cycle of the schema stop after one turn.
+func (l *Loader[V]) unfetched(keys []string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fetched == nil {
+		l.fetched = make(map[string]bool, len(keys))
+	}
 	out := keys[:0:0]
 	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
+		if !l.fetched[k] {
+			l.fetched[k] = true
 			out = append(out, k)
 		}
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -88,12 +89,15 @@ func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLe
 		airports = append(airports, g.OriginCode, g.DestinationCode)
 		configs = append(configs, g.ConfigurationCode)
 	}
+	// The places and the fleet are independent branches: fetch them side by side.
+	var wg sync.WaitGroup
 	if l.wants("FlightLeg.origin", "FlightLeg.destination") && len(airports) > 0 {
-		l.Airport.Prefetch(ctx, airports)
+		wg.Go(func() { l.Airport.Prefetch(ctx, airports) })
 	}
 	if l.wants("FlightLeg.aircraft") && len(configs) > 0 {
 		l.Aircraft.Prefetch(ctx, configs)
 	}
+	wg.Wait()
 }
 
 // PrefetchAirports loads what the operation asks of these airports.

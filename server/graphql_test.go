@@ -283,3 +283,17 @@ func TestLabelsAndNetwork(t *testing.T) {
 		}
 	}
 }
+
+func TestCyclicQueryTerminates(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `{ airports(city: "PAR") { edges { node { code city { airports { city { airports { code city { code } } } } } } } } }`, nil)
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors: %+v", resp.Errors)
+	}
+	if !strings.Contains(string(resp.Data), `"ORY"`) {
+		t.Fatalf("PAR lacks ORY: %s", resp.Data)
+	}
+	if n := s.queries.Load(); n > 6 {
+		t.Errorf("%d round trips for a cyclic query of depth 5; prefetching should fetch each key once", n)
+	}
+}

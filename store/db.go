@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,7 +47,16 @@ type DB struct {
 	OnQuery func()
 	// Now is the store's clock, injectable in tests.
 	Now func() time.Time
+
+	// stmts caches prepared statements by query text: parsing and planning cost SQLite more than
+	// running a small indexed query. nstmts bounds the cache, since IN lists make one text per
+	// length.
+	stmts  sync.Map
+	nstmts atomic.Int32
 }
+
+// maxStatements bounds the statement cache.
+const maxStatements = 2000
 
 // Open opens the store at dsn: a postgres:// or postgresql:// URL selects PostgreSQL; a sqlite:
 // URL or a plain file path selects the embedded SQLite store, created if missing, with WAL and
@@ -105,8 +115,36 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Dialect returns SQLite or Postgres.
 func (s *DB) Dialect() string { return s.dialect }
 
-// Close closes the store.
-func (s *DB) Close() error { return s.db.Close() }
+// Close closes the store and its cached statements.
+func (s *DB) Close() error {
+	s.stmts.Range(func(k, v any) bool {
+		v.(*sqlx.Stmt).Close()
+		s.stmts.Delete(k)
+		return true
+	})
+	return s.db.Close()
+}
+
+// prepared returns the cached statement for query, preparing it on first use; nil when the cache
+// is full, and the caller then runs the query unprepared.
+func (s *DB) prepared(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if st, ok := s.stmts.Load(query); ok {
+		return st.(*sqlx.Stmt), nil
+	}
+	if s.nstmts.Load() >= maxStatements {
+		return nil, nil
+	}
+	st, err := s.db.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := s.stmts.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sqlx.Stmt), nil
+	}
+	s.nstmts.Add(1)
+	return st, nil
+}
 
 // Ping checks that the database answers; it returns ECodeDatabase when it does not.
 func (s *DB) Ping(ctx context.Context) error {
@@ -235,7 +273,17 @@ func (s *DB) selectIn(ctx context.Context, q queryer, dest any, query string, ar
 		return err
 	}
 	s.counted(ctx)
-	return translate(q.SelectContext(ctx, dest, s.db.Rebind(query), args...))
+	query = s.db.Rebind(query)
+	if q == queryer(s.db) {
+		st, err := s.prepared(ctx, query)
+		if err != nil {
+			return translate(err)
+		}
+		if st != nil {
+			return translate(st.SelectContext(ctx, dest, args...))
+		}
+	}
+	return translate(q.SelectContext(ctx, dest, query, args...))
 }
 
 // get runs a query that returns one row, in one counted round trip; no row is sql.ErrNoRows.

@@ -76,11 +76,6 @@ func envDuration(getenv func(string) string, name string, def time.Duration) tim
 	return def
 }
 
-// embedded reports whether the configuration uses the embedded SQLite store.
-func (c *config) embedded() bool {
-	return c.databaseURL == "" || !strings.HasPrefix(c.databaseURL, "postgres")
-}
-
 // dsn returns the store URL: the given one, or the SQLite file in the data folder.
 func (c *config) dsn() string {
 	if c.databaseURL != "" {

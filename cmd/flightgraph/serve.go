@@ -33,6 +33,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	gcPercent, memLimit := server.TuneRuntime(getenv)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	start := time.Now()
@@ -56,7 +57,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if c.rollEvery > 0 {
 		go keepRolling(ctx, db, c.rollEvery, log)
 	}
-	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version, "startup", time.Since(start).Round(time.Millisecond))
+	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version,
+		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	return srv.Run(ctx, ln, c.grace)
 }
