@@ -118,15 +118,15 @@ func TestDeparturesRoundTrips(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		counts := map[int]int64{}
-		for _, first := range []int{5, 50} {
+		for _, first := range []int{5, 50, 200} {
 			if resp := s.query(t, departures, departuresVars(first)); len(resp.Errors) > 0 {
 				t.Fatalf("errors: %+v", resp.Errors)
 			}
 			counts[first] = s.queries.Load()
 		}
-		t.Logf("SQL round trips: first 5 → %d, first 50 → %d", counts[5], counts[50])
-		if counts[5] != counts[50] || counts[50] > 8 {
-			t.Fatalf("round trips: first 5 → %d, first 50 → %d; want equal and at most 8", counts[5], counts[50])
+		t.Logf("SQL round trips: first 5 → %d, first 50 → %d, first 200 → %d", counts[5], counts[50], counts[200])
+		if counts[5] != counts[50] || counts[50] != counts[200] || counts[50] > 8 {
+			t.Fatalf("round trips: %v; want equal and at most 8", counts)
 		}
 	})
 }
