@@ -209,16 +209,8 @@ type FlightFilter struct {
 
 // Validate checks the filter; it returns ECodeBadFormat or ECodeInvalidParameter.
 func (f *FlightFilter) Validate() error {
-	var err error
-	if f.Origin != "" {
-		if f.Origin, err = NormalizeIATACode("origin", f.Origin); err != nil {
-			return err
-		}
-	}
-	if f.Destination != "" {
-		if f.Destination, err = NormalizeIATACode("destination", f.Destination); err != nil {
-			return err
-		}
+	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
+		return err
 	}
 	if f.Date != "" {
 		if _, err := ParseDate("date", f.Date); err != nil {

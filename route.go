@@ -23,16 +23,8 @@ type RouteFilter struct {
 
 // Validate checks the filter; it returns ECodeBadFormat.
 func (f *RouteFilter) Validate() error {
-	var err error
-	if f.Origin != "" {
-		if f.Origin, err = NormalizeIATACode("origin", f.Origin); err != nil {
-			return err
-		}
-	}
-	if f.Destination != "" {
-		if f.Destination, err = NormalizeIATACode("destination", f.Destination); err != nil {
-			return err
-		}
+	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
+		return err
 	}
 	if f.Carrier != "" && !IsCarrierCode(f.Carrier) {
 		return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
