@@ -34,6 +34,21 @@ const (
 	ECodeNoCabinContent       = "CONTENT_404.001"
 	ECodeNoCategoryContent    = "CONTENT_404.002"
 
+	ECodeMissingCredentials = "AUTH_401.000" // no api-key and no bearer token
+	ECodeInvalidKey         = "AUTH_401.001" // the api-key is malformed, unknown or revoked
+	ECodeInvalidToken       = "AUTH_401.002" // the access token is malformed, unknown, expired or revoked
+	ECodeNotApproved        = "AUTH_403.000" // the key has no approved subscription to this API
+	ECodeWrongCredential    = "AUTH_403.001" // this API takes another kind of credential or grant
+	ECodePerSecondLimit     = "LIMIT_429.000"
+	ECodePerDayLimit        = "LIMIT_429.001"
+
+	ECodeNotSignedIn   = "PORTAL_401.000" // no or an expired portal session
+	ECodeBadLogin      = "PORTAL_401.001" // wrong e-mail or password
+	ECodeOperatorsOnly = "PORTAL_403.000"
+	ECodeNotFound      = "PORTAL_404.000" // no such application, key, subscription or request of yours
+	ECodeConflict      = "PORTAL_409.000" // e.g. the e-mail has an account already
+	ECodeInvalidState  = "PORTAL_409.001" // the workflow does not allow this change now
+
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
 	ECodeTimeout  = "INSP_500.001" // the request ran out of time
 	ECodeDatabase = "WS_502.000"   // the database failed
@@ -73,6 +88,19 @@ func init() {
 	entry(ECodeIATANotFound, http.StatusNotFound, "IATA_CODE_NOT_FOUND", "The city or airport IATA code is not found.")
 	entry(ECodeNoCabinContent, http.StatusNotFound, "NO_CABIN_CONTENT", "No matching rich content for a cabin class available on this flight.")
 	entry(ECodeNoCategoryContent, http.StatusNotFound, "NO_CATEGORY_CONTENT", "No matching rich content for the given category.")
+	entry(ECodeMissingCredentials, http.StatusUnauthorized, "MISSING_CREDENTIALS", "The call carries neither an api-key header nor a bearer token.")
+	entry(ECodeInvalidKey, http.StatusUnauthorized, "INVALID_KEY", "The api-key is malformed, unknown or revoked.")
+	entry(ECodeInvalidToken, http.StatusUnauthorized, "INVALID_TOKEN", "The access token is malformed, unknown, expired or revoked.")
+	entry(ECodeNotApproved, http.StatusForbidden, "ACCOUNT_INACTIVE", "The key has no approved subscription to this API.")
+	entry(ECodeWrongCredential, http.StatusForbidden, "WRONG_CREDENTIAL", "This API takes another kind of credential or grant.")
+	entry(ECodePerSecondLimit, http.StatusTooManyRequests, "OVER_QPS_LIMIT", "Account over queries per second limit.")
+	entry(ECodePerDayLimit, http.StatusTooManyRequests, "OVER_RATE_LIMIT", "Account over daily rate limit.")
+	entry(ECodeNotSignedIn, http.StatusUnauthorized, "NOT_SIGNED_IN", "Sign in to the portal first.")
+	entry(ECodeBadLogin, http.StatusUnauthorized, "BAD_LOGIN", "Wrong e-mail or password.")
+	entry(ECodeOperatorsOnly, http.StatusForbidden, "OPERATORS_ONLY", "Only operators may do this.")
+	entry(ECodeNotFound, http.StatusNotFound, "NOT_FOUND", "No such application, key, subscription or request of yours.")
+	entry(ECodeConflict, http.StatusConflict, "CONFLICT", "It exists already.")
+	entry(ECodeInvalidState, http.StatusConflict, "INVALID_STATE", "The workflow does not allow this change now.")
 	for i := 0; i <= 8; i++ {
 		code := fmt.Sprintf("INSP_500.%03d", i)
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")

@@ -1,0 +1,124 @@
+package flightgraph
+
+import (
+	"context"
+	"time"
+)
+
+// TokenKind tells OAuth access tokens from refresh tokens.
+type TokenKind string
+
+const (
+	TokenAccess  TokenKind = "access"
+	TokenRefresh TokenKind = "refresh"
+)
+
+// Token is an issued OAuth 2.0 token, stored by the hash of its value. Tokens of one refresh
+// chain share a family: reuse of a rotated refresh token revokes the family.
+type Token struct {
+	Hash       string     `db:"token_hash"`
+	Kind       TokenKind  `db:"kind"`
+	KeyID      string     `db:"key_id"`
+	CustomerID string     `db:"customer_id"`
+	Grant      Grant      `db:"grant_type"`
+	FamilyID   string     `db:"family_id"`
+	Scope      string     `db:"scope"`
+	CreatedAt  time.Time  `db:"created_at"`
+	ExpiresAt  time.Time  `db:"expires_at"`
+	UsedAt     *time.Time `db:"used_at"`
+	RevokedAt  *time.Time `db:"revoked_at"`
+}
+
+// KeyAccess is everything authentication needs about a key, read in one go: the key, its
+// application's owner, and its approved subscriptions with their plans.
+type KeyAccess struct {
+	Key         *Key
+	Application *Application
+	Account     *Account
+	Products    map[string]*Entitlement
+}
+
+// AccessReader reads the access core. Lookups of one thing return ECodeNotFound when it does not
+// exist.
+type AccessReader interface {
+	Products(ctx context.Context) ([]*Product, error)
+	Plans(ctx context.Context) ([]*Plan, error)
+	Plan(ctx context.Context, id string) (*Plan, error)
+	// StandardPlan returns a product's non-custom plan of that name.
+	StandardPlan(ctx context.Context, product, name string) (*Plan, error)
+
+	AccountByID(ctx context.Context, id string) (*Account, error)
+	AccountByEmail(ctx context.Context, email string) (*Account, error)
+	// AccountBySession returns the account of an unexpired session.
+	AccountBySession(ctx context.Context, tokenHash string, now time.Time) (*Account, error)
+	Operators(ctx context.Context) ([]*Account, error)
+	CustomerByUsername(ctx context.Context, username string) (*Customer, error)
+
+	Application(ctx context.Context, id string) (*Application, error)
+	ApplicationsByAccount(ctx context.Context, accountID string) ([]*Application, error)
+	Key(ctx context.Context, id string) (*Key, error)
+	// KeysByApplications returns each application's keys, newest first, in key order.
+	KeysByApplications(ctx context.Context, appIDs []string) ([][]*Key, error)
+	// KeyAccess returns what authentication needs of the key with this hash.
+	KeyAccess(ctx context.Context, keyHash string) (*KeyAccess, error)
+	Subscription(ctx context.Context, id string) (*Subscription, error)
+	// SubscriptionsByKeys returns each key's subscriptions ordered by product, in key order.
+	SubscriptionsByKeys(ctx context.Context, keyIDs []string) ([][]*Subscription, error)
+	PendingSubscriptions(ctx context.Context) ([]*Subscription, error)
+	LimitRequest(ctx context.Context, id string) (*LimitIncreaseRequest, error)
+	// LimitRequests returns requests of the status ("" for all), newest first.
+	LimitRequests(ctx context.Context, status LimitRequestStatus) ([]*LimitIncreaseRequest, error)
+	// UsageOn returns each subscription's calls on the UTC day, in key order.
+	UsageOn(ctx context.Context, subscriptionIDs []string, day string) ([]int64, error)
+	Token(ctx context.Context, hash string) (*Token, error)
+	// AuditLog returns entries newest first.
+	AuditLog(ctx context.Context, limit, offset int) ([]*AuditEntry, error)
+}
+
+// AccessTx changes the access core inside one transaction.
+type AccessTx interface {
+	AccessReader
+	// SyncProducts inserts or updates the built-in products and their standard plans.
+	SyncProducts(ctx context.Context, products []*Product, plans []*Plan) error
+	CreateAccount(ctx context.Context, a *Account) error // ECodeConflict if the e-mail is taken
+	CreateSession(ctx context.Context, tokenHash, accountID string, now, expires time.Time) error
+	DeleteSession(ctx context.Context, tokenHash string) error
+	CreateCustomer(ctx context.Context, c *Customer) error
+	CreateApplication(ctx context.Context, a *Application) error
+	UpdateApplication(ctx context.Context, a *Application) error
+	DeleteApplication(ctx context.Context, id string) error
+	CreateKey(ctx context.Context, k *Key) error
+	UpdateKey(ctx context.Context, k *Key) error
+	CreatePlan(ctx context.Context, p *Plan) error
+	CreateSubscription(ctx context.Context, s *Subscription) error // ECodeConflict if the key has the product
+	UpdateSubscription(ctx context.Context, s *Subscription) error
+	CreateLimitRequest(ctx context.Context, r *LimitIncreaseRequest) error
+	UpdateLimitRequest(ctx context.Context, r *LimitIncreaseRequest) error
+	CreateToken(ctx context.Context, t *Token) error
+	// UseRefreshToken marks an unused, unrevoked refresh token used; false if it was not.
+	UseRefreshToken(ctx context.Context, hash string, now time.Time) (bool, error)
+	RevokeTokenFamily(ctx context.Context, familyID string, now time.Time) error
+	RevokeKeyTokens(ctx context.Context, keyID string, now time.Time) error
+	AddAudit(ctx context.Context, e *AuditEntry) error
+	EnqueueMail(ctx context.Context, m *Mail) error
+}
+
+// AccessStore is the access core's store.
+type AccessStore interface {
+	AccessReader
+	// InTx runs fn in one transaction: everything fn changes commits together or not at all.
+	InTx(ctx context.Context, fn func(tx AccessTx) error) error
+	// AddUsage adds calls to subscriptions' counters of a day, creating them as needed.
+	AddUsage(ctx context.Context, day string, calls map[string]int64) error
+}
+
+// MailStore is the outbox's delivery side.
+type MailStore interface {
+	// DueMail leases up to n undelivered messages due at now, oldest first: their next attempt
+	// moves to now+lease and their attempts count up, so that another replica does not send them
+	// at the same time.
+	DueMail(ctx context.Context, now time.Time, n int, lease time.Duration) ([]*Mail, error)
+	MarkMailSent(ctx context.Context, id int64, at time.Time) error
+	// MarkMailFailed records a failed attempt and when to try again.
+	MarkMailFailed(ctx context.Context, id int64, reason string, next time.Time) error
+}

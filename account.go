@@ -1,0 +1,102 @@
+package flightgraph
+
+import (
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Role is an account's role on the portal.
+type Role string
+
+const (
+	RoleDeveloper Role = "developer"
+	RolePartner   Role = "partner"  // also sees partner products
+	RoleStaff     Role = "staff"    // also sees internal products
+	RoleOperator  Role = "operator" // approves keys and reviews limit requests
+)
+
+// Account is a portal user.
+type Account struct {
+	ID           string    `db:"id"`
+	Email        string    `db:"email"`
+	Name         string    `db:"name"`
+	Role         Role      `db:"role"`
+	PasswordHash string    `db:"password_hash" json:"-"`
+	CreatedAt    time.Time `db:"created_at"`
+}
+
+// Customer is a member of the loyalty programme: the resource owner of the OAuth password grant.
+type Customer struct {
+	ID           string `db:"id"` // the customerId of token responses
+	Username     string `db:"username"`
+	Name         string `db:"name"`
+	Tier         string `db:"tier"` // e.g. GOLD
+	PasswordHash string `db:"password_hash" json:"-"`
+}
+
+// SignUpInput is what a developer gives to create an account.
+type SignUpInput struct {
+	Email    string
+	Password string
+	Name     string
+}
+
+// MinPasswordLength is the shortest password accepted.
+const MinPasswordLength = 10
+
+// Validate checks and normalises the input; it returns ECodeMissingParameter or
+// ECodeInvalidParameter naming the field.
+func (in *SignUpInput) Validate() error {
+	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	in.Name = strings.TrimSpace(in.Name)
+	if err := ValidateEmail(in.Email); err != nil {
+		return err
+	}
+	if err := ValidatePassword(in.Password); err != nil {
+		return err
+	}
+	return requiredText("name", in.Name, 100)
+}
+
+// ValidateEmail checks an e-mail address.
+func ValidateEmail(email string) error {
+	if email == "" {
+		return ParamErrorf(ECodeMissingParameter, "email", "email is required")
+	}
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Address != email || len(email) > 254 || !strings.Contains(email[strings.LastIndex(email, "@"):], ".") {
+		return ParamErrorf(ECodeInvalidParameter, "email", "%q is not an e-mail address", email)
+	}
+	return nil
+}
+
+// ValidatePassword checks a new password's strength.
+func ValidatePassword(pw string) error {
+	if pw == "" {
+		return ParamErrorf(ECodeMissingParameter, "password", "password is required")
+	}
+	if utf8.RuneCountInString(pw) < MinPasswordLength || len(pw) > 200 {
+		return ParamErrorf(ECodeInvalidParameter, "password", "password must have %d to 200 characters", MinPasswordLength)
+	}
+	return nil
+}
+
+// requiredText checks a mandatory free-text field.
+func requiredText(field, v string, max int) error {
+	if v == "" {
+		return ParamErrorf(ECodeMissingParameter, field, "%s is required", field)
+	}
+	return optionalText(field, v, max)
+}
+
+func optionalText(field, v string, max int) error {
+	if utf8.RuneCountInString(v) > max {
+		return ParamErrorf(ECodeInvalidParameter, field, "%s must have at most %d characters", field, max)
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' }) {
+		return ParamErrorf(ECodeInvalidParameter, field, "%s contains control characters", field)
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package flightgraph
+
+// Visibility says who may see and use a product.
+type Visibility string
+
+const (
+	VisibilityPublic   Visibility = "public"   // everyone
+	VisibilityPartner  Visibility = "partner"  // partners, staff and operators
+	VisibilityInternal Visibility = "internal" // staff and operators
+)
+
+// AuthKind is how a product's calls authenticate.
+type AuthKind string
+
+const (
+	AuthAPIKey AuthKind = "api_key" // the api-key header alone
+	AuthOAuth  AuthKind = "oauth"   // an OAuth 2.0 access token
+)
+
+// Grant is an OAuth 2.0 grant type.
+type Grant string
+
+const (
+	GrantClientCredentials Grant = "client_credentials"
+	GrantPassword          Grant = "password"
+	GrantRefreshToken      Grant = "refresh_token"
+)
+
+// Product is an API offered on the portal.
+type Product struct {
+	Slug        string     `db:"slug"`
+	Name        string     `db:"name"`
+	Description string     `db:"description"`
+	Visibility  Visibility `db:"visibility"`
+	Auth        AuthKind   `db:"auth"`
+	// Grants are the OAuth grants whose tokens this product accepts; empty for API-key products.
+	Grants []Grant `db:"-"`
+	// Operations name what the product offers, for the catalogue.
+	Operations []string `db:"-"`
+}
+
+// AllowsGrant reports whether a token of grant g may call the product.
+func (p *Product) AllowsGrant(g Grant) bool {
+	for _, x := range p.Grants {
+		if x == g {
+			return true
+		}
+	}
+	return false
+}
+
+// VisibleTo reports whether an account of role r (or an anonymous visitor, role "") sees the
+// product.
+func (p *Product) VisibleTo(r Role) bool {
+	switch p.Visibility {
+	case VisibilityPublic:
+		return true
+	case VisibilityPartner:
+		return r == RolePartner || r == RoleStaff || r == RoleOperator
+	case VisibilityInternal:
+		return r == RoleStaff || r == RoleOperator
+	}
+	return false
+}
+
+// DefaultPlan is the name of the plan every public product has.
+const DefaultPlan = "Default"
+
+// Limits are a plan's call limits.
+type Limits struct {
+	PerSecond int `db:"per_second"`
+	PerDay    int `db:"per_day"`
+}
+
+// DefaultLimits are the Default plan's: 5 calls per second, 5000 per day.
+var DefaultLimits = Limits{PerSecond: 5, PerDay: 5000}
+
+// Plan is a set of limits on one product. Custom plans are granted by operators to one
+// subscription when they approve a limit increase.
+type Plan struct {
+	ID      string `db:"id"`
+	Product string `db:"product"`
+	Name    string `db:"name"`
+	Custom  bool   `db:"custom"`
+	Limits
+}
+
+// Validate checks a plan's limits; it returns ECodeInvalidParameter.
+func (l Limits) Validate() error {
+	if l.PerSecond < 1 || l.PerSecond > 10000 {
+		return ParamErrorf(ECodeInvalidParameter, "perSecond", "calls per second must be between 1 and 10000, got %d", l.PerSecond)
+	}
+	if l.PerDay < l.PerSecond || l.PerDay > 1_000_000_000 {
+		return ParamErrorf(ECodeInvalidParameter, "perDay", "calls per day must be between the calls per second and 1000000000, got %d", l.PerDay)
+	}
+	return nil
+}
