@@ -383,7 +383,25 @@ func translate(err error) error {
 	if isUnavailable(err) {
 		return &flightgraph.Error{Code: flightgraph.ECodeDatabase, Message: "The database is not available.", Err: err}
 	}
+	if isUniqueViolation(err) {
+		return &flightgraph.Error{Code: flightgraph.ECodeConflict, Message: "It exists already.", Err: err}
+	}
 	return err
+}
+
+// isUniqueViolation reports whether err is a unique or primary key violation.
+func isUniqueViolation(err error) bool {
+	var (
+		pe *pq.Error
+		se *sqlite.Error
+	)
+	switch {
+	case errors.As(err, &pe):
+		return pe.Code == "23505"
+	case errors.As(err, &se):
+		return se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
 }
 
 // isUnavailable reports whether err means the database could not be reached or is shutting down,

@@ -1,0 +1,494 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// AccessStore implements flightgraph.AccessStore.
+type AccessStore struct{ accessQ }
+
+var (
+	_ flightgraph.AccessStore = (*AccessStore)(nil)
+	_ flightgraph.AccessTx    = (*accessTx)(nil)
+)
+
+// NewAccessStore returns the access core's store of db.
+func NewAccessStore(db *DB) *AccessStore { return &AccessStore{accessQ{db: db, q: db.db}} }
+
+// accessQ runs the reads, on the database or inside a transaction.
+type accessQ struct {
+	db *DB
+	q  queryer
+}
+
+// accessTx adds the writes.
+type accessTx struct{ accessQ }
+
+// InTx implements flightgraph.AccessStore.
+func (s *AccessStore) InTx(ctx context.Context, fn func(tx flightgraph.AccessTx) error) error {
+	return s.db.inTx(ctx, func(tx *sqlx.Tx) error { return fn(&accessTx{accessQ{db: s.db, q: tx}}) })
+}
+
+// one reads a single row; no row is ECodeNotFound naming what.
+func (a accessQ) one(ctx context.Context, dest any, what, query string, args ...any) error {
+	err := a.db.get(ctx, a.q, dest, query, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return flightgraph.Errorf(flightgraph.ECodeNotFound, "%s not found", what)
+	}
+	return err
+}
+
+// productRow is a product as stored: grants and operations as comma-separated lists.
+type productRow struct {
+	flightgraph.Product
+	GrantList     string `db:"grants"`
+	OperationList string `db:"operations"`
+}
+
+func (r *productRow) product() *flightgraph.Product {
+	p := r.Product
+	p.Grants, p.Operations = nil, nil
+	for _, g := range strings.Split(r.GrantList, ",") {
+		if g != "" {
+			p.Grants = append(p.Grants, flightgraph.Grant(g))
+		}
+	}
+	for _, o := range strings.Split(r.OperationList, "\n") {
+		if o != "" {
+			p.Operations = append(p.Operations, o)
+		}
+	}
+	return &p
+}
+
+// Products implements flightgraph.AccessReader.
+func (a accessQ) Products(ctx context.Context) ([]*flightgraph.Product, error) {
+	var rows []*productRow
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT slug, name, description, visibility, auth, grants, operations FROM products ORDER BY slug`); err != nil {
+		return nil, err
+	}
+	out := make([]*flightgraph.Product, len(rows))
+	for i, r := range rows {
+		out[i] = r.product()
+	}
+	return out, nil
+}
+
+const planCols = `id, product, name, custom, per_second, per_day`
+
+// Plans implements flightgraph.AccessReader.
+func (a accessQ) Plans(ctx context.Context) ([]*flightgraph.Plan, error) {
+	var rows []*flightgraph.Plan
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+planCols+` FROM plans WHERE NOT custom ORDER BY product, name`)
+	return rows, err
+}
+
+// Plan implements flightgraph.AccessReader.
+func (a accessQ) Plan(ctx context.Context, id string) (*flightgraph.Plan, error) {
+	var p flightgraph.Plan
+	return &p, a.one(ctx, &p, "plan", `SELECT `+planCols+` FROM plans WHERE id = ?`, id)
+}
+
+// StandardPlan implements flightgraph.AccessReader.
+func (a accessQ) StandardPlan(ctx context.Context, product, name string) (*flightgraph.Plan, error) {
+	var p flightgraph.Plan
+	return &p, a.one(ctx, &p, "plan", `SELECT `+planCols+` FROM plans WHERE product = ? AND name = ? AND NOT custom`, product, name)
+}
+
+const accountCols = `id, email, name, role, password_hash, created_at`
+
+// AccountByID implements flightgraph.AccessReader.
+func (a accessQ) AccountByID(ctx context.Context, id string) (*flightgraph.Account, error) {
+	var acc flightgraph.Account
+	return &acc, a.one(ctx, &acc, "account", `SELECT `+accountCols+` FROM accounts WHERE id = ?`, id)
+}
+
+// AccountByEmail implements flightgraph.AccessReader.
+func (a accessQ) AccountByEmail(ctx context.Context, email string) (*flightgraph.Account, error) {
+	var acc flightgraph.Account
+	return &acc, a.one(ctx, &acc, "account", `SELECT `+accountCols+` FROM accounts WHERE email = ?`, email)
+}
+
+// AccountBySession implements flightgraph.AccessReader.
+func (a accessQ) AccountBySession(ctx context.Context, tokenHash string, now time.Time) (*flightgraph.Account, error) {
+	var acc flightgraph.Account
+	return &acc, a.one(ctx, &acc, "session", `SELECT a.id, a.email, a.name, a.role, a.password_hash, a.created_at
+		FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ? AND s.expires_at > ?`, tokenHash, now.UTC())
+}
+
+// Operators implements flightgraph.AccessReader.
+func (a accessQ) Operators(ctx context.Context) ([]*flightgraph.Account, error) {
+	var rows []*flightgraph.Account
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+accountCols+` FROM accounts WHERE role = 'operator' ORDER BY email`)
+	return rows, err
+}
+
+// CustomerByUsername implements flightgraph.AccessReader.
+func (a accessQ) CustomerByUsername(ctx context.Context, username string) (*flightgraph.Customer, error) {
+	var c flightgraph.Customer
+	return &c, a.one(ctx, &c, "customer", `SELECT id, username, name, tier, password_hash FROM customers WHERE username = ?`, username)
+}
+
+const appCols = `id, account_id, name, website, description, callback_url, created_at, updated_at`
+
+// Application implements flightgraph.AccessReader.
+func (a accessQ) Application(ctx context.Context, id string) (*flightgraph.Application, error) {
+	var app flightgraph.Application
+	return &app, a.one(ctx, &app, "application", `SELECT `+appCols+` FROM applications WHERE id = ?`, id)
+}
+
+// ApplicationsByAccount implements flightgraph.AccessReader.
+func (a accessQ) ApplicationsByAccount(ctx context.Context, accountID string) ([]*flightgraph.Application, error) {
+	var rows []*flightgraph.Application
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+appCols+` FROM applications WHERE account_id = ? ORDER BY created_at, id`, accountID)
+	return rows, err
+}
+
+const keyCols = `id, application_id, hint, key_hash, secret_hash, status, created_at`
+
+// Key implements flightgraph.AccessReader.
+func (a accessQ) Key(ctx context.Context, id string) (*flightgraph.Key, error) {
+	var k flightgraph.Key
+	return &k, a.one(ctx, &k, "key", `SELECT `+keyCols+` FROM api_keys WHERE id = ?`, id)
+}
+
+// KeysByApplications implements flightgraph.AccessReader.
+func (a accessQ) KeysByApplications(ctx context.Context, appIDs []string) ([][]*flightgraph.Key, error) {
+	if len(appIDs) == 0 {
+		return nil, nil
+	}
+	var rows []*flightgraph.Key
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+keyCols+` FROM api_keys WHERE application_id IN (?) ORDER BY created_at DESC, id`, unique(appIDs)); err != nil {
+		return nil, err
+	}
+	return groupByKey(appIDs, rows, func(k *flightgraph.Key) string { return k.ApplicationID }), nil
+}
+
+// KeyAccess implements flightgraph.AccessReader: the key with its application and owner in one
+// round trip, its approved subscriptions with their plans in a second.
+func (a accessQ) KeyAccess(ctx context.Context, keyHash string) (*flightgraph.KeyAccess, error) {
+	var row struct {
+		K flightgraph.Key         `db:"k"`
+		P flightgraph.Application `db:"p"`
+		A flightgraph.Account     `db:"a"`
+	}
+	err := a.one(ctx, &row, "key", `SELECT
+		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
+		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
+		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
+		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at",
+		a.id AS "a.id", a.email AS "a.email", a.name AS "a.name", a.role AS "a.role", a.password_hash AS "a.password_hash", a.created_at AS "a.created_at"
+		FROM api_keys k JOIN applications p ON p.id = k.application_id JOIN accounts a ON a.id = p.account_id
+		WHERE k.key_hash = ?`, keyHash)
+	if err != nil {
+		return nil, err
+	}
+	var subs []struct {
+		SubscriptionID string `db:"subscription_id"`
+		flightgraph.Plan
+	}
+	if err := a.db.selectIn(ctx, a.q, &subs, `SELECT s.id AS subscription_id, p.id, p.product, p.name, p.custom, p.per_second, p.per_day
+		FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.key_id = ? AND s.status = 'approved'`, row.K.ID); err != nil {
+		return nil, err
+	}
+	ka := &flightgraph.KeyAccess{Key: &row.K, Application: &row.P, Account: &row.A, Products: map[string]*flightgraph.Entitlement{}}
+	for i := range subs {
+		plan := subs[i].Plan
+		ka.Products[plan.Product] = &flightgraph.Entitlement{SubscriptionID: subs[i].SubscriptionID, Plan: &plan}
+	}
+	return ka, nil
+}
+
+const subCols = `id, key_id, product, plan_id, status, reason, created_at, decided_at, decided_by`
+
+// Subscription implements flightgraph.AccessReader.
+func (a accessQ) Subscription(ctx context.Context, id string) (*flightgraph.Subscription, error) {
+	var s flightgraph.Subscription
+	return &s, a.one(ctx, &s, "subscription", `SELECT `+subCols+` FROM subscriptions WHERE id = ?`, id)
+}
+
+// SubscriptionsByKeys implements flightgraph.AccessReader.
+func (a accessQ) SubscriptionsByKeys(ctx context.Context, keyIDs []string) ([][]*flightgraph.Subscription, error) {
+	if len(keyIDs) == 0 {
+		return nil, nil
+	}
+	var rows []*flightgraph.Subscription
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+subCols+` FROM subscriptions WHERE key_id IN (?) ORDER BY product`, unique(keyIDs)); err != nil {
+		return nil, err
+	}
+	return groupByKey(keyIDs, rows, func(s *flightgraph.Subscription) string { return s.KeyID }), nil
+}
+
+// PendingSubscriptions implements flightgraph.AccessReader.
+func (a accessQ) PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error) {
+	var rows []*flightgraph.Subscription
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+subCols+` FROM subscriptions WHERE status = 'pending' ORDER BY created_at, id`)
+	return rows, err
+}
+
+const limitCols = `id, subscription_id, account_id, description, estimated_per_second, estimated_per_day, status, reply, reviewed_by, created_at, reviewed_at`
+
+// LimitRequest implements flightgraph.AccessReader.
+func (a accessQ) LimitRequest(ctx context.Context, id string) (*flightgraph.LimitIncreaseRequest, error) {
+	var r flightgraph.LimitIncreaseRequest
+	return &r, a.one(ctx, &r, "limit increase request", `SELECT `+limitCols+` FROM limit_requests WHERE id = ?`, id)
+}
+
+// LimitRequests implements flightgraph.AccessReader.
+func (a accessQ) LimitRequests(ctx context.Context, status flightgraph.LimitRequestStatus) ([]*flightgraph.LimitIncreaseRequest, error) {
+	var rows []*flightgraph.LimitIncreaseRequest
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+limitCols+` FROM limit_requests WHERE ? = '' OR status = ? ORDER BY created_at DESC, id`, status, status)
+	return rows, err
+}
+
+// UsageOn implements flightgraph.AccessReader.
+func (a accessQ) UsageOn(ctx context.Context, subscriptionIDs []string, day string) ([]int64, error) {
+	out := make([]int64, len(subscriptionIDs))
+	if len(subscriptionIDs) == 0 {
+		return out, nil
+	}
+	var rows []*flightgraph.Usage
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT subscription_id, day, calls FROM usage_daily WHERE day = ? AND subscription_id IN (?)`, day, unique(subscriptionIDs)); err != nil {
+		return nil, err
+	}
+	got := byKey(subscriptionIDs, rows, func(u *flightgraph.Usage) string { return u.SubscriptionID })
+	for i, u := range got {
+		if u != nil {
+			out[i] = u.Calls
+		}
+	}
+	return out, nil
+}
+
+const tokenCols = `token_hash, kind, key_id, customer_id, grant_type, family_id, scope, created_at, expires_at, used_at, revoked_at`
+
+// Token implements flightgraph.AccessReader.
+func (a accessQ) Token(ctx context.Context, hash string) (*flightgraph.Token, error) {
+	var t flightgraph.Token
+	return &t, a.one(ctx, &t, "token", `SELECT `+tokenCols+` FROM oauth_tokens WHERE token_hash = ?`, hash)
+}
+
+// AuditLog implements flightgraph.AccessReader.
+func (a accessQ) AuditLog(ctx context.Context, limit, offset int) ([]*flightgraph.AuditEntry, error) {
+	var rows []*flightgraph.AuditEntry
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT id, at, actor, action, target_type, target_id, before, after FROM audit_log
+		ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+	return rows, err
+}
+
+// AddUsage implements flightgraph.AccessStore: one upsert per subscription, all in one
+// transaction.
+func (s *AccessStore) AddUsage(ctx context.Context, day string, calls map[string]int64) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	return s.db.inTx(ctx, func(tx *sqlx.Tx) error {
+		for sub, n := range calls {
+			if _, err := s.db.exec(ctx, tx, `INSERT INTO usage_daily (subscription_id, day, calls) VALUES (?, ?, ?)
+				ON CONFLICT (subscription_id, day) DO UPDATE SET calls = usage_daily.calls + excluded.calls`, sub, day, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// SyncProducts implements flightgraph.AccessTx.
+func (t *accessTx) SyncProducts(ctx context.Context, products []*flightgraph.Product, plans []*flightgraph.Plan) error {
+	for _, p := range products {
+		grants := make([]string, len(p.Grants))
+		for i, g := range p.Grants {
+			grants[i] = string(g)
+		}
+		if _, err := t.db.exec(ctx, t.q, `INSERT INTO products (slug, name, description, visibility, auth, grants, operations)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (slug) DO UPDATE SET name = excluded.name, description = excluded.description,
+			visibility = excluded.visibility, auth = excluded.auth, grants = excluded.grants, operations = excluded.operations`,
+			p.Slug, p.Name, p.Description, p.Visibility, p.Auth, strings.Join(grants, ","), strings.Join(p.Operations, "\n")); err != nil {
+			return err
+		}
+	}
+	for _, p := range plans {
+		if _, err := t.db.exec(ctx, t.q, `INSERT INTO plans (id, product, name, custom, per_second, per_day) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET per_second = excluded.per_second, per_day = excluded.per_day`,
+			p.ID, p.Product, p.Name, p.Custom, p.PerSecond, p.PerDay); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateAccount implements flightgraph.AccessTx.
+func (t *accessTx) CreateAccount(ctx context.Context, a *flightgraph.Account) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO accounts (id, email, name, role, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		a.ID, a.Email, a.Name, a.Role, a.PasswordHash, a.CreatedAt.UTC())
+	return conflict(err, "an account with this e-mail exists already")
+}
+
+// CreateSession implements flightgraph.AccessTx.
+func (t *accessTx) CreateSession(ctx context.Context, tokenHash, accountID string, now, expires time.Time) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
+		tokenHash, accountID, now.UTC(), expires.UTC())
+	return err
+}
+
+// DeleteSession implements flightgraph.AccessTx.
+func (t *accessTx) DeleteSession(ctx context.Context, tokenHash string) error {
+	_, err := t.db.exec(ctx, t.q, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
+	return err
+}
+
+// CreateCustomer implements flightgraph.AccessTx.
+func (t *accessTx) CreateCustomer(ctx context.Context, c *flightgraph.Customer) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO customers (id, username, name, tier, password_hash) VALUES (?, ?, ?, ?, ?)`,
+		c.ID, c.Username, c.Name, c.Tier, c.PasswordHash)
+	return conflict(err, "a customer with this user name exists already")
+}
+
+// CreateApplication implements flightgraph.AccessTx.
+func (t *accessTx) CreateApplication(ctx context.Context, a *flightgraph.Application) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO applications (id, account_id, name, website, description, callback_url, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, a.ID, a.AccountID, a.Name, a.Website, a.Description, a.CallbackURL, a.CreatedAt.UTC(), a.UpdatedAt.UTC())
+	return err
+}
+
+// UpdateApplication implements flightgraph.AccessTx.
+func (t *accessTx) UpdateApplication(ctx context.Context, a *flightgraph.Application) error {
+	_, err := t.db.exec(ctx, t.q, `UPDATE applications SET name = ?, website = ?, description = ?, callback_url = ?, updated_at = ? WHERE id = ?`,
+		a.Name, a.Website, a.Description, a.CallbackURL, a.UpdatedAt.UTC(), a.ID)
+	return err
+}
+
+// DeleteApplication implements flightgraph.AccessTx: the application with its keys, their
+// subscriptions, usage, limit requests and tokens.
+func (t *accessTx) DeleteApplication(ctx context.Context, id string) error {
+	keys := `SELECT id FROM api_keys WHERE application_id = ?`
+	subs := `SELECT id FROM subscriptions WHERE key_id IN (` + keys + `)`
+	for _, q := range []string{
+		`DELETE FROM usage_daily WHERE subscription_id IN (` + subs + `)`,
+		`DELETE FROM limit_requests WHERE subscription_id IN (` + subs + `)`,
+		`DELETE FROM subscriptions WHERE key_id IN (` + keys + `)`,
+		`DELETE FROM oauth_tokens WHERE key_id IN (` + keys + `)`,
+		`DELETE FROM api_keys WHERE application_id = ?`,
+		`DELETE FROM applications WHERE id = ?`,
+	} {
+		if _, err := t.db.exec(ctx, t.q, q, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateKey implements flightgraph.AccessTx.
+func (t *accessTx) CreateKey(ctx context.Context, k *flightgraph.Key) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO api_keys (id, application_id, hint, key_hash, secret_hash, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.ApplicationID, k.Hint, k.KeyHash, k.SecretHash, k.Status, k.CreatedAt.UTC())
+	return err
+}
+
+// UpdateKey implements flightgraph.AccessTx.
+func (t *accessTx) UpdateKey(ctx context.Context, k *flightgraph.Key) error {
+	_, err := t.db.exec(ctx, t.q, `UPDATE api_keys SET secret_hash = ?, status = ? WHERE id = ?`, k.SecretHash, k.Status, k.ID)
+	return err
+}
+
+// CreatePlan implements flightgraph.AccessTx.
+func (t *accessTx) CreatePlan(ctx context.Context, p *flightgraph.Plan) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO plans (id, product, name, custom, per_second, per_day) VALUES (?, ?, ?, ?, ?, ?)`,
+		p.ID, p.Product, p.Name, p.Custom, p.PerSecond, p.PerDay)
+	return err
+}
+
+// CreateSubscription implements flightgraph.AccessTx.
+func (t *accessTx) CreateSubscription(ctx context.Context, s *flightgraph.Subscription) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO subscriptions (id, key_id, product, plan_id, status, reason, created_at, decided_at, decided_by)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, s.KeyID, s.Product, s.PlanID, s.Status, s.Reason, s.CreatedAt.UTC(), utcPtr(s.DecidedAt), s.DecidedBy)
+	return conflict(err, "this key has a subscription to this API already")
+}
+
+// UpdateSubscription implements flightgraph.AccessTx.
+func (t *accessTx) UpdateSubscription(ctx context.Context, s *flightgraph.Subscription) error {
+	_, err := t.db.exec(ctx, t.q, `UPDATE subscriptions SET plan_id = ?, status = ?, reason = ?, decided_at = ?, decided_by = ? WHERE id = ?`,
+		s.PlanID, s.Status, s.Reason, utcPtr(s.DecidedAt), s.DecidedBy, s.ID)
+	return err
+}
+
+// CreateLimitRequest implements flightgraph.AccessTx.
+func (t *accessTx) CreateLimitRequest(ctx context.Context, r *flightgraph.LimitIncreaseRequest) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO limit_requests (`+limitCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.SubscriptionID, r.AccountID, r.Description, r.EstimatedPerSecond, r.EstimatedPerDay, r.Status, r.Reply, r.ReviewedBy,
+		r.CreatedAt.UTC(), utcPtr(r.ReviewedAt))
+	return err
+}
+
+// UpdateLimitRequest implements flightgraph.AccessTx.
+func (t *accessTx) UpdateLimitRequest(ctx context.Context, r *flightgraph.LimitIncreaseRequest) error {
+	_, err := t.db.exec(ctx, t.q, `UPDATE limit_requests SET status = ?, reply = ?, reviewed_by = ?, reviewed_at = ? WHERE id = ?`,
+		r.Status, r.Reply, r.ReviewedBy, utcPtr(r.ReviewedAt), r.ID)
+	return err
+}
+
+// CreateToken implements flightgraph.AccessTx.
+func (t *accessTx) CreateToken(ctx context.Context, tk *flightgraph.Token) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO oauth_tokens (`+tokenCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		tk.Hash, tk.Kind, tk.KeyID, tk.CustomerID, tk.Grant, tk.FamilyID, tk.Scope, tk.CreatedAt.UTC(), tk.ExpiresAt.UTC(), utcPtr(tk.UsedAt), utcPtr(tk.RevokedAt))
+	return err
+}
+
+// UseRefreshToken implements flightgraph.AccessTx. The conditional update is the arbiter among
+// concurrent refreshes: exactly one of them changes the row.
+func (t *accessTx) UseRefreshToken(ctx context.Context, hash string, now time.Time) (bool, error) {
+	r, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ? AND kind = 'refresh' AND used_at IS NULL AND revoked_at IS NULL`, now.UTC(), hash)
+	if err != nil {
+		return false, err
+	}
+	n, err := r.RowsAffected()
+	return n == 1, err
+}
+
+// RevokeTokenFamily implements flightgraph.AccessTx.
+func (t *accessTx) RevokeTokenFamily(ctx context.Context, familyID string, now time.Time) error {
+	_, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL`, now.UTC(), familyID)
+	return err
+}
+
+// RevokeKeyTokens implements flightgraph.AccessTx.
+func (t *accessTx) RevokeKeyTokens(ctx context.Context, keyID string, now time.Time) error {
+	_, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL`, now.UTC(), keyID)
+	return err
+}
+
+// AddAudit implements flightgraph.AccessTx.
+func (t *accessTx) AddAudit(ctx context.Context, e *flightgraph.AuditEntry) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO audit_log (at, actor, action, target_type, target_id, before, after) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		e.At.UTC(), e.Actor, e.Action, e.TargetType, e.TargetID, e.Before, e.After)
+	return err
+}
+
+// EnqueueMail implements flightgraph.AccessTx.
+func (t *accessTx) EnqueueMail(ctx context.Context, m *flightgraph.Mail) error {
+	return t.db.enqueueMail(ctx, t.q, m)
+}
+
+func utcPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UTC()
+}
+
+// conflict turns a unique violation into ECodeConflict with a message for the caller.
+func conflict(err error, msg string) error {
+	var fe *flightgraph.Error
+	if errors.As(err, &fe) && fe.Code == flightgraph.ECodeConflict {
+		return &flightgraph.Error{Code: flightgraph.ECodeConflict, Message: msg, Err: fe.Err}
+	}
+	return err
+}
