@@ -61,6 +61,8 @@ type AccessReader interface {
 	KeysByApplications(ctx context.Context, appIDs []string) ([][]*Key, error)
 	// KeyAccess returns what authentication needs of the key with this hash.
 	KeyAccess(ctx context.Context, keyHash string) (*KeyAccess, error)
+	// KeyAccessByID is KeyAccess for the key with this id.
+	KeyAccessByID(ctx context.Context, keyID string) (*KeyAccess, error)
 	Subscription(ctx context.Context, id string) (*Subscription, error)
 	// SubscriptionsByKeys returns each key's subscriptions ordered by product, in key order.
 	SubscriptionsByKeys(ctx context.Context, keyIDs []string) ([][]*Subscription, error)

@@ -20,6 +20,8 @@ type Caller struct {
 	ApplicationID string
 	// Account is the portal account behind a session, or the owner of the key's application.
 	Account *Account
+	// SessionHash is the hash of a portal session's token, to end it with.
+	SessionHash string
 	// CustomerID is the loyalty customer of a password-grant token.
 	CustomerID string
 	Grant      Grant

@@ -22,6 +22,9 @@ type Stores struct {
 	Places   flightgraph.PlaceStore
 	Aircraft flightgraph.AircraftStore
 	Network  flightgraph.NetworkStore
+	Access   flightgraph.AccessReader
+	// UsageToday counts each subscription's calls of today, stored and not yet stored.
+	UsageToday func(ctx context.Context, subscriptions []string) ([]int64, error)
 }
 
 // Loaders batch and cache the parent-to-child lookups of one request. They are created per
@@ -37,6 +40,11 @@ type Loaders struct {
 	Aircraft  *Loader[*flightgraph.Aircraft]
 	Cabins    *Loader[[]*flightgraph.Cabin]
 	Amenities *Loader[[]*flightgraph.Amenity]
+
+	// The portal's.
+	AppKeys *Loader[[]*flightgraph.Key]
+	KeySubs *Loader[[]*flightgraph.Subscription]
+	Usage   *Loader[int64]
 
 	// fields holds the "Type.field" pairs the operation selects; set before resolvers run.
 	fields map[string]bool
@@ -61,6 +69,13 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 		l.prefetchCabins(ctx, flatten(lists))
 	})
 	l.Amenities = newLoader(st.Aircraft.AmenitiesByProducts, wait, nil)
+	if st.Access != nil {
+		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, nil)
+		l.KeySubs = newLoader(st.Access.SubscriptionsByKeys, wait, nil)
+	}
+	if st.UsageToday != nil {
+		l.Usage = newLoader(st.UsageToday, wait, nil)
+	}
 	return l
 }
 

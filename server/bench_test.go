@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -28,8 +29,15 @@ func BenchmarkDepartures(b *testing.B) {
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 	h := server.New(server.Config{
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
-		DB: db, Stores: stores(db), Now: func() time.Time { return storetest.Now }, Version: "bench",
+		DB: db, Stores: stores(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db), Hasher: fastHasher,
+		Now: func() time.Time { return storetest.Now }, Version: "bench",
 	})
+	h.Access.SyncCatalogue(context.Background())
+	demo, err := h.Access.SeedDemo(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	for _, first := range []int{5, 50} {
 		body, _ := json.Marshal(map[string]any{"query": departures, "variables": departuresVars(first)})
 		b.Run("first="+map[int]string{5: "5", 50: "50"}[first], func(b *testing.B) {
@@ -40,6 +48,7 @@ func BenchmarkDepartures(b *testing.B) {
 			for b.Loop() {
 				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("api-key", demo.APIKey)
 				ctx := store.WithQueryCounter(req.Context())
 				rec := httptest.NewRecorder()
 				start := time.Now()

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -23,8 +24,10 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/resolvers"
+	"github.com/flightgraph/flightgraph/rest"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
@@ -42,13 +45,22 @@ type Pinger interface {
 
 // Config holds the server's dependencies.
 type Config struct {
-	Log        *slog.Logger
-	Registry   *prometheus.Registry // metrics are registered here and served at /metrics
-	DB         Pinger
-	Stores     graph.Stores // what GraphQL, REST and the dataloaders read
+	Log      *slog.Logger
+	Registry *prometheus.Registry // metrics are registered here and served at /metrics
+	DB       Pinger
+	Stores   graph.Stores // what GraphQL, REST and the dataloaders read of the flight graph
+	Access   flightgraph.AccessStore
+	Mail     flightgraph.MailStore
+	Mailer   access.Mailer // default: the log
+	// NewLimiter builds the limiter over the usage counts; default: in-process.
+	NewLimiter func(usage access.DayUsage) access.Limiter
+	Hasher     access.PasswordHasher
+	Tokens     access.TokenService // lifetimes; the rest is filled in
+	PortalURL  string
 	LoaderWait time.Duration
 	Now        func() time.Time
 	Version    string
+	BuildTime  time.Time
 }
 
 // Server is the HTTP edge of flightgraph.
@@ -58,6 +70,12 @@ type Server struct {
 	handler  http.Handler
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	// Access is the portal's service, for the commands that seed accounts and keys.
+	Access *access.Service
+	Guard  *access.Guard
+	Usage  *access.UsageRecorder
+	Outbox *access.Outbox
 }
 
 // New builds the handler.
@@ -68,8 +86,30 @@ func New(cfg Config) *Server {
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = graph.DefaultLoaderWait
 	}
+	if cfg.Hasher == (access.PasswordHasher{}) {
+		cfg.Hasher = access.DefaultPasswordHasher
+	}
+	if cfg.Mailer == nil {
+		cfg.Mailer = access.NewLogMailer(cfg.Log)
+	}
 	s := &Server{cfg: cfg, travel: &travel.Service{Flights: cfg.Stores.Flights, Places: cfg.Stores.Places,
 		Aircraft: cfg.Stores.Aircraft, Network: cfg.Stores.Network, Now: cfg.Now}}
+	s.Usage = &access.UsageRecorder{Store: cfg.Access, Log: cfg.Log}
+	var limiter access.Limiter = access.NewMemoryLimiter(s.Usage.DayUsage, cfg.Now)
+	if cfg.NewLimiter != nil {
+		limiter = cfg.NewLimiter(s.Usage.DayUsage)
+	}
+	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log}
+	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
+	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, PortalURL: cfg.PortalURL,
+		Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
+	tokens := cfg.Tokens
+	tokens.Store, tokens.Hasher, tokens.Now, tokens.Log = cfg.Access, cfg.Hasher, cfg.Now, cfg.Log
+	cfg.Stores.Access = cfg.Access
+	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
+		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
+	}
+	s.cfg = cfg
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flightgraph_http_requests_total", Help: "HTTP requests by route, method and status code.",
 	}, []string{"route", "method", "code"})
@@ -80,7 +120,9 @@ func New(cfg Config) *Server {
 	cfg.Registry.MustRegister(s.requests, s.duration)
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.Middleware(cfg.Stores, cfg.LoaderWait, s.graphQL()))
+	mux.Handle("/graphql", s.graphQL())
+	mux.Handle("/oauthcust/oauth/token", &tokens)
+	(&rest.API{Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}).Register(mux)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
@@ -93,19 +135,24 @@ func New(cfg Config) *Server {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// graphQL is /graphql: the access guard (products from the operation's root fields), then the
+// request's dataloaders, then gqlgen.
 func (s *Server) graphQL() http.Handler {
-	h := handler.New(graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: s.travel, Now: s.cfg.Now}}))
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: s.travel, Access: s.Access, Now: s.cfg.Now}})
+	apq := lru.New[string](1000)
+	h := handler.New(schema)
 	h.AddTransport(transport.Options{})
 	h.AddTransport(transport.GET{})
 	h.AddTransport(transport.POST{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	h.Use(extension.Introspection{})
-	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	h.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	h.Use(extension.FixedComplexityLimit(MaxComplexity))
 	h.AroundOperations(graph.PlanPrefetch)
 	h.SetErrorPresenter(graph.ErrorPresenter(s.cfg.Log))
 	h.SetRecoverFunc(graph.Recover(s.cfg.Log))
-	return h
+	classify := graph.NewClassifier(schema.Schema(), apq).Classify
+	return s.Guard.Middleware(classify, graph.ErrorWriter(s.cfg.Log))(graph.Middleware(s.cfg.Stores, s.cfg.LoaderWait, h))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -213,6 +260,12 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, grace time.Duration) 
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// Background work of the access core: usage counts to the store, mail to the server.
+	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Usage.Run(bg, 5*time.Second) })
+	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
+	defer func() { stopBg(); wg.Wait() }()
 	select {
 	case err := <-errc:
 		return err

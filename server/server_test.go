@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
@@ -26,9 +29,15 @@ type testServer struct {
 	*httptest.Server
 	db  *store.DB
 	log *bytes.Buffer
+	srv *server.Server
+	// demo holds the demo accounts and the demo key, approved for every public API.
+	demo *access.DemoCredentials
 	// queries is the number of SQL round trips of the last request.
 	queries atomic.Int64
 }
+
+// fastHasher keeps argon2id but makes it cheap: tests hash many passwords.
+var fastHasher = access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}
 
 func newServer(t testing.TB, db *store.DB) *testServer {
 	t.Helper()
@@ -38,10 +47,22 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 		Registry: prometheus.NewRegistry(),
 		DB:       db,
 		Stores:   stores(db),
+		Access:   store.NewAccessStore(db),
+		Mail:     store.NewMailStore(db),
+		Hasher:   fastHasher,
 		Now:      func() time.Time { return storetest.Now },
 		Version:  "test",
 	})
-	s := &testServer{db: db, log: logs}
+	ctx := context.Background()
+	if err := h.Access.SyncCatalogue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := h.Access.SeedDemo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &testServer{db: db, log: logs, srv: h, demo: demo}
+	s.raiseLimits(t)
 	// Count the SQL round trips of each request so tests and benchmarks can read them.
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := store.WithQueryCounter(r.Context())
@@ -50,6 +71,40 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// raiseLimits gives each of the demo key's subscriptions a custom plan so generous that tests of
+// other things never meet a limit: the server's clock is frozen, so the one-second window never
+// moves on.
+func (s *testServer) raiseLimits(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	st := store.NewAccessStore(s.db)
+	ka, err := st.KeyAccess(ctx, access.HashCredential(s.demo.APIKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		for slug, e := range ka.Products {
+			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_000}}
+			if err := tx.CreatePlan(ctx, plan); err != nil {
+				return err
+			}
+			sub, err := tx.Subscription(ctx, e.SubscriptionID)
+			if err != nil {
+				return err
+			}
+			sub.PlanID = plan.ID
+			if err := tx.UpdateSubscription(ctx, sub); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.srv.Guard.Forget(ka.Key.ID)
 }
 
 func stores(db *store.DB) graph.Stores {
@@ -67,11 +122,22 @@ type gqlResponse struct {
 	} `json:"errors"`
 }
 
-// query posts a GraphQL operation and decodes the answer.
+// query posts a GraphQL operation with the demo key and decodes the answer.
 func (s *testServer) query(t testing.TB, q string, vars map[string]any) gqlResponse {
 	t.Helper()
+	return s.queryAs(t, map[string]string{"api-key": s.demo.APIKey}, q, vars)
+}
+
+// queryAs posts a GraphQL operation with the given headers and decodes the answer.
+func (s *testServer) queryAs(t testing.TB, headers map[string]string, q string, vars map[string]any) gqlResponse {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-	resp, err := http.Post(s.URL+"/graphql", "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

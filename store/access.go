@@ -172,9 +172,19 @@ func (a accessQ) KeysByApplications(ctx context.Context, appIDs []string) ([][]*
 	return groupByKey(appIDs, rows, func(k *flightgraph.Key) string { return k.ApplicationID }), nil
 }
 
-// KeyAccess implements flightgraph.AccessReader: the key with its application and owner in one
-// round trip, its approved subscriptions with their plans in a second.
+// KeyAccess implements flightgraph.AccessReader.
 func (a accessQ) KeyAccess(ctx context.Context, keyHash string) (*flightgraph.KeyAccess, error) {
+	return a.keyAccess(ctx, "k.key_hash = ?", keyHash)
+}
+
+// KeyAccessByID implements flightgraph.AccessReader.
+func (a accessQ) KeyAccessByID(ctx context.Context, keyID string) (*flightgraph.KeyAccess, error) {
+	return a.keyAccess(ctx, "k.id = ?", keyID)
+}
+
+// keyAccess reads the key with its application and owner in one round trip, its approved
+// subscriptions with their plans in a second.
+func (a accessQ) keyAccess(ctx context.Context, cond string, arg string) (*flightgraph.KeyAccess, error) {
 	var row struct {
 		K flightgraph.Key         `db:"k"`
 		P flightgraph.Application `db:"p"`
@@ -187,7 +197,7 @@ func (a accessQ) KeyAccess(ctx context.Context, keyHash string) (*flightgraph.Ke
 		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at",
 		a.id AS "a.id", a.email AS "a.email", a.name AS "a.name", a.role AS "a.role", a.password_hash AS "a.password_hash", a.created_at AS "a.created_at"
 		FROM api_keys k JOIN applications p ON p.id = k.application_id JOIN accounts a ON a.id = p.account_id
-		WHERE k.key_hash = ?`, keyHash)
+		WHERE `+cond, arg)
 	if err != nil {
 		return nil, err
 	}

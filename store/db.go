@@ -217,6 +217,18 @@ func (s *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// LatestVersion returns the highest migration this build carries for a dialect.
+func LatestVersion(dialect string) int {
+	files, _ := fs.Glob(migrations, "migrations/"+dialect+"/*.sql")
+	latest := 0
+	for _, f := range files {
+		if v, err := strconv.Atoi(strings.SplitN(filepath.Base(f), "_", 2)[0]); err == nil && v > latest {
+			latest = v
+		}
+	}
+	return latest
+}
+
 // SchemaVersion returns the highest applied migration, 0 for an empty database.
 func (s *DB) SchemaVersion(ctx context.Context) (int, error) {
 	var v sql.NullInt64

@@ -26,6 +26,9 @@ type config struct {
 	loaderWait  time.Duration
 	grace       time.Duration
 	rollEvery   time.Duration
+	redisURL    string
+	smtpURL     string
+	demo        bool
 	seed        int64
 	scale       int
 }

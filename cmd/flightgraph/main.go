@@ -4,6 +4,7 @@
 //	flightgraph [serve]    run the server (the default)
 //	flightgraph migrate    apply database migrations
 //	flightgraph seed       (re)load the demo data set
+//	flightgraph operator   add an operator account
 //	flightgraph version    print the version
 package main
 
@@ -22,14 +23,14 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "flightgraph:", err)
 		os.Exit(1)
 	}
 }
 
 // run is the whole program; tests call it with their own arguments, environment and outputs.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
@@ -41,6 +42,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrate(ctx, args, getenv, stdout, stderr)
 	case "seed":
 		return seed(ctx, args, getenv, stdout, stderr)
+	case "operator":
+		return operatorCmd(ctx, args, getenv, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "flightgraph", version)
 		return nil
@@ -57,6 +60,7 @@ commands:
   serve     run the server (default)
   migrate   apply database migrations
   seed      (re)load the demo data set; --scale N multiplies the network
+  operator  add --email E --name N: add an operator account (password on stdin)
   version   print the version
 
 Run 'flightgraph <command> -h' for the flags of a command. Every flag can also be set with the

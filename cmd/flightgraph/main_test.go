@@ -54,7 +54,7 @@ func start(t *testing.T, env map[string]string, args ...string) *running {
 	done := make(chan error, 1)
 	getenv := func(k string) string { return env[k] }
 	go func() {
-		err := run(ctx, args, getenv, pw, stderr)
+		err := run(ctx, args, getenv, strings.NewReader(""), pw, stderr)
 		pw.CloseWithError(io.EOF)
 		done <- err
 	}()
@@ -105,12 +105,39 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// demoKey reads the demo api-key from the data folder's demo-credentials.json.
+func demoKey(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "demo-credentials.json")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("no demo credentials: %v", err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	}
+	raw, _ := os.ReadFile(path)
+	var creds map[string]string
+	if err := json.Unmarshal(raw, &creds); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"apiKey", "clientId", "clientSecret", "customerUsername", "customerPassword", "developerEmail", "developerPassword", "operatorEmail", "operatorPassword"} {
+		if creds[k] == "" {
+			t.Errorf("demo credentials lack %s", k)
+		}
+	}
+	return creds["apiKey"]
+}
+
 // departures asks for the first 50 departures from AMS today and returns how many came back.
-func departures(t *testing.T, base string) int {
+func departures(t *testing.T, base, key string) int {
 	t.Helper()
 	q := `query($d: Date!) { flights(origin: "AMS", date: $d, first: 50) { totalCount edges { node { id status legs { aircraft { typeName } destination { city { country { name } } } } } } } }`
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"d": time.Now().UTC().Format("2006-01-02")}})
-	resp, err := http.Post(base+"/graphql", "application/json", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("api-key", key)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +178,8 @@ func TestServeEmbedded(t *testing.T) {
 	if code, body := get(t, srv.url+"/readyz"); code != 200 {
 		t.Fatalf("readyz %d %s", code, body)
 	}
-	if n := departures(t, srv.url); n != 50 {
+	key := demoKey(t, dir)
+	if n := departures(t, srv.url, key); n != 50 {
 		t.Fatalf("%d departures, want 50", n)
 	}
 	if v := metric(t, srv.url, "flightgraph_db_queries_total"); v < 5 {
@@ -175,7 +203,7 @@ func TestServeEmbedded(t *testing.T) {
 
 	// A later start reuses the data and does not load it again.
 	again := start(t, env, "--addr", "127.0.0.1:0")
-	if n := departures(t, again.url); n != 50 {
+	if n := departures(t, again.url, key); n != 50 {
 		t.Fatalf("%d departures after a restart, want 50", n)
 	}
 	if strings.Contains(again.stderr.String(), "demo data set created") || strings.Contains(again.stderr.String(), "reference data loaded") {
@@ -193,25 +221,27 @@ func TestPostgres(t *testing.T) {
 	var out, errs bytes.Buffer
 
 	// serve refuses an empty database rather than migrating behind the operator's back.
-	err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, &out, &errs)
+	err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs)
 	if err == nil || !strings.Contains(err.Error(), "flightgraph migrate") {
 		t.Fatalf("serve on an empty database: %v", err)
 	}
-	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return env[k] }, &out, &errs); err != nil {
+	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, errs.String())
 	}
-	if !strings.Contains(out.String(), "postgres schema at version 1 (was 0)") {
+	if !strings.Contains(out.String(), "postgres schema at version 2 (was 0)") {
 		t.Errorf("migrate said %q", out.String())
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"seed", "--days-back", "1", "--days-ahead", "1"}, func(k string) string { return env[k] }, &out, &errs); err != nil {
+	if err := run(context.Background(), []string{"seed", "--days-back", "1", "--days-ahead", "1"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs); err != nil {
 		t.Fatalf("seed: %v\n%s", err, errs.String())
 	}
 	if !strings.Contains(out.String(), "seeded postgres") {
 		t.Errorf("seed said %q", out.String())
 	}
-	srv := start(t, env, "--addr", "127.0.0.1:0", "--roll-every", "0")
-	if n := departures(t, srv.url); n != 50 {
+	dir := t.TempDir()
+	env["FLIGHTGRAPH_DATA_DIR"] = dir
+	srv := start(t, env, "--addr", "127.0.0.1:0", "--roll-every", "0", "--demo")
+	if n := departures(t, srv.url, demoKey(t, dir)); n != 50 {
 		t.Fatalf("%d departures on PostgreSQL, want 50", n)
 	}
 }
@@ -232,13 +262,13 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errs bytes.Buffer
-		err := run(context.Background(), c.args, getenv, &out, &errs)
+		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
 		}
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"version"}, getenv, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "flightgraph ") {
+	if err := run(context.Background(), []string{"version"}, getenv, strings.NewReader(""), &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "flightgraph ") {
 		t.Errorf("version: %q %v", out.String(), err)
 	}
 }

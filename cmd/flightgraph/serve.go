@@ -2,17 +2,24 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
@@ -25,6 +32,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.StringVar(&c.addr, "addr", envOr(getenv, "FLIGHTGRAPH_ADDR", "127.0.0.1:8080"), "address to listen on (FLIGHTGRAPH_ADDR)")
 	fs.DurationVar(&c.loaderWait, "loader-wait", envDuration(getenv, "FLIGHTGRAPH_LOADER_WAIT", graph.DefaultLoaderWait), "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
 	fs.DurationVar(&c.rollEvery, "roll-every", envDuration(getenv, "FLIGHTGRAPH_ROLL_EVERY", time.Hour), "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
+	fs.StringVar(&c.redisURL, "redis-url", envOr(getenv, "FLIGHTGRAPH_REDIS_URL", ""), "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
+	fs.StringVar(&c.smtpURL, "smtp-url", envOr(getenv, "FLIGHTGRAPH_SMTP_URL", ""), "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
+	fs.BoolVar(&c.demo, "demo", envOr(getenv, "FLIGHTGRAPH_DEMO", "") == "1", "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO=1)")
 	fs.DurationVar(&c.grace, "shutdown-grace", envDuration(getenv, "FLIGHTGRAPH_SHUTDOWN_GRACE", 15*time.Second), "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -42,18 +52,52 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	if err := prepare(ctx, c, db, log); err != nil {
+	firstStart, err := prepare(ctx, c, db, log)
+	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Config{
-		Log: log, Registry: reg, DB: db, Version: version, LoaderWait: c.loaderWait,
+	cfg := server.Config{
+		Log: log, Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
 		Stores: graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
 			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
-	})
+		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
+		PortalURL: "http://" + ln.Addr().String() + "/portal",
+	}
+	if c.smtpURL != "" {
+		m, err := access.NewSMTPMailer(c.smtpURL)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--smtp-url: %w", err)
+		}
+		cfg.Mailer = m
+	}
+	if c.redisURL != "" {
+		opts, err := redis.ParseURL(c.redisURL)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--redis-url: %w", err)
+		}
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		cfg.NewLimiter = func(usage access.DayUsage) access.Limiter {
+			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
+		}
+	}
+	srv := server.New(cfg)
+	if err := srv.Access.SyncCatalogue(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("sync the API catalogue: %w", err)
+	}
+	if firstStart || c.demo {
+		if err := demo(ctx, srv.Access, c, stdout, log); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	if c.rollEvery > 0 {
 		go keepRolling(ctx, db, c.rollEvery, log)
 	}
@@ -70,35 +114,72 @@ func envOr(getenv func(string) string, name, def string) string {
 	return def
 }
 
-// prepare brings the store up to date before serving. The embedded store migrates and seeds
-// itself on first start; PostgreSQL is migrated and seeded by the migrate and seed commands, so
-// that replicas never race to do it, and serve only checks it and rolls the window.
-func prepare(ctx context.Context, c *config, db *store.DB, log *slog.Logger) error {
+// prepare brings the store up to date before serving and reports whether this was the embedded
+// store's first start. The embedded store migrates and seeds itself; PostgreSQL is migrated and
+// seeded by the migrate and seed commands, so that replicas never race to do it, and serve only
+// checks it.
+func prepare(ctx context.Context, c *config, db *store.DB, log *slog.Logger) (bool, error) {
 	ds := store.NewDatasetStore(db)
 	if db.Dialect() == store.SQLite {
 		if err := db.Migrate(ctx); err != nil {
-			return err
+			return false, err
 		}
 		loaded, st, err := dataset.Ensure(ctx, ds, dataset.Options{Seed: dataset.DefaultSeed, Scale: 1}, time.Now(), log)
 		if err != nil {
-			return fmt.Errorf("load demo data: %w", err)
+			return false, fmt.Errorf("load demo data: %w", err)
 		}
 		if loaded {
 			log.Info("demo data set created", "dir", c.dataDir, "flights", st.Flights)
 		}
-		return nil
+		return loaded, nil
 	}
 	v, err := db.SchemaVersion(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if v == 0 {
-		return errors.New("the PostgreSQL database has no schema: run 'flightgraph migrate' and 'flightgraph seed' first")
+		return false, errors.New("the PostgreSQL database has no schema: run 'flightgraph migrate' and 'flightgraph seed' first")
+	}
+	if latest := store.LatestVersion(db.Dialect()); v < latest {
+		return false, fmt.Errorf("the PostgreSQL schema is at version %d, this build needs %d: run 'flightgraph migrate'", v, latest)
 	}
 	if st, err := ds.DatasetState(ctx); err == nil && st == nil {
 		log.Warn("the database holds no data set: run 'flightgraph seed'")
 	}
+	return false, nil
+}
+
+// demo creates the demo accounts and key, prints them and writes them to
+// <data dir>/demo-credentials.json, readable by the owner only. Demo accounts that exist already
+// are left alone.
+func demo(ctx context.Context, svc *access.Service, c *config, stdout io.Writer, log *slog.Logger) error {
+	creds, err := svc.SeedDemo(ctx)
+	if flightgraph.ErrorCode(err) == flightgraph.ECodeConflict {
+		log.Info("demo accounts exist already", "file", filepath.Join(c.dataDir, "demo-credentials.json"))
+		return nil
+	} else if err != nil {
+		return err
+	}
+	body, _ := json.MarshalIndent(creds, "", "  ")
+	if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(c.dataDir, "demo-credentials.json")
+	if err := os.WriteFile(path, append(body, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write demo credentials: %w", err)
+	}
+	fmt.Fprintf(stdout, "Demo accounts created; they are in %s (readable by you only):\n%s\n", path, body)
 	return nil
+}
+
+// buildTime is when the binary was built, from its file's modification time.
+func buildTime() time.Time {
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			return fi.ModTime()
+		}
+	}
+	return time.Now()
 }
 
 // keepRolling moves the window of materialised flights as the days pass: at once, then every

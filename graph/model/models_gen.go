@@ -11,6 +11,12 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
+type AddAPIInput struct {
+	KeyID string  `json:"keyId"`
+	API   string  `json:"api"`
+	Plan  *string `json:"plan,omitempty"`
+}
+
 type AirportConnection struct {
 	TotalCount int            `json:"totalCount"`
 	PageInfo   *PageInfo      `json:"pageInfo"`
@@ -20,6 +26,12 @@ type AirportConnection struct {
 type AirportEdge struct {
 	Cursor string               `json:"cursor"`
 	Node   *flightgraph.Airport `json:"node"`
+}
+
+type AuthPayload struct {
+	// The portal session token: send it as Authorization: Bearer <token>.
+	Token   string               `json:"token"`
+	Account *flightgraph.Account `json:"account"`
 }
 
 type FlightConnection struct {
@@ -33,6 +45,18 @@ type FlightEdge struct {
 	Node   *flightgraph.Flight `json:"node"`
 }
 
+type KeyPayload struct {
+	Key *flightgraph.NewKey `json:"key"`
+}
+
+type Me struct {
+	Account      *flightgraph.Account       `json:"account"`
+	Applications []*flightgraph.Application `json:"applications"`
+}
+
+type Mutation struct {
+}
+
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`
@@ -41,6 +65,12 @@ type PageInfo struct {
 }
 
 type Query struct {
+}
+
+type RequestKeyInput struct {
+	ApplicationID string  `json:"applicationId"`
+	API           string  `json:"api"`
+	Plan          *string `json:"plan,omitempty"`
 }
 
 type RouteConnection struct {
@@ -52,6 +82,61 @@ type RouteConnection struct {
 type RouteEdge struct {
 	Cursor string             `json:"cursor"`
 	Node   *flightgraph.Route `json:"node"`
+}
+
+type APIAuth string
+
+const (
+	APIAuthAPIKey APIAuth = "API_KEY"
+	APIAuthOauth  APIAuth = "OAUTH"
+)
+
+var AllAPIAuth = []APIAuth{
+	APIAuthAPIKey,
+	APIAuthOauth,
+}
+
+func (e APIAuth) IsValid() bool {
+	switch e {
+	case APIAuthAPIKey, APIAuthOauth:
+		return true
+	}
+	return false
+}
+
+func (e APIAuth) String() string {
+	return string(e)
+}
+
+func (e *APIAuth) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = APIAuth(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ApiAuth", str)
+	}
+	return nil
+}
+
+func (e APIAuth) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *APIAuth) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e APIAuth) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // Languages of labels.

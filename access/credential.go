@@ -1,0 +1,158 @@
+// Package access is the access core shared by the GraphQL and REST edges: credentials, portal
+// accounts and sessions, applications, keys and subscriptions with their approval workflow, the
+// OAuth 2.0 token service, plans and limits, usage, audit and the mail outbox. It exposes one
+// HTTP middleware that authenticates every call and puts the Caller in its context.
+package access
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/big"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Credential kinds, told apart by the prefix of their value.
+const (
+	KindAPIKey       = "fgk_"  // an application key: the api-key header and the OAuth client_id
+	KindSecret       = "fgs_"  // a key's secret: the OAuth client_secret
+	KindAccessToken  = "fgat_" // an OAuth 2.0 access token
+	KindRefreshToken = "fgrt_" // an OAuth 2.0 refresh token
+	KindSession      = "fgps_" // a portal session
+)
+
+const (
+	credentialBytes = 32 // of randomness, from crypto/rand
+	bodyLen         = 43 // base62 digits that hold 32 bytes
+	checksumLen     = 6  // base62 digits that hold a CRC-32
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewCredential returns a fresh credential of a kind: its prefix, 32 random bytes in base62 and a
+// CRC-32 checksum of both, so that a typo or garbage is refused without a database query.
+func NewCredential(kind string) string {
+	var b [credentialBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("access: crypto/rand failed: %v", err)) // the platform is broken; nothing is safe
+	}
+	body := encode62(new(big.Int).SetBytes(b[:]), bodyLen)
+	return kind + body + checksum(kind+body)
+}
+
+// CredentialKind returns the kind of a well-formed credential, or "" for anything else.
+func CredentialKind(s string) string {
+	for _, kind := range []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession} {
+		if !strings.HasPrefix(s, kind) {
+			continue
+		}
+		rest := s[len(kind):]
+		if len(rest) != bodyLen+checksumLen || strings.Trim(rest, base62) != "" {
+			return ""
+		}
+		if subtle.ConstantTimeCompare([]byte(checksum(kind+rest[:bodyLen])), []byte(rest[bodyLen:])) != 1 {
+			return ""
+		}
+		return kind
+	}
+	return ""
+}
+
+// HashCredential is what is stored of a credential: the hex SHA-256 of its value. Credentials
+// carry 256 bits of randomness, so an unsalted fast hash is safe and allows lookup by hash.
+func HashCredential(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// SameHash compares two stored hashes in constant time.
+func SameHash(a, b string) bool {
+	return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// Hint is the harmless part of a credential shown in lists: its prefix, first and last four
+// characters.
+func Hint(s string) string {
+	if len(s) < 16 {
+		return "…"
+	}
+	i := strings.Index(s, "_") + 1
+	return s[:i+4] + "…" + s[len(s)-4:]
+}
+
+func checksum(s string) string {
+	return encode62(new(big.Int).SetUint64(uint64(crc32.ChecksumIEEE([]byte(s)))), checksumLen)
+}
+
+func encode62(n *big.Int, width int) string {
+	out := make([]byte, width)
+	base, mod := big.NewInt(62), new(big.Int)
+	for i := width - 1; i >= 0; i-- {
+		n.DivMod(n, base, mod)
+		out[i] = base62[mod.Int64()]
+	}
+	return string(out)
+}
+
+// NewID returns a random, URL-safe identifier with a prefix naming what it identifies.
+func NewID(prefix string) string {
+	var b [10]byte
+	rand.Read(b[:])
+	return prefix + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// PasswordHasher hashes passwords with argon2id.
+type PasswordHasher struct {
+	Time    uint32 // iterations
+	Memory  uint32 // KiB
+	Threads uint8
+}
+
+// DefaultPasswordHasher follows OWASP's argon2id baseline (19 MiB, 2 iterations, 1 thread).
+var DefaultPasswordHasher = PasswordHasher{Time: 2, Memory: 19 * 1024, Threads: 1}
+
+// Hash returns the PHC string of the password: $argon2id$v=19$m=…,t=…,p=…$salt$hash.
+func (h PasswordHasher) Hash(password string) string {
+	salt := make([]byte, 16)
+	rand.Read(salt)
+	sum := argon2.IDKey([]byte(password), salt, h.Time, h.Memory, h.Threads, 32)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads, b64.EncodeToString(salt), b64.EncodeToString(sum))
+}
+
+var errBadHash = errors.New("access: malformed password hash")
+
+// Verify checks a password against a PHC string, in constant time, with the parameters the
+// string records.
+func (PasswordHasher) Verify(password, encoded string) (bool, error) {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false, errBadHash
+	}
+	var (
+		m, t uint32
+		p    uint8
+	)
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+		return false, errBadHash
+	}
+	b64 := base64.RawStdEncoding
+	salt, err := b64.DecodeString(parts[4])
+	if err != nil {
+		return false, errBadHash
+	}
+	want, err := b64.DecodeString(parts[5])
+	if err != nil {
+		return false, errBadHash
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}

@@ -1,0 +1,306 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// DefaultCacheTTL is how long the guard trusts what it read about a key or token. Changes made
+// through this process drop the entry at once; other replicas see them within this time.
+const DefaultCacheTTL = 5 * time.Second
+
+// Guard is the one access middleware of both edges: it authenticates the call, puts the Caller
+// in the context, authorizes the products the call touches, applies their limits and writes the
+// limit headers. Handlers and resolvers never parse credentials.
+type Guard struct {
+	Store    flightgraph.AccessStore
+	Limiter  Limiter
+	Usage    *UsageRecorder
+	Now      func() time.Time
+	Log      *slog.Logger
+	CacheTTL time.Duration
+
+	keys   sync.Map // key hash → *cached
+	tokens sync.Map // access token hash → *cached
+}
+
+// cached is what the guard read about a credential, and until when it trusts it.
+type cached struct {
+	access   *flightgraph.KeyAccess
+	token    *flightgraph.Token
+	expires  time.Time
+	scopeSet map[string]bool
+}
+
+// Classifier tells which products a request calls. An error is answered as it is.
+type Classifier func(r *http.Request) ([]string, error)
+
+// Failure writes an access error in the edge's own shape; the guard has set the status headers
+// (WWW-Authenticate, Retry-After, limits) already.
+type Failure func(w http.ResponseWriter, r *http.Request, err error)
+
+// Middleware guards next: classify names the products each request calls, fail renders refusals.
+func (g *Guard) Middleware(classify Classifier, fail Failure) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			products, err := classify(r)
+			if err != nil {
+				fail(w, r, err)
+				return
+			}
+			caller, authErr := g.Authenticate(r)
+			if len(products) > 0 {
+				if err := g.Admit(r.Context(), w, caller, authErr, products); err != nil {
+					fail(w, r, err)
+					return
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(flightgraph.WithCaller(r.Context(), caller)))
+		})
+	}
+}
+
+// Authenticate establishes the caller from the api-key header or the bearer token, whose kind
+// its prefix tells. A request without credentials is anonymous; bad credentials give an
+// anonymous caller and the error, which matters only if the call needs the credential.
+func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
+	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+	ctx := r.Context()
+	if key := r.Header.Get("api-key"); key != "" {
+		return g.keyCaller(ctx, key)
+	}
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		return anon, nil
+	}
+	scheme, token, ok := strings.Cut(auth, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the Authorization header must be 'Bearer <token>'")
+	}
+	switch CredentialKind(token) {
+	case KindAccessToken:
+		return g.tokenCaller(ctx, token)
+	case KindSession:
+		acc, err := g.Store.AccountBySession(ctx, HashCredential(token), g.Now())
+		if errIsNotFound(err) {
+			return anon, flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "the portal session is unknown or expired: sign in again")
+		} else if err != nil {
+			return anon, err
+		}
+		return &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc, SessionHash: HashCredential(token)}, nil
+	case KindAPIKey:
+		return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "an API key is not a bearer token: send it in the api-key header, or exchange it for a token at /oauthcust/oauth/token")
+	}
+	return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the bearer token is malformed")
+}
+
+func (g *Guard) ttl() time.Duration {
+	if g.CacheTTL > 0 {
+		return g.CacheTTL
+	}
+	return DefaultCacheTTL
+}
+
+// keyAccess reads what the guard needs of a key, by its hash or by "id:<key id>", from its cache
+// when fresh.
+func (g *Guard) keyAccess(ctx context.Context, ref string, now time.Time) (*flightgraph.KeyAccess, error) {
+	if c, ok := g.keys.Load(ref); ok && now.Before(c.(*cached).expires) {
+		return c.(*cached).access, nil
+	}
+	var (
+		ka  *flightgraph.KeyAccess
+		err error
+	)
+	if id, ok := strings.CutPrefix(ref, "id:"); ok {
+		ka, err = g.Store.KeyAccessByID(ctx, id)
+	} else {
+		ka, err = g.Store.KeyAccess(ctx, ref)
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.keys.Store(ref, &cached{access: ka, expires: now.Add(g.ttl())})
+	return ka, nil
+}
+
+func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller, error) {
+	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+	bad := flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
+	if CredentialKind(key) != KindAPIKey {
+		return anon, bad
+	}
+	ka, err := g.keyAccess(ctx, HashCredential(key), g.Now())
+	if errIsNotFound(err) {
+		return anon, bad
+	} else if err != nil {
+		return anon, err
+	}
+	if ka.Key.Status != flightgraph.KeyActive {
+		return anon, bad
+	}
+	return &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: ka.Key.ID, ApplicationID: ka.Application.ID,
+		Account: ka.Account, Products: ka.Products}, nil
+}
+
+func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Caller, error) {
+	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+	bad := flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the access token is unknown, expired or revoked")
+	now := g.Now()
+	hash := HashCredential(token)
+	var c *cached
+	if v, ok := g.tokens.Load(hash); ok && now.Before(v.(*cached).expires) {
+		c = v.(*cached)
+	} else {
+		tk, err := g.Store.Token(ctx, hash)
+		if errIsNotFound(err) {
+			return anon, bad
+		} else if err != nil {
+			return anon, err
+		}
+		c = &cached{token: tk, expires: now.Add(g.ttl()), scopeSet: map[string]bool{}}
+		for _, s := range strings.Fields(tk.Scope) {
+			c.scopeSet[s] = true
+		}
+		g.tokens.Store(hash, c)
+	}
+	tk := c.token
+	if tk.Kind != flightgraph.TokenAccess || tk.RevokedAt != nil || !now.Before(tk.ExpiresAt) {
+		return anon, bad
+	}
+	ka, err := g.keyAccess(ctx, "id:"+tk.KeyID, now)
+	if errIsNotFound(err) {
+		return anon, bad
+	} else if err != nil {
+		return anon, err
+	}
+	if ka.Key.Status != flightgraph.KeyActive {
+		return anon, bad
+	}
+	products := make(map[string]*flightgraph.Entitlement, len(c.scopeSet))
+	for slug, e := range ka.Products {
+		if c.scopeSet[slug] {
+			products[slug] = e
+		}
+	}
+	return &flightgraph.Caller{Kind: flightgraph.CallerToken, KeyID: ka.Key.ID, ApplicationID: ka.Application.ID, Account: ka.Account,
+		CustomerID: tk.CustomerID, Grant: tk.Grant, Products: products}, nil
+}
+
+// Forget drops what the guard cached about a key and its tokens, after a change to its access.
+func (g *Guard) Forget(keyID string) {
+	g.keys.Range(func(k, v any) bool {
+		if v.(*cached).access.Key.ID == keyID {
+			g.keys.Delete(k)
+		}
+		return true
+	})
+	g.tokens.Range(func(k, v any) bool {
+		if v.(*cached).token.KeyID == keyID {
+			g.tokens.Delete(k)
+		}
+		return true
+	})
+}
+
+// Admit authorizes the call of each product for the caller and applies the products' limits,
+// writing the limit headers on w. authErr is the authentication error, if any.
+func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flightgraph.Caller, authErr error, products []string) error {
+	h := w.Header()
+	for _, slug := range products {
+		p := product(slug)
+		if p == nil || !p.VisibleTo(caller.Role()) {
+			// Partner and internal APIs are invisible to everyone else: the same answer as a
+			// path that does not exist.
+			return flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist")
+		}
+		if err := g.authorize(h, caller, authErr, p); err != nil {
+			return err
+		}
+	}
+	for _, slug := range products {
+		e := caller.Products[slug]
+		d, err := g.Limiter.Admit(ctx, e.SubscriptionID, e.Plan.Limits)
+		if err != nil {
+			return err
+		}
+		setLimitHeaders(h, d)
+		if !d.Allowed {
+			h.Set("Retry-After", strconv.Itoa(int((d.RetryAfter+time.Second-1)/time.Second)))
+			msg := fmt.Sprintf("over the plan's limit of %d calls per second", d.Limits.PerSecond)
+			if d.Code == flightgraph.ECodePerDayLimit {
+				msg = fmt.Sprintf("over the plan's limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
+			}
+			return flightgraph.Errorf(d.Code, "%s", msg)
+		}
+		if g.Usage != nil {
+			g.Usage.Add(e.SubscriptionID, d.At.UTC().Format(flightgraph.DateLayout))
+		}
+	}
+	return nil
+}
+
+// authorize checks that the caller may call p, and sets the RFC 6750 challenge when not.
+func (g *Guard) authorize(h http.Header, caller *flightgraph.Caller, authErr error, p *flightgraph.Product) error {
+	challenge := func(errCode, desc string) {
+		v := `Bearer realm="flightgraph"`
+		if errCode != "" {
+			v += fmt.Sprintf(`, error=%q, error_description=%q`, errCode, desc)
+		}
+		h.Set("WWW-Authenticate", v)
+	}
+	if authErr != nil {
+		var fe *flightgraph.Error
+		if errors.As(authErr, &fe) && fe.Code == flightgraph.ECodeInvalidToken {
+			challenge("invalid_token", fe.Message)
+		}
+		return authErr
+	}
+	switch {
+	case caller.Kind == flightgraph.CallerAnonymous || caller.Kind == flightgraph.CallerSession:
+		if p.Auth == flightgraph.AuthOAuth {
+			challenge("", "")
+			return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an OAuth 2.0 access token: Authorization: Bearer <token> from /oauthcust/oauth/token", p.Name)
+		}
+		return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an api-key header", p.Name)
+	case p.Auth == flightgraph.AuthOAuth && caller.Kind == flightgraph.CallerKey:
+		challenge("", "")
+		return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an OAuth 2.0 access token, not the api-key: exchange the key and secret at /oauthcust/oauth/token", p.Name)
+	case p.Auth == flightgraph.AuthAPIKey && caller.Kind == flightgraph.CallerToken:
+		return flightgraph.Errorf(flightgraph.ECodeWrongCredential, "%s takes the api-key header, not a bearer token", p.Name)
+	case p.Auth == flightgraph.AuthOAuth && !p.AllowsGrant(caller.Grant):
+		challenge("insufficient_scope", "grant not allowed")
+		return flightgraph.Errorf(flightgraph.ECodeWrongCredential, "%s does not take tokens of the %s grant", p.Name, caller.Grant)
+	}
+	if caller.Products[p.Slug] == nil {
+		if caller.Kind == flightgraph.CallerToken {
+			challenge("insufficient_scope", "the token does not cover "+p.Slug)
+		}
+		return flightgraph.Errorf(flightgraph.ECodeNotApproved, "the key is not approved for %s: request it on the portal and wait for approval", p.Name)
+	}
+	return nil
+}
+
+// setLimitHeaders writes the IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers) and
+// the legacy gateway's usage headers, which older clients read.
+func setLimitHeaders(h http.Header, d Decision) {
+	secLeft := max(d.Limits.PerSecond-d.SecondUsed, 0)
+	dayLeft := max(int64(d.Limits.PerDay)-d.DayUsed, 0)
+	dayReset := int(d.DayReset.Sub(d.At).Seconds() + 0.999)
+	secReset := int((d.SecondReset + time.Second - 1) / time.Second)
+	h.Set("RateLimit-Policy", fmt.Sprintf(`"second";q=%d;w=1, "day";q=%d;w=86400`, d.Limits.PerSecond, d.Limits.PerDay))
+	h.Set("RateLimit", fmt.Sprintf(`"second";r=%d;t=%d, "day";r=%d;t=%d`, secLeft, secReset, dayLeft, dayReset))
+	h.Set("X-Packagekey-Qps-Allotted", strconv.Itoa(d.Limits.PerSecond))
+	h.Set("X-Packagekey-Qps-Current", strconv.Itoa(d.SecondUsed))
+	h.Set("X-Packagekey-Quota-Allotted", strconv.Itoa(d.Limits.PerDay))
+	h.Set("X-Packagekey-Quota-Current", strconv.FormatInt(d.DayUsed, 10))
+	h.Set("X-Plan-Quota-Reset", d.DayReset.UTC().Format("Monday, January 2, 2006 3:04:05 PM GMT"))
+}

@@ -1,0 +1,761 @@
+package access_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+)
+
+// limitRedisURLEnv names the variable that points the Redis tests at a Redis server.
+const limitRedisURLEnv = "FLIGHTGRAPH_TEST_REDIS_URL"
+
+// limitBase is a Sunday noon, far from any UTC midnight, for the tests on an injected clock.
+var limitBase = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func TestMemoryLimiter_SlidingWindow(t *testing.T) {
+	t.Run("SixthRefused", func(t *testing.T) {
+		clock := newLimitClock(limitBase)
+		l := access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)
+		limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+		for i := 1; i <= 5; i++ {
+			d := mustLimiterAdmit(t, l, "sub", limits)
+			if !d.Allowed || d.SecondUsed != i || d.DayUsed != int64(i) {
+				t.Fatalf("call %d: %+v, want admitted with SecondUsed=DayUsed=%d", i, d, i)
+			}
+		}
+		d := mustLimiterAdmit(t, l, "sub", limits)
+		assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+		if d.RetryAfter != time.Second || d.SecondUsed != 5 || d.DayUsed != 5 || d.SecondReset != time.Second {
+			t.Fatalf("6th call: %+v, want RetryAfter=SecondReset=1s, SecondUsed 5, DayUsed 5", d)
+		}
+
+		clock.Add(999 * time.Millisecond)
+		d = mustLimiterAdmit(t, l, "sub", limits)
+		assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+		if d.RetryAfter != time.Millisecond {
+			t.Fatalf("RetryAfter = %v 999 ms later, want 1ms", d.RetryAfter)
+		}
+		clock.Add(time.Millisecond)
+		for i := 1; i <= 5; i++ {
+			if d := mustLimiterAdmit(t, l, "sub", limits); !d.Allowed || d.SecondUsed != i || d.DayUsed != int64(5+i) {
+				t.Fatalf("call %d after the window passed: %+v", i, d)
+			}
+		}
+		assertLimitRefused(t, mustLimiterAdmit(t, l, "sub", limits), flightgraph.ECodePerSecondLimit)
+	})
+
+	t.Run("SecondBoundary", func(t *testing.T) {
+		// A fixed clock-second bucket would admit 5 at x.990 and 5 more at (x+1).010.
+		clock := newLimitClock(limitBase.Add(990 * time.Millisecond))
+		l := access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)
+		limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+		for range 5 {
+			if d := mustLimiterAdmit(t, l, "sub", limits); !d.Allowed {
+				t.Fatalf("refused before the boundary: %+v", d)
+			}
+		}
+		clock.Set(limitBase.Add(1010 * time.Millisecond))
+		d := mustLimiterAdmit(t, l, "sub", limits)
+		assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+		if d.RetryAfter != 980*time.Millisecond {
+			t.Fatalf("RetryAfter = %v just after the boundary, want 980ms", d.RetryAfter)
+		}
+		clock.Set(limitBase.Add(1989 * time.Millisecond))
+		assertLimitRefused(t, mustLimiterAdmit(t, l, "sub", limits), flightgraph.ECodePerSecondLimit)
+		clock.Set(limitBase.Add(1990 * time.Millisecond))
+		if d := mustLimiterAdmit(t, l, "sub", limits); !d.Allowed {
+			t.Fatalf("refused one second after the first call: %+v", d)
+		}
+	})
+
+	t.Run("Sweep", func(t *testing.T) {
+		clock := newLimitClock(limitBase.Add(-5 * time.Millisecond))
+		l := access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)
+		limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+		var admitted []time.Time
+		for range 300 {
+			clock.Add(10 * time.Millisecond)
+			if d := mustLimiterAdmit(t, l, "sub", limits); d.Allowed {
+				admitted = append(admitted, d.At)
+			}
+		}
+		assertSlidingWindow(t, admitted, 5)
+		if len(admitted) != 15 {
+			t.Fatalf("admitted %d calls in 3 s at 5/s, want 15", len(admitted))
+		}
+	})
+}
+
+func TestMemoryLimiter_DayLimit(t *testing.T) {
+	clock := newLimitClock(limitBase)
+	var days []string
+	l := access.NewMemoryLimiter(fixedDayUsage(0, &days), clock.Now)
+	testLimiterDayLimit(t, l, "sub")
+
+	clock.Set(limitBase.Truncate(24 * time.Hour).Add(24 * time.Hour))
+	d := mustLimiterAdmit(t, l, "sub", flightgraph.Limits{PerSecond: 100, PerDay: 3})
+	if !d.Allowed || d.DayUsed != 1 {
+		t.Fatalf("first call of the next UTC day: %+v, want admitted with DayUsed 1", d)
+	}
+	if want := []string{"2026-11-22", "2026-11-23"}; !slices.Equal(days, want) {
+		t.Fatalf("DayUsage was asked for %q, want %q", days, want)
+	}
+}
+
+func TestMemoryLimiter_DayUsageSeed(t *testing.T) {
+	testLimiterDayUsageSeed(t, func(usage access.DayUsage) access.Limiter {
+		return access.NewMemoryLimiter(usage, newLimitClock(limitBase).Now)
+	})
+}
+
+func TestMemoryLimiter_DayUsageError(t *testing.T) {
+	boom := errors.New("database down")
+	l := access.NewMemoryLimiter(func(context.Context, string, string) (int64, error) { return 0, boom }, newLimitClock(limitBase).Now)
+	if _, err := l.Admit(t.Context(), "sub", flightgraph.DefaultLimits); !errors.Is(err, boom) {
+		t.Fatalf("Admit with failing DayUsage: err = %v, want it to wrap %v", err, boom)
+	}
+}
+
+func TestMemoryLimiter_LimitsChange(t *testing.T) {
+	clock := newLimitClock(limitBase)
+	l := access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)
+	for range 5 {
+		mustLimiterAdmit(t, l, "sub", flightgraph.Limits{PerSecond: 5, PerDay: 5000})
+	}
+	assertLimitRefused(t, mustLimiterAdmit(t, l, "sub", flightgraph.Limits{PerSecond: 5, PerDay: 5000}), flightgraph.ECodePerSecondLimit)
+
+	// An operator grants a custom plan: the next calls count against it at once.
+	custom := flightgraph.Limits{PerSecond: 20, PerDay: 12}
+	for i := 6; i <= 12; i++ {
+		if d := mustLimiterAdmit(t, l, "sub", custom); !d.Allowed || d.SecondUsed != i {
+			t.Fatalf("call %d under the custom plan: %+v", i, d)
+		}
+	}
+	assertLimitRefused(t, mustLimiterAdmit(t, l, "sub", custom), flightgraph.ECodePerDayLimit)
+
+	// Back to the default plan with 12 calls in the window: room comes back only once 8 have
+	// left, and they all leave together.
+	clock.Add(500 * time.Millisecond)
+	d := mustLimiterAdmit(t, l, "sub", flightgraph.Limits{PerSecond: 5, PerDay: 5000})
+	assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+	if d.RetryAfter != 500*time.Millisecond || d.SecondUsed != 12 {
+		t.Fatalf("after the plan shrank: %+v, want RetryAfter 500ms and SecondUsed 12", d)
+	}
+}
+
+func TestMemoryLimiter_Concurrent(t *testing.T) {
+	t.Parallel()
+	l := access.NewMemoryLimiter(fixedDayUsage(0, nil), newLimitClock(limitBase).Now)
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+	var admitted, refused atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 1000 {
+		wg.Go(func() {
+			<-start
+			d, err := l.Admit(context.Background(), "sub", limits)
+			switch {
+			case err != nil:
+				t.Errorf("Admit: %v", err)
+			case d.Allowed:
+				admitted.Add(1)
+			case d.Code == flightgraph.ECodePerSecondLimit:
+				refused.Add(1)
+			default:
+				t.Errorf("refused with %q, want %q", d.Code, flightgraph.ECodePerSecondLimit)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if admitted.Load() != 5 || refused.Load() != 995 {
+		t.Fatalf("admitted %d and refused %d of 1000 calls in one instant, want 5 and 995", admitted.Load(), refused.Load())
+	}
+}
+
+func TestRedisLimiter_SlidingWindow(t *testing.T) {
+	t.Parallel()
+	url := limitRedisURL(t)
+	if url == "" {
+		return
+	}
+	c := mustLimitRedis(t, url)
+	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+
+	// Start 900 ms into a second of the Redis clock, so that the refused call comes after a
+	// second boundary, where a fixed clock-second bucket would have admitted it.
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := (900*time.Millisecond - now.Sub(now.Truncate(time.Second)) + time.Second) % time.Second
+	if wait < 50*time.Millisecond {
+		wait += time.Second
+	}
+	time.Sleep(wait)
+	var admitted []time.Time
+	for i := 1; i <= 5; i++ {
+		d := mustLimiterAdmit(t, l, "sub", limits)
+		if !d.Allowed || d.SecondUsed != i || d.DayUsed != int64(i) {
+			t.Fatalf("call %d: %+v, want admitted with SecondUsed=DayUsed=%d", i, d, i)
+		}
+		admitted = append(admitted, d.At)
+	}
+	time.Sleep(200 * time.Millisecond)
+	d := mustLimiterAdmit(t, l, "sub", limits)
+	assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+	if d.RetryAfter <= 0 || d.RetryAfter > time.Second || d.SecondUsed != 5 || d.DayUsed != 5 {
+		t.Fatalf("6th call: %+v, want RetryAfter in (0, 1s], SecondUsed 5, DayUsed 5", d)
+	}
+	if d.At.Second() == admitted[0].Second() {
+		t.Logf("the 6th call came in the same limitClock second as the first (Redis answered slowly)")
+	}
+
+	time.Sleep(d.RetryAfter + 10*time.Millisecond)
+	d = mustLimiterAdmit(t, l, "sub", limits)
+	if !d.Allowed {
+		t.Fatalf("refused after RetryAfter: %+v", d)
+	}
+	admitted = append(admitted, d.At)
+
+	// Calls every 20 ms for over two seconds never put more than 5 in one second.
+	for range 110 {
+		time.Sleep(20 * time.Millisecond)
+		if d := mustLimiterAdmit(t, l, "sub", limits); d.Allowed {
+			admitted = append(admitted, d.At)
+		}
+	}
+	assertSlidingWindow(t, admitted, 5)
+}
+
+func TestRedisLimiter_DayLimit(t *testing.T) {
+	t.Parallel()
+	url := limitRedisURL(t)
+	if url == "" {
+		return
+	}
+	c := mustLimitRedis(t, url)
+	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
+	testLimiterDayLimit(t, l, "sub")
+}
+
+func TestRedisLimiter_DayUsageSeed(t *testing.T) {
+	t.Parallel()
+	url := limitRedisURL(t)
+	if url == "" {
+		return
+	}
+	c := mustLimitRedis(t, url)
+	prefix := mustLimitPrefix(t, c)
+	testLimiterDayUsageSeed(t, func(usage access.DayUsage) access.Limiter {
+		return access.NewRedisLimiter(c, prefix, usage)
+	})
+
+	t.Run("RedisLostItsData", func(t *testing.T) {
+		var days []string
+		l := access.NewRedisLimiter(c, prefix, fixedDayUsage(100, &days))
+		limits := flightgraph.Limits{PerSecond: 1000, PerDay: 5000}
+		if d := mustLimiterAdmit(t, l, "lost", limits); d.DayUsed != 101 {
+			t.Fatalf("first call: DayUsed %d, want 101", d.DayUsed)
+		}
+		if err := c.Del(t.Context(), limitDayKey(prefix, "lost", time.Now())).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if d := mustLimiterAdmit(t, l, "lost", limits); d.DayUsed != 101 {
+			t.Fatalf("first call after the day key vanished: DayUsed %d, want 101 again", d.DayUsed)
+		}
+		if len(days) != 2 {
+			t.Fatalf("DayUsage was asked %d times, want 2", len(days))
+		}
+	})
+}
+
+func TestRedisLimiter_Keys(t *testing.T) {
+	t.Parallel()
+	url := limitRedisURL(t)
+	if url == "" {
+		return
+	}
+	c := mustLimitRedis(t, url)
+	prefix := mustLimitPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(7, nil))
+	d := mustLimiterAdmit(t, l, "sub-1", flightgraph.DefaultLimits)
+
+	keys, err := c.Keys(t.Context(), prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	want := []string{limitDayKey(prefix, "sub-1", d.At), prefix + "{sub-1}:w"}
+	if !slices.Equal(keys, want) {
+		t.Fatalf("keys %q, want %q", keys, want)
+	}
+	if ttl := c.PTTL(t.Context(), want[1]).Val(); ttl <= 0 || ttl > 2*time.Second {
+		t.Errorf("the window expires in %v, want (0, 2s]", ttl)
+	}
+	if ttl := c.PTTL(t.Context(), want[0]).Val(); ttl <= 47*time.Hour || ttl > 48*time.Hour {
+		t.Errorf("the day counter expires in %v, want (47h, 48h]", ttl)
+	}
+	if n, _ := c.Get(t.Context(), want[0]).Int64(); n != 8 {
+		t.Errorf("the day counter is %d, want 7 seeded + 1", n)
+	}
+}
+
+// TestRedisLimiter_TwoReplicas is the bar: two replicas with their own clients share one Redis,
+// and between them never admit more than the plan allows.
+func TestRedisLimiter_TwoReplicas(t *testing.T) {
+	t.Parallel()
+	url := limitRedisURL(t)
+	if url == "" {
+		return
+	}
+	c1, c2 := mustLimitRedis(t, url), mustLimitRedis(t, url)
+	prefix := mustLimitPrefix(t, c1)
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+
+	t.Run("PerSecond", func(t *testing.T) {
+		replicas := []access.Limiter{
+			access.NewRedisLimiter(c1, prefix, fixedDayUsage(0, nil)),
+			access.NewRedisLimiter(c2, prefix, fixedDayUsage(0, nil)),
+		}
+		ds := fireAdmits(t, replicas, "busy", limits, 1000, 2500*time.Millisecond)
+		admitted := admittedTimes(ds)
+		for _, d := range ds {
+			if !d.Allowed && d.Code != flightgraph.ECodePerSecondLimit {
+				t.Fatalf("refused with %q, want %q", d.Code, flightgraph.ECodePerSecondLimit)
+			}
+		}
+		assertSlidingWindow(t, admitted, 5)
+		if len(admitted) < 10 {
+			t.Fatalf("admitted %d calls over 2.5 s at 5/s, want at least 10", len(admitted))
+		}
+		t.Logf("admitted %d of %d", len(admitted), len(ds))
+	})
+
+	t.Run("PerDay", func(t *testing.T) {
+		var seeds atomic.Int64
+		usage := func(ctx context.Context, subscription, day string) (int64, error) {
+			seeds.Add(1)
+			return 4990, nil
+		}
+		replicas := []access.Limiter{
+			access.NewRedisLimiter(c1, prefix, usage),
+			access.NewRedisLimiter(c2, prefix, usage),
+		}
+		ds := fireAdmits(t, replicas, "nearly-full", limits, 600, 3*time.Second)
+		admitted := admittedTimes(ds)
+		assertSlidingWindow(t, admitted, 5)
+		if len(admitted) != 10 {
+			t.Fatalf("admitted %d calls with 4990 of 5000 used, want exactly 10", len(admitted))
+		}
+		last := slices.MaxFunc(admitted, time.Time.Compare)
+		var used []int64
+		var perDay int
+		for _, d := range ds {
+			switch {
+			case d.Allowed:
+				used = append(used, d.DayUsed)
+			case d.Code == flightgraph.ECodePerDayLimit:
+				perDay++
+				if d.DayUsed != 5000 {
+					t.Fatalf("refused per day with DayUsed %d: %+v", d.DayUsed, d)
+				}
+			case d.At.After(last):
+				t.Fatalf("refused with %q after the day was full: %+v", d.Code, d)
+			}
+		}
+		slices.Sort(used)
+		if want := []int64{4991, 4992, 4993, 4994, 4995, 4996, 4997, 4998, 4999, 5000}; !slices.Equal(used, want) {
+			t.Fatalf("admitted calls saw DayUsed %v, want %v", used, want)
+		}
+		if perDay == 0 {
+			t.Fatalf("no call was refused per day")
+		}
+		if seeds.Load() == 0 {
+			t.Fatalf("DayUsage was never asked")
+		}
+		t.Logf("%d refused per day, %d per second; DayUsage asked %d times", perDay, len(ds)-10-perDay, seeds.Load())
+	})
+}
+
+func TestFallback_RedisDown(t *testing.T) {
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { down.Close() })
+	primary := access.NewRedisLimiter(down, "test:", fixedDayUsage(0, nil))
+	if _, err := primary.Admit(t.Context(), "sub", flightgraph.DefaultLimits); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
+		t.Fatalf("Admit with Redis down: err = %v, want code %s", err, flightgraph.ECodeCache)
+	}
+
+	var logs limitLogBuffer
+	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now), slog.New(slog.NewTextHandler(&logs, nil)))
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+	for i := 1; i <= 5; i++ {
+		if d := mustLimiterAdmit(t, f, "sub", limits); !d.Allowed {
+			t.Fatalf("call %d refused: %+v", i, d)
+		}
+	}
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+	if n := f.Fallbacks(); n != 6 {
+		t.Fatalf("Fallbacks() = %d, want 6", n)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
+		t.Fatalf("logged %d warnings, want 1:\n%s", n, logs.String())
+	}
+}
+
+func TestFallback_Recovers(t *testing.T) {
+	t.Parallel()
+	primary := &flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now)}
+	primary.down.Store(true)
+	var days []string
+	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, &days), time.Now), nil)
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+
+	mustLimiterAdmit(t, f, "sub", limits)
+	primary.down.Store(false)
+	// The primary is probed again only a second after it failed.
+	mustLimiterAdmit(t, f, "sub", limits)
+	if n := f.Fallbacks(); n != 2 {
+		t.Fatalf("Fallbacks() = %d right after the primary failed, want 2", n)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	mustLimiterAdmit(t, f, "sub", limits)
+	if n := f.Fallbacks(); n != 2 {
+		t.Fatalf("Fallbacks() = %d once the primary recovered, want still 2", n)
+	}
+
+	// The secondary missed the primary's calls meanwhile: it asks DayUsage again.
+	primary.down.Store(true)
+	mustLimiterAdmit(t, f, "sub", limits)
+	if n := f.Fallbacks(); n != 3 {
+		t.Fatalf("Fallbacks() = %d, want 3", n)
+	}
+	if len(days) != 2 {
+		t.Fatalf("the secondary asked DayUsage %d times, want 2", len(days))
+	}
+}
+
+func BenchmarkMemoryLimiter(b *testing.B) {
+	b.Run("Admitted", func(b *testing.B) {
+		// 10,000 calls a second, each admitted: the window stays full of live calls.
+		ns := limitBase.Truncate(24 * time.Hour).UnixNano()
+		now := func() time.Time {
+			ns += int64(100 * time.Microsecond)
+			return time.Unix(0, ns)
+		}
+		l := access.NewMemoryLimiter(fixedDayUsage(0, nil), now)
+		limits := flightgraph.Limits{PerSecond: 10_000, PerDay: 1 << 62}
+		mustLimiterAdmit(b, l, "sub", limits)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if d, _ := l.Admit(ctx, "sub", limits); !d.Allowed {
+				b.Fatalf("refused: %+v", d)
+			}
+		}
+	})
+	b.Run("Refused", func(b *testing.B) {
+		l := access.NewMemoryLimiter(fixedDayUsage(0, nil), newLimitClock(limitBase).Now)
+		for range 5 {
+			mustLimiterAdmit(b, l, "sub", flightgraph.DefaultLimits)
+		}
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if d, _ := l.Admit(ctx, "sub", flightgraph.DefaultLimits); d.Allowed {
+				b.Fatalf("admitted: %+v", d)
+			}
+		}
+	})
+	b.Run("Parallel", func(b *testing.B) {
+		l := access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now)
+		subs := make([]string, 1024)
+		for i := range subs {
+			subs[i] = fmt.Sprintf("sub-%d", i)
+			mustLimiterAdmit(b, l, subs[i], flightgraph.DefaultLimits)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := context.Background()
+			for i := 0; pb.Next(); i++ {
+				if _, err := l.Admit(ctx, subs[i%len(subs)], flightgraph.DefaultLimits); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+func BenchmarkRedisLimiter(b *testing.B) {
+	url := limitRedisURL(b)
+	if url == "" {
+		return
+	}
+	c := mustLimitRedis(b, url)
+	l := access.NewRedisLimiter(c, mustLimitPrefix(b, c), fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1 << 50}
+	b.Run("Sequential", func(b *testing.B) {
+		ctx := context.Background()
+		mustLimiterAdmit(b, l, "seq", limits)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := l.Admit(ctx, "seq", limits); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Parallel", func(b *testing.B) {
+		subs := make([]string, 64)
+		for i := range subs {
+			subs[i] = fmt.Sprintf("par-%d", i)
+			mustLimiterAdmit(b, l, subs[i], flightgraph.DefaultLimits)
+		}
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := context.Background()
+			for i := 0; pb.Next(); i++ {
+				if _, err := l.Admit(ctx, subs[i%len(subs)], flightgraph.DefaultLimits); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// testLimiterDayLimit checks that the 4th call of a 3-a-day plan is refused until the next UTC midnight.
+func testLimiterDayLimit(t *testing.T, l access.Limiter, sub string) {
+	t.Helper()
+	limits := flightgraph.Limits{PerSecond: 100, PerDay: 3}
+	for i := 1; i <= 3; i++ {
+		if d := mustLimiterAdmit(t, l, sub, limits); !d.Allowed || d.DayUsed != int64(i) {
+			t.Fatalf("call %d: %+v, want admitted with DayUsed %d", i, d, i)
+		}
+	}
+	for range 2 {
+		d := mustLimiterAdmit(t, l, sub, limits)
+		assertLimitRefused(t, d, flightgraph.ECodePerDayLimit)
+		midnight := d.At.Truncate(24 * time.Hour).Add(24 * time.Hour)
+		if !d.DayReset.Equal(midnight) || !d.At.Add(d.RetryAfter).Equal(midnight) || d.DayUsed != 3 {
+			t.Fatalf("refused: %+v, want DayUsed 3 and DayReset = At + RetryAfter = %v", d, midnight)
+		}
+	}
+}
+
+// testLimiterDayUsageSeed checks that a fresh limiter continues the count DayUsage reports instead of
+// starting the day from 0.
+func testLimiterDayUsageSeed(t *testing.T, newLimiter func(access.DayUsage) access.Limiter) {
+	t.Helper()
+	var days []string
+	l := newLimiter(fixedDayUsage(4990, &days))
+	limits := flightgraph.Limits{PerSecond: 1000, PerDay: 5000}
+	var admitted int
+	for range 20 {
+		d := mustLimiterAdmit(t, l, "seeded", limits)
+		if d.Allowed {
+			admitted++
+			if d.DayUsed != int64(4990+admitted) {
+				t.Fatalf("admitted call %d: DayUsed %d, want %d", admitted, d.DayUsed, 4990+admitted)
+			}
+			continue
+		}
+		assertLimitRefused(t, d, flightgraph.ECodePerDayLimit)
+		if len(days) != 1 || days[0] != d.At.Format("2006-01-02") {
+			t.Fatalf("DayUsage was asked for %q, want once for %s", days, d.At.Format("2006-01-02"))
+		}
+	}
+	if admitted != 10 {
+		t.Fatalf("admitted %d calls with 4990 of 5000 used, want 10", admitted)
+	}
+}
+
+// fireAdmits calls Admit n times, spread evenly over span and alternating between the limiters,
+// and returns every decision.
+func fireAdmits(t *testing.T, ls []access.Limiter, sub string, limits flightgraph.Limits, n int, span time.Duration) []access.Decision {
+	t.Helper()
+	ds := make([]access.Decision, n)
+	errs := make([]error, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			time.Sleep(time.Until(start.Add(span * time.Duration(i) / time.Duration(n))))
+			ds[i], errs[i] = ls[i%len(ls)].Admit(context.Background(), sub, limits)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func admittedTimes(ds []access.Decision) []time.Time {
+	var at []time.Time
+	for _, d := range ds {
+		if d.Allowed {
+			at = append(at, d.At)
+		}
+	}
+	return at
+}
+
+// assertSlidingWindow fails unless every one-second window holds at most perSecond of the times.
+func assertSlidingWindow(t testing.TB, times []time.Time, perSecond int) {
+	t.Helper()
+	times = slices.SortedFunc(slices.Values(times), time.Time.Compare)
+	for i := 0; i+perSecond < len(times); i++ {
+		if gap := times[i+perSecond].Sub(times[i]); gap < time.Second {
+			t.Fatalf("%d calls admitted within %v, from %v", perSecond+1, gap, times[i].Format(time.RFC3339Nano))
+		}
+	}
+}
+
+func assertLimitRefused(t testing.TB, d access.Decision, code string) {
+	t.Helper()
+	if d.Allowed || d.Code != code {
+		t.Fatalf("decision %+v, want refused with %s", d, code)
+	}
+	if d.RetryAfter <= 0 {
+		t.Fatalf("refused with RetryAfter %v, want > 0", d.RetryAfter)
+	}
+}
+
+func mustLimiterAdmit(t testing.TB, l access.Limiter, sub string, limits flightgraph.Limits) access.Decision {
+	t.Helper()
+	d, err := l.Admit(context.Background(), sub, limits)
+	if err != nil {
+		t.Fatalf("Admit(%q): %v", sub, err)
+	}
+	return d
+}
+
+// fixedDayUsage returns a DayUsage that reports n calls on any day and appends the days it is asked
+// for to days, when days is not nil.
+func fixedDayUsage(n int64, days *[]string) access.DayUsage {
+	var mu sync.Mutex
+	return func(ctx context.Context, subscription, day string) (int64, error) {
+		if days != nil {
+			mu.Lock()
+			*days = append(*days, day)
+			mu.Unlock()
+		}
+		return n, nil
+	}
+}
+
+// limitRedisURL returns the test Redis server's URL, or "" after logging that the Redis tests run in
+// CI.
+func limitRedisURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv(limitRedisURLEnv)
+	if url == "" {
+		t.Logf("%s is not set: the Redis tests are covered in CI", limitRedisURLEnv)
+	}
+	return url
+}
+
+// mustLimitRedis returns a client of its own, failing the test when Redis does not answer: a
+// test pointed at a Redis must never pass without it.
+func mustLimitRedis(t testing.TB, url string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("%s: %v", limitRedisURLEnv, err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("Redis at %s does not answer: %v", url, err)
+	}
+	return c
+}
+
+// mustLimitPrefix returns a fresh key prefix and deletes its keys when the test ends.
+func mustLimitPrefix(t testing.TB, c *redis.Client) string {
+	t.Helper()
+	var b [8]byte
+	rand.Read(b[:])
+	prefix := "flightgraph-test:" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("deleting the test keys: %v", err)
+		}
+	})
+	return prefix
+}
+
+// limitDayKey is the Redis key of the subscription's counter on the UTC day of at.
+func limitDayKey(prefix, sub string, at time.Time) string {
+	return prefix + "{" + sub + "}:d:" + at.UTC().Format("2006-01-02")
+}
+
+// limitClock is an injected clock that moves only when told.
+type limitClock struct{ ns atomic.Int64 }
+
+func newLimitClock(t time.Time) *limitClock {
+	c := &limitClock{}
+	c.Set(t)
+	return c
+}
+
+func (c *limitClock) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *limitClock) Set(t time.Time)     { c.ns.Store(t.UnixNano()) }
+func (c *limitClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
+
+// flakyLimiter is a Limiter that fails while down is set, standing for a primary store that
+// comes and goes.
+type flakyLimiter struct {
+	down atomic.Bool
+	l    access.Limiter
+}
+
+func (f *flakyLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits) (access.Decision, error) {
+	if f.down.Load() {
+		return access.Decision{}, errors.New("the store is down")
+	}
+	return f.l.Admit(ctx, sub, limits)
+}
+
+// limitLogBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type limitLogBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *limitLogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *limitLogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,713 @@
+package access_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/big"
+	"mime"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// The test server's only account. The password has characters that need escaping in a URL.
+const (
+	testUser     = "mailer"
+	testPassword = "s3cr3t&p@ss/w0rd"
+)
+
+// received is one message as the test server got it.
+type received struct {
+	from, to string
+	data     []byte
+	tls      bool
+}
+
+// smtpServer is an in-process SMTP server that requires AUTH PLAIN and records what it accepts.
+type smtpServer struct {
+	addr string
+
+	mu         sync.Mutex
+	msgs       []received
+	refuseRcpt int // how many RCPTs to answer 451 still
+	rejectRcpt bool
+}
+
+// serverOption changes the test server before it starts.
+type serverOption func(*smtp.Server)
+
+// withTLS makes the server offer STARTTLS, or speak TLS from the start when implicit.
+func withTLS(t *testing.T, implicit bool) serverOption {
+	return func(s *smtp.Server) {
+		s.TLSConfig = &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}}
+		if implicit {
+			s.Network = "implicit"
+		}
+	}
+}
+
+// startSMTP serves on addr ("127.0.0.1:0" for any port) until the test ends.
+func startSMTP(t *testing.T, addr string, opts ...serverOption) *smtpServer {
+	t.Helper()
+	srv := &smtpServer{}
+	s := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		return &smtpSession{srv: srv, conn: c}, nil
+	}))
+	s.Domain = "localhost"
+	s.AllowInsecureAuth = true
+	s.ReadTimeout, s.WriteTimeout = 10*time.Second, 10*time.Second
+	s.ErrorLog = log.New(io.Discard, "", 0) // refused TLS handshakes are part of the tests
+	for _, opt := range opts {
+		opt(s)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	if s.Network == "implicit" {
+		s.Network = ""
+		ln = tls.NewListener(ln, s.TLSConfig)
+	}
+	srv.addr = ln.Addr().String()
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return srv
+}
+
+// url returns the SMTP URL of the server with the test account and extra query.
+func (srv *smtpServer) url(scheme, password, query string) string {
+	u := url.URL{Scheme: scheme, User: url.UserPassword(testUser, password), Host: srv.addr, RawQuery: query}
+	return u.String()
+}
+
+// received returns a copy of the messages accepted so far.
+func (srv *smtpServer) received() []received {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return append([]received(nil), srv.msgs...)
+}
+
+type smtpSession struct {
+	srv      *smtpServer
+	conn     *smtp.Conn
+	authed   bool
+	from, to string
+}
+
+func (s *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+
+func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
+	return sasl.NewPlainServer(func(identity, username, password string) error {
+		if username != testUser || password != testPassword {
+			return smtp.ErrAuthFailed
+		}
+		s.authed = true
+		return nil
+	}), nil
+}
+
+func (s *smtpSession) Mail(from string, opts *smtp.MailOptions) error {
+	if !s.authed {
+		return smtp.ErrAuthRequired
+	}
+	s.from = from
+	return nil
+}
+
+func (s *smtpSession) Rcpt(to string, opts *smtp.RcptOptions) error {
+	s.srv.mu.Lock()
+	defer s.srv.mu.Unlock()
+	if s.srv.rejectRcpt {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+	}
+	if s.srv.refuseRcpt > 0 {
+		s.srv.refuseRcpt--
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+	}
+	s.to = to
+	return nil
+}
+
+func (s *smtpSession) Data(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	_, isTLS := s.conn.TLSConnectionState()
+	s.srv.mu.Lock()
+	defer s.srv.mu.Unlock()
+	s.srv.msgs = append(s.srv.msgs, received{from: s.from, to: s.to, data: data, tls: isTLS})
+	return nil
+}
+
+func (s *smtpSession) Reset()        { s.from, s.to = "", "" }
+func (s *smtpSession) Logout() error { return nil }
+
+// selfSigned returns a certificate for 127.0.0.1 that no client trusts.
+func selfSigned(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "flightgraph test"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// mailClock is a settable clock, shared by the store and the outboxes of a test.
+type mailClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *mailClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *mailClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// mailTest is what the store-backed tests share.
+type mailTest struct {
+	db    *store.DB
+	mail  *store.MailStore
+	clock *mailClock
+}
+
+// forEachDialect runs fn on a fresh store of every configured dialect.
+func forEachDialect(t *testing.T, fn func(t *testing.T, mt *mailTest)) {
+	for _, dialect := range storetest.Dialects(os.Getenv) {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Open(t, dialect, os.Getenv)
+			c := &mailClock{now: storetest.Now}
+			db.Now = c.Now
+			fn(t, &mailTest{db: db, mail: store.NewMailStore(db), clock: c})
+		})
+	}
+}
+
+// MustEnqueue adds messages to the outbox.
+func (mt *mailTest) MustEnqueue(t *testing.T, msgs ...*flightgraph.Mail) {
+	t.Helper()
+	for _, m := range msgs {
+		if err := mt.mail.Enqueue(context.Background(), m); err != nil {
+			t.Fatalf("enqueue: %v", err)
+		}
+	}
+}
+
+// peek returns the unsent messages due at at without hiding them: a zero lease.
+func (mt *mailTest) peek(t *testing.T, at time.Time) []*flightgraph.Mail {
+	t.Helper()
+	due, err := mt.mail.DueMail(context.Background(), at, 100, 0)
+	if err != nil {
+		t.Fatalf("due mail: %v", err)
+	}
+	return due
+}
+
+// outbox returns an Outbox on the test's store and clock.
+func (mt *mailTest) outbox(t *testing.T, mailer access.Mailer) *access.Outbox {
+	o := access.NewOutbox(mt.mail, mailer, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	o.Now = mt.clock.Now
+	return o
+}
+
+// MustSMTPMailer returns a mailer for rawURL.
+func MustSMTPMailer(t *testing.T, rawURL string) *access.SMTPMailer {
+	t.Helper()
+	m, err := access.NewSMTPMailer(rawURL)
+	if err != nil {
+		t.Fatalf("NewSMTPMailer: %v", err)
+	}
+	return m
+}
+
+func testMails(n int) []*flightgraph.Mail {
+	out := make([]*flightgraph.Mail, n)
+	for i := range out {
+		out[i] = &flightgraph.Mail{
+			To:      fmt.Sprintf("dev%d@example.com", i),
+			Subject: fmt.Sprintf("Message %d", i),
+			Body:    fmt.Sprintf("Hello %d.\n", i),
+		}
+	}
+	return out
+}
+
+func TestOutboxDelivers(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		srv := startSMTP(t, "127.0.0.1:0")
+		msgs := []*flightgraph.Mail{
+			{To: "ada@example.com", Subject: "Your key is approved", Body: "Hello Ada,\n\nyour key is ready: https://portal.example.com/keys?id=1&x=2\n"},
+			{To: "Zoé <zoe@example.com>", Subject: "Café crème – demande acceptée", Body: "Bonjour Zoé,\r\nvotre demande est acceptée.\r\n.\r\nUne ligne qui commence par un point, ci-dessus.\r\n"},
+			{To: "bob@example.com", Subject: "Long", Body: strings.Repeat("a line far longer than seventy-six characters, to be soft-wrapped; ", 4)},
+		}
+		mt.MustEnqueue(t, msgs...)
+		o := mt.outbox(t, MustSMTPMailer(t, srv.url("smtp", testPassword, "from="+url.QueryEscape("Flight Graph <noreply@flightgraph.example>"))))
+
+		sent, failed, err := o.DeliverDue(context.Background())
+		if err != nil || sent != 3 || failed != 0 {
+			t.Fatalf("DeliverDue = %d sent, %d failed, %v; want 3, 0, nil", sent, failed, err)
+		}
+		got := srv.received()
+		if len(got) != 3 {
+			t.Fatalf("server received %d messages, want 3", len(got))
+		}
+		ids := map[string]bool{}
+		for i, r := range got {
+			want := msgs[i]
+			addr, _ := mail.ParseAddress(want.To)
+			if r.from != "noreply@flightgraph.example" || r.to != addr.Address {
+				t.Errorf("message %d: envelope %q → %q, want noreply@flightgraph.example → %q", i, r.from, r.to, addr.Address)
+			}
+			if bytes.Contains(bytes.ReplaceAll(r.data, []byte("\r\n"), nil), []byte("\n")) || bytes.Contains(bytes.ReplaceAll(r.data, []byte("\r\n"), nil), []byte("\r")) {
+				t.Errorf("message %d: not all line endings are CRLF:\n%q", i, r.data)
+			}
+			for _, line := range strings.Split(string(r.data), "\r\n") {
+				if len(line) > 78 {
+					t.Errorf("message %d: line of %d characters: %q", i, len(line), line)
+				}
+			}
+			pm, err := mail.ReadMessage(bytes.NewReader(r.data))
+			if err != nil {
+				t.Fatalf("message %d does not parse: %v\n%s", i, err, r.data)
+			}
+			h := pm.Header
+			for _, name := range []string{"From", "To", "Subject", "Date", "Message-Id", "MIME-Version", "Content-Type"} {
+				if h.Get(name) == "" {
+					t.Errorf("message %d: no %s header", i, name)
+				}
+			}
+			if from, err := h.AddressList("From"); err != nil || len(from) != 1 || from[0].Name != "Flight Graph" || from[0].Address != "noreply@flightgraph.example" {
+				t.Errorf("message %d: From %v, %v", i, from, err)
+			}
+			if to, err := h.AddressList("To"); err != nil || len(to) != 1 || to[0].Address != addr.Address || to[0].Name != addr.Name {
+				t.Errorf("message %d: To %v (%v), want %v", i, to, err, addr)
+			}
+			if subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject")); err != nil || subject != want.Subject {
+				t.Errorf("message %d: Subject %q (%v), want %q", i, subject, err, want.Subject)
+			}
+			if _, err := h.Date(); err != nil {
+				t.Errorf("message %d: Date %q: %v", i, h.Get("Date"), err)
+			}
+			if _, err := mail.ParseAddress(h.Get("Message-Id")); err != nil || ids[h.Get("Message-Id")] {
+				t.Errorf("message %d: Message-Id %q is malformed or repeated (%v)", i, h.Get("Message-Id"), err)
+			}
+			ids[h.Get("Message-Id")] = true
+			if ct := h.Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+				t.Errorf("message %d: Content-Type %q", i, ct)
+			}
+			body, err := io.ReadAll(quotedprintable.NewReader(pm.Body))
+			if err != nil {
+				t.Fatalf("message %d: body: %v", i, err)
+			}
+			wantBody := strings.ReplaceAll(strings.ReplaceAll(want.Body, "\r\n", "\n"), "\n", "\r\n")
+			if string(body) != wantBody && string(body) != wantBody+"\r\n" {
+				t.Errorf("message %d: body\n%q\nwant\n%q", i, body, wantBody)
+			}
+		}
+		t.Logf("message 1:\n%s", got[1].data)
+		if !strings.Contains(string(got[1].data), "=C3=A9") {
+			t.Errorf("the é of message 1 is not quoted-printable:\n%s", got[1].data)
+		}
+
+		sent, failed, err = o.DeliverDue(context.Background())
+		if err != nil || sent != 0 || failed != 0 {
+			t.Fatalf("second DeliverDue = %d sent, %d failed, %v; want 0, 0, nil", sent, failed, err)
+		}
+		if due := mt.peek(t, mt.clock.Now().Add(24*time.Hour)); len(due) != 0 {
+			t.Fatalf("%d messages still in the outbox after delivery", len(due))
+		}
+		if n := len(srv.received()); n != 3 {
+			t.Fatalf("server received %d messages, want 3", n)
+		}
+	})
+}
+
+func TestOutboxRetriesAfterRestart(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		srv := startSMTP(t, "127.0.0.1:0")
+		srv.mu.Lock()
+		srv.refuseRcpt = 3
+		srv.mu.Unlock()
+		mt.MustEnqueue(t, testMails(3)...)
+		mailer := MustSMTPMailer(t, srv.url("smtp", testPassword, ""))
+		start := mt.clock.Now()
+
+		sent, failed, err := mt.outbox(t, mailer).DeliverDue(context.Background())
+		if err != nil || sent != 0 || failed != 3 {
+			t.Fatalf("DeliverDue = %d sent, %d failed, %v; want 0, 3, nil", sent, failed, err)
+		}
+		// DefaultBackoff waits 8 to 10 s after a first failure.
+		if due := mt.peek(t, start.Add(7*time.Second)); len(due) != 0 {
+			t.Fatalf("%d messages due again at once, want none before the backoff", len(due))
+		}
+		mt.clock.Add(2 * time.Hour)
+		due := mt.peek(t, mt.clock.Now())
+		if len(due) != 3 {
+			t.Fatalf("%d messages in the outbox, want 3", len(due))
+		}
+		for _, m := range due {
+			if m.SentAt != nil || !strings.Contains(m.LastError, "451") || !strings.Contains(m.LastError, "try again later") {
+				t.Errorf("message %d: sent at %v, last error %q; want unsent with the 451", m.ID, m.SentAt, m.LastError)
+			}
+			if strings.Contains(m.LastError, testPassword) {
+				t.Errorf("message %d: last error %q contains the password", m.ID, m.LastError)
+			}
+		}
+
+		// A new Outbox, as after a restart, finds them all.
+		sent, failed, err = mt.outbox(t, mailer).DeliverDue(context.Background())
+		if err != nil || sent != 3 || failed != 0 {
+			t.Fatalf("after restart DeliverDue = %d sent, %d failed, %v; want 3, 0, nil", sent, failed, err)
+		}
+		if n := len(srv.received()); n != 3 {
+			t.Fatalf("server received %d messages, want 3", n)
+		}
+	})
+}
+
+func TestOutboxServerDown(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		// Take a free port and leave it closed, so the server can start there later.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		mt.MustEnqueue(t, testMails(3)...)
+		down := &smtpServer{addr: addr}
+		mailer := MustSMTPMailer(t, down.url("smtp", testPassword, ""))
+
+		// A server that is down fails every message alike: the pass stops at the first.
+		sent, failed, err := mt.outbox(t, mailer).DeliverDue(context.Background())
+		if err != nil || sent != 0 || failed != 1 {
+			t.Fatalf("DeliverDue = %d sent, %d failed, %v; want 0, 1, nil", sent, failed, err)
+		}
+		due := mt.peek(t, mt.clock.Now())
+		if len(due) != 2 {
+			t.Fatalf("%d messages due, want the 2 not tried", len(due))
+		}
+		for _, m := range due {
+			if m.LastError != "" {
+				t.Errorf("message %d not tried has last error %q", m.ID, m.LastError)
+			}
+		}
+
+		srv := startSMTP(t, addr)
+		mt.clock.Add(time.Hour)
+		sent, failed, err = mt.outbox(t, mailer).DeliverDue(context.Background())
+		if err != nil || sent != 3 || failed != 0 {
+			t.Fatalf("after the server started DeliverDue = %d sent, %d failed, %v; want 3, 0, nil", sent, failed, err)
+		}
+		if n := len(srv.received()); n != 3 {
+			t.Fatalf("server received %d messages, want 3", n)
+		}
+	})
+}
+
+func TestOutboxGivesUpPermanentRejection(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		srv := startSMTP(t, "127.0.0.1:0")
+		srv.mu.Lock()
+		srv.rejectRcpt = true
+		srv.mu.Unlock()
+		mt.MustEnqueue(t, testMails(1)...)
+		var logs bytes.Buffer
+		o := access.NewOutbox(mt.mail, MustSMTPMailer(t, srv.url("smtp", testPassword, "")), slog.New(slog.NewTextHandler(&logs, nil)))
+		o.Now = mt.clock.Now
+		o.PermanentAttempts = 2
+		for attempt := 1; attempt <= 2; attempt++ {
+			if sent, failed, err := o.DeliverDue(context.Background()); err != nil || sent != 0 || failed != 1 {
+				t.Fatalf("attempt %d: DeliverDue = %d sent, %d failed, %v; want 0, 1, nil", attempt, sent, failed, err)
+			}
+			mt.clock.Add(2 * time.Hour)
+		}
+		if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "dev0@example.com") {
+			t.Errorf("giving up was not logged at error level:\n%s", logs.String())
+		}
+		mt.clock.Add(365 * 24 * time.Hour)
+		if sent, failed, err := o.DeliverDue(context.Background()); err != nil || sent+failed != 0 {
+			t.Fatalf("after giving up DeliverDue = %d sent, %d failed, %v; want nothing", sent, failed, err)
+		}
+		// Given up is not lost: the message stays, unsent, with its error.
+		due := mt.peek(t, time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
+		if len(due) != 1 || due[0].SentAt != nil || !strings.Contains(due[0].LastError, "550") {
+			t.Fatalf("outbox holds %+v, want the message with its 550", due)
+		}
+	})
+}
+
+func TestOutboxLease(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		srv := startSMTP(t, "127.0.0.1:0")
+		const n = 20
+		mt.MustEnqueue(t, testMails(n)...)
+		mailer := MustSMTPMailer(t, srv.url("smtp", testPassword, ""))
+		outboxes := []*access.Outbox{mt.outbox(t, mailer), mt.outbox(t, mailer)}
+
+		var wg sync.WaitGroup
+		sent := make([]int, len(outboxes))
+		errs := make([]error, len(outboxes))
+		start := make(chan struct{})
+		for i, o := range outboxes {
+			o.Batch = n
+			wg.Go(func() {
+				<-start
+				sent[i], _, errs[i] = o.DeliverDue(context.Background())
+			})
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("outbox %d: %v", i, err)
+			}
+		}
+		// A replica may stop early when it loses a race for a row; another pass finds the rest.
+		more, _, err := outboxes[0].DeliverDue(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("sent %v concurrently, then %d", sent, more)
+
+		count := map[string]int{}
+		for _, r := range srv.received() {
+			pm, err := mail.ReadMessage(bytes.NewReader(r.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			count[pm.Header.Get("Message-Id")]++
+		}
+		if len(count) != n || sent[0]+sent[1]+more != n {
+			t.Errorf("server received %d distinct messages, outboxes sent %d+%d+%d; want %d", len(count), sent[0], sent[1], more, n)
+		}
+		for id, c := range count {
+			if c != 1 {
+				t.Errorf("message %s received %d times", id, c)
+			}
+		}
+	})
+}
+
+func TestOutboxRunNotify(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		srv := startSMTP(t, "127.0.0.1:0")
+		mails := testMails(2)
+		mt.MustEnqueue(t, mails[0])
+		o := mt.outbox(t, MustSMTPMailer(t, srv.url("smtp", testPassword, "")))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			o.Run(ctx, time.Hour)
+			close(done)
+		}()
+		waitReceived(t, srv, 1)
+		// Only Notify can bring the second message before the hour is up.
+		mt.MustEnqueue(t, mails[1])
+		o.Notify()
+		waitReceived(t, srv, 2)
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not return after its context ended")
+		}
+	})
+}
+
+func waitReceived(t *testing.T, srv *smtpServer, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if len(srv.received()) >= n {
+			return
+		}
+	}
+	t.Fatalf("server received %d messages, want %d", len(srv.received()), n)
+}
+
+func TestOutboxDefaultBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		attempt  int
+		min, max time.Duration
+	}{
+		{1, 8 * time.Second, 10 * time.Second},
+		{2, 16 * time.Second, 20 * time.Second},
+		{5, 128 * time.Second, 160 * time.Second},
+		{9, 2048 * time.Second, 2560 * time.Second},
+		{10, 48 * time.Minute, time.Hour},
+		{12, 48 * time.Minute, time.Hour},
+		{1000, 48 * time.Minute, time.Hour},
+	} {
+		for range 50 {
+			if d := access.DefaultBackoff(tc.attempt); d < tc.min || d > tc.max {
+				t.Fatalf("DefaultBackoff(%d) = %v, want %v to %v", tc.attempt, d, tc.min, tc.max)
+			}
+		}
+	}
+}
+
+func TestSMTPMailerTLS(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		scheme   string
+		implicit bool
+	}{
+		{"STARTTLS", "smtp", false},
+		{"implicit TLS", "smtps", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startSMTP(t, "127.0.0.1:0", withTLS(t, tc.implicit))
+			m := &flightgraph.Mail{ID: 1, To: "ada@example.com", Subject: "TLS", Body: "over TLS\n"}
+
+			// The certificate is self-signed: verified, it fails, and says why.
+			err := MustSMTPMailer(t, srv.url(tc.scheme, testPassword, "")).Send(context.Background(), m)
+			var se *access.SendError
+			if !errors.As(err, &se) || se.Op != "tls" || se.Rejected || flightgraph.ErrorCode(err) != flightgraph.ECodeMail {
+				t.Fatalf("Send to an untrusted server = %v, want a tls SendError with code %s", err, flightgraph.ECodeMail)
+			}
+
+			if err := MustSMTPMailer(t, srv.url(tc.scheme, testPassword, "insecure_skip_verify=1")).Send(context.Background(), m); err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if got := srv.received(); len(got) != 1 || !got[0].tls {
+				t.Fatalf("server received %+v, want one message over TLS", got)
+			}
+		})
+	}
+}
+
+func TestSMTPMailerErrors(t *testing.T) {
+	srv := startSMTP(t, "127.0.0.1:0")
+	m := &flightgraph.Mail{ID: 1, To: "ada@example.com", Subject: "Hi", Body: "Hi\n"}
+	for _, tc := range []struct {
+		name      string
+		url       string
+		mail      *flightgraph.Mail
+		op        string
+		rejected  bool
+		permanent bool
+	}{
+		{"wrong password", srv.url("smtp", "wrong-"+testPassword, ""), m, "auth", false, false},
+		{"bad recipient", srv.url("smtp", testPassword, ""), &flightgraph.Mail{To: "not an address", Subject: "Hi", Body: "Hi"}, "address", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := MustSMTPMailer(t, tc.url).Send(context.Background(), tc.mail)
+			var se *access.SendError
+			if !errors.As(err, &se) || se.Op != tc.op || se.Rejected != tc.rejected || se.Permanent != tc.permanent {
+				t.Fatalf("Send = %#v, want op %s, rejected %v, permanent %v", err, tc.op, tc.rejected, tc.permanent)
+			}
+			t.Log(err)
+			if strings.Contains(err.Error(), testPassword) {
+				t.Fatalf("error %q contains the password", err)
+			}
+		})
+	}
+}
+
+func TestNewSMTPMailer(t *testing.T) {
+	const password = "hunter2-S3CRET"
+	for _, tc := range []struct {
+		name    string
+		url     string
+		wantErr string // a part of the error; "" for none
+		want    string // String() when there is no error
+	}{
+		{"STARTTLS", "smtp://u:" + password + "@mail.example.com", "", "smtp://u:xxxxx@mail.example.com"},
+		{"implicit TLS with port", "smtps://u:" + password + "@mail.example.com:2465?from=a%40example.com", "", "smtps://u:xxxxx@mail.example.com:2465?from=a%40example.com"},
+		{"local without credentials", "smtp://localhost:2525", "", "smtp://localhost:2525"},
+		{"unknown scheme", "http://u:" + password + "@mail.example.com:25", "unknown scheme", ""},
+		{"no scheme", "mail.example.com:25", "scheme", ""},
+		{"no host", "smtp://u:" + password + "@:25", "no host", ""},
+		{"no host at all", "smtp:///", "no host", ""},
+		{"opaque", "smtp:mail.example.com", "no host", ""},
+		{"port not a number", "smtp://u:" + password + "@mail.example.com:abc", "port", ""},
+		{"port out of range", "smtp://u:" + password + "@mail.example.com:70000", "bad port", ""},
+		{"port zero", "smtp://u:" + password + "@mail.example.com:0", "bad port", ""},
+		{"bad escape in password", "smtp://u:" + password + "%zz@mail.example.com", "escape", ""},
+		{"password without user", "smtp://:" + password + "@mail.example.com", "user name", ""},
+		{"bad from", "smtp://u:" + password + "@mail.example.com?from=nobody", "from=", ""},
+		{"unknown parameter", "smtp://u:" + password + "@mail.example.com?form=a%40example.com", "unknown parameter", ""},
+		{"bad insecure_skip_verify", "smtp://u:" + password + "@mail.example.com?insecure_skip_verify=maybe", "insecure_skip_verify", ""},
+		{"path", "smtp://u:" + password + "@mail.example.com/inbox", "path", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := access.NewSMTPMailer(tc.url)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("NewSMTPMailer: %v", err)
+				}
+				if m.String() != tc.want {
+					t.Fatalf("String() = %q, want %q", m.String(), tc.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("NewSMTPMailer(%q) succeeded, want an error about %q", tc.url, tc.wantErr)
+			}
+			t.Log(err)
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q does not mention %q", err, tc.wantErr)
+			}
+			if strings.Contains(err.Error(), password) || strings.Contains(err.Error(), "S3CRET") {
+				t.Errorf("error %q contains the password", err)
+			}
+		})
+	}
+}
+
+func TestLogMailer(t *testing.T) {
+	var buf bytes.Buffer
+	mailer := access.NewLogMailer(slog.New(slog.NewTextHandler(&buf, nil)))
+	err := mailer.Send(context.Background(), &flightgraph.Mail{ID: 7, To: "ada@example.com", Subject: "Your key is approved", Body: "https://portal.example.com/keys/1"})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	for _, want := range []string{"ada@example.com", "Your key is approved"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log %q does not mention %q", buf.String(), want)
+		}
+	}
+}

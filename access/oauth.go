@@ -1,0 +1,332 @@
+package access
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// Token lifetimes per grant; the zero value of TokenService uses these.
+const (
+	DefaultClientCredentialsTTL = time.Hour
+	DefaultPasswordTTL          = 15 * time.Minute
+	DefaultRefreshTTL           = 30 * 24 * time.Hour
+)
+
+// TokenService is the OAuth 2.0 token endpoint (RFC 6749 §3.2, spec 4.1 and 5.2): client
+// credentials, resource owner password credentials and refresh tokens with rotation.
+type TokenService struct {
+	Store  flightgraph.AccessStore
+	Hasher PasswordHasher
+	Now    func() time.Time
+	Log    *slog.Logger
+	// ClientCredentialsTTL, PasswordTTL and RefreshTTL set token lifetimes; zero means default.
+	ClientCredentialsTTL, PasswordTTL, RefreshTTL time.Duration
+}
+
+// oauthError is an RFC 6749 §5.2 error.
+type oauthError struct {
+	Status      int    `json:"-"`
+	Code        string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+func oerr(status int, code, format string, args ...any) *oauthError {
+	return &oauthError{Status: status, Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// tokenResponse carries every field of the spec's two shapes; empty ones are left out.
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ReturnType   string `json:"return_type,omitempty"`
+	RefreshToken string `json:"refresh_token,omitempty"`
+	ExpiresIn    int    `json:"expires_in"`
+	CustomerID   string `json:"customerId,omitempty"`
+	Scope        string `json:"scope,omitempty"`
+}
+
+// ServeHTTP answers POST /oauthcust/oauth/token.
+func (t *TokenService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	resp, oe := t.handle(r)
+	if oe != nil {
+		if oe.Status == http.StatusUnauthorized {
+			// RFC 6749 §5.2: a 401 names the authentication scheme the client should use.
+			h.Set("WWW-Authenticate", `Basic realm="flightgraph", charset="UTF-8"`)
+		}
+		if oe.Status == http.StatusMethodNotAllowed {
+			h.Set("Allow", http.MethodPost)
+		}
+		writeJSON(w, oe.Status, oe)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
+	ctx := r.Context()
+	if r.Method != http.MethodPost {
+		return nil, oerr(http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
+	}
+	r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "the body is not a valid form")
+	}
+	form := r.PostForm
+	if len(r.URL.Query()) > 0 {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "parameters belong in the body, not the URL")
+	}
+	for name, vs := range form {
+		if len(vs) > 1 {
+			return nil, oerr(http.StatusBadRequest, "invalid_request", "parameter %s is repeated", name)
+		}
+	}
+	ka, oe := t.client(ctx, r, form)
+	if oe != nil {
+		return nil, oe
+	}
+	grant := flightgraph.Grant(form.Get("grant_type"))
+	switch grant {
+	case "":
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "grant_type is required")
+	case flightgraph.GrantClientCredentials, flightgraph.GrantPassword, flightgraph.GrantRefreshToken:
+	default:
+		return nil, oerr(http.StatusBadRequest, "unsupported_grant_type", "grant_type %q is not supported", grant)
+	}
+	switch grant {
+	case flightgraph.GrantClientCredentials:
+		return t.clientCredentials(ctx, ka, form)
+	case flightgraph.GrantPassword:
+		return t.password(ctx, ka, form)
+	}
+	return t.refresh(ctx, ka, form)
+}
+
+// client authenticates the client: HTTP Basic (RFC 6749 §2.3.1) or, equally allowed, client_id
+// and client_secret in the body, never both.
+func (t *TokenService) client(ctx context.Context, r *http.Request, form url.Values) (*flightgraph.KeyAccess, *oauthError) {
+	id, secret, basic := r.BasicAuth()
+	if auth := r.Header.Get("Authorization"); auth != "" && !basic {
+		return nil, &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "client authentication must use HTTP Basic"}
+	}
+	_, inBody := form["client_secret"]
+	if basic && (inBody || form.Has("client_id")) {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "use one client authentication method, not two")
+	}
+	if basic {
+		// The id and secret are form-encoded before Basic encoding (RFC 6749 §2.3.1).
+		var err1, err2 error
+		id, err1 = url.QueryUnescape(id)
+		secret, err2 = url.QueryUnescape(secret)
+		if err1 != nil || err2 != nil {
+			return nil, &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "malformed client credentials"}
+		}
+	} else {
+		id, secret = form.Get("client_id"), form.Get("client_secret")
+		if id == "" && secret == "" {
+			return nil, &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "client authentication is required: HTTP Basic with the key and its secret"}
+		}
+	}
+	bad := &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "unknown client or wrong secret"}
+	if CredentialKind(id) != KindAPIKey || CredentialKind(secret) != KindSecret {
+		return nil, bad
+	}
+	ka, err := t.Store.KeyAccess(ctx, HashCredential(id))
+	if err != nil {
+		if errIsNotFound(err) {
+			return nil, bad
+		}
+		return nil, t.internal(ctx, err)
+	}
+	if !SameHash(HashCredential(secret), ka.Key.SecretHash) || ka.Key.Status != flightgraph.KeyActive {
+		return nil, bad
+	}
+	return ka, nil
+}
+
+func (t *TokenService) internal(ctx context.Context, err error) *oauthError {
+	if t.Log != nil {
+		t.Log.ErrorContext(ctx, "token endpoint failed", "requestId", flightgraph.RequestIDFromContext(ctx), "err", err)
+	}
+	status := http.StatusInternalServerError
+	if flightgraph.ErrorCode(err) == flightgraph.ECodeDatabase {
+		status = http.StatusServiceUnavailable
+	}
+	return oerr(status, "server_error", "the token could not be issued; quote request id %s", flightgraph.RequestIDFromContext(ctx))
+}
+
+// scope returns the products a token of grant may call: those the key is approved for, that
+// take OAuth and allow the grant, narrowed to the requested scope.
+func scope(ka *flightgraph.KeyAccess, grant flightgraph.Grant, requested string) ([]string, *oauthError) {
+	var allowed []string
+	for slug := range ka.Products {
+		if p := product(slug); p != nil && p.Auth == flightgraph.AuthOAuth && p.AllowsGrant(grant) && p.VisibleTo(ka.Account.Role) {
+			allowed = append(allowed, slug)
+		}
+	}
+	slices.Sort(allowed)
+	if len(allowed) == 0 {
+		return nil, oerr(http.StatusBadRequest, "unauthorized_client", "the key has no approved OAuth API that accepts the %s grant", grant)
+	}
+	if strings.TrimSpace(requested) == "" {
+		return allowed, nil
+	}
+	var out []string
+	for _, s := range strings.Fields(requested) {
+		if !slices.Contains(allowed, s) {
+			return nil, oerr(http.StatusBadRequest, "invalid_scope", "scope %q is not an API this key may call with the %s grant", s, grant)
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func ttl(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (t *TokenService) clientCredentials(ctx context.Context, ka *flightgraph.KeyAccess, form url.Values) (*tokenResponse, *oauthError) {
+	sc, oe := scope(ka, flightgraph.GrantClientCredentials, form.Get("scope"))
+	if oe != nil {
+		return nil, oe
+	}
+	life := ttl(t.ClientCredentialsTTL, DefaultClientCredentialsTTL)
+	access := NewCredential(KindAccessToken)
+	now := t.Now().UTC()
+	err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		return tx.CreateToken(ctx, &flightgraph.Token{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, KeyID: ka.Key.ID,
+			Grant: flightgraph.GrantClientCredentials, FamilyID: NewID("fam"), Scope: strings.Join(sc, " "), CreatedAt: now, ExpiresAt: now.Add(life)})
+	})
+	if err != nil {
+		return nil, t.internal(ctx, err)
+	}
+	return &tokenResponse{TokenType: "bearer", ReturnType: "json", AccessToken: access, ExpiresIn: int(life.Seconds()), Scope: strings.Join(sc, " ")}, nil
+}
+
+func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, form url.Values) (*tokenResponse, *oauthError) {
+	user, pw := form.Get("username"), form.Get("password")
+	if user == "" || pw == "" {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "the password grant needs username and password")
+	}
+	sc, oe := scope(ka, flightgraph.GrantPassword, form.Get("scope"))
+	if oe != nil {
+		return nil, oe
+	}
+	bad := oerr(http.StatusBadRequest, "invalid_grant", "wrong user name or password")
+	c, err := t.Store.CustomerByUsername(ctx, user)
+	if errIsNotFound(err) {
+		t.Hasher.Verify(pw, t.Hasher.Hash("timing"))
+		return nil, bad
+	} else if err != nil {
+		return nil, t.internal(ctx, err)
+	}
+	if ok, err := t.Hasher.Verify(pw, c.PasswordHash); err != nil {
+		return nil, t.internal(ctx, err)
+	} else if !ok {
+		return nil, bad
+	}
+	return t.issuePair(ctx, ka.Key.ID, c.ID, NewID("fam"), sc)
+}
+
+// issuePair issues an access token and a refresh token of one family.
+func (t *TokenService) issuePair(ctx context.Context, keyID, customerID, family string, sc []string) (*tokenResponse, *oauthError) {
+	life := ttl(t.PasswordTTL, DefaultPasswordTTL)
+	access, refresh := NewCredential(KindAccessToken), NewCredential(KindRefreshToken)
+	now := t.Now().UTC()
+	err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		for _, tk := range []*flightgraph.Token{
+			{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, ExpiresAt: now.Add(life)},
+			{Hash: HashCredential(refresh), Kind: flightgraph.TokenRefresh, ExpiresAt: now.Add(ttl(t.RefreshTTL, DefaultRefreshTTL))},
+		} {
+			tk.KeyID, tk.CustomerID, tk.Grant, tk.FamilyID, tk.Scope, tk.CreatedAt = keyID, customerID, flightgraph.GrantPassword, family, strings.Join(sc, " "), now
+			if err := tx.CreateToken(ctx, tk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, t.internal(ctx, err)
+	}
+	return &tokenResponse{AccessToken: access, TokenType: "bearer", RefreshToken: refresh, ExpiresIn: int(life.Seconds()), CustomerID: customerID, Scope: strings.Join(sc, " ")}, nil
+}
+
+// refresh rotates a refresh token: the old one is used up, a new pair of the same family is
+// issued. A refresh token presented again after its use means it leaked or raced: the whole
+// family is revoked (OAuth 2.0 Security BCP, refresh token rotation).
+func (t *TokenService) refresh(ctx context.Context, ka *flightgraph.KeyAccess, form url.Values) (*tokenResponse, *oauthError) {
+	raw := form.Get("refresh_token")
+	if raw == "" {
+		return nil, oerr(http.StatusBadRequest, "invalid_request", "refresh_token is required")
+	}
+	bad := oerr(http.StatusBadRequest, "invalid_grant", "the refresh token is invalid, expired or revoked")
+	if CredentialKind(raw) != KindRefreshToken {
+		return nil, bad
+	}
+	hash := HashCredential(raw)
+	old, err := t.Store.Token(ctx, hash)
+	if errIsNotFound(err) {
+		return nil, bad
+	} else if err != nil {
+		return nil, t.internal(ctx, err)
+	}
+	now := t.Now().UTC()
+	if old.Kind != flightgraph.TokenRefresh || old.KeyID != ka.Key.ID || old.RevokedAt != nil || !now.Before(old.ExpiresAt) {
+		return nil, bad
+	}
+	sc, oe := scope(ka, old.Grant, form.Get("scope"))
+	if oe != nil {
+		return nil, oe
+	}
+	// A narrower scope may be asked for; never a wider one than the original grant's.
+	for _, s := range sc {
+		if !slices.Contains(strings.Fields(old.Scope), s) {
+			return nil, oerr(http.StatusBadRequest, "invalid_scope", "scope %q exceeds the original grant", s)
+		}
+	}
+	var won bool
+	err = t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		won, err = tx.UseRefreshToken(ctx, hash, now)
+		return err
+	})
+	if err != nil {
+		return nil, t.internal(ctx, err)
+	}
+	if !won {
+		if err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.RevokeTokenFamily(ctx, old.FamilyID, now) }); err != nil {
+			return nil, t.internal(ctx, err)
+		}
+		if t.Log != nil {
+			t.Log.WarnContext(ctx, "refresh token reused: family revoked", "key", ka.Key.ID, "family", old.FamilyID)
+		}
+		return nil, bad
+	}
+	return t.issuePair(ctx, ka.Key.ID, old.CustomerID, old.FamilyID, sc)
+}

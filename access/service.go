@@ -1,0 +1,813 @@
+package access
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// SessionTTL is how long a portal session lasts.
+const SessionTTL = 12 * time.Hour
+
+// Service holds the portal's rules: accounts and sessions, applications, keys, subscriptions
+// and their approval, limit increases and the audit log. Every change writes its audit entry and
+// its mail in the transaction of the change.
+type Service struct {
+	Store  flightgraph.AccessStore
+	Hasher PasswordHasher
+	Now    func() time.Time
+	Log    *slog.Logger
+	// PortalURL is put in mails as the place to go next, e.g. http://127.0.0.1:8080/portal.
+	PortalURL string
+	// Changed, when set, is told of every key whose access changed, so that caches drop it.
+	Changed func(keyID string)
+}
+
+func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// SyncCatalogue writes the built-in products and their plans to the store.
+func (s *Service) SyncCatalogue(ctx context.Context) error {
+	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.SyncProducts(ctx, Products, standardPlans()) })
+}
+
+// Session is a signed-in account with its session token, shown once.
+type Session struct {
+	Token   string
+	Account *flightgraph.Account
+}
+
+// SignUp creates a developer account and signs it in. It returns the input's validation errors
+// and ECodeConflict when the e-mail has an account.
+func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) (*Session, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	acc, err := s.CreateAccount(ctx, in, flightgraph.RoleDeveloper, "")
+	if err != nil {
+		return nil, err
+	}
+	return s.newSession(ctx, acc)
+}
+
+// CreateAccount creates an account of a role without signing it in; actor is who creates it
+// ("" for the account itself).
+func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput, role flightgraph.Role, actor string) (*flightgraph.Account, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	acc := &flightgraph.Account{ID: NewID("acc"), Email: in.Email, Name: in.Name, Role: role,
+		PasswordHash: s.Hasher.Hash(in.Password), CreatedAt: s.now()}
+	if actor == "" {
+		actor = acc.ID
+	}
+	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if err := tx.CreateAccount(ctx, acc); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, actor, "account.create", "account", acc.ID, nil, acc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return acc, nil
+}
+
+// SignIn checks an e-mail and password and opens a session; ECodeBadLogin otherwise, the same
+// for an unknown e-mail as for a wrong password.
+func (s *Service) SignIn(ctx context.Context, email, password string) (*Session, error) {
+	bad := flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
+	acc, err := s.Store.AccountByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
+	if flightgraph.ErrorCode(err) == flightgraph.ECodeNotFound {
+		s.Hasher.Verify(password, s.Hasher.Hash("timing")) // spend the same time as for a known e-mail
+		return nil, bad
+	} else if err != nil {
+		return nil, err
+	}
+	ok, err := s.Hasher.Verify(password, acc.PasswordHash)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, bad
+	}
+	return s.newSession(ctx, acc)
+}
+
+func (s *Service) newSession(ctx context.Context, acc *flightgraph.Account) (*Session, error) {
+	token := NewCredential(KindSession)
+	now := s.now()
+	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		return tx.CreateSession(ctx, HashCredential(token), acc.ID, now, now.Add(SessionTTL))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Token: token, Account: acc}, nil
+}
+
+// SignOut ends the caller's session.
+func (s *Service) SignOut(ctx context.Context) error {
+	if _, err := account(ctx); err != nil {
+		return err
+	}
+	hash := flightgraph.CallerFromContext(ctx).SessionHash
+	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.DeleteSession(ctx, hash) })
+}
+
+// SubscriptionApplication returns the application of a subscription's key, for its owner or an
+// operator; ECodeNotFound for anyone else.
+func (s *Service) SubscriptionApplication(ctx context.Context, sub *flightgraph.Subscription) (*flightgraph.Application, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owner, app, err := keyOwner(ctx, s.Store, sub.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	if acc.Role != flightgraph.RoleOperator && owner.ID != acc.ID {
+		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "application not found")
+	}
+	return app, nil
+}
+
+// ApplicationOwner returns who registered an application, for the owner or an operator.
+func (s *Service) ApplicationOwner(ctx context.Context, app *flightgraph.Application) (*flightgraph.Account, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if acc.Role != flightgraph.RoleOperator && app.AccountID != acc.ID {
+		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "account not found")
+	}
+	return s.Store.AccountByID(ctx, app.AccountID)
+}
+
+// LimitRequestSubscription returns the subscription a limit request is about, for its requester
+// or an operator.
+func (s *Service) LimitRequestSubscription(ctx context.Context, req *flightgraph.LimitIncreaseRequest) (*flightgraph.Subscription, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if acc.Role != flightgraph.RoleOperator && req.AccountID != acc.ID {
+		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "subscription not found")
+	}
+	return s.Store.Subscription(ctx, req.SubscriptionID)
+}
+
+// Plan returns a plan by id.
+func (s *Service) Plan(ctx context.Context, id string) (*flightgraph.Plan, error) {
+	return s.Store.Plan(ctx, id)
+}
+
+// account returns the signed-in caller's account; ECodeNotSignedIn without a session.
+func account(ctx context.Context) (*flightgraph.Account, error) {
+	c := flightgraph.CallerFromContext(ctx)
+	if c.Kind != flightgraph.CallerSession || c.Account == nil {
+		return nil, flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "sign in to the portal first: send Authorization: Bearer <session token>")
+	}
+	return c.Account, nil
+}
+
+// operator returns the signed-in operator; ECodeNotSignedIn or ECodeOperatorsOnly otherwise.
+func operator(ctx context.Context) (*flightgraph.Account, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if acc.Role != flightgraph.RoleOperator {
+		return nil, flightgraph.Errorf(flightgraph.ECodeOperatorsOnly, "only operators may do this")
+	}
+	return acc, nil
+}
+
+// Me returns the signed-in account.
+func (s *Service) Me(ctx context.Context) (*flightgraph.Account, error) { return account(ctx) }
+
+// Catalogue returns the products the caller may see, with their plans.
+func (s *Service) Catalogue(ctx context.Context) ([]*flightgraph.Product, error) {
+	role := flightgraph.CallerFromContext(ctx).Role()
+	all, err := s.Store.Products(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*flightgraph.Product
+	for _, p := range all {
+		if p.VisibleTo(role) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// PlansOf returns the standard plans of a product.
+func (s *Service) PlansOf(ctx context.Context, product string) ([]*flightgraph.Plan, error) {
+	all, err := s.Store.Plans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*flightgraph.Plan
+	for _, p := range all {
+		if p.Product == product {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Applications returns the signed-in developer's applications.
+func (s *Service) Applications(ctx context.Context) ([]*flightgraph.Application, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.ApplicationsByAccount(ctx, acc.ID)
+}
+
+// RegisterApplication registers an application for the signed-in developer.
+func (s *Service) RegisterApplication(ctx context.Context, in flightgraph.ApplicationInput) (*flightgraph.Application, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	app := &flightgraph.Application{ID: NewID("app"), AccountID: acc.ID, Name: in.Name, Website: in.Website,
+		Description: in.Description, CallbackURL: in.CallbackURL, CreatedAt: now, UpdatedAt: now}
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if err := tx.CreateApplication(ctx, app); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, acc.ID, "application.create", "application", app.ID, nil, app)
+	})
+	return app, err
+}
+
+// ownApplication returns an application of the signed-in developer; ECodeNotFound for anyone
+// else's, exactly as for one that does not exist.
+func ownApplication(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id string) (*flightgraph.Application, error) {
+	app, err := r.Application(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if app.AccountID != acc.ID {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeNotFound, "id", "application not found")
+	}
+	return app, nil
+}
+
+// ownKey returns a key of one of the developer's applications; ECodeNotFound otherwise.
+func ownKey(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id string) (*flightgraph.Key, *flightgraph.Application, error) {
+	k, err := r.Key(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := ownApplication(ctx, r, acc, k.ApplicationID)
+	if err != nil {
+		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeNotFound, "keyId", "key not found")
+	}
+	return k, app, nil
+}
+
+// ownSubscription returns a subscription of one of the developer's keys; ECodeNotFound otherwise.
+func ownSubscription(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id string) (*flightgraph.Subscription, *flightgraph.Key, error) {
+	sub, err := r.Subscription(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, _, err := ownKey(ctx, r, acc, sub.KeyID)
+	if err != nil {
+		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeNotFound, "subscriptionId", "subscription not found")
+	}
+	return sub, k, nil
+}
+
+// UpdateApplication edits one of the developer's applications.
+func (s *Service) UpdateApplication(ctx context.Context, id string, in flightgraph.ApplicationInput) (*flightgraph.Application, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	var app *flightgraph.Application
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		before, err := ownApplication(ctx, tx, acc, id)
+		if err != nil {
+			return err
+		}
+		after := *before
+		after.Name, after.Website, after.Description, after.CallbackURL, after.UpdatedAt = in.Name, in.Website, in.Description, in.CallbackURL, s.now()
+		if err := tx.UpdateApplication(ctx, &after); err != nil {
+			return err
+		}
+		app = &after
+		return s.audit(ctx, tx, acc.ID, "application.update", "application", id, before, &after)
+	})
+	return app, err
+}
+
+// DeleteApplication deletes one of the developer's applications with its keys; their access
+// ends at once.
+func (s *Service) DeleteApplication(ctx context.Context, id string) error {
+	acc, err := account(ctx)
+	if err != nil {
+		return err
+	}
+	var keys []*flightgraph.Key
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		app, err := ownApplication(ctx, tx, acc, id)
+		if err != nil {
+			return err
+		}
+		ks, err := tx.KeysByApplications(ctx, []string{id})
+		if err != nil {
+			return err
+		}
+		keys = ks[0]
+		if err := tx.DeleteApplication(ctx, id); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, acc.ID, "application.delete", "application", id, app, nil)
+	})
+	for _, k := range keys {
+		s.changed(k.ID)
+	}
+	return err
+}
+
+func (s *Service) changed(keyID string) {
+	if s.Changed != nil {
+		s.Changed(keyID)
+	}
+}
+
+// KeyRequest asks for a key, or for another API on a key.
+type KeyRequest struct {
+	ApplicationID string
+	KeyID         string
+	API           string
+	Plan          string // default: Default
+}
+
+// RequestKey creates a key for one of the developer's applications with a pending subscription
+// to an API's plan, and tells the operators. The key's secret is in the answer only.
+func (s *Service) RequestKey(ctx context.Context, req KeyRequest) (*flightgraph.NewKey, *flightgraph.Subscription, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	apiKey, secret := NewCredential(KindAPIKey), NewCredential(KindSecret)
+	k := &flightgraph.Key{ID: NewID("key"), ApplicationID: req.ApplicationID, Hint: Hint(apiKey), KeyHash: HashCredential(apiKey),
+		SecretHash: HashCredential(secret), Status: flightgraph.KeyActive, CreatedAt: s.now()}
+	var sub *flightgraph.Subscription
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if req.ApplicationID == "" {
+			return flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "applicationId", "applicationId is required")
+		}
+		app, err := ownApplication(ctx, tx, acc, req.ApplicationID)
+		if err != nil {
+			return err
+		}
+		if err := tx.CreateKey(ctx, k); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, acc.ID, "key.create", "key", k.ID, nil, k); err != nil {
+			return err
+		}
+		sub, err = s.subscribe(ctx, tx, acc, app, k, req.API, req.Plan)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &flightgraph.NewKey{Key: k, APIKey: apiKey, Secret: secret}, sub, nil
+}
+
+// AddAPI adds a pending subscription to another API on one of the developer's keys.
+func (s *Service) AddAPI(ctx context.Context, req KeyRequest) (*flightgraph.Subscription, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sub *flightgraph.Subscription
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		k, app, err := ownKey(ctx, tx, acc, req.KeyID)
+		if err != nil {
+			return err
+		}
+		if k.Status != flightgraph.KeyActive {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "keyId", "the key is revoked")
+		}
+		sub, err = s.subscribe(ctx, tx, acc, app, k, req.API, req.Plan)
+		return err
+	})
+	return sub, err
+}
+
+// subscribe adds a pending subscription and mails the operators the requester's details.
+func (s *Service) subscribe(ctx context.Context, tx flightgraph.AccessTx, acc *flightgraph.Account, app *flightgraph.Application,
+	k *flightgraph.Key, api, planName string) (*flightgraph.Subscription, error) {
+	if api == "" {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "api", "api is required")
+	}
+	p := product(api)
+	if p == nil || !p.VisibleTo(acc.Role) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "api", "there is no API %q", api)
+	}
+	if planName == "" {
+		planName = flightgraph.DefaultPlan
+	}
+	plan, err := tx.StandardPlan(ctx, p.Slug, planName)
+	if flightgraph.ErrorCode(err) == flightgraph.ECodeNotFound {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "plan", "API %s has no plan %q", p.Slug, planName)
+	} else if err != nil {
+		return nil, err
+	}
+	sub := &flightgraph.Subscription{ID: NewID("sub"), KeyID: k.ID, Product: p.Slug, PlanID: plan.ID,
+		Status: flightgraph.SubscriptionPending, CreatedAt: s.now()}
+	if err := tx.CreateSubscription(ctx, sub); err != nil {
+		return nil, err
+	}
+	if err := s.audit(ctx, tx, acc.ID, "subscription.request", "subscription", sub.ID, nil, sub); err != nil {
+		return nil, err
+	}
+	return sub, s.mailOperators(ctx, tx, fmt.Sprintf("Key request: %s for %s", p.Name, app.Name), fmt.Sprintf(
+		"%s <%s> asks for the %s plan of %s.\n\nApplication: %s\nWebsite: %s\nDescription: %s\nCallback URL: %s\nKey: %s\nSubscription: %s\n\nReview it at %s\n",
+		acc.Name, acc.Email, plan.Name, p.Name, app.Name, orNone(app.Website), app.Description, orNone(app.CallbackURL), k.Hint, sub.ID, s.PortalURL))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// RotateKeySecret gives one of the developer's keys a new secret, shown once; the old secret
+// and the tokens issued with it stop working.
+func (s *Service) RotateKeySecret(ctx context.Context, keyID string) (*flightgraph.NewKey, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	secret := NewCredential(KindSecret)
+	var k *flightgraph.Key
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		before, _, err := ownKey(ctx, tx, acc, keyID)
+		if err != nil {
+			return err
+		}
+		if before.Status != flightgraph.KeyActive {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "keyId", "the key is revoked")
+		}
+		after := *before
+		after.SecretHash = HashCredential(secret)
+		if err := tx.UpdateKey(ctx, &after); err != nil {
+			return err
+		}
+		if err := tx.RevokeKeyTokens(ctx, keyID, s.now()); err != nil {
+			return err
+		}
+		k = &after
+		return s.audit(ctx, tx, acc.ID, "key.rotate_secret", "key", keyID, before, &after)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.changed(keyID)
+	return &flightgraph.NewKey{Key: k, Secret: secret}, nil
+}
+
+// RevokeKey revokes one of the developer's keys and its approved subscriptions.
+func (s *Service) RevokeKey(ctx context.Context, keyID string) (*flightgraph.Key, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var k *flightgraph.Key
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		before, _, err := ownKey(ctx, tx, acc, keyID)
+		if err != nil {
+			return err
+		}
+		if before.Status == flightgraph.KeyRevoked {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "keyId", "the key is revoked already")
+		}
+		after := *before
+		after.Status = flightgraph.KeyRevoked
+		if err := tx.UpdateKey(ctx, &after); err != nil {
+			return err
+		}
+		if err := tx.RevokeKeyTokens(ctx, keyID, s.now()); err != nil {
+			return err
+		}
+		subs, err := tx.SubscriptionsByKeys(ctx, []string{keyID})
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs[0] {
+			if sub.Status.CanBecome(flightgraph.SubscriptionRevoked) {
+				if err := s.decide(ctx, tx, acc, sub, flightgraph.SubscriptionRevoked, "the key was revoked by its owner"); err != nil {
+					return err
+				}
+			}
+		}
+		k = &after
+		return s.audit(ctx, tx, acc.ID, "key.revoke", "key", keyID, before, &after)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.changed(keyID)
+	return k, nil
+}
+
+// RequestLimitIncrease asks the operators for higher limits on one of the developer's approved
+// subscriptions.
+func (s *Service) RequestLimitIncrease(ctx context.Context, in flightgraph.LimitIncreaseInput) (*flightgraph.LimitIncreaseRequest, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	r := &flightgraph.LimitIncreaseRequest{ID: NewID("lim"), SubscriptionID: in.SubscriptionID, AccountID: acc.ID, Description: strings.TrimSpace(in.Description),
+		EstimatedPerSecond: in.EstimatedPerSecond, EstimatedPerDay: in.EstimatedPerDay, Status: flightgraph.LimitRequestPending, CreatedAt: s.now()}
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		sub, _, err := ownSubscription(ctx, tx, acc, in.SubscriptionID)
+		if err != nil {
+			return err
+		}
+		if sub.Status != flightgraph.SubscriptionApproved {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "subscriptionId", "limits can be raised on approved subscriptions only; this one is %s", sub.Status)
+		}
+		if err := tx.CreateLimitRequest(ctx, r); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, acc.ID, "limit_request.create", "limit_request", r.ID, nil, r); err != nil {
+			return err
+		}
+		return s.mailOperators(ctx, tx, "Limit increase request for "+sub.Product, fmt.Sprintf(
+			"%s <%s> asks for higher limits on %s (subscription %s): about %d calls per second and %d per day.\n\n%s\n\nReview it at %s\n",
+			acc.Name, acc.Email, sub.Product, sub.ID, r.EstimatedPerSecond, r.EstimatedPerDay, r.Description, s.PortalURL))
+	})
+	return r, err
+}
+
+// PendingSubscriptions returns the requests waiting for an operator.
+func (s *Service) PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error) {
+	if _, err := operator(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.PendingSubscriptions(ctx)
+}
+
+// ApproveSubscription approves a pending subscription and tells the developer.
+func (s *Service) ApproveSubscription(ctx context.Context, id string) (*flightgraph.Subscription, error) {
+	return s.transition(ctx, id, flightgraph.SubscriptionApproved, "")
+}
+
+// RejectSubscription rejects a pending subscription with a reason and tells the developer.
+func (s *Service) RejectSubscription(ctx context.Context, id, reason string) (*flightgraph.Subscription, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "reason", "a rejection needs a reason for the developer")
+	}
+	return s.transition(ctx, id, flightgraph.SubscriptionRejected, reason)
+}
+
+// RevokeSubscription revokes an approved subscription with a reason and tells the developer.
+func (s *Service) RevokeSubscription(ctx context.Context, id, reason string) (*flightgraph.Subscription, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "reason", "a revocation needs a reason for the developer")
+	}
+	return s.transition(ctx, id, flightgraph.SubscriptionRevoked, reason)
+}
+
+func (s *Service) transition(ctx context.Context, id string, to flightgraph.SubscriptionStatus, reason string) (*flightgraph.Subscription, error) {
+	op, err := operator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sub *flightgraph.Subscription
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		sub, err = tx.Subscription(ctx, id)
+		if err != nil {
+			return err
+		}
+		return s.decide(ctx, tx, op, sub, to, reason)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.changed(sub.KeyID)
+	return sub, nil
+}
+
+// decide moves sub to a new status, audits it and mails the key's owner; sub is updated in place.
+func (s *Service) decide(ctx context.Context, tx flightgraph.AccessTx, actor *flightgraph.Account, sub *flightgraph.Subscription, to flightgraph.SubscriptionStatus, reason string) error {
+	if !sub.Status.CanBecome(to) {
+		return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "id", "a %s subscription cannot become %s", sub.Status, to)
+	}
+	before := *sub
+	now := s.now()
+	sub.Status, sub.Reason, sub.DecidedAt, sub.DecidedBy = to, reason, &now, actor.ID
+	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	if err := s.audit(ctx, tx, actor.ID, "subscription."+string(to), "subscription", sub.ID, &before, sub); err != nil {
+		return err
+	}
+	owner, app, err := keyOwner(ctx, tx, sub.KeyID)
+	if err != nil {
+		return err
+	}
+	p := product(sub.Product)
+	name := sub.Product
+	if p != nil {
+		name = p.Name
+	}
+	var subject, body string
+	switch to {
+	case flightgraph.SubscriptionApproved:
+		subject = "Your key is approved for " + name
+		body = fmt.Sprintf("Hello %s,\n\nyour request for %s for the application %s is approved. The key works now; its limits are on your account page: %s\n", owner.Name, name, app.Name, s.PortalURL)
+	case flightgraph.SubscriptionRejected:
+		subject = "Your key request for " + name + " is declined"
+		body = fmt.Sprintf("Hello %s,\n\nyour request for %s for the application %s is declined:\n\n%s\n\nQuestions? Reply to this mail.\n", owner.Name, name, app.Name, reason)
+	case flightgraph.SubscriptionRevoked:
+		subject = "Access to " + name + " is revoked"
+		body = fmt.Sprintf("Hello %s,\n\nthe access of your application %s to %s is revoked:\n\n%s\n", owner.Name, app.Name, name, reason)
+	}
+	return tx.EnqueueMail(ctx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
+}
+
+func keyOwner(ctx context.Context, r flightgraph.AccessReader, keyID string) (*flightgraph.Account, *flightgraph.Application, error) {
+	k, err := r.Key(ctx, keyID)
+	if err != nil {
+		return nil, nil, err
+	}
+	app, err := r.Application(ctx, k.ApplicationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	acc, err := r.AccountByID(ctx, app.AccountID)
+	return acc, app, err
+}
+
+// LimitIncreaseRequests returns the limit requests for operators, pending ones with "pending".
+func (s *Service) LimitIncreaseRequests(ctx context.Context, status flightgraph.LimitRequestStatus) ([]*flightgraph.LimitIncreaseRequest, error) {
+	if _, err := operator(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.LimitRequests(ctx, status)
+}
+
+// LimitReview is an operator's answer to a limit increase request.
+type LimitReview struct {
+	ID      string
+	Approve bool
+	Limits  flightgraph.Limits // the custom plan's, when approving
+	Reply   string
+}
+
+// ReviewLimitIncrease grants a custom plan or declines, and mails the developer the reply.
+func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*flightgraph.LimitIncreaseRequest, error) {
+	op, err := operator(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rv.Reply = strings.TrimSpace(rv.Reply)
+	if rv.Reply == "" {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "reply", "a review needs a reply for the developer")
+	}
+	if rv.Approve {
+		if err := rv.Limits.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	var (
+		req *flightgraph.LimitIncreaseRequest
+		sub *flightgraph.Subscription
+	)
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if req, err = tx.LimitRequest(ctx, rv.ID); err != nil {
+			return err
+		}
+		if req.Status != flightgraph.LimitRequestPending {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "id", "the request is %s already", req.Status)
+		}
+		if sub, err = tx.Subscription(ctx, req.SubscriptionID); err != nil {
+			return err
+		}
+		before := *req
+		now := s.now()
+		req.Status, req.Reply, req.ReviewedBy, req.ReviewedAt = flightgraph.LimitRequestDeclined, rv.Reply, op.ID, &now
+		if rv.Approve {
+			req.Status = flightgraph.LimitRequestGranted
+			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: "Custom " + sub.ID, Custom: true, Limits: rv.Limits}
+			if err := tx.CreatePlan(ctx, plan); err != nil {
+				return err
+			}
+			if err := s.audit(ctx, tx, op.ID, "plan.create", "plan", plan.ID, nil, plan); err != nil {
+				return err
+			}
+			subBefore := *sub
+			sub.PlanID = plan.ID
+			if err := tx.UpdateSubscription(ctx, sub); err != nil {
+				return err
+			}
+			if err := s.audit(ctx, tx, op.ID, "subscription.change_plan", "subscription", sub.ID, &subBefore, sub); err != nil {
+				return err
+			}
+		}
+		if err := tx.UpdateLimitRequest(ctx, req); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, op.ID, "limit_request."+string(req.Status), "limit_request", req.ID, &before, req); err != nil {
+			return err
+		}
+		owner, err := tx.AccountByID(ctx, req.AccountID)
+		if err != nil {
+			return err
+		}
+		subject, body := "Your limit increase request is declined", fmt.Sprintf("Hello %s,\n\nyour request for higher limits on %s is declined:\n\n%s\n", owner.Name, sub.Product, rv.Reply)
+		if rv.Approve {
+			subject, body = "Your limit increase is granted", fmt.Sprintf("Hello %s,\n\nyour limits on %s are now %d calls per second and %d per day.\n\n%s\n", owner.Name, sub.Product, rv.Limits.PerSecond, rv.Limits.PerDay, rv.Reply)
+		}
+		return tx.EnqueueMail(ctx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.changed(sub.KeyID)
+	return req, nil
+}
+
+// AuditLog returns the newest audit entries, for operators.
+func (s *Service) AuditLog(ctx context.Context, limit, offset int) ([]*flightgraph.AuditEntry, error) {
+	if _, err := operator(ctx); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > flightgraph.MaxPageSize {
+		limit = flightgraph.MaxPageSize
+	}
+	return s.Store.AuditLog(ctx, limit, max(offset, 0))
+}
+
+// mailOperators enqueues a message to every operator; with none, the request waits unseen, so
+// that is logged loudly.
+func (s *Service) mailOperators(ctx context.Context, tx flightgraph.AccessTx, subject, body string) error {
+	ops, err := tx.Operators(ctx)
+	if err != nil {
+		return err
+	}
+	if len(ops) == 0 && s.Log != nil {
+		s.Log.Warn("no operator account to tell of a request: add one with 'flightgraph operator add'", "subject", subject)
+	}
+	for _, op := range ops {
+		if err := tx.EnqueueMail(ctx, &flightgraph.Mail{To: op.Email, Subject: subject, Body: body, CreatedAt: s.now()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// audit appends an entry; before and after are marshalled to JSON, whose tags keep hashes out.
+func (s *Service) audit(ctx context.Context, tx flightgraph.AccessTx, actor, action, targetType, targetID string, before, after any) error {
+	enc := func(v any) (string, error) {
+		if v == nil {
+			return "", nil
+		}
+		b, err := json.Marshal(v)
+		return string(b), err
+	}
+	b, err := enc(before)
+	if err != nil {
+		return err
+	}
+	a, err := enc(after)
+	if err != nil {
+		return err
+	}
+	return tx.AddAudit(ctx, &flightgraph.AuditEntry{At: s.now(), Actor: actor, Action: action, TargetType: targetType, TargetID: targetID, Before: b, After: a})
+}
+
+// errIsNotFound reports whether err is ECodeNotFound.
+func errIsNotFound(err error) bool {
+	var fe *flightgraph.Error
+	return errors.As(err, &fe) && fe.Code == flightgraph.ECodeNotFound
+}

@@ -1,0 +1,108 @@
+package access
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// UsageRecorder counts admitted calls per subscription and day in memory and adds them to the
+// store in one transaction every few seconds, so that counting costs a call no database write. A
+// crash loses at most one interval's counts; a graceful stop flushes them.
+type UsageRecorder struct {
+	Store flightgraph.AccessStore
+	Log   *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]map[string]int64 // day → subscription → calls not yet stored
+}
+
+// Add counts one admitted call.
+func (u *UsageRecorder) Add(subscription, day string) {
+	u.mu.Lock()
+	if u.pending == nil {
+		u.pending = map[string]map[string]int64{}
+	}
+	m := u.pending[day]
+	if m == nil {
+		m = map[string]int64{}
+		u.pending[day] = m
+	}
+	m[subscription]++
+	u.mu.Unlock()
+}
+
+// Flush adds the pending counts to the store; on failure they stay pending for the next flush.
+func (u *UsageRecorder) Flush(ctx context.Context) error {
+	u.mu.Lock()
+	batch := u.pending
+	u.pending = nil
+	u.mu.Unlock()
+	for day, calls := range batch {
+		if err := u.Store.AddUsage(ctx, day, calls); err != nil {
+			u.mu.Lock()
+			for d, cs := range batch {
+				for sub, n := range cs {
+					if u.pending == nil {
+						u.pending = map[string]map[string]int64{}
+					}
+					if u.pending[d] == nil {
+						u.pending[d] = map[string]int64{}
+					}
+					u.pending[d][sub] += n
+				}
+			}
+			u.mu.Unlock()
+			return err
+		}
+		delete(batch, day)
+	}
+	return nil
+}
+
+// Run flushes every interval until ctx is done, then once more.
+func (u *UsageRecorder) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := u.Flush(fctx); err != nil && u.Log != nil {
+				u.Log.Error("usage counts lost at shutdown", "err", err)
+			}
+			return
+		case <-t.C:
+			if err := u.Flush(ctx); err != nil && u.Log != nil {
+				u.Log.Warn("usage counts not stored yet; will retry", "err", err)
+			}
+		}
+	}
+}
+
+// Today returns each subscription's calls on a day: stored plus pending in this process.
+func (u *UsageRecorder) Today(ctx context.Context, subscriptions []string, day string) ([]int64, error) {
+	stored, err := u.Store.UsageOn(ctx, subscriptions, day)
+	if err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i, s := range subscriptions {
+		stored[i] += u.pending[day][s]
+	}
+	return stored, nil
+}
+
+// DayUsage is the limiters' source of a day's count after a restart.
+func (u *UsageRecorder) DayUsage(ctx context.Context, subscription, day string) (int64, error) {
+	n, err := u.Today(ctx, []string{subscription}, day)
+	if err != nil {
+		return 0, err
+	}
+	return n[0], nil
+}

@@ -1,0 +1,125 @@
+package resolvers
+
+import (
+	"context"
+	"strings"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
+)
+
+func authPayload(s *access.Session, err error) (*model.AuthPayload, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &model.AuthPayload{Token: s.Token, Account: s.Account}, nil
+}
+
+func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
+	acc, err := r.Access.Me(ctx)
+	if err != nil {
+		return nil, err
+	}
+	apps, err := r.Access.Applications(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Me{Account: acc, Applications: apps}, nil
+}
+
+// appKeys lists an application's keys; their plaintext halves are never kept, so lists show hints.
+func (r *Resolver) appKeys(ctx context.Context, app *flightgraph.Application) ([]*flightgraph.NewKey, error) {
+	keys, err := graph.Load(ctx, graph.For(ctx).AppKeys, app.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*flightgraph.NewKey, len(keys))
+	for i, k := range keys {
+		out[i] = &flightgraph.NewKey{Key: k}
+	}
+	return out, nil
+}
+
+func apiKey(k *flightgraph.NewKey) string {
+	if k.APIKey != "" {
+		return k.APIKey
+	}
+	return k.Hint
+}
+
+func secret(k *flightgraph.NewKey) *string {
+	if k.Secret == "" {
+		return nil
+	}
+	return &k.Secret
+}
+
+func (r *Resolver) planName(ctx context.Context, s *flightgraph.Subscription) (string, error) {
+	p, err := r.Access.Plan(ctx, s.PlanID)
+	if err != nil {
+		return "", err
+	}
+	return p.Name, nil
+}
+
+func (r *Resolver) limits(ctx context.Context, s *flightgraph.Subscription) (*flightgraph.Limits, error) {
+	p, err := r.Access.Plan(ctx, s.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	return &p.Limits, nil
+}
+
+func (r *Resolver) usageToday(ctx context.Context, s *flightgraph.Subscription) (int, error) {
+	n, err := graph.Load(ctx, graph.For(ctx).Usage, s.ID)
+	return int(n), err
+}
+
+func (r *Resolver) requestKey(ctx context.Context, in model.RequestKeyInput) (*model.KeyPayload, error) {
+	k, _, err := r.Access.RequestKey(ctx, access.KeyRequest{ApplicationID: in.ApplicationID, API: in.API, Plan: deref(in.Plan)})
+	if err != nil {
+		return nil, err
+	}
+	return &model.KeyPayload{Key: k}, nil
+}
+
+func (r *Resolver) rotate(ctx context.Context, keyID string) (*model.KeyPayload, error) {
+	k, err := r.Access.RotateKeySecret(ctx, keyID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.KeyPayload{Key: k}, nil
+}
+
+func (r *Resolver) revokeKey(ctx context.Context, keyID string) (*flightgraph.NewKey, error) {
+	k, err := r.Access.RevokeKey(ctx, keyID)
+	if err != nil {
+		return nil, err
+	}
+	return &flightgraph.NewKey{Key: k}, nil
+}
+
+func (r *Resolver) reviewLimit(ctx context.Context, id string, approve bool, perSecond, perDay *int, reply string) (*flightgraph.LimitIncreaseRequest, error) {
+	return r.Access.ReviewLimitIncrease(ctx, access.LimitReview{ID: id, Approve: approve, Reply: reply,
+		Limits: flightgraph.Limits{PerSecond: deref(perSecond), PerDay: deref(perDay)}})
+}
+
+func (r *Resolver) limitRequestSubscription(ctx context.Context, req *flightgraph.LimitIncreaseRequest) (*flightgraph.Subscription, error) {
+	return r.Access.LimitRequestSubscription(ctx, req)
+}
+
+func apiAuth(p *flightgraph.Product) model.APIAuth {
+	return model.APIAuth(strings.ToUpper(string(p.Auth)))
+}
+
+func grants(p *flightgraph.Product) []string {
+	out := make([]string, len(p.Grants))
+	for i, g := range p.Grants {
+		out[i] = string(g)
+	}
+	return out
+}
+
+func ok(err error) (bool, error) { return err == nil, err }

@@ -1,0 +1,43 @@
+package rest
+
+import (
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// pingResponse is the liveness method's documented shape (spec 4.3).
+type pingResponse struct {
+	BuildTimestamp string `json:"buildTimestamp"`
+	Timestamp      string `json:"timestamp"`
+	Version        string `json:"version"`
+	Response       string `json:"response"`
+	Language       string `json:"language"`
+	Country        string `json:"country"`
+}
+
+var versionSegment = regexp.MustCompile(`^v[1-9][0-9]?$`)
+
+// ping answers GET /opendata/{api}/{version}/ping, authenticated as its API is.
+func (a *API) ping(w http.ResponseWriter, r *http.Request) {
+	if !versionSegment.MatchString(r.PathValue("version")) {
+		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist"))
+		return
+	}
+	lang, country := "en", ""
+	if al := r.Header.Get("Accept-Language"); len(al) >= 2 {
+		lang = al[:2]
+		if len(al) >= 5 && (al[2] == '-' || al[2] == '_') {
+			country = al[3:5]
+		}
+	}
+	if c := r.Header.Get("svc-travel-country"); c != "" {
+		country = c
+	}
+	writeJSON(w, http.StatusOK, "application/hal+json", pingResponse{
+		BuildTimestamp: a.BuildTime.UTC().Format(time.RFC3339), Timestamp: a.Now().UTC().Format(time.RFC3339),
+		Version: a.Version, Response: "pong", Language: lang, Country: country,
+	})
+}

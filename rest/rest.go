@@ -1,0 +1,63 @@
+// Package rest is the REST compatibility layer: the original service's paths, headers, HAL
+// bodies and error codes, over the same travel and access services that GraphQL uses.
+package rest
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+)
+
+// API serves the REST routes.
+type API struct {
+	Guard     *access.Guard
+	Log       *slog.Logger
+	Now       func() time.Time
+	Version   string
+	BuildTime time.Time
+}
+
+// errorBody is the documented error shape: {"errors":[{code, name, description, severity}]}.
+type errorBody struct {
+	Errors []errorItem `json:"errors"`
+}
+
+type errorItem struct {
+	Code        string `json:"code"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Severity    string `json:"severity"`
+	Parameter   string `json:"parameter,omitempty"`
+}
+
+// Error maps err to the wire once for REST: a domain error with its code's status, anything else
+// logged with the request id and masked as INSP_500.000.
+func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code := flightgraph.ErrorCode(err)
+	e := flightgraph.Lookup(code)
+	item := errorItem{Code: code, Name: e.Name, Description: flightgraph.ErrorMessage(err), Severity: "ERROR"}
+	var fe *flightgraph.Error
+	if ok := asError(err, &fe); ok {
+		item.Parameter = fe.Parameter
+		if fe.Err != nil {
+			a.Log.WarnContext(r.Context(), "backing service failed", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", fe.Err)
+		}
+	} else {
+		rid := flightgraph.RequestIDFromContext(r.Context())
+		a.Log.ErrorContext(r.Context(), "internal error", "requestId", rid, "path", r.URL.Path, "err", err)
+		item.Description = "Internal error; quote request id " + rid + "."
+	}
+	writeJSON(w, e.Status, "application/json", errorBody{Errors: []errorItem{item}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
