@@ -493,3 +493,7 @@ func unique[K comparable](keys []K) []K {
 	}
 	return out
 }
+
+// Raw returns the database/sql handle of the store, for tests and tools that inspect the tables
+// as an outsider would.
+func Raw(s *DB) (*sql.DB, error) { return s.db.DB, nil }

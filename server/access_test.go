@@ -1,0 +1,447 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq"
+	_ "modernc.org/sqlite"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// portal is a signed-in portal user of a test server.
+type portal struct {
+	s     *testServer
+	token string
+}
+
+func (s *testServer) signIn(t *testing.T, email, password string) *portal {
+	t.Helper()
+	resp := s.queryAs(t, nil, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token account { id role } } }`,
+		map[string]any{"e": email, "p": password})
+	if len(resp.Errors) > 0 {
+		t.Fatalf("signIn %s: %+v", email, resp.Errors)
+	}
+	var d struct{ SignIn struct{ Token string } }
+	json.Unmarshal(resp.Data, &d)
+	return &portal{s: s, token: d.SignIn.Token}
+}
+
+// do runs an operation as the user and returns its data, failing on errors.
+func (p *portal) do(t *testing.T, q string, vars map[string]any, into any) {
+	t.Helper()
+	resp := p.try(t, q, vars)
+	if len(resp.Errors) > 0 {
+		t.Fatalf("%s: %+v", firstLine(q), resp.Errors)
+	}
+	if into != nil {
+		if err := json.Unmarshal(resp.Data, into); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (p *portal) try(t *testing.T, q string, vars map[string]any) gqlResponse {
+	t.Helper()
+	return p.s.queryAs(t, map[string]string{"Authorization": "Bearer " + p.token}, q, vars)
+}
+
+// fails runs an operation that must fail with code.
+func (p *portal) fails(t *testing.T, code, q string, vars map[string]any) {
+	t.Helper()
+	resp := p.try(t, q, vars)
+	if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != code {
+		t.Fatalf("%s: got %s %+v, want %s", firstLine(q), resp.Data, resp.Errors, code)
+	}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// call makes a resource call with headers and returns status, headers and body.
+func (s *testServer) call(t *testing.T, method, path string, headers map[string]string, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// flightsWith calls a small flight query with an api-key and returns status, headers and body.
+func (s *testServer) flightsWith(t *testing.T, key string) (int, http.Header, string) {
+	t.Helper()
+	q, _ := json.Marshal(map[string]any{"query": `{ flights(origin: "AMS", date: "` + storetest.Now.Format(flightgraph.DateLayout) + `", first: 1) { totalCount } }`})
+	return s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, string(q))
+}
+
+func restCode(t *testing.T, body string) string {
+	t.Helper()
+	var b struct {
+		Errors []struct{ Code, Name, Description, Severity string }
+	}
+	if err := json.Unmarshal([]byte(body), &b); err != nil || len(b.Errors) != 1 || b.Errors[0].Severity != "ERROR" || b.Errors[0].Description == "" {
+		t.Fatalf("not the REST error shape: %s", body)
+	}
+	return b.Errors[0].Code
+}
+
+func gqlCode(t *testing.T, body string) string {
+	t.Helper()
+	var b gqlResponse
+	if err := json.Unmarshal([]byte(body), &b); err != nil || len(b.Errors) == 0 {
+		t.Fatalf("not a GraphQL error: %s", body)
+	}
+	return b.Errors[0].Extensions["code"].(string)
+}
+
+// mailTo returns the subjects of the outbox messages to an address.
+func (s *testServer) mailTo(t *testing.T, addr string) []string {
+	t.Helper()
+	var subjects []string
+	rows, err := s.rawDB(t).Query(`SELECT subject FROM mail_outbox WHERE recipient = `+placeholder(s.db)+` ORDER BY id`, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var subj string
+		rows.Scan(&subj)
+		subjects = append(subjects, subj)
+	}
+	return subjects
+}
+
+func placeholder(db *store.DB) string {
+	if db.Dialect() == store.Postgres {
+		return "$1"
+	}
+	return "?"
+}
+
+const developerPassword = "correct horse battery"
+
+func TestAccessStory(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		anon := &portal{s: s}
+
+		// Sign up, with clear errors for bad input.
+		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "not-an-email", password: "long enough pw", name: "Ada"}) { token } }`, nil)
+		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "ada@example.com", password: "short", name: "Ada"}) { token } }`, nil)
+		anon.fails(t, flightgraph.ECodeMissingParameter, `mutation { signUp(input: {email: "ada@example.com", password: "long enough pw", name: " "}) { token } }`, nil)
+		var up struct{ SignUp struct{ Token string } }
+		anon.do(t, `mutation($p: String!) { signUp(input: {email: "Ada@Example.com", password: $p, name: "Ada Lovelace"}) { token account { email role } } }`,
+			map[string]any{"p": developerPassword}, &up)
+		anon.fails(t, flightgraph.ECodeConflict, `mutation($p: String!) { signUp(input: {email: "ada@example.com", password: $p, name: "Ada"}) { token } }`, map[string]any{"p": developerPassword})
+		anon.fails(t, flightgraph.ECodeBadLogin, `mutation { signIn(email: "ada@example.com", password: "wrong password!") { token } }`, nil)
+		anon.fails(t, flightgraph.ECodeNotSignedIn, `{ me { account { id } } }`, nil)
+		dev := s.signIn(t, "ada@example.com", developerPassword)
+
+		// Register an application: validated, clear errors.
+		dev.fails(t, flightgraph.ECodeInvalidParameter, `mutation { registerApplication(input: {name: "Radar", description: "x", callbackUrl: "http://example.com/cb"}) { id } }`, nil)
+		dev.fails(t, flightgraph.ECodeBadFormat, `mutation { registerApplication(input: {name: "Radar", description: "x", website: "ftp://example.com"}) { id } }`, nil)
+		dev.fails(t, flightgraph.ECodeMissingParameter, `mutation { registerApplication(input: {name: "", description: "x"}) { id } }`, nil)
+		var reg struct{ RegisterApplication struct{ ID string } }
+		dev.do(t, `mutation { registerApplication(input: {name: "Radar", website: "https://radar.example", description: "Departure boards for our lounge screens.", callbackUrl: "https://radar.example/oauth"}) { id name } }`, nil, &reg)
+		appID := reg.RegisterApplication.ID
+
+		// Request a key for the Default plan of Flight Status: it is pending.
+		var rk struct {
+			RequestKey struct {
+				Key struct {
+					ID, APIKey, Secret, Status string
+					Subscriptions              []struct{ ID, API, Plan, Status string }
+				}
+			}
+		}
+		dev.do(t, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "flightstatus"}) { key { id apiKey secret status subscriptions { id api plan status } } } }`,
+			map[string]any{"a": appID}, &rk)
+		key := rk.RequestKey.Key
+		if !strings.HasPrefix(key.APIKey, "fgk_") || !strings.HasPrefix(key.Secret, "fgs_") || len(key.Subscriptions) != 1 ||
+			key.Subscriptions[0].Status != "pending" || key.Subscriptions[0].Plan != "Default" {
+			t.Fatalf("requested key %+v", key)
+		}
+		subID := key.Subscriptions[0].ID
+		var me struct {
+			Me struct {
+				Applications []struct {
+					Keys []struct {
+						APIKey        string
+						Secret        *string
+						Subscriptions []struct {
+							Status     string
+							UsageToday int
+							Limits     struct{ PerSecond, PerDay int }
+						}
+					}
+				}
+			}
+		}
+		meQuery := `{ me { applications { keys { apiKey secret subscriptions { status usageToday limits { perSecond perDay } } } } } }`
+		dev.do(t, meQuery, nil, &me)
+		listed := me.Me.Applications[0].Keys[0]
+		if listed.Secret != nil || listed.APIKey == key.APIKey || !strings.HasPrefix(key.APIKey, strings.TrimSuffix(listed.APIKey[:strings.Index(listed.APIKey, "…")], "…")) {
+			t.Fatalf("me shows the key as %q (secret %v); it must show a hint and no secret", listed.APIKey, listed.Secret)
+		}
+		if listed.Subscriptions[0].Status != "pending" {
+			t.Fatalf("me shows %s, want pending", listed.Subscriptions[0].Status)
+		}
+
+		// Before approval every call with the key is refused, on GraphQL and REST alike.
+		if code, _, body := s.flightsWith(t, key.APIKey); code != 403 || gqlCode(t, body) != flightgraph.ECodeNotApproved {
+			t.Fatalf("GraphQL before approval: %d %s", code, body)
+		}
+		if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 403 || restCode(t, body) != flightgraph.ECodeNotApproved {
+			t.Fatalf("REST before approval: %d %s", code, body)
+		}
+
+		// Operators hear of the request with the requester's details.
+		op := s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
+		if subj := s.mailTo(t, s.demo.OperatorEmail); len(subj) == 0 || !strings.Contains(subj[len(subj)-1], "Flight Status for Radar") {
+			t.Fatalf("operator mail: %v", subj)
+		}
+		dev.fails(t, flightgraph.ECodeOperatorsOnly, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": subID})
+		var pending struct {
+			PendingSubscriptions []struct {
+				ID          string
+				Application struct {
+					Name  string
+					Owner struct{ Email string }
+				}
+			}
+		}
+		op.do(t, `{ pendingSubscriptions { id application { name owner { email } } } }`, nil, &pending)
+		found := false
+		for _, p := range pending.PendingSubscriptions {
+			found = found || (p.ID == subID && p.Application.Name == "Radar" && p.Application.Owner.Email == "ada@example.com")
+		}
+		if !found {
+			t.Fatalf("operator does not see the request: %+v", pending)
+		}
+		op.do(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": subID}, nil)
+		op.fails(t, flightgraph.ECodeInvalidState, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": subID})
+		if subj := s.mailTo(t, "ada@example.com"); len(subj) != 1 || !strings.Contains(subj[0], "approved") {
+			t.Fatalf("developer mail after approval: %v", subj)
+		}
+
+		// After approval the key works, within the plan's limits, on REST and GraphQL alike; the
+		// server's clock is frozen, so all calls fall in one second.
+		code, h, body := s.flightsWith(t, key.APIKey)
+		if code != 200 || strings.Contains(body, `"errors"`) {
+			t.Fatalf("GraphQL after approval: %d %s", code, body)
+		}
+		for _, name := range []string{"RateLimit-Policy", "RateLimit", "X-Packagekey-Qps-Allotted", "X-Packagekey-Qps-Current", "X-Packagekey-Quota-Allotted", "X-Packagekey-Quota-Current", "X-Plan-Quota-Reset"} {
+			if h.Get(name) == "" {
+				t.Errorf("no %s header", name)
+			}
+		}
+		if h.Get("X-Packagekey-Qps-Allotted") != "5" || h.Get("X-Packagekey-Quota-Allotted") != "5000" || h.Get("X-Packagekey-Quota-Current") != "1" {
+			t.Errorf("legacy headers: %v", h)
+		}
+		for i := 2; i <= 5; i++ {
+			if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 200 {
+				t.Fatalf("call %d: %d %s", i, code, body)
+			}
+		}
+		code, h, body = s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": key.APIKey}, "")
+		if code != 429 || restCode(t, body) != flightgraph.ECodePerSecondLimit || h.Get("Retry-After") == "" || h.Get("X-Packagekey-Qps-Current") != "5" {
+			t.Fatalf("sixth call in one second: %d %v %s", code, h, body)
+		}
+		if code, _, body := s.flightsWith(t, key.APIKey); code != 429 || gqlCode(t, body) != flightgraph.ECodePerSecondLimit {
+			t.Fatalf("GraphQL over the limit: %d %s", code, body)
+		}
+		dev.do(t, meQuery, nil, &me)
+		sub := me.Me.Applications[0].Keys[0].Subscriptions[0]
+		if sub.Status != "approved" || sub.UsageToday != 5 || sub.Limits.PerSecond != 5 || sub.Limits.PerDay != 5000 {
+			t.Fatalf("me after approval: %+v (only admitted calls count)", sub)
+		}
+
+		// A limit increase: requested, granted as a custom plan, e-mailed.
+		var lr struct{ RequestLimitIncrease struct{ ID string } }
+		dev.do(t, `mutation($s: ID!) { requestLimitIncrease(input: {subscriptionId: $s, description: "Lounge screens at 40 airports.", estimatedPerSecond: 20, estimatedPerDay: 100000}) { id status } }`,
+			map[string]any{"s": subID}, &lr)
+		op.do(t, `mutation($id: ID!) { reviewLimitIncrease(id: $id, approve: true, perSecond: 20, perDay: 100000, reply: "Granted for the lounge screens.") { status } }`,
+			map[string]any{"id": lr.RequestLimitIncrease.ID}, nil)
+		dev.do(t, meQuery, nil, &me)
+		if l := me.Me.Applications[0].Keys[0].Subscriptions[0].Limits; l.PerSecond != 20 || l.PerDay != 100000 {
+			t.Fatalf("limits after the increase: %+v", l)
+		}
+		if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 200 {
+			t.Fatalf("call under the custom plan: %d %s", code, body)
+		}
+		if subj := s.mailTo(t, "ada@example.com"); len(subj) != 2 || !strings.Contains(subj[1], "granted") {
+			t.Fatalf("developer mail after the increase: %v", subj)
+		}
+
+		// An OAuth API on the same key: approved, then a token, then a bearer call.
+		var add struct{ AddAPIToApplication struct{ ID, Status string } }
+		dev.do(t, `mutation($k: ID!) { addApiToApplication(input: {keyId: $k, api: "baggage"}) { id status } }`, map[string]any{"k": key.ID}, &add)
+		op.do(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": add.AddAPIToApplication.ID}, nil)
+		code, _, body = s.call(t, "POST", "/oauthcust/oauth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded",
+			"Authorization": basicAuth(key.APIKey, key.Secret)}, "grant_type=client_credentials")
+		var tok struct {
+			AccessToken string `json:"access_token"`
+			ReturnType  string `json:"return_type"`
+		}
+		json.Unmarshal([]byte(body), &tok)
+		if code != 200 || tok.ReturnType != "json" || tok.AccessToken == "" {
+			t.Fatalf("client credentials: %d %s", code, body)
+		}
+		if code, _, body := s.call(t, "GET", "/opendata/baggage/v1/ping", map[string]string{"Authorization": "Bearer " + tok.AccessToken}, ""); code != 200 {
+			t.Fatalf("bearer call: %d %s", code, body)
+		}
+		if code, h, _ := s.call(t, "GET", "/opendata/baggage/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 401 || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("api-key on an OAuth API: %d %v", code, h)
+		}
+
+		// Partner and internal APIs are invisible to everyone else.
+		var apis struct{ Apis []struct{ Slug, Auth string } }
+		dev.do(t, `{ apis { slug auth grants plans { name perSecond perDay } } }`, nil, &apis)
+		seen := map[string]string{}
+		for _, a := range apis.Apis {
+			seen[a.Slug] = a.Auth
+		}
+		if seen["metasearch"] != "" || seen["cargo"] != "" || seen["flightstatus"] != "API_KEY" || seen["baggage"] != "OAUTH" {
+			t.Fatalf("developer's catalogue: %v", seen)
+		}
+		op.do(t, `{ apis { slug } }`, nil, &apis)
+		if len(apis.Apis) != 8 {
+			t.Fatalf("operator sees %d APIs, want all 8", len(apis.Apis))
+		}
+		dev.fails(t, flightgraph.ECodeInvalidParameter, `mutation($k: ID!) { addApiToApplication(input: {keyId: $k, api: "metasearch"}) { id } }`, map[string]any{"k": key.ID})
+		for _, path := range []string{"/opendata/metasearch/v1/ping", "/opendata/cargo/v1/ping"} {
+			if code, _, body := s.call(t, "GET", path, map[string]string{"api-key": s.demo.APIKey}, ""); code != 404 || restCode(t, body) != flightgraph.ECodeUnknownPath {
+				t.Fatalf("public key on %s: %d %s", path, code, body)
+			}
+		}
+
+		// Rejection with a reason, e-mailed; revocation of the key ends its access.
+		var rej struct{ AddAPIToApplication struct{ ID string } }
+		dev.do(t, `mutation($k: ID!) { addApiToApplication(input: {keyId: $k, api: "inspire"}) { id } }`, map[string]any{"k": key.ID}, &rej)
+		op.fails(t, flightgraph.ECodeMissingParameter, `mutation($id: ID!) { rejectSubscription(id: $id, reason: " ") { status } }`, map[string]any{"id": rej.AddAPIToApplication.ID})
+		op.do(t, `mutation($id: ID!) { rejectSubscription(id: $id, reason: "Tell us more about the use.") { status } }`, map[string]any{"id": rej.AddAPIToApplication.ID}, nil)
+		if subj := s.mailTo(t, "ada@example.com"); !strings.Contains(subj[len(subj)-1], "declined") {
+			t.Fatalf("developer mail after rejection: %v", subj)
+		}
+		dev.do(t, `mutation($k: ID!) { revokeKey(keyId: $k) { status } }`, map[string]any{"k": key.ID}, nil)
+		if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 401 || restCode(t, body) != flightgraph.ECodeInvalidKey {
+			t.Fatalf("revoked key: %d %s", code, body)
+		}
+		if code, _, _ := s.call(t, "GET", "/opendata/baggage/v1/ping", map[string]string{"Authorization": "Bearer " + tok.AccessToken}, ""); code != 401 {
+			t.Fatalf("token of a revoked key: %d", code)
+		}
+
+		// The audit log holds every change.
+		var audit struct {
+			AuditLog []struct{ Action, TargetType string }
+		}
+		op.do(t, `{ auditLog(first: 200) { action targetType targetId actor before after } }`, nil, &audit)
+		actions := map[string]bool{}
+		for _, a := range audit.AuditLog {
+			actions[a.Action] = true
+		}
+		for _, want := range []string{"account.create", "application.create", "key.create", "subscription.request", "subscription.approved",
+			"subscription.rejected", "subscription.revoked", "limit_request.create", "limit_request.granted", "plan.create", "subscription.change_plan", "key.revoke"} {
+			if !actions[want] {
+				t.Errorf("audit log lacks %s", want)
+			}
+		}
+
+		// Nothing secret is stored or logged in plaintext.
+		dev.do(t, `mutation { signOut }`, nil, nil)
+		dev.fails(t, flightgraph.ECodeNotSignedIn, `{ me { account { id } } }`, nil)
+		s.srv.Usage.Flush(context.Background())
+		secrets := []string{developerPassword, key.APIKey, key.Secret, tok.AccessToken, dev.token, op.token, s.demo.APIKey, s.demo.ClientSecret,
+			s.demo.OperatorPassword, s.demo.DeveloperPassword, s.demo.CustomerPassword}
+		dump := s.dumpDB(t)
+		for _, sec := range secrets {
+			if strings.Contains(dump, sec) {
+				t.Errorf("a secret (%.8s…) is stored in plaintext", sec)
+			}
+			if strings.Contains(s.log.String(), sec) {
+				t.Errorf("a secret (%.8s…) is in the log", sec)
+			}
+		}
+	})
+}
+
+func basicAuth(id, secret string) string {
+	req, _ := http.NewRequest("GET", "/", nil)
+	req.SetBasicAuth(id, secret)
+	return req.Header.Get("Authorization")
+}
+
+// rawDB opens a second connection to the test's database, to look at it as an outsider would.
+func (s *testServer) rawDB(t *testing.T) *sql.DB {
+	t.Helper()
+	raw, err := store.Raw(s.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// dumpDB returns every text value of every table of the access core.
+func (s *testServer) dumpDB(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, table := range []string{"accounts", "sessions", "customers", "applications", "api_keys", "subscriptions", "limit_requests",
+		"oauth_tokens", "usage_daily", "audit_log", "mail_outbox", "plans", "products"} {
+		rows, err := s.rawDB(t).Query(`SELECT * FROM ` + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		n := 0
+		for rows.Next() {
+			rows.Scan(ptrs...)
+			for _, v := range vals {
+				switch x := v.(type) {
+				case string:
+					b.WriteString(x + "\n")
+				case []byte:
+					b.Write(x)
+					b.WriteString("\n")
+				}
+			}
+			n++
+		}
+		rows.Close()
+		if table == "api_keys" && n == 0 {
+			t.Fatal("dumped no keys: the dump does not see the data")
+		}
+	}
+	return b.String()
+}
+
+var _ = time.Second
