@@ -78,9 +78,16 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 // moves on.
 func (s *testServer) raiseLimits(t testing.TB) {
 	t.Helper()
+	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, s.demo.APIKey))
+}
+
+// raiseLimitsDirect gives the key's subscriptions generous custom plans in the store and returns
+// the key's id.
+func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string) string {
+	t.Helper()
 	ctx := context.Background()
-	st := store.NewAccessStore(s.db)
-	ka, err := st.KeyAccess(ctx, access.HashCredential(s.demo.APIKey))
+	st := store.NewAccessStore(db)
+	ka, err := st.KeyAccess(ctx, access.HashCredential(apiKey))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +111,7 @@ func (s *testServer) raiseLimits(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.srv.Guard.Forget(ka.Key.ID)
+	return ka.Key.ID
 }
 
 func stores(db *store.DB) graph.Stores {
