@@ -1,6 +1,9 @@
 package flightgraph_test
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +98,21 @@ func TestCatalogue(t *testing.T) {
 	}
 	if flightgraph.Lookup("NOPE").Code != flightgraph.ECodeInternal {
 		t.Error("an unknown code must read as internal")
+	}
+}
+
+// TestReadmeListsCatalogue keeps the README's error table and the code's catalogue one list.
+func TestReadmeListsCatalogue(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range flightgraph.Catalogue() {
+		if strings.HasPrefix(e.Code, "INSP_500.00") && e.Code > "INSP_500.001" {
+			continue // listed as one range row
+		}
+		if !strings.Contains(string(readme), "| "+e.Code+" | "+strconv.Itoa(e.Status)+" |") {
+			t.Errorf("README's error table lacks %s (%d)", e.Code, e.Status)
+		}
 	}
 }
