@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/store"
 )
 
@@ -29,6 +30,7 @@ type config struct {
 	redisURL    string
 	smtpURL     string
 	demo        bool
+	tokens      access.TokenService // lifetimes only
 	seed        int64
 	scale       int
 }

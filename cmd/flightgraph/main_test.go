@@ -278,3 +278,34 @@ func TestRedact(t *testing.T) {
 		t.Fatalf("redact left the password: %s", got)
 	}
 }
+
+func TestOperatorAdd(t *testing.T) {
+	dir := t.TempDir()
+	getenv := func(k string) string { return map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}[k] }
+	var out, errs bytes.Buffer
+	args := []string{"operator", "add", "--email", "Grace@Example.com", "--name", "Grace Hopper"}
+	if err := run(context.Background(), args, getenv, strings.NewReader("short\n"), &out, &errs); err == nil || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("a short password was accepted: %v", err)
+	}
+	if err := run(context.Background(), args, getenv, strings.NewReader("a long operator password\n"), &out, &errs); err != nil {
+		t.Fatalf("operator add: %v", err)
+	}
+	if !strings.Contains(out.String(), "operator Grace Hopper <grace@example.com> added") {
+		t.Errorf("operator add said %q", out.String())
+	}
+	if err := run(context.Background(), args, getenv, strings.NewReader("a long operator password\n"), &out, &errs); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("a second operator with the same e-mail: %v", err)
+	}
+	// The operator can sign in to the portal of the server on that data folder.
+	srv := start(t, map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}, "--addr", "127.0.0.1:0", "--roll-every", "0")
+	body, _ := json.Marshal(map[string]any{"query": `mutation { signIn(email: "grace@example.com", password: "a long operator password") { account { role } } }`})
+	resp, err := http.Post(srv.url+"/graphql", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(raw), `"role":"operator"`) {
+		t.Fatalf("operator sign-in: %s", raw)
+	}
+}

@@ -35,6 +35,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.StringVar(&c.redisURL, "redis-url", envOr(getenv, "FLIGHTGRAPH_REDIS_URL", ""), "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
 	fs.StringVar(&c.smtpURL, "smtp-url", envOr(getenv, "FLIGHTGRAPH_SMTP_URL", ""), "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
 	fs.BoolVar(&c.demo, "demo", envOr(getenv, "FLIGHTGRAPH_DEMO", "") == "1", "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO=1)")
+	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", envDuration(getenv, "FLIGHTGRAPH_TOKEN_TTL", access.DefaultClientCredentialsTTL), "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
+	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", envDuration(getenv, "FLIGHTGRAPH_PASSWORD_TOKEN_TTL", access.DefaultPasswordTTL), "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
+	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", envDuration(getenv, "FLIGHTGRAPH_REFRESH_TOKEN_TTL", access.DefaultRefreshTTL), "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
 	fs.DurationVar(&c.grace, "shutdown-grace", envDuration(getenv, "FLIGHTGRAPH_SHUTDOWN_GRACE", 15*time.Second), "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
@@ -66,6 +69,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
 		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
 		PortalURL: "http://" + ln.Addr().String() + "/portal",
+		Tokens:    c.tokens,
 	}
 	if c.smtpURL != "" {
 		m, err := access.NewSMTPMailer(c.smtpURL)
