@@ -211,6 +211,16 @@ func (g *Guard) Forget(keyID string) {
 	})
 }
 
+// ForgetFamily drops the cached tokens of a revoked token family.
+func (g *Guard) ForgetFamily(familyID string) {
+	g.tokens.Range(func(k, v any) bool {
+		if v.(*cached).token.FamilyID == familyID {
+			g.tokens.Delete(k)
+		}
+		return true
+	})
+}
+
 // Admit authorizes the call of each product for the caller and applies the products' limits,
 // writing the limit headers on w. authErr is the authentication error, if any.
 func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flightgraph.Caller, authErr error, products []string) error {

@@ -31,6 +31,8 @@ type TokenService struct {
 	Log    *slog.Logger
 	// ClientCredentialsTTL, PasswordTTL and RefreshTTL set token lifetimes; zero means default.
 	ClientCredentialsTTL, PasswordTTL, RefreshTTL time.Duration
+	// Revoked, when set, is told of every token family revoked, so that caches drop its tokens.
+	Revoked func(familyID string)
 }
 
 // oauthError is an RFC 6749 §5.2 error.
@@ -252,28 +254,30 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 	} else if !ok {
 		return nil, bad
 	}
-	return t.issuePair(ctx, ka.Key.ID, c.ID, NewID("fam"), sc)
-}
-
-// issuePair issues an access token and a refresh token of one family.
-func (t *TokenService) issuePair(ctx context.Context, keyID, customerID, family string, sc []string) (*tokenResponse, *oauthError) {
-	life := ttl(t.PasswordTTL, DefaultPasswordTTL)
-	access, refresh := NewCredential(KindAccessToken), NewCredential(KindRefreshToken)
-	now := t.Now().UTC()
-	err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		for _, tk := range []*flightgraph.Token{
-			{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, ExpiresAt: now.Add(life)},
-			{Hash: HashCredential(refresh), Kind: flightgraph.TokenRefresh, ExpiresAt: now.Add(ttl(t.RefreshTTL, DefaultRefreshTTL))},
-		} {
-			tk.KeyID, tk.CustomerID, tk.Grant, tk.FamilyID, tk.Scope, tk.CreatedAt = keyID, customerID, flightgraph.GrantPassword, family, strings.Join(sc, " "), now
-			if err := tx.CreateToken(ctx, tk); err != nil {
-				return err
-			}
-		}
-		return nil
+	var resp *tokenResponse
+	err = t.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {
+		resp, err = t.issuePair(ctx, tx, ka.Key.ID, c.ID, NewID("fam"), sc)
+		return err
 	})
 	if err != nil {
 		return nil, t.internal(ctx, err)
+	}
+	return resp, nil
+}
+
+// issuePair issues an access token and a refresh token of one family inside tx.
+func (t *TokenService) issuePair(ctx context.Context, tx flightgraph.AccessTx, keyID, customerID, family string, sc []string) (*tokenResponse, error) {
+	life := ttl(t.PasswordTTL, DefaultPasswordTTL)
+	access, refresh := NewCredential(KindAccessToken), NewCredential(KindRefreshToken)
+	now := t.Now().UTC()
+	for _, tk := range []*flightgraph.Token{
+		{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, ExpiresAt: now.Add(life)},
+		{Hash: HashCredential(refresh), Kind: flightgraph.TokenRefresh, ExpiresAt: now.Add(ttl(t.RefreshTTL, DefaultRefreshTTL))},
+	} {
+		tk.KeyID, tk.CustomerID, tk.Grant, tk.FamilyID, tk.Scope, tk.CreatedAt = keyID, customerID, flightgraph.GrantPassword, family, strings.Join(sc, " "), now
+		if err := tx.CreateToken(ctx, tk); err != nil {
+			return nil, err
+		}
 	}
 	return &tokenResponse{AccessToken: access, TokenType: "bearer", RefreshToken: refresh, ExpiresIn: int(life.Seconds()), CustomerID: customerID, Scope: strings.Join(sc, " ")}, nil
 }
@@ -311,9 +315,17 @@ func (t *TokenService) refresh(ctx context.Context, ka *flightgraph.KeyAccess, f
 			return nil, oerr(http.StatusBadRequest, "invalid_scope", "scope %q exceeds the original grant", s)
 		}
 	}
-	var won bool
+	// Using up the old token and issuing the new pair is one transaction: a concurrent refresh
+	// waits for it, finds the token used, and then revokes the family including the new pair.
+	var (
+		won  bool
+		resp *tokenResponse
+	)
 	err = t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		won, err = tx.UseRefreshToken(ctx, hash, now)
+		if won, err = tx.UseRefreshToken(ctx, hash, now); err != nil || !won {
+			return err
+		}
+		resp, err = t.issuePair(ctx, tx, ka.Key.ID, old.CustomerID, old.FamilyID, sc)
 		return err
 	})
 	if err != nil {
@@ -323,10 +335,13 @@ func (t *TokenService) refresh(ctx context.Context, ka *flightgraph.KeyAccess, f
 		if err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.RevokeTokenFamily(ctx, old.FamilyID, now) }); err != nil {
 			return nil, t.internal(ctx, err)
 		}
+		if t.Revoked != nil {
+			t.Revoked(old.FamilyID)
+		}
 		if t.Log != nil {
 			t.Log.WarnContext(ctx, "refresh token reused: family revoked", "key", ka.Key.ID, "family", old.FamilyID)
 		}
 		return nil, bad
 	}
-	return t.issuePair(ctx, ka.Key.ID, old.CustomerID, old.FamilyID, sc)
+	return resp, nil
 }

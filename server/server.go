@@ -104,7 +104,7 @@ func New(cfg Config) *Server {
 	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, PortalURL: cfg.PortalURL,
 		Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
 	tokens := cfg.Tokens
-	tokens.Store, tokens.Hasher, tokens.Now, tokens.Log = cfg.Access, cfg.Hasher, cfg.Now, cfg.Log
+	tokens.Store, tokens.Hasher, tokens.Now, tokens.Log, tokens.Revoked = cfg.Access, cfg.Hasher, cfg.Now, cfg.Log, s.Guard.ForgetFamily
 	cfg.Stores.Access = cfg.Access
 	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
 		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
