@@ -139,6 +139,8 @@ type PlaceStore interface {
 	FindAirports(ctx context.Context, f AirportFilter) ([]*Airport, int, error)
 	// AirportsByCity returns, for each city code, its airports ordered by code.
 	AirportsByCities(ctx context.Context, cityCodes []string) ([][]*Airport, error)
+	// Airports returns every airport ordered by code.
+	Airports(ctx context.Context) ([]*Airport, error)
 	// Cities returns every city ordered by code.
 	Cities(ctx context.Context) ([]*City, error)
 	// Countries returns every country ordered by code.

@@ -48,4 +48,9 @@ type NetworkStore interface {
 	CarriersByCodes(ctx context.Context, codes []string) ([]*Carrier, error)
 	// Carriers returns every carrier ordered by code.
 	Carriers(ctx context.Context) ([]*Carrier, error)
+	// FindSchedule returns one page of schedule legs ordered by carrier, number and sequence, and
+	// the number of all matches.
+	FindSchedule(ctx context.Context, f ScheduleFilter) ([]*ScheduledLeg, int, error)
+	// AllRoutes returns every route, for reference data.
+	AllRoutes(ctx context.Context) ([]*Route, error)
 }

@@ -23,6 +23,35 @@ type ScheduledLeg struct {
 	BlockMinutes      int    `db:"block_minutes"`
 }
 
+// ScheduleFilter selects schedule legs; Date keeps the legs operating on that date.
+type ScheduleFilter struct {
+	Origin       string
+	Destination  string
+	Carrier      string
+	FlightNumber int
+	Date         string
+	Page
+}
+
+// Validate checks the filter; it returns ECodeBadFormat or ECodeInvalidParameter.
+func (f *ScheduleFilter) Validate() error {
+	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
+		return err
+	}
+	if f.Carrier != "" && !IsCarrierCode(f.Carrier) {
+		return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
+	}
+	if f.FlightNumber < 0 || f.FlightNumber > 9999 {
+		return ParamErrorf(ECodeInvalidParameter, "flightNumber", "flight number must be between 1 and 9999")
+	}
+	if f.Date != "" {
+		if _, err := ParseDate("date", f.Date); err != nil {
+			return err
+		}
+	}
+	return f.Page.Validate()
+}
+
 // Reference is the whole reference data set: places, carriers, fleet, schedule and network.
 type Reference struct {
 	Countries     []*Country

@@ -10,10 +10,12 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // API serves the REST routes.
 type API struct {
+	Travel    *travel.Service
 	Guard     *access.Guard
 	Log       *slog.Logger
 	Now       func() time.Time

@@ -7,29 +7,39 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
-// Register adds every REST route to mux, each behind the access guard with the product it
-// belongs to. The list here is the contract: the OpenAPI document must describe exactly these.
+// Route is one REST route: its method and pattern, and the API product it belongs to ("" takes
+// the product from the {api} path segment).
+type Route struct {
+	Pattern string
+	Product string
+	handle  func(*API) http.HandlerFunc
+}
+
+// Routes lists every REST route. The OpenAPI document describes exactly these (a test holds
+// them to it).
+var Routes = []Route{
+	{"GET /opendata/flightoffers/reference-data", "opendata", func(a *API) http.HandlerFunc { return a.referenceData }},
+	{"GET /opendata/flightstatus", "flightstatus", func(a *API) http.HandlerFunc { return a.flights }},
+	{"GET /opendata/flightstatus/{id}", "flightstatus", func(a *API) http.HandlerFunc { return a.flight }},
+	{"GET /opendata/inspire/v2/amenities", "inspire", func(a *API) http.HandlerFunc { return a.amenities }},
+	{"GET /opendata/schedule/v1/routes", "schedule", func(a *API) http.HandlerFunc { return a.routes }},
+	{"GET /opendata/schedule/v1/flights", "schedule", func(a *API) http.HandlerFunc { return a.schedule }},
+	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
+}
+
+// Register adds every route to mux. Middleware order, outermost first: the access guard (it
+// authenticates, authorizes the product and applies its limits), then the header contract
+// (Accept, Accept-Language, svc-travel-country, svc-travel-host), then the handler.
 func (a *API) Register(mux *http.ServeMux) {
-	mux.Handle("GET /opendata/{api}/{version}/ping", a.guard(fromPath("api"), http.HandlerFunc(a.ping)))
-}
-
-// guard puts the access middleware in front of h, for the product that product(r) names.
-func (a *API) guard(product func(*http.Request) (string, error), h http.Handler) http.Handler {
-	classify := func(r *http.Request) ([]string, error) {
-		p, err := product(r)
-		if err != nil {
-			return nil, err
+	for _, rt := range Routes {
+		product := rt.Product
+		classify := func(r *http.Request) ([]string, error) {
+			if product == "" {
+				return []string{r.PathValue("api")}, nil
+			}
+			return []string{product}, nil
 		}
-		return []string{p}, nil
-	}
-	return a.Guard.Middleware(classify, a.Error)(h)
-}
-
-// fromPath takes the product from a path segment; a segment that names no product is a path that
-// does not exist.
-func fromPath(name string) func(*http.Request) (string, error) {
-	return func(r *http.Request) (string, error) {
-		return r.PathValue(name), nil
+		mux.Handle(rt.Pattern, a.Guard.Middleware(classify, a.Error)(a.contract(rt.handle(a))))
 	}
 }
 

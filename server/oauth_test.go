@@ -325,7 +325,7 @@ type oaFixture struct {
 
 func oaNewFixture(t *testing.T, dialect string) *oaFixture {
 	t.Helper()
-	s := newServer(t, storetest.Open(t, dialect, os.Getenv))
+	s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 	op := s.oaOperator(t)
 	dev := s.oaSignUp(t, "second.developer@example.com")
 	f := &oaFixture{testServer: s}
@@ -538,7 +538,7 @@ func TestTokenEndpointAcceptsBodyCredentials(t *testing.T) {
 
 func TestTokenEndpointIssues(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
-		s := newServer(t, storetest.Open(t, dialect, os.Getenv))
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		demo := s.oaDemoClient()
 
 		// Client credentials: spec 4.1 — token_type, return_type, access_token, expires_in.
@@ -699,7 +699,7 @@ func oaCheckFields(t testing.TB, what string, m map[string]any, want []string, o
 
 func TestOAuth2Library(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
-		s := newServer(t, storetest.Open(t, dialect, os.Getenv))
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		ctx := context.Background()
 		tokenURL := s.URL + oaTokenPath
 
@@ -796,7 +796,7 @@ func oaIsError(err error, code string) bool {
 func TestRefreshRace(t *testing.T) {
 	const racers = 50
 	forEachDialect(t, func(t *testing.T, dialect string) {
-		s := newServer(t, storetest.Open(t, dialect, os.Getenv))
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		demo := s.oaDemoClient()
 		_, refresh := s.oaPasswordGrant(t, demo)
 
@@ -873,7 +873,7 @@ func TestRefreshRace(t *testing.T) {
 // expires (in production five seconds later; here, with the frozen test clock, never).
 func TestRefreshReuseRevokesCachedAccessTokens(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, dialect string) {
-		s := newServer(t, storetest.Open(t, dialect, os.Getenv))
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		demo := s.oaDemoClient()
 		a1, r1 := s.oaPasswordGrant(t, demo)
 		if r := s.oaPing(t, "baggage", oaBearer(a1)); r.status != http.StatusOK {
@@ -942,7 +942,7 @@ func (g *oaGatedStore) InTx(ctx context.Context, fn func(tx flightgraph.AccessTx
 // newGatedServer is newServer over a gated access store.
 func newGatedServer(t *testing.T, dialect string) (*testServer, *oaGatedStore) {
 	t.Helper()
-	db := storetest.Open(t, dialect, os.Getenv)
+	db := storetest.Seeded(t, dialect, os.Getenv)
 	gate := &oaGatedStore{AccessStore: store.NewAccessStore(db), parked: make(chan struct{}), release: make(chan struct{})}
 	h := server.New(server.Config{
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),

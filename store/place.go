@@ -106,3 +106,10 @@ func (s *PlaceStore) Countries(ctx context.Context) ([]*flightgraph.Country, err
 	err := s.db.selectIn(ctx, s.db.db, &rows, `SELECT `+countryCols+` FROM countries ORDER BY code`)
 	return rows, err
 }
+
+// Airports implements flightgraph.PlaceStore.
+func (s *PlaceStore) Airports(ctx context.Context) ([]*flightgraph.Airport, error) {
+	var rows []*flightgraph.Airport
+	err := s.db.selectIn(ctx, s.db.db, &rows, `SELECT `+airportCols+` FROM airports ORDER BY code`)
+	return rows, err
+}

@@ -102,3 +102,12 @@ func (s *Service) FindRoutes(ctx context.Context, f flightgraph.RouteFilter) ([]
 func (s *Service) Carriers(ctx context.Context) ([]*flightgraph.Carrier, error) {
 	return s.Network.Carriers(ctx)
 }
+
+// FindSchedule returns one page of the schedule and the number of all matches.
+func (s *Service) FindSchedule(ctx context.Context, f flightgraph.ScheduleFilter) ([]*flightgraph.ScheduledLeg, int, error) {
+	f.Carrier = strings.ToUpper(f.Carrier)
+	if err := f.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return s.Network.FindSchedule(ctx, f)
+}

@@ -1,0 +1,37 @@
+package rest
+
+import "github.com/flightgraph/flightgraph"
+
+// Labels of the REST documents in the service's languages.
+var (
+	statusLabels = map[flightgraph.FlightStatus][3]string{ // en, fr, nl
+		flightgraph.StatusScheduled: {"On time", "À l'heure", "Op tijd"},
+		flightgraph.StatusDelayed:   {"Delayed", "Retardé", "Vertraagd"},
+		flightgraph.StatusBoarding:  {"Boarding", "Embarquement", "Instappen"},
+		flightgraph.StatusDeparted:  {"Departed", "Parti", "Vertrokken"},
+		flightgraph.StatusArrived:   {"Arrived", "Arrivé", "Aangekomen"},
+		flightgraph.StatusCancelled: {"Cancelled", "Annulé", "Geannuleerd"},
+	}
+	cabinLabels = map[flightgraph.CabinClass][3]string{
+		flightgraph.CabinFirst:    {"First", "Première", "First"},
+		flightgraph.CabinBusiness: {"Business", "Affaires", "Business"},
+		flightgraph.CabinPremium:  {"Premium Economy", "Premium Economy", "Premium Economy"},
+		flightgraph.CabinEconomy:  {"Economy", "Économique", "Economy"},
+	}
+	passengerLabels = map[string][3]string{
+		"ADT": {"Adult", "Adulte", "Volwassene"},
+		"CHD": {"Child", "Enfant", "Kind"},
+		"INF": {"Infant", "Bébé", "Baby"},
+		"YTH": {"Youth", "Jeune", "Jongere"},
+	}
+)
+
+func pick(l [3]string, lang string) string {
+	switch lang {
+	case "fr":
+		return l[1]
+	case "nl":
+		return l[2]
+	}
+	return l[0]
+}
