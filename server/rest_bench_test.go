@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/dataset"
+	"github.com/flightgraph/flightgraph/server"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/travel"
+)
+
+// BenchmarkFlightStatusByID times GET /opendata/flightstatus/{id} in-process through the whole
+// middleware on the embedded store, and in the same iterations the two parts that are not the
+// REST edge: the travel service's work (the flight and its documents' data) and the access guard
+// alone. The REST edge's share is what is left of the whole: decoding, negotiation, rendering.
+func BenchmarkFlightStatusByID(b *testing.B) {
+	server.TuneRuntime(os.Getenv)
+	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+	h := server.New(server.Config{
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
+		DB: db, Stores: stores(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db), Hasher: fastHasher,
+		Now: func() time.Time { return storetest.Now }, Version: "bench",
+	})
+	ctx := context.Background()
+	h.Access.SyncCatalogue(ctx)
+	demo, err := h.Access.SeedDemo(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
+	svc := &travel.Service{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
+		Network: store.NewNetworkStore(db), Now: func() time.Time { return storetest.Now }}
+	page, _, err := svc.FindFlights(ctx, flightgraph.FlightFilter{Origin: "AMS", Date: "2026-11-22", Page: flightgraph.Page{Limit: 1}})
+	if err != nil || len(page) == 0 {
+		b.Fatal(err)
+	}
+	id := page[0].ID
+	path := "/opendata/flightstatus/" + url.PathEscape(id)
+	ping := "/opendata/flightstatus/v1/ping"
+	request := func(p string) *http.Request {
+		req := httptest.NewRequest(http.MethodGet, p, nil)
+		req.Header.Set("api-key", demo.APIKey)
+		req.Header.Set("Accept", "application/hal+json;charset=utf8")
+		req.Header.Set("Accept-Language", "en-GB")
+		return req
+	}
+	var full, work, guard []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, request(path))
+		full = append(full, time.Since(start))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+
+		start = time.Now()
+		f, err := svc.Flight(ctx, id)
+		if err == nil {
+			_, err = svc.Bundle(ctx, []*flightgraph.Flight{f})
+		}
+		work = append(work, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+
+		// The ping route is the guard plus a handler that does next to nothing.
+		start = time.Now()
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, request(ping))
+		guard = append(guard, time.Since(start))
+	}
+	p50 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	f, w, g := p50(full), p50(work), p50(guard)
+	b.ReportMetric(f, "p50-ms")
+	b.ReportMetric(w, "travel-p50-ms")
+	b.ReportMetric(g, "guard+ping-p50-ms")
+	b.ReportMetric(100*(f-w-g)/f, "rest-edge-%")
+}

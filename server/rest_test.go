@@ -1,0 +1,126 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// TestRESTAndGraphQLAgree reads the same flights over REST and over GraphQL and compares the
+// facts both carry.
+func TestRESTAndGraphQLAgree(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		key := map[string]string{"api-key": s.demo.APIKey, "Accept": "application/hal+json;charset=utf8", "Accept-Language": "nl-NL"}
+		code, _, body := s.call(t, "GET", "/opendata/flightstatus?startRange=2026-11-22T05:00:00Z&endRange=2026-11-22T12:00:00Z&origin=CDG&pageSize=20", key, "")
+		if code != 200 {
+			t.Fatalf("REST list: %d %s", code, body)
+		}
+		var list struct {
+			OperationalFlights []struct{ ID string }
+			Page               struct{ PageSize, FullCount, PageCount, TotalPages int }
+		}
+		json.Unmarshal([]byte(body), &list)
+		if len(list.OperationalFlights) != 20 || list.Page.FullCount < 20 || list.Page.TotalPages < 2 {
+			t.Fatalf("REST list page %+v with %d flights", list.Page, len(list.OperationalFlights))
+		}
+		for _, f := range list.OperationalFlights[:5] {
+			code, _, body := s.call(t, "GET", "/opendata/flightstatus/"+url.PathEscape(f.ID), key, "")
+			if code != 200 {
+				t.Fatalf("REST %s: %d %s", f.ID, code, body)
+			}
+			var rest struct {
+				ID                 string
+				FlightNumber       int
+				FlightStatusPublic string
+				Airline            struct{ Code string }
+				FlightLegs         []struct {
+					DepartureInformation, ArrivalInformation struct {
+						Airport struct {
+							Code   string
+							City   struct{ NameLangTranl string }
+							Places struct {
+								GateNumber   []string
+								TerminalCode string
+							}
+						}
+						Times struct {
+							Scheduled string
+							Estimated struct{ Value string }
+						}
+					}
+					Aircraft struct{ TypeCode, TypeName, SubFleetCodeID string }
+				}
+			}
+			json.Unmarshal([]byte(body), &rest)
+			resp := s.query(t, `query($id: ID!) { flight(id: $id) { id flightNumber status carrier { code }
+				legs { origin { code city { name(language: NL) } } destination { code }
+					departure { scheduled estimated terminal gate } arrival { scheduled estimated }
+					aircraft { typeCode typeName configuration } } } }`, map[string]any{"id": f.ID})
+			var g struct {
+				Flight struct {
+					ID           string
+					FlightNumber int
+					Status       string
+					Carrier      struct{ Code string }
+					Legs         []struct {
+						Origin struct {
+							Code string
+							City struct{ Name string }
+						}
+						Destination struct{ Code string }
+						Departure   struct{ Scheduled, Estimated, Terminal, Gate string }
+						Arrival     struct{ Scheduled, Estimated string }
+						Aircraft    struct{ TypeCode, TypeName, Configuration string }
+					}
+				}
+			}
+			json.Unmarshal(resp.Data, &g)
+			gf := g.Flight
+			want := map[string]string{"ON_TIME": "SCHEDULED"}[rest.FlightStatusPublic]
+			if want == "" {
+				want = rest.FlightStatusPublic
+			}
+			if rest.ID != gf.ID || rest.FlightNumber != gf.FlightNumber || rest.Airline.Code != gf.Carrier.Code || want != gf.Status || len(rest.FlightLegs) != len(gf.Legs) {
+				t.Fatalf("%s: REST %+v vs GraphQL %+v", f.ID, rest, gf)
+			}
+			for i, rl := range rest.FlightLegs {
+				gl := gf.Legs[i]
+				same := func(what, a, b string) {
+					if a != b {
+						t.Errorf("%s leg %d %s: REST %q, GraphQL %q", f.ID, i, what, a, b)
+					}
+				}
+				same("origin", rl.DepartureInformation.Airport.Code, gl.Origin.Code)
+				same("destination", rl.ArrivalInformation.Airport.Code, gl.Destination.Code)
+				same("city label", rl.DepartureInformation.Airport.City.NameLangTranl, gl.Origin.City.Name)
+				same("terminal", rl.DepartureInformation.Airport.Places.TerminalCode, gl.Departure.Terminal)
+				same("gate", rl.DepartureInformation.Airport.Places.GateNumber[0], gl.Departure.Gate)
+				same("aircraft type", rl.Aircraft.TypeCode, gl.Aircraft.TypeCode)
+				same("configuration", rl.Aircraft.SubFleetCodeID, gl.Aircraft.Configuration)
+				sameInstant(t, f.ID+" scheduled departure", rl.DepartureInformation.Times.Scheduled, gl.Departure.Scheduled)
+				sameInstant(t, f.ID+" estimated departure", rl.DepartureInformation.Times.Estimated.Value, gl.Departure.Estimated)
+				sameInstant(t, f.ID+" scheduled arrival", rl.ArrivalInformation.Times.Scheduled, gl.Arrival.Scheduled)
+				sameInstant(t, f.ID+" estimated arrival", rl.ArrivalInformation.Times.Estimated.Value, gl.Arrival.Estimated)
+			}
+		}
+	})
+}
+
+// sameInstant compares two ISO 8601 times with offsets as instants and as local renderings.
+func sameInstant(t *testing.T, what, rest, gql string) {
+	t.Helper()
+	a, err1 := parseAny(rest)
+	b, err2 := parseAny(gql)
+	if err1 != nil || err2 != nil || !a.Equal(b) || a.Format("-07:00") != b.Format("-07:00") {
+		t.Errorf("%s: REST %s, GraphQL %s", what, rest, gql)
+	}
+}
+
+func parseAny(s string) (t time.Time, err error) {
+	return time.Parse(time.RFC3339Nano, s)
+}
