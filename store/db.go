@@ -497,3 +497,54 @@ func unique[K comparable](keys []K) []K {
 // Raw returns the database/sql handle of the store, for tests and tools that inspect the tables
 // as an outsider would.
 func Raw(s *DB) (*sql.DB, error) { return s.db.DB, nil }
+
+// filter builds the WHERE clause of a search from conditions with '?' arguments.
+type filter struct {
+	conds []string
+	args  []any
+}
+
+func (f *filter) add(cond string, args ...any) {
+	f.conds = append(f.conds, cond)
+	f.args = append(f.args, args...)
+}
+
+// ends adds origin and destination conditions, each skipped when empty; a city code matches each
+// of its airports.
+func (f *filter) ends(origin, destination string) {
+	if origin != "" {
+		f.add("origin IN (SELECT code FROM airports WHERE code = ? OR city_code = ?)", origin, origin)
+	}
+	if destination != "" {
+		f.add("destination IN (SELECT code FROM airports WHERE code = ? OR city_code = ?)", destination, destination)
+	}
+}
+
+func (f *filter) where() string {
+	if len(f.conds) == 0 {
+		return "1 = 1"
+	}
+	return strings.Join(f.conds, " AND ")
+}
+
+// findPage selects one page of table's rows matching f into rows, whose type has the columns and
+// a Total field tagged db:"total", and returns the number of all matches. The total comes in the
+// same round trip from an uncorrelated scalar subquery, which both dialects evaluate once; only a
+// page past the end needs a count of its own.
+func findPage[R any](ctx context.Context, s *DB, rows *[]R, total func(*R) int, cols, table string, f filter, order string, p flightgraph.Page) (int, error) {
+	cond := f.where()
+	q := `SELECT ` + cols + `, (SELECT COUNT(*) FROM ` + table + ` WHERE ` + cond + `) AS total FROM ` + table +
+		` WHERE ` + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	args := append(append(append([]any{}, f.args...), f.args...), p.Limit, p.Offset)
+	if err := s.selectIn(ctx, s.db, rows, q, args...); err != nil {
+		return 0, err
+	}
+	if len(*rows) > 0 {
+		return total(&(*rows)[0]), nil
+	}
+	n := 0
+	if p.Offset > 0 {
+		return n, s.get(ctx, s.db, &n, `SELECT COUNT(*) FROM `+table+` WHERE `+cond, f.args...)
+	}
+	return n, nil
+}

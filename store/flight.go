@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -40,62 +39,40 @@ func (s *FlightStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*f
 	return groupByKey(ids, rows, func(l *flightgraph.FlightLeg) string { return l.FlightID }), nil
 }
 
-// FindFlights implements flightgraph.FlightStore. The total comes in the same round trip as the
-// page, from an uncorrelated scalar subquery that both dialects evaluate once; a window function
-// (COUNT(*) OVER ()) would materialise every match before the LIMIT and cost SQLite three times
-// as much on a hub's day.
+// FindFlights implements flightgraph.FlightStore.
 func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
-	where, args := []string{"1 = 1"}, []any{}
-	// A city code matches each of its airports.
-	if f.Origin != "" {
-		where = append(where, "origin IN (SELECT code FROM airports WHERE code = ? OR city_code = ?)")
-		args = append(args, f.Origin, f.Origin)
-	}
-	if f.Destination != "" {
-		where = append(where, "destination IN (SELECT code FROM airports WHERE code = ? OR city_code = ?)")
-		args = append(args, f.Destination, f.Destination)
-	}
+	var w filter
+	w.ends(f.Origin, f.Destination)
 	if f.Date != "" {
-		where, args = append(where, "schedule_date = ?"), append(args, f.Date)
+		w.add("schedule_date = ?", f.Date)
 	}
 	if f.Carrier != "" {
-		where, args = append(where, "carrier = ?"), append(args, f.Carrier)
+		w.add("carrier = ?", f.Carrier)
 	}
 	if f.FlightNumber != 0 {
-		where, args = append(where, "number = ?"), append(args, f.FlightNumber)
+		w.add("number = ?", f.FlightNumber)
 	}
 	if !f.DepartureFrom.IsZero() {
-		where, args = append(where, "departure_utc >= ?"), append(args, f.DepartureFrom.UTC())
+		w.add("departure_utc >= ?", f.DepartureFrom.UTC())
 	}
 	if !f.DepartureTo.IsZero() {
-		where, args = append(where, "departure_utc < ?"), append(args, f.DepartureTo.UTC())
+		w.add("departure_utc < ?", f.DepartureTo.UTC())
 	}
 	if !f.ArrivalFrom.IsZero() {
-		where, args = append(where, "arrival_utc >= ?"), append(args, f.ArrivalFrom.UTC())
+		w.add("arrival_utc >= ?", f.ArrivalFrom.UTC())
 	}
 	if !f.ArrivalTo.IsZero() {
-		where, args = append(where, "arrival_utc < ?"), append(args, f.ArrivalTo.UTC())
+		w.add("arrival_utc < ?", f.ArrivalTo.UTC())
 	}
-	cond := strings.Join(where, " AND ")
-	var rows []struct {
+	type row struct {
 		flightgraph.Flight
 		Total int `db:"total"`
 	}
-	q := `SELECT ` + flightCols + `, (SELECT COUNT(*) FROM flights WHERE ` + cond + `) AS total
-		FROM flights WHERE ` + cond + ` ORDER BY departure_utc, id LIMIT ? OFFSET ?`
-	all := append(append(append([]any{}, args...), args...), f.Limit, f.Offset)
-	if err := s.db.selectIn(ctx, s.db.db, &rows, q, all...); err != nil {
-		return nil, 0, err
-	}
+	var rows []row
+	total, err := findPage(ctx, s.db, &rows, func(r *row) int { return r.Total }, flightCols, "flights", w, "departure_utc, id", f.Page)
 	out := make([]*flightgraph.Flight, len(rows))
-	total := 0
 	for i := range rows {
-		out[i], total = &rows[i].Flight, rows[i].Total
+		out[i] = &rows[i].Flight
 	}
-	if len(rows) == 0 && f.Offset > 0 {
-		// Past the last page the total has no row to ride on.
-		err := s.db.get(ctx, s.db.db, &total, `SELECT COUNT(*) FROM flights WHERE `+cond, args...)
-		return out, total, err
-	}
-	return out, total, nil
+	return out, total, err
 }

@@ -59,38 +59,30 @@ func (s *PlaceStore) AirportsByCities(ctx context.Context, cityCodes []string) (
 
 // FindAirports implements flightgraph.PlaceStore.
 func (s *PlaceStore) FindAirports(ctx context.Context, f flightgraph.AirportFilter) ([]*flightgraph.Airport, int, error) {
-	where, args := []string{"1 = 1"}, []any{}
+	var w filter
 	if f.Country != "" {
-		where, args = append(where, "a.country_code = ?"), append(args, f.Country)
+		w.add("a.country_code = ?", f.Country)
 	}
 	if f.City != "" {
-		where, args = append(where, "a.city_code = ?"), append(args, f.City)
+		w.add("a.city_code = ?", f.City)
 	}
 	if f.Search != "" {
 		like := "%" + strings.ToLower(f.Search) + "%"
-		where = append(where, "(LOWER(a.code) LIKE ? OR LOWER(a.name) LIKE ? OR LOWER(c.label_en) LIKE ?)")
-		args = append(args, like, like, like)
+		w.add("(LOWER(a.code) LIKE ? OR LOWER(a.name) LIKE ? OR LOWER(c.label_en) LIKE ?)", like, like, like)
 	}
-	var rows []struct {
+	type row struct {
 		flightgraph.Airport
 		Total int `db:"total"`
 	}
-	q := `SELECT a.code, a.name, a.city_code, a.country_code, a.latitude, a.longitude, a.time_zone, a.hub, COUNT(*) OVER () AS total
-		FROM airports a JOIN cities c ON c.code = a.city_code
-		WHERE ` + strings.Join(where, " AND ") + ` ORDER BY a.code LIMIT ? OFFSET ?`
-	if err := s.db.selectIn(ctx, s.db.db, &rows, q, append(args, f.Limit, f.Offset)...); err != nil {
-		return nil, 0, err
-	}
+	var rows []row
+	total, err := findPage(ctx, s.db, &rows, func(r *row) int { return r.Total },
+		"a.code, a.name, a.city_code, a.country_code, a.latitude, a.longitude, a.time_zone, a.hub",
+		"airports a JOIN cities c ON c.code = a.city_code", w, "a.code", f.Page)
 	out := make([]*flightgraph.Airport, len(rows))
-	total := 0
 	for i := range rows {
-		out[i], total = &rows[i].Airport, rows[i].Total
+		out[i] = &rows[i].Airport
 	}
-	if len(rows) == 0 && f.Offset > 0 {
-		err := s.db.get(ctx, s.db.db, &total, `SELECT COUNT(*) FROM airports a JOIN cities c ON c.code = a.city_code WHERE `+strings.Join(where, " AND "), args...)
-		return out, total, err
-	}
-	return out, total, nil
+	return out, total, err
 }
 
 // Cities implements flightgraph.PlaceStore.
