@@ -89,6 +89,7 @@ const (
 // Amenity is one element of a cabin product's offer, with rich text content.
 type Amenity struct {
 	Product     string          `db:"product"`
+	CabinClass  CabinClass      `db:"class"` // the class of the cabin product
 	Category    AmenityCategory `db:"category"`
 	Feature     string          `db:"feature"`
 	Name        string          `db:"name"`

@@ -99,6 +99,7 @@ type ComplexityRoot struct {
 	}
 
 	Amenity struct {
+		CabinClass  func(childComplexity int) int
 		Category    func(childComplexity int) int
 		Description func(childComplexity int) int
 		Feature     func(childComplexity int) int
@@ -680,6 +681,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AirportEdge.Node(childComplexity), true
 
+	case "Amenity.cabinClass":
+		if e.ComplexityRoot.Amenity.CabinClass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Amenity.CabinClass(childComplexity), true
 	case "Amenity.category":
 		if e.ComplexityRoot.Amenity.Category == nil {
 			break
@@ -2249,6 +2256,8 @@ type Cabin {
 }
 
 type Amenity {
+  "The class of the cabin that offers it."
+  cabinClass: CabinClass!
   category: AmenityCategory!
   "On-board feature code, e.g. WIFI, FLATBED, IFE."
   feature: String!
@@ -2638,6 +2647,8 @@ func (ec *executionContext) childFields_AirportEdge(ctx context.Context, field g
 
 func (ec *executionContext) childFields_Amenity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "cabinClass":
+		return ec.fieldContext_Amenity_cabinClass(ctx, field)
 	case "category":
 		return ec.fieldContext_Amenity_category(ctx, field)
 	case "feature":
@@ -4650,6 +4661,29 @@ func (ec *executionContext) fieldContext_AirportEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Amenity_cabinClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Amenity_cabinClass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CabinClass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Amenity_cabinClass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Amenity", field, false, false, errors.New("field of type CabinClass does not have child fields"))
 }
 
 func (ec *executionContext) _Amenity_category(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
@@ -11631,6 +11665,11 @@ func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Amenity")
+		case "cabinClass":
+			out.Values[i] = ec._Amenity_cabinClass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "category":
 			out.Values[i] = ec._Amenity_category(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

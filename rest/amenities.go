@@ -17,11 +17,13 @@ type (
 		Links                 links         `json:"_links"`
 	}
 	amenityDoc struct {
-		Category    string `json:"category"`
-		Feature     string `json:"feature"`
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Weight      int    `json:"weight"`
+		CabinClass      string `json:"cabinClass"`
+		CabinClassLabel string `json:"cabinClassLabel"`
+		Category        string `json:"category"`
+		Feature         string `json:"feature"`
+		Name            string `json:"name"`
+		Description     string `json:"description"`
+		Weight          int    `json:"weight"`
 	}
 	flightRefDoc struct {
 		ID            string `json:"id"`
@@ -108,7 +110,8 @@ func (a *API) amenities(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, am := range list {
-		out.Amenities = append(out.Amenities, amenityDoc{Category: strings.ToLower(string(am.Category)), Feature: am.Feature, Name: am.Name, Description: am.Description, Weight: am.Weight})
+		out.Amenities = append(out.Amenities, amenityDoc{CabinClass: string(am.CabinClass), CabinClassLabel: pick(cabinLabels[am.CabinClass], localeFrom(ctx).Lang),
+			Category: strings.ToLower(string(am.Category)), Feature: am.Feature, Name: am.Name, Description: am.Description, Weight: am.Weight})
 	}
 	render(w, r, out)
 }

@@ -47,8 +47,9 @@ func (s *AircraftStore) CabinsByConfigurations(ctx context.Context, codes []stri
 // AmenitiesByProducts implements flightgraph.AircraftStore.
 func (s *AircraftStore) AmenitiesByProducts(ctx context.Context, products []string) ([][]*flightgraph.Amenity, error) {
 	var rows []*flightgraph.Amenity
-	if err := s.db.selectIn(ctx, s.db.db, &rows, `SELECT product, category, feature, name, description, weight FROM amenities
-		WHERE product IN (?) ORDER BY product, weight DESC, position`, unique(products)); err != nil {
+	if err := s.db.selectIn(ctx, s.db.db, &rows, `SELECT a.product, p.class, a.category, a.feature, a.name, a.description, a.weight
+		FROM amenities a JOIN cabin_products p ON p.code = a.product
+		WHERE a.product IN (?) ORDER BY a.product, a.weight DESC, a.position`, unique(products)); err != nil {
 		return nil, err
 	}
 	return groupByKey(products, rows, func(a *flightgraph.Amenity) string { return a.Product }), nil
