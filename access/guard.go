@@ -271,6 +271,8 @@ func (g *Guard) authorize(h http.Header, caller *flightgraph.Caller, authErr err
 		var fe *flightgraph.Error
 		if errors.As(authErr, &fe) && fe.Code == flightgraph.ECodeInvalidToken {
 			challenge("invalid_token", fe.Message)
+		} else if errors.As(authErr, &fe) && fe.Code == flightgraph.ECodeInvalidKey {
+			h.Set("WWW-Authenticate", apiKeyChallenge)
 		}
 		return authErr
 	}
@@ -280,6 +282,7 @@ func (g *Guard) authorize(h http.Header, caller *flightgraph.Caller, authErr err
 			challenge("", "")
 			return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an OAuth 2.0 access token: Authorization: Bearer <token> from /oauthcust/oauth/token", p.Name)
 		}
+		h.Set("WWW-Authenticate", apiKeyChallenge)
 		return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an api-key header", p.Name)
 	case p.Auth == flightgraph.AuthOAuth && caller.Kind == flightgraph.CallerKey:
 		challenge("", "")
@@ -298,6 +301,10 @@ func (g *Guard) authorize(h http.Header, caller *flightgraph.Caller, authErr err
 	}
 	return nil
 }
+
+// apiKeyChallenge is the WWW-Authenticate challenge of API-key products: every 401 must name a
+// scheme (RFC 9110 §11.6.1), and the api-key header has no registered one.
+const apiKeyChallenge = `ApiKey realm="flightgraph", header="api-key"`
 
 // setLimitHeaders writes the IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers) and
 // the legacy gateway's usage headers, which older clients read.

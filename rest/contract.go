@@ -4,6 +4,7 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/flightgraph/flightgraph"
@@ -118,23 +119,42 @@ func acceptable(accept string) (string, bool) {
 	return "", false
 }
 
-// acceptLanguage reads the first language the service speaks from an Accept-Language list of
-// ll or ll-CC tags (with optional q weights).
+// acceptLanguage reads the language the service speaks that the Accept-Language list of ll or
+// ll-CC tags prefers most (q weights honoured, q=0 excluded).
 func acceptLanguage(al string) (lang, country string, err error) {
+	type choice struct {
+		lang, country string
+		q             float64
+	}
+	var best *choice
 	for _, part := range strings.Split(al, ",") {
-		tag := strings.TrimSpace(strings.SplitN(part, ";", 2)[0])
+		fields := strings.Split(part, ";")
+		tag := strings.TrimSpace(fields[0])
+		q := 1.0
+		for _, p := range fields[1:] {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "q="); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil || f < 0 || f > 1 {
+					return "", "", flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "Accept-Language", "Accept-Language has a bad weight %q", p)
+				}
+				q = f
+			}
+		}
 		if tag == "*" {
-			return "en", "", nil
+			tag = "en"
 		}
 		ll, cc, hasCC := strings.Cut(strings.ReplaceAll(tag, "_", "-"), "-")
 		if len(ll) != 2 || !isLetters(ll) || (hasCC && (len(cc) != 2 || !isLetters(cc))) {
 			return "", "", flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "Accept-Language", "Accept-Language must list tags like en or en-GB, got %q", tag)
 		}
-		if languages[strings.ToLower(ll)] {
-			return strings.ToLower(ll), strings.ToUpper(cc), nil
+		if q > 0 && languages[strings.ToLower(ll)] && (best == nil || q > best.q) {
+			best = &choice{strings.ToLower(ll), strings.ToUpper(cc), q}
 		}
 	}
-	return "", "", flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", al)
+	if best == nil {
+		return "", "", flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", al)
+	}
+	return best.lang, best.country, nil
 }
 
 func isLetters(s string) bool {

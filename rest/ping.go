@@ -26,18 +26,9 @@ func (a *API) ping(w http.ResponseWriter, r *http.Request) {
 		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist"))
 		return
 	}
-	lang, country := "en", ""
-	if al := r.Header.Get("Accept-Language"); len(al) >= 2 {
-		lang = al[:2]
-		if len(al) >= 5 && (al[2] == '-' || al[2] == '_') {
-			country = al[3:5]
-		}
-	}
-	if c := r.Header.Get("svc-travel-country"); c != "" {
-		country = c
-	}
-	writeJSON(w, http.StatusOK, "application/hal+json", pingResponse{
+	loc := localeFrom(r.Context())
+	render(w, r, pingResponse{
 		BuildTimestamp: a.BuildTime.UTC().Format(time.RFC3339), Timestamp: a.Now().UTC().Format(time.RFC3339),
-		Version: a.Version, Response: "pong", Language: lang, Country: country,
+		Version: a.Version, Response: "pong", Language: loc.Lang, Country: loc.Country,
 	})
 }

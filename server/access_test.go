@@ -89,6 +89,7 @@ func (s *testServer) call(t *testing.T, method, path string, headers map[string]
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	validateREST(t, req, resp.StatusCode, resp.Header, b)
 	return resp.StatusCode, resp.Header, string(b)
 }
 

@@ -122,7 +122,9 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphQL())
 	mux.Handle("/oauthcust/oauth/token", &tokens)
-	(&rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}).Register(mux)
+	api := &rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
+	api.Register(mux)
+	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))

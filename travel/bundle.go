@@ -131,7 +131,9 @@ type FlightAmenityQuery struct {
 // configuration is unknown, then Amenities' errors.
 func (s *Service) FlightAmenities(ctx context.Context, q FlightAmenityQuery) (string, []*flightgraph.Amenity, error) {
 	f, err := s.FlightByNumber(ctx, q.Carrier, q.FlightNumber, q.Date)
-	if err != nil {
+	if flightgraph.ErrorCode(err) == flightgraph.ECodeFlightNotFound {
+		return "", nil, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "flightNumber", "flight %s%04d of %s is not found", q.Carrier, q.FlightNumber, q.Date)
+	} else if err != nil {
 		return "", nil, err
 	}
 	legs, err := s.Flights.LegsByFlightIDs(ctx, []string{f.ID})
