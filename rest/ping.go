@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -18,11 +17,19 @@ type pingResponse struct {
 	Country        string `json:"country"`
 }
 
-var versionSegment = regexp.MustCompile(`^v[1-9][0-9]?$`)
+// versions are the API versions each product serves; other versions are paths that do not exist.
+var versions = map[string]string{"inspire": "v2"}
+
+func versionOf(product string) string {
+	if v, ok := versions[product]; ok {
+		return v
+	}
+	return "v1"
+}
 
 // ping answers GET /opendata/{api}/{version}/ping, authenticated as its API is.
 func (a *API) ping(w http.ResponseWriter, r *http.Request) {
-	if !versionSegment.MatchString(r.PathValue("version")) {
+	if r.PathValue("version") != versionOf(r.PathValue("api")) {
 		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist"))
 		return
 	}

@@ -177,6 +177,7 @@ func TestRESTErrorCodes(t *testing.T) {
 		{"pageSize not a number", "/opendata/schedule/v1/routes?pageSize=ten", nil, flightgraph.ECodeBadFormat, "pageSize"},
 
 		{"unknown path", "/opendata/nothing/here/123", nil, flightgraph.ECodeUnknownPath, ""},
+		{"unknown version", "/opendata/inspire/v1/ping", nil, flightgraph.ECodeUnknownPath, ""},
 		{"partner API with a public key", "/opendata/metasearch/v1/ping", nil, flightgraph.ECodeUnknownPath, ""},
 		{"internal API with a public key", "/opendata/cargo/v1/ping", nil, flightgraph.ECodeUnknownPath, ""},
 
