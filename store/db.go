@@ -496,7 +496,7 @@ func unique[K comparable](keys []K) []K {
 
 // Raw returns the database/sql handle of the store, for tests and tools that inspect the tables
 // as an outsider would.
-func Raw(s *DB) (*sql.DB, error) { return s.db.DB, nil }
+func Raw(s *DB) *sql.DB { return s.db.DB }
 
 // filter builds the WHERE clause of a search from conditions with '?' arguments.
 type filter struct {
