@@ -298,3 +298,28 @@ func TestCyclicQueryTerminates(t *testing.T) {
 		t.Errorf("%d round trips for a cyclic query of depth 5; prefetching should fetch each key once", n)
 	}
 }
+
+// TestRequestsThatFailBeforeExecution: the POST transport hands them to gqlgen's, so their status
+// and bodies are gqlgen's.
+func TestRequestsThatFailBeforeExecution(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	for _, c := range []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"malformed JSON", `{"query": `, 400, ""},
+		{"parse error", `{"query": "{ flights("}`, 422, "GRAPHQL_PARSE_FAILED"},
+		{"validation error", `{"query": "{ nope }"}`, 422, "GRAPHQL_VALIDATION_FAILED"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, h, body := s.call(t, "POST", "/graphql", map[string]string{"api-key": s.demo.APIKey}, c.body)
+			if code != c.status || !strings.HasPrefix(h.Get("Content-Type"), "application/json") || !strings.Contains(body, `"errors"`) {
+				t.Fatalf("%d %s %s", code, h.Get("Content-Type"), body)
+			}
+			if c.code != "" && !strings.Contains(body, c.code) {
+				t.Fatalf("body lacks %s: %s", c.code, body)
+			}
+		})
+	}
+}

@@ -145,7 +145,7 @@ func (s *Server) graphQL() http.Handler {
 	h := handler.New(schema)
 	h.AddTransport(transport.Options{})
 	h.AddTransport(transport.GET{})
-	h.AddTransport(transport.POST{})
+	h.AddTransport(graph.POST{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	h.Use(extension.Introspection{})
 	h.Use(extension.AutomaticPersistedQuery{Cache: apq})

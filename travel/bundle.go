@@ -99,18 +99,11 @@ func (s *Service) PlaceExists(ctx context.Context, param, code string) (string, 
 	if err != nil {
 		return "", err
 	}
-	as, err := s.Places.AirportsByCodes(ctx, []string{c})
+	airports, err := s.airportsOf(ctx, c)
 	if err != nil {
 		return "", err
 	}
-	if as[0] != nil {
-		return c, nil
-	}
-	cs, err := s.Places.CitiesByCodes(ctx, []string{c})
-	if err != nil {
-		return "", err
-	}
-	if cs[0] == nil {
+	if airports == nil {
 		return "", flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "%s is neither an airport nor a city of the network", c)
 	}
 	return c, nil
