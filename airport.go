@@ -44,6 +44,24 @@ type Labels struct {
 	LabelNL string `db:"label_nl"`
 }
 
+// Language is a language of labels.
+type Language string
+
+const (
+	LanguageEN Language = "en"
+	LanguageFR Language = "fr"
+	LanguageNL Language = "nl"
+)
+
+// Localized returns the label in a language, English when none is given. It takes no context so
+// that GraphQL resolves it in line rather than in a goroutine of its own.
+func (l Labels) Localized(language *Language) string {
+	if language == nil {
+		return l.LabelEN
+	}
+	return l.Label(string(*language))
+}
+
 // Label returns the label in language lang ("en", "fr", "nl"), falling back to English.
 func (l Labels) Label(lang string) string {
 	switch lang {

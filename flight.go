@@ -250,28 +250,33 @@ type FlightStore interface {
 type Movement struct {
 	Scheduled    time.Time
 	Estimated    time.Time
-	Actual       *time.Time // set once the movement has happened
 	Terminal     string
 	Gate         string
 	DelayMinutes int
+	Cancelled    bool
 }
 
-// Departure returns the leg's departure at now.
-func (l *FlightLeg) Departure(now time.Time) *Movement {
-	return movement(l.ScheduledDep, l.DepartureDelay, l.DepartureOffset, l.DepartureTerminal, l.DepartureGate, l.Cancelled, now)
-}
-
-// Arrival returns the leg's arrival at now.
-func (l *FlightLeg) Arrival(now time.Time) *Movement {
-	return movement(l.ScheduledArr, l.ArrivalDelay, l.ArrivalOffset, l.ArrivalTerminal, l.ArrivalGate, l.Cancelled, now)
-}
-
-func movement(sched time.Time, delay, offset int, terminal, gate string, cancelled bool, now time.Time) *Movement {
-	est := sched.Add(time.Duration(delay) * time.Minute)
-	m := &Movement{Scheduled: LocalTime(sched, offset), Estimated: LocalTime(est, offset), Terminal: terminal, Gate: gate, DelayMinutes: delay}
-	if !cancelled && !now.Before(est) {
-		a := m.Estimated
-		m.Actual = &a
+// ActualAt returns when the movement happened, or nil if it has not happened at now.
+func (m *Movement) ActualAt(now time.Time) *time.Time {
+	if m.Cancelled || now.Before(m.Estimated) {
+		return nil
 	}
-	return m
+	a := m.Estimated
+	return &a
+}
+
+// DepartureMovement returns the leg's departure. Only its actual time depends on the clock.
+func (l *FlightLeg) DepartureMovement() *Movement {
+	return movement(l.ScheduledDep, l.DepartureDelay, l.DepartureOffset, l.DepartureTerminal, l.DepartureGate, l.Cancelled)
+}
+
+// ArrivalMovement returns the leg's arrival.
+func (l *FlightLeg) ArrivalMovement() *Movement {
+	return movement(l.ScheduledArr, l.ArrivalDelay, l.ArrivalOffset, l.ArrivalTerminal, l.ArrivalGate, l.Cancelled)
+}
+
+func movement(sched time.Time, delay, offset int, terminal, gate string, cancelled bool) *Movement {
+	est := sched.Add(time.Duration(delay) * time.Minute)
+	return &Movement{Scheduled: LocalTime(sched, offset), Estimated: LocalTime(est, offset), Terminal: terminal, Gate: gate,
+		DelayMinutes: delay, Cancelled: cancelled}
 }

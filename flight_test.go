@@ -66,12 +66,15 @@ func TestLegStatusFollowsTheClock(t *testing.T) {
 		}
 	}
 	// Local times carry the airport's offset; the actual time appears once it has passed.
-	d := leg.Departure(dep.Add(-time.Hour))
-	if d.Scheduled.Format(time.RFC3339) != "2026-11-22T13:00:00+01:00" || d.Actual != nil {
-		t.Errorf("departure before it happened: %s, actual %v", d.Scheduled.Format(time.RFC3339), d.Actual)
+	d := leg.DepartureMovement()
+	if a := d.ActualAt(dep.Add(-time.Hour)); d.Scheduled.Format(time.RFC3339) != "2026-11-22T13:00:00+01:00" || a != nil {
+		t.Errorf("departure before it happened: %s, actual %v", d.Scheduled.Format(time.RFC3339), a)
 	}
-	if a := leg.Arrival(dep.Add(3 * time.Hour)); a.Actual == nil || !a.Actual.Equal(dep.Add(2*time.Hour)) {
-		t.Errorf("arrival after it happened has actual %v", a.Actual)
+	if a := leg.ArrivalMovement().ActualAt(dep.Add(3 * time.Hour)); a == nil || !a.Equal(dep.Add(2*time.Hour)) {
+		t.Errorf("arrival after it happened has actual %v", a)
+	}
+	if a := cancelled.DepartureMovement().ActualAt(dep.Add(3 * time.Hour)); a != nil {
+		t.Errorf("a cancelled leg has an actual departure %v", a)
 	}
 	// A two-leg flight between its legs is under way, not scheduled.
 	second := *leg

@@ -39,13 +39,13 @@ type ResolverRoot interface {
 	Cabin() CabinResolver
 	Carrier() CarrierResolver
 	City() CityResolver
-	Country() CountryResolver
 	Entity() EntityResolver
 	Flight() FlightResolver
 	FlightLeg() FlightLegResolver
 	Key() KeyResolver
 	KeySubscription() KeySubscriptionResolver
 	LimitIncreaseRequest() LimitIncreaseRequestResolver
+	Movement() MovementResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Route() RouteResolver
@@ -160,20 +160,20 @@ type ComplexityRoot struct {
 	}
 
 	City struct {
-		Airports func(childComplexity int) int
-		Code     func(childComplexity int) int
-		Country  func(childComplexity int) int
-		Name     func(childComplexity int, language *model.Language) int
+		Airports  func(childComplexity int) int
+		Code      func(childComplexity int) int
+		Country   func(childComplexity int) int
+		Localized func(childComplexity int, language *flightgraph.Language) int
 	}
 
 	Country struct {
-		AreaCode func(childComplexity int) int
-		Code     func(childComplexity int) int
-		Currency func(childComplexity int) int
-		EU       func(childComplexity int) int
-		Euro     func(childComplexity int) int
-		Name     func(childComplexity int, language *model.Language) int
-		Schengen func(childComplexity int) int
+		AreaCode  func(childComplexity int) int
+		Code      func(childComplexity int) int
+		Currency  func(childComplexity int) int
+		EU        func(childComplexity int) int
+		Euro      func(childComplexity int) int
+		Localized func(childComplexity int, language *flightgraph.Language) int
+		Schengen  func(childComplexity int) int
 	}
 
 	Entity struct {
@@ -209,16 +209,16 @@ type ComplexityRoot struct {
 	}
 
 	FlightLeg struct {
-		Aircraft    func(childComplexity int) int
-		Arrival     func(childComplexity int) int
-		Departure   func(childComplexity int) int
-		Destination func(childComplexity int) int
-		DistanceKm  func(childComplexity int) int
-		Duration    func(childComplexity int) int
-		Origin      func(childComplexity int) int
-		Sequence    func(childComplexity int) int
-		ServiceType func(childComplexity int) int
-		Status      func(childComplexity int) int
+		Aircraft          func(childComplexity int) int
+		ArrivalMovement   func(childComplexity int) int
+		DepartureMovement func(childComplexity int) int
+		Destination       func(childComplexity int) int
+		DistanceKm        func(childComplexity int) int
+		Duration          func(childComplexity int) int
+		Origin            func(childComplexity int) int
+		Sequence          func(childComplexity int) int
+		ServiceType       func(childComplexity int) int
+		Status            func(childComplexity int) int
 	}
 
 	Key struct {
@@ -392,12 +392,8 @@ type CarrierResolver interface {
 	Hub(ctx context.Context, obj *flightgraph.Carrier) (*flightgraph.Airport, error)
 }
 type CityResolver interface {
-	Name(ctx context.Context, obj *flightgraph.City, language *model.Language) (string, error)
 	Country(ctx context.Context, obj *flightgraph.City) (*flightgraph.Country, error)
 	Airports(ctx context.Context, obj *flightgraph.City) ([]*flightgraph.Airport, error)
-}
-type CountryResolver interface {
-	Name(ctx context.Context, obj *flightgraph.Country, language *model.Language) (string, error)
 }
 type EntityResolver interface {
 	FindAircraftByConfiguration(ctx context.Context, configuration string) (*flightgraph.Aircraft, error)
@@ -418,8 +414,7 @@ type FlightResolver interface {
 type FlightLegResolver interface {
 	Origin(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error)
 	Destination(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error)
-	Departure(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Movement, error)
-	Arrival(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Movement, error)
+
 	Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error)
 	Aircraft(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Aircraft, error)
 
@@ -445,6 +440,9 @@ type LimitIncreaseRequestResolver interface {
 	Subscription(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (*flightgraph.Subscription, error)
 
 	Status(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (string, error)
+}
+type MovementResolver interface {
+	Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error)
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.AuthPayload, error)
@@ -952,7 +950,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.City.Country(childComplexity), true
 	case "City.name":
-		if e.ComplexityRoot.City.Name == nil {
+		if e.ComplexityRoot.City.Localized == nil {
 			break
 		}
 
@@ -961,7 +959,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.City.Name(childComplexity, args["language"].(*model.Language)), true
+		return e.ComplexityRoot.City.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
 
 	case "Country.areaCode":
 		if e.ComplexityRoot.Country.AreaCode == nil {
@@ -994,7 +992,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Country.Euro(childComplexity), true
 	case "Country.name":
-		if e.ComplexityRoot.Country.Name == nil {
+		if e.ComplexityRoot.Country.Localized == nil {
 			break
 		}
 
@@ -1003,7 +1001,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Country.Name(childComplexity, args["language"].(*model.Language)), true
+		return e.ComplexityRoot.Country.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
 	case "Country.schengen":
 		if e.ComplexityRoot.Country.Schengen == nil {
 			break
@@ -1167,17 +1165,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FlightLeg.Aircraft(childComplexity), true
 	case "FlightLeg.arrival":
-		if e.ComplexityRoot.FlightLeg.Arrival == nil {
+		if e.ComplexityRoot.FlightLeg.ArrivalMovement == nil {
 			break
 		}
 
-		return e.ComplexityRoot.FlightLeg.Arrival(childComplexity), true
+		return e.ComplexityRoot.FlightLeg.ArrivalMovement(childComplexity), true
 	case "FlightLeg.departure":
-		if e.ComplexityRoot.FlightLeg.Departure == nil {
+		if e.ComplexityRoot.FlightLeg.DepartureMovement == nil {
 			break
 		}
 
-		return e.ComplexityRoot.FlightLeg.Departure(childComplexity), true
+		return e.ComplexityRoot.FlightLeg.DepartureMovement(childComplexity), true
 	case "FlightLeg.destination":
 		if e.ComplexityRoot.FlightLeg.Destination == nil {
 			break
@@ -3203,8 +3201,8 @@ func (ec *executionContext) field_City_name_args(ctx context.Context, rawArgs ma
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
-		func(ctx context.Context, v any) (*model.Language, error) {
-			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLanguage(ctx, v)
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3217,8 +3215,8 @@ func (ec *executionContext) field_Country_name_args(ctx context.Context, rawArgs
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
-		func(ctx context.Context, v any) (*model.Language, error) {
-			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLanguage(ctx, v)
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -5682,7 +5680,7 @@ func (ec *executionContext) _City_name(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.City().Name(ctx, obj, fc.Args["language"].(*model.Language))
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5697,7 +5695,7 @@ func (ec *executionContext) fieldContext_City_name(ctx context.Context, field gr
 		Object:     "City",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
 		},
@@ -5813,7 +5811,7 @@ func (ec *executionContext) _Country_name(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Country().Name(ctx, obj, fc.Args["language"].(*model.Language))
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -5828,7 +5826,7 @@ func (ec *executionContext) fieldContext_Country_name(ctx context.Context, field
 		Object:     "Country",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return nil, errors.New("field of type String does not have child fields")
 		},
@@ -6686,7 +6684,7 @@ func (ec *executionContext) _FlightLeg_departure(ctx context.Context, field grap
 			return ec.fieldContext_FlightLeg_departure(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().Departure(ctx, obj)
+			return obj.DepartureMovement(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Movement) graphql.Marshaler {
@@ -6701,7 +6699,7 @@ func (ec *executionContext) fieldContext_FlightLeg_departure(_ context.Context, 
 		Object:     "FlightLeg",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Movement(ctx, field)
 		},
@@ -6718,7 +6716,7 @@ func (ec *executionContext) _FlightLeg_arrival(ctx context.Context, field graphq
 			return ec.fieldContext_FlightLeg_arrival(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().Arrival(ctx, obj)
+			return obj.ArrivalMovement(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Movement) graphql.Marshaler {
@@ -6733,7 +6731,7 @@ func (ec *executionContext) fieldContext_FlightLeg_arrival(_ context.Context, fi
 		Object:     "FlightLeg",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Movement(ctx, field)
 		},
@@ -7673,7 +7671,7 @@ func (ec *executionContext) _Movement_actual(ctx context.Context, field graphql.
 			return ec.fieldContext_Movement_actual(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Actual, nil
+			return ec.Resolvers.Movement().Actual(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
@@ -7684,7 +7682,7 @@ func (ec *executionContext) _Movement_actual(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_Movement_actual(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Movement", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("Movement", field, true, true, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Movement_terminal(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
@@ -12366,43 +12364,10 @@ func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._City_name(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._City_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "country":
 			field := field
 
@@ -12515,70 +12480,37 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 		case "code":
 			out.Values[i] = ec._Country_code(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Country_name(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Country_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "areaCode":
 			out.Values[i] = ec._Country_areaCode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "currency":
 			out.Values[i] = ec._Country_currency(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "euro":
 			out.Values[i] = ec._Country_euro(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "eu":
 			out.Values[i] = ec._Country_eu(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "schengen":
 			out.Values[i] = ec._Country_schengen(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13185,81 +13117,15 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "departure":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_departure(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_departure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "arrival":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_arrival(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_arrival(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "status":
 			field := field
 
@@ -14131,32 +13997,65 @@ func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet,
 		case "scheduled":
 			out.Values[i] = ec._Movement_scheduled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "estimated":
 			out.Values[i] = ec._Movement_estimated(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actual":
-			out.Values[i] = ec._Movement_actual(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Movement_actual(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "terminal":
 			out.Values[i] = ec._Movement_terminal(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "gate":
 			out.Values[i] = ec._Movement_gate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "delayMinutes":
 			out.Values[i] = ec._Movement_delayMinutes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -16988,21 +16887,37 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
-func (ec *executionContext) unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLanguage(ctx context.Context, v any) (*model.Language, error) {
+func (ec *executionContext) unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx context.Context, v any) (*flightgraph.Language, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var res = new(model.Language)
-	err := res.UnmarshalGQL(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLanguage(ctx context.Context, sel ast.SelectionSet, v *model.Language) graphql.Marshaler {
+func (ec *executionContext) marshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Language) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
-	return v
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage[*v])
+	return res
 }
+
+var (
+	unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage = map[string]flightgraph.Language{
+		"EN": flightgraph.LanguageEN,
+		"FR": flightgraph.LanguageFR,
+		"NL": flightgraph.LanguageNL,
+	}
+	marshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage = map[flightgraph.Language]string{
+		flightgraph.LanguageEN: "EN",
+		flightgraph.LanguageFR: "FR",
+		flightgraph.LanguageNL: "NL",
+	}
+)
 
 func (ec *executionContext) unmarshalOLimitRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLimitRequestStatus(ctx context.Context, v any) (*flightgraph.LimitRequestStatus, error) {
 	if v == nil {

@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
@@ -44,11 +43,4 @@ func (r *Resolver) country(ctx context.Context, code string) (*flightgraph.Count
 		err = fmt.Errorf("resolvers: country %q is referenced but missing", code)
 	}
 	return c, err
-}
-
-func label(l flightgraph.Labels, lang *model.Language) string {
-	if lang == nil {
-		return l.Label("en")
-	}
-	return l.Label(strings.ToLower(string(*lang)))
 }

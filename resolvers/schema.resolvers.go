@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
@@ -62,20 +63,12 @@ func (r *carrierResolver) Hub(ctx context.Context, obj *flightgraph.Carrier) (*f
 	return r.airport(ctx, obj.HubCode)
 }
 
-func (r *cityResolver) Name(ctx context.Context, obj *flightgraph.City, language *model.Language) (string, error) {
-	return label(obj.Labels, language), nil
-}
-
 func (r *cityResolver) Country(ctx context.Context, obj *flightgraph.City) (*flightgraph.Country, error) {
 	return r.country(ctx, obj.CountryCode)
 }
 
 func (r *cityResolver) Airports(ctx context.Context, obj *flightgraph.City) ([]*flightgraph.Airport, error) {
 	return graph.Load(ctx, graph.For(ctx).CityPorts, obj.Code)
-}
-
-func (r *countryResolver) Name(ctx context.Context, obj *flightgraph.Country, language *model.Language) (string, error) {
-	return label(obj.Labels, language), nil
 }
 
 func (r *flightResolver) Carrier(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Carrier, error) {
@@ -104,14 +97,6 @@ func (r *flightLegResolver) Origin(ctx context.Context, obj *flightgraph.FlightL
 
 func (r *flightLegResolver) Destination(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error) {
 	return r.airport(ctx, obj.DestinationCode)
-}
-
-func (r *flightLegResolver) Departure(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Movement, error) {
-	return obj.Departure(r.Now()), nil
-}
-
-func (r *flightLegResolver) Arrival(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Movement, error) {
-	return obj.Arrival(r.Now()), nil
 }
 
 func (r *flightLegResolver) Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error) {
@@ -168,6 +153,10 @@ func (r *limitIncreaseRequestResolver) Subscription(ctx context.Context, obj *fl
 
 func (r *limitIncreaseRequestResolver) Status(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (string, error) {
 	return string(obj.Status), nil
+}
+
+func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error) {
+	return obj.ActualAt(r.Now()), nil
 }
 
 func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.AuthPayload, error) {
@@ -334,8 +323,6 @@ func (r *Resolver) Carrier() graph.CarrierResolver { return &carrierResolver{r} 
 
 func (r *Resolver) City() graph.CityResolver { return &cityResolver{r} }
 
-func (r *Resolver) Country() graph.CountryResolver { return &countryResolver{r} }
-
 func (r *Resolver) Flight() graph.FlightResolver { return &flightResolver{r} }
 
 func (r *Resolver) FlightLeg() graph.FlightLegResolver { return &flightLegResolver{r} }
@@ -349,6 +336,8 @@ func (r *Resolver) KeySubscription() graph.KeySubscriptionResolver {
 func (r *Resolver) LimitIncreaseRequest() graph.LimitIncreaseRequestResolver {
 	return &limitIncreaseRequestResolver{r}
 }
+
+func (r *Resolver) Movement() graph.MovementResolver { return &movementResolver{r} }
 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
@@ -365,12 +354,12 @@ type (
 	cabinResolver                struct{ *Resolver }
 	carrierResolver              struct{ *Resolver }
 	cityResolver                 struct{ *Resolver }
-	countryResolver              struct{ *Resolver }
 	flightResolver               struct{ *Resolver }
 	flightLegResolver            struct{ *Resolver }
 	keyResolver                  struct{ *Resolver }
 	keySubscriptionResolver      struct{ *Resolver }
 	limitIncreaseRequestResolver struct{ *Resolver }
+	movementResolver             struct{ *Resolver }
 	mutationResolver             struct{ *Resolver }
 	queryResolver                struct{ *Resolver }
 	routeResolver                struct{ *Resolver }

@@ -166,9 +166,9 @@ func flightDoc(b *travel.FlightBundle, f *flightgraph.Flight, now time.Time, lan
 
 func legDoc(b *travel.FlightBundle, f *flightgraph.Flight, l *flightgraph.FlightLeg, now time.Time, lang string) *flightLeg {
 	st := l.StatusAt(now)
-	dep, arr := l.Departure(now), l.Arrival(now)
+	dep, arr := l.DepartureMovement(), l.ArrivalMovement()
 	leg := &flightLeg{Status: legStatus[st], StatusName: pick(statusLabels[st], "en"), PublishedStatus: publicStatus(st),
-		DepartureInformation: movementDoc(b, l.OriginCode, dep, lang), ArrivalInformation: movementDoc(b, l.DestinationCode, arr, lang),
+		DepartureInformation: movementDoc(b, l.OriginCode, dep, now, lang), ArrivalInformation: movementDoc(b, l.DestinationCode, arr, now, lang),
 		LegStatusPublic: publicStatus(st), LegStatusPublicLangTransl: pick(statusLabels[st], lang),
 		PassengerCustomsStatus: customs(b, l), ServiceType: l.ServiceType, ServiceTypeName: "Normal Service",
 		ScheduledFlightDuration: isoDuration(l.ScheduledArr.Sub(l.ScheduledDep)), CompletionPercentage: completion(l, now),
@@ -200,11 +200,11 @@ func customs(b *travel.FlightBundle, l *flightgraph.FlightLeg) string {
 	return "NON_SCHENGEN"
 }
 
-func movementDoc(b *travel.FlightBundle, code string, m *flightgraph.Movement, lang string) movementInfo {
+func movementDoc(b *travel.FlightBundle, code string, m *flightgraph.Movement, now time.Time, lang string) movementInfo {
 	info := movementInfo{Times: times{Scheduled: m.Scheduled.Format(timeLayout), LatestPublished: m.Estimated.Format(timeLayout),
 		Estimated: &timeValue{Value: m.Estimated.Format(timeLayout)}}}
-	if m.Actual != nil {
-		info.Times.Actual = &timeValue{Value: m.Actual.Format(timeLayout)}
+	if a := m.ActualAt(now); a != nil {
+		info.Times.Actual = &timeValue{Value: a.Format(timeLayout)}
 	}
 	ap := airportInfo{Code: code, Places: places{GateNumber: []string{}, CheckInZone: []string{}}}
 	if a := b.Airports[code]; a != nil {
