@@ -323,3 +323,54 @@ func TestRequestsThatFailBeforeExecution(t *testing.T) {
 		})
 	}
 }
+
+// TestActualTimesFollowTheClock: a leg that has left has an actual departure, one still to leave
+// has none; the clock is the server's.
+func TestActualTimesFollowTheClock(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `query($d: Date!) { flights(origin: "AMS", date: $d, first: 200) { edges { node { status legs {
+		departure { estimated actual } arrival { estimated actual } } } } } }`, map[string]any{"d": storetest.Now.Format(flightgraph.DateLayout)})
+	if len(resp.Errors) > 0 {
+		t.Fatalf("errors: %+v", resp.Errors)
+	}
+	var d struct {
+		Flights struct {
+			Edges []struct {
+				Node struct {
+					Status string
+					Legs   []struct {
+						Departure, Arrival struct {
+							Estimated string
+							Actual    *string
+						}
+					}
+				}
+			}
+		}
+	}
+	json.Unmarshal(resp.Data, &d)
+	gone, coming := 0, 0
+	for _, e := range d.Flights.Edges {
+		leg := e.Node.Legs[0]
+		est, _ := time.Parse(time.RFC3339, leg.Departure.Estimated)
+		switch {
+		case e.Node.Status == "CANCELLED":
+			if leg.Departure.Actual != nil {
+				t.Errorf("a cancelled flight has an actual departure")
+			}
+		case est.After(storetest.Now):
+			coming++
+			if leg.Departure.Actual != nil {
+				t.Errorf("a flight leaving at %v has left at %v", est, *leg.Departure.Actual)
+			}
+		default:
+			gone++
+			if leg.Departure.Actual == nil || *leg.Departure.Actual != leg.Departure.Estimated {
+				t.Errorf("a flight that left at %v has actual %v", est, leg.Departure.Actual)
+			}
+		}
+	}
+	if gone == 0 || coming == 0 {
+		t.Fatalf("%d flights gone and %d coming: the test needs both", gone, coming)
+	}
+}
