@@ -13,8 +13,8 @@ import (
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	c := flags(fs, getenv)
-	if err := parse(fs, args, stderr); err != nil {
+	c := flags(fs)
+	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
 	}
 	db, err := c.open(ctx, nil)
@@ -39,13 +39,13 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 
 func seed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
-	c := flags(fs, getenv)
-	fs.Int64Var(&c.seed, "seed", int64(envInt(getenv, "FLIGHTGRAPH_SEED", dataset.DefaultSeed)), "seed of the generator: the same seed gives the same data (FLIGHTGRAPH_SEED)")
-	fs.IntVar(&c.scale, "scale", envInt(getenv, "FLIGHTGRAPH_SCALE", 1), fmt.Sprintf("multiply the network, 1 to %d; 10 gives over a million flights (FLIGHTGRAPH_SCALE)", dataset.MaxScale))
+	c := flags(fs)
+	fs.Int64Var(&c.seed, "seed", dataset.DefaultSeed, "seed of the generator: the same seed gives the same data (FLIGHTGRAPH_SEED)")
+	fs.IntVar(&c.scale, "scale", 1, fmt.Sprintf("multiply the network, 1 to %d; 10 gives over a million flights (FLIGHTGRAPH_SCALE)", dataset.MaxScale))
 	var back, ahead int
 	fs.IntVar(&back, "days-back", dataset.DaysBack, "materialise flights from this many days before today")
 	fs.IntVar(&ahead, "days-ahead", dataset.DaysAhead, "materialise flights up to this many days after today")
-	if err := parse(fs, args, stderr); err != nil {
+	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
 	}
 	if c.scale < 1 || c.scale > dataset.MaxScale {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"time"
 
@@ -35,25 +35,39 @@ type config struct {
 	scale       int
 }
 
-// flags declares the common settings on fs with their environment defaults.
-func flags(fs *flag.FlagSet, getenv func(string) string) *config {
+// flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that
+// also sets it (see parse).
+func flags(fs *flag.FlagSet) *config {
 	c := &config{}
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
-	}
-	fs.StringVar(&c.dataDir, "data-dir", env("FLIGHTGRAPH_DATA_DIR", "flightgraph-data"), "folder of the embedded store (FLIGHTGRAPH_DATA_DIR)")
-	fs.StringVar(&c.databaseURL, "database-url", env("FLIGHTGRAPH_DATABASE_URL", ""), "postgres://… to use PostgreSQL; empty for the embedded SQLite store in --data-dir (FLIGHTGRAPH_DATABASE_URL)")
-	fs.StringVar(&c.logFormat, "log-format", env("FLIGHTGRAPH_LOG_FORMAT", "text"), "text or json (FLIGHTGRAPH_LOG_FORMAT)")
-	fs.StringVar(&c.logLevel, "log-level", env("FLIGHTGRAPH_LOG_LEVEL", "info"), "debug, info, warn or error (FLIGHTGRAPH_LOG_LEVEL)")
+	fs.StringVar(&c.dataDir, "data-dir", "flightgraph-data", "folder of the embedded store (FLIGHTGRAPH_DATA_DIR)")
+	fs.StringVar(&c.databaseURL, "database-url", "", "postgres://… to use PostgreSQL; empty for the embedded SQLite store in --data-dir (FLIGHTGRAPH_DATABASE_URL)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "text or json (FLIGHTGRAPH_LOG_FORMAT)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (FLIGHTGRAPH_LOG_LEVEL)")
 	return c
 }
 
-// parse parses args and reports a bad environment value as clearly as a bad flag.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+// envName finds the FLIGHTGRAPH_* variable a flag's usage names.
+var envName = regexp.MustCompile(`\((FLIGHTGRAPH_[A-Z_]+)\)`)
+
+// parse sets the flags from their FLIGHTGRAPH_* variables, then from args, so that a flag beats
+// its variable; a bad variable is reported as clearly as a bad flag.
+func parse(fs *flag.FlagSet, args []string, getenv func(string) string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
+	var bad error
+	fs.VisitAll(func(f *flag.Flag) {
+		m := envName.FindStringSubmatch(f.Usage)
+		if m == nil || bad != nil {
+			return
+		}
+		if v := getenv(m[1]); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				bad = fmt.Errorf("%s=%q: %v", m[1], v, err)
+			}
+		}
+	})
+	if bad != nil {
+		return bad
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,24 +75,6 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
-}
-
-func envInt(getenv func(string) string, name string, def int) int {
-	if v := getenv(name); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
-	}
-	return def
-}
-
-func envDuration(getenv func(string) string, name string, def time.Duration) time.Duration {
-	if v := getenv(name); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
 }
 
 // dsn returns the store URL: the given one, or the SQLite file in the data folder.

@@ -151,7 +151,13 @@ func departures(t *testing.T, base, key string) int {
 		}
 		Errors []any
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) > 0 {
+	// Read to the end: the server counts the request once its handler returns, which a decoder
+	// that stops at the closing brace could outrun.
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
 		t.Fatalf("departures: %v %v", err, out.Errors)
 	}
 	return len(out.Data.Flights.Edges)
@@ -260,6 +266,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"seed", "--scale", "0"}, "scale must be between 1 and"},
 		{[]string{"seed", "--scale", "99"}, "scale must be between 1 and"},
 		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
+		{[]string{"seed", "--scale", "two"}, `invalid value "two" for flag -scale`},
 	} {
 		var out, errs bytes.Buffer
 		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)
@@ -267,7 +274,14 @@ func TestBadInvocations(t *testing.T) {
 			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
 		}
 	}
+	// A bad environment value is as clear an error as a bad flag.
+	badEnv := func(k string) string {
+		return map[string]string{"FLIGHTGRAPH_DATA_DIR": t.TempDir(), "FLIGHTGRAPH_ROLL_EVERY": "hourly"}[k]
+	}
 	var out bytes.Buffer
+	if err := run(context.Background(), []string{"serve"}, badEnv, strings.NewReader(""), &out, io.Discard); err == nil || !strings.Contains(err.Error(), `FLIGHTGRAPH_ROLL_EVERY="hourly"`) {
+		t.Errorf("bad FLIGHTGRAPH_ROLL_EVERY: %v", err)
+	}
 	if err := run(context.Background(), []string{"version"}, getenv, strings.NewReader(""), &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "flightgraph ") {
 		t.Errorf("version: %q %v", out.String(), err)
 	}

@@ -20,10 +20,10 @@ func operatorCmd(ctx context.Context, args []string, getenv func(string) string,
 		return fmt.Errorf("usage: flightgraph operator add --email E --name N  (password on stdin)")
 	}
 	fs := flag.NewFlagSet("operator add", flag.ContinueOnError)
-	c := flags(fs, getenv)
+	c := flags(fs)
 	email := fs.String("email", "", "the operator's e-mail address")
 	name := fs.String("name", "", "the operator's name")
-	if err := parse(fs, args[1:], stderr); err != nil {
+	if err := parse(fs, args[1:], getenv, stderr); err != nil {
 		return err
 	}
 	line, err := bufio.NewReader(stdin).ReadString('\n')

@@ -28,18 +28,18 @@ import (
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	c := flags(fs, getenv)
-	fs.StringVar(&c.addr, "addr", envOr(getenv, "FLIGHTGRAPH_ADDR", "127.0.0.1:8080"), "address to listen on (FLIGHTGRAPH_ADDR)")
-	fs.DurationVar(&c.loaderWait, "loader-wait", envDuration(getenv, "FLIGHTGRAPH_LOADER_WAIT", graph.DefaultLoaderWait), "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
-	fs.DurationVar(&c.rollEvery, "roll-every", envDuration(getenv, "FLIGHTGRAPH_ROLL_EVERY", time.Hour), "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
-	fs.StringVar(&c.redisURL, "redis-url", envOr(getenv, "FLIGHTGRAPH_REDIS_URL", ""), "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
-	fs.StringVar(&c.smtpURL, "smtp-url", envOr(getenv, "FLIGHTGRAPH_SMTP_URL", ""), "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
-	fs.BoolVar(&c.demo, "demo", envOr(getenv, "FLIGHTGRAPH_DEMO", "") == "1", "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO=1)")
-	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", envDuration(getenv, "FLIGHTGRAPH_TOKEN_TTL", access.DefaultClientCredentialsTTL), "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
-	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", envDuration(getenv, "FLIGHTGRAPH_PASSWORD_TOKEN_TTL", access.DefaultPasswordTTL), "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
-	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", envDuration(getenv, "FLIGHTGRAPH_REFRESH_TOKEN_TTL", access.DefaultRefreshTTL), "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
-	fs.DurationVar(&c.grace, "shutdown-grace", envDuration(getenv, "FLIGHTGRAPH_SHUTDOWN_GRACE", 15*time.Second), "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
-	if err := parse(fs, args, stderr); err != nil {
+	c := flags(fs)
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (FLIGHTGRAPH_ADDR)")
+	fs.DurationVar(&c.loaderWait, "loader-wait", graph.DefaultLoaderWait, "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
+	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
+	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
+	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
+	fs.BoolVar(&c.demo, "demo", false, "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO)")
+	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
+	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
+	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
+	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
+	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
 	}
 	log, err := c.logger(stderr)
@@ -109,13 +109,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	return srv.Run(ctx, ln, c.grace)
-}
-
-func envOr(getenv func(string) string, name, def string) string {
-	if v := getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // prepare brings the store up to date before serving and reports whether this was the embedded
