@@ -2,18 +2,14 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/server"
@@ -27,16 +23,7 @@ import (
 func BenchmarkDepartures(b *testing.B) {
 	server.TuneRuntime(os.Getenv) // as flightgraph serve does
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
-	h := server.New(server.Config{
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
-		DB: db, Stores: stores(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db), Hasher: fastHasher,
-		Now: func() time.Time { return storetest.Now }, Version: "bench",
-	})
-	h.Access.SyncCatalogue(context.Background())
-	demo, err := h.Access.SeedDemo(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
+	h, demo := startServer(b, testConfig(db, io.Discard))
 	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	for _, first := range []int{5, 50} {
 		body, _ := json.Marshal(map[string]any{"query": departures, "variables": departuresVars(first)})

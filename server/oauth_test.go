@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -23,11 +22,8 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -944,25 +940,9 @@ func newGatedServer(t *testing.T, dialect string) (*testServer, *oaGatedStore) {
 	t.Helper()
 	db := storetest.Seeded(t, dialect, os.Getenv)
 	gate := &oaGatedStore{AccessStore: store.NewAccessStore(db), parked: make(chan struct{}), release: make(chan struct{})}
-	h := server.New(server.Config{
-		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Registry: prometheus.NewRegistry(),
-		DB:       db,
-		Stores:   stores(db),
-		Access:   gate,
-		Mail:     store.NewMailStore(db),
-		Hasher:   fastHasher,
-		Now:      func() time.Time { return storetest.Now },
-		Version:  "test",
-	})
-	ctx := context.Background()
-	if err := h.Access.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	demo, err := h.Access.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(db, io.Discard)
+	cfg.Access = gate
+	h, demo := startServer(t, cfg)
 	s := &testServer{Server: httptest.NewServer(h), db: db, srv: h, demo: demo}
 	t.Cleanup(s.Close)
 	return s, gate

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,8 +10,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/dataset"
@@ -29,17 +26,8 @@ import (
 func BenchmarkFlightStatusByID(b *testing.B) {
 	server.TuneRuntime(os.Getenv)
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
-	h := server.New(server.Config{
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(),
-		DB: db, Stores: stores(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db), Hasher: fastHasher,
-		Now: func() time.Time { return storetest.Now }, Version: "bench",
-	})
+	h, demo := startServer(b, testConfig(db, io.Discard))
 	ctx := context.Background()
-	h.Access.SyncCatalogue(ctx)
-	demo, err := h.Access.SeedDemo(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
 	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	svc := &travel.Service{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
 		Network: store.NewNetworkStore(db), Now: func() time.Time { return storetest.Now }}

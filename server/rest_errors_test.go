@@ -2,18 +2,14 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flightgraph/flightgraph"
@@ -248,8 +244,10 @@ func TestRESTErrorCodes(t *testing.T) {
 		t.Run("WS_502.001 the limiter store is down", func(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1})
 			t.Cleanup(func() { rdb.Close() })
-			r := newServerWithLimiter(t, storetest.Seeded(t, dialect, os.Getenv), func(u access.DayUsage) access.Limiter {
-				return access.NewRedisLimiter(rdb, "x:", u)
+			r := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *server.Config) {
+				c.NewLimiter = func(u access.DayUsage) access.Limiter {
+					return access.NewRedisLimiter(rdb, "x:", u)
+				}
 			})
 			_, b := r.checkRESTError(t, restErrorCase{path: "/opendata/flightstatus/v1/ping", code: flightgraph.ECodeCache})
 			if d := b.Errors[0].Description; strings.Contains(d, "127.0.0.1") || strings.Contains(d, "dial") || strings.Contains(d, "refused") {
@@ -267,36 +265,4 @@ func TestRESTErrorCodes(t *testing.T) {
 			}
 		}
 	})
-}
-
-// newServerWithLimiter is newServer with the limiter newLimiter builds (and the demo key's
-// generous plans).
-func newServerWithLimiter(t *testing.T, db *store.DB, newLimiter func(access.DayUsage) access.Limiter) *testServer {
-	t.Helper()
-	logs := &bytes.Buffer{}
-	h := server.New(server.Config{
-		Log:        slog.New(slog.NewTextHandler(logs, nil)),
-		Registry:   prometheus.NewRegistry(),
-		DB:         db,
-		Stores:     stores(db),
-		Access:     store.NewAccessStore(db),
-		Mail:       store.NewMailStore(db),
-		Hasher:     fastHasher,
-		Now:        func() time.Time { return storetest.Now },
-		Version:    "test",
-		NewLimiter: newLimiter,
-	})
-	ctx := context.Background()
-	if err := h.Access.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	demo, err := h.Access.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &testServer{db: db, log: logs, srv: h, demo: demo}
-	s.raiseLimits(t)
-	s.Server = httptest.NewServer(h)
-	t.Cleanup(s.Close)
-	return s
 }

@@ -41,8 +41,13 @@ var fastHasher = access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}
 
 func newServer(t testing.TB, db *store.DB) *testServer {
 	t.Helper()
-	logs := &bytes.Buffer{}
-	h := server.New(server.Config{
+	return newServerWith(t, db, nil)
+}
+
+// testConfig is a test server's configuration on db: the store's services, a cheap password
+// hasher and the frozen clock.
+func testConfig(db *store.DB, logs io.Writer) server.Config {
+	return server.Config{
 		Log:      slog.New(slog.NewTextHandler(logs, nil)),
 		Registry: prometheus.NewRegistry(),
 		DB:       db,
@@ -52,15 +57,19 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 		Hasher:   fastHasher,
 		Now:      func() time.Time { return storetest.Now },
 		Version:  "test",
-	})
-	ctx := context.Background()
-	if err := h.Access.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
 	}
-	demo, err := h.Access.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// newServerWith is newServer with the configuration changed by tweak first. The demo key gets
+// generous limits unless tweak names a limiter of its own.
+func newServerWith(t testing.TB, db *store.DB, tweak func(*server.Config)) *testServer {
+	t.Helper()
+	logs := &bytes.Buffer{}
+	cfg := testConfig(db, logs)
+	if tweak != nil {
+		tweak(&cfg)
 	}
+	h, demo := startServer(t, cfg)
 	s := &testServer{db: db, log: logs, srv: h, demo: demo}
 	s.raiseLimits(t)
 	// Count the SQL round trips of each request so tests and benchmarks can read them.
@@ -71,6 +80,21 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// startServer builds the server of cfg, syncs the API catalogue and seeds the demo accounts.
+func startServer(t testing.TB, cfg server.Config) (*server.Server, *access.DemoCredentials) {
+	t.Helper()
+	h := server.New(cfg)
+	ctx := context.Background()
+	if err := h.Access.SyncCatalogue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := h.Access.SeedDemo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, demo
 }
 
 // raiseLimits gives each of the demo key's subscriptions a custom plan so generous that tests of
