@@ -16,6 +16,7 @@ import (
 	"hash/crc32"
 	"math/big"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -114,6 +115,19 @@ type PasswordHasher struct {
 	Time    uint32 // iterations
 	Memory  uint32 // KiB
 	Threads uint8
+}
+
+// decoy is a password hash to verify against when there is no account, so that an unknown name
+// costs the same one argon2id computation as a known one with a wrong password.
+type decoy struct {
+	once sync.Once
+	hash string
+}
+
+// waste verifies password against the decoy hash of h's parameters.
+func (d *decoy) waste(h PasswordHasher, password string) {
+	d.once.Do(func() { d.hash = h.Hash("decoy") })
+	h.Verify(password, d.hash)
 }
 
 // DefaultPasswordHasher follows OWASP's argon2id baseline (19 MiB, 2 iterations, 1 thread).

@@ -25,14 +25,20 @@ const (
 // TokenService is the OAuth 2.0 token endpoint (RFC 6749 §3.2, spec 4.1 and 5.2): client
 // credentials, resource owner password credentials and refresh tokens with rotation.
 type TokenService struct {
-	Store  flightgraph.AccessStore
-	Hasher PasswordHasher
-	Now    func() time.Time
-	Log    *slog.Logger
-	// ClientCredentialsTTL, PasswordTTL and RefreshTTL set token lifetimes; zero means default.
-	ClientCredentialsTTL, PasswordTTL, RefreshTTL time.Duration
+	Store     flightgraph.AccessStore
+	Hasher    PasswordHasher
+	Now       func() time.Time
+	Log       *slog.Logger
+	Lifetimes TokenLifetimes
 	// Revoked, when set, is told of every token family revoked, so that caches drop its tokens.
 	Revoked func(familyID string)
+
+	decoy decoy
+}
+
+// TokenLifetimes set how long tokens live, per grant; zero means the default.
+type TokenLifetimes struct {
+	ClientCredentialsTTL, PasswordTTL, RefreshTTL time.Duration
 }
 
 // oauthError is an RFC 6749 §5.2 error.
@@ -219,7 +225,7 @@ func (t *TokenService) clientCredentials(ctx context.Context, ka *flightgraph.Ke
 	if oe != nil {
 		return nil, oe
 	}
-	life := ttl(t.ClientCredentialsTTL, DefaultClientCredentialsTTL)
+	life := ttl(t.Lifetimes.ClientCredentialsTTL, DefaultClientCredentialsTTL)
 	access := NewCredential(KindAccessToken)
 	now := t.Now().UTC()
 	err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
@@ -244,7 +250,7 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 	bad := oerr(http.StatusBadRequest, "invalid_grant", "wrong user name or password")
 	c, err := t.Store.CustomerByUsername(ctx, user)
 	if errIsNotFound(err) {
-		t.Hasher.Verify(pw, t.Hasher.Hash("timing"))
+		t.decoy.waste(t.Hasher, pw)
 		return nil, bad
 	} else if err != nil {
 		return nil, t.internal(ctx, err)
@@ -267,12 +273,12 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 
 // issuePair issues an access token and a refresh token of one family inside tx.
 func (t *TokenService) issuePair(ctx context.Context, tx flightgraph.AccessTx, keyID, customerID, family string, sc []string) (*tokenResponse, error) {
-	life := ttl(t.PasswordTTL, DefaultPasswordTTL)
+	life := ttl(t.Lifetimes.PasswordTTL, DefaultPasswordTTL)
 	access, refresh := NewCredential(KindAccessToken), NewCredential(KindRefreshToken)
 	now := t.Now().UTC()
 	for _, tk := range []*flightgraph.Token{
 		{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, ExpiresAt: now.Add(life)},
-		{Hash: HashCredential(refresh), Kind: flightgraph.TokenRefresh, ExpiresAt: now.Add(ttl(t.RefreshTTL, DefaultRefreshTTL))},
+		{Hash: HashCredential(refresh), Kind: flightgraph.TokenRefresh, ExpiresAt: now.Add(ttl(t.Lifetimes.RefreshTTL, DefaultRefreshTTL))},
 	} {
 		tk.KeyID, tk.CustomerID, tk.Grant, tk.FamilyID, tk.Scope, tk.CreatedAt = keyID, customerID, flightgraph.GrantPassword, family, strings.Join(sc, " "), now
 		if err := tx.CreateToken(ctx, tk); err != nil {

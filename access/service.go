@@ -27,6 +27,8 @@ type Service struct {
 	PortalURL string
 	// Changed, when set, is told of every key whose access changed, so that caches drop it.
 	Changed func(keyID string)
+
+	decoy decoy
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
@@ -84,7 +86,7 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*Session,
 	bad := flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
 	acc, err := s.Store.AccountByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
 	if flightgraph.ErrorCode(err) == flightgraph.ECodeNotFound {
-		s.Hasher.Verify(password, s.Hasher.Hash("timing")) // spend the same time as for a known e-mail
+		s.decoy.waste(s.Hasher, password) // spend the time a known e-mail costs
 		return nil, bad
 	} else if err != nil {
 		return nil, err

@@ -55,7 +55,7 @@ type Config struct {
 	// NewLimiter builds the limiter over the usage counts; default: in-process.
 	NewLimiter func(usage access.DayUsage) access.Limiter
 	Hasher     access.PasswordHasher
-	Tokens     access.TokenService // lifetimes; the rest is filled in
+	Tokens     access.TokenLifetimes
 	PortalURL  string
 	LoaderWait time.Duration
 	Now        func() time.Time
@@ -103,8 +103,7 @@ func New(cfg Config) *Server {
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
 	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, PortalURL: cfg.PortalURL,
 		Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
-	tokens := cfg.Tokens
-	tokens.Store, tokens.Hasher, tokens.Now, tokens.Log, tokens.Revoked = cfg.Access, cfg.Hasher, cfg.Now, cfg.Log, s.Guard.ForgetFamily
+	tokens := &access.TokenService{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens}
 	cfg.Stores.Access = cfg.Access
 	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
 		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
@@ -121,7 +120,7 @@ func New(cfg Config) *Server {
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphQL())
-	mux.Handle("/oauthcust/oauth/token", &tokens)
+	mux.Handle("/oauthcust/oauth/token", tokens)
 	api := &rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)
 	mux.Handle("GET /openapi.json", api.OpenAPIHandler())

@@ -30,7 +30,7 @@ type config struct {
 	redisURL    string
 	smtpURL     string
 	demo        bool
-	tokens      access.TokenService // lifetimes only
+	tokens      access.TokenLifetimes
 	seed        int64
 	scale       int
 }
