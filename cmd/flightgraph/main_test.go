@@ -267,11 +267,14 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"seed", "--scale", "99"}, "scale must be between 1 and"},
 		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
 		{[]string{"seed", "--scale", "two"}, `invalid value "two" for flag -scale`},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--redis-url", "http://user:s3cret@host"}, "is not a redis:// or rediss:// URL"},
 	} {
 		var out, errs bytes.Buffer
 		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%v: the error shows the password: %v", c.args, err)
 		}
 	}
 	// A bad environment value is as clear an error as a bad flag.

@@ -46,6 +46,30 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	// Bad URLs are refused before any work: opening and seeding a store takes seconds.
+	var (
+		mailer     access.Mailer
+		newLimiter func(access.DayUsage) access.Limiter
+	)
+	if c.smtpURL != "" {
+		m, err := access.NewSMTPMailer(c.smtpURL)
+		if err != nil {
+			return fmt.Errorf("--smtp-url: %w", err)
+		}
+		mailer = m
+	}
+	if c.redisURL != "" {
+		opts, err := redis.ParseURL(c.redisURL)
+		if err != nil {
+			// The parser's message may quote the URL, password and all.
+			return fmt.Errorf("--redis-url %s is not a redis:// or rediss:// URL", redact(c.redisURL))
+		}
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		newLimiter = func(usage access.DayUsage) access.Limiter {
+			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
+		}
+	}
 	gcPercent, memLimit := server.TuneRuntime(getenv)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -71,26 +95,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PortalURL: "http://" + ln.Addr().String() + "/portal",
 		Tokens:    c.tokens,
 	}
-	if c.smtpURL != "" {
-		m, err := access.NewSMTPMailer(c.smtpURL)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("--smtp-url: %w", err)
-		}
-		cfg.Mailer = m
-	}
-	if c.redisURL != "" {
-		opts, err := redis.ParseURL(c.redisURL)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("--redis-url: %w", err)
-		}
-		rdb := redis.NewClient(opts)
-		defer rdb.Close()
-		cfg.NewLimiter = func(usage access.DayUsage) access.Limiter {
-			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
-		}
-	}
+	cfg.Mailer, cfg.NewLimiter = mailer, newLimiter
 	srv := server.New(cfg)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		ln.Close()
