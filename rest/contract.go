@@ -67,11 +67,11 @@ func (a *API) negotiate(r *http.Request) (locale, error) {
 		if !flightgraph.IsCountryCode(c) {
 			return loc, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "svc-travel-country", "svc-travel-country must be a two-letter country code, got %q", c)
 		}
-		cs, err := a.Travel.Places.CountriesByCodes(ctx, []string{c})
+		served, err := a.Travel.CountryServed(ctx, c)
 		if err != nil {
 			return loc, err
 		}
-		if cs[0] == nil {
+		if !served {
 			return loc, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "svc-travel-country", "%s is not a point of sale of the network", c)
 		}
 		loc.Country = c
@@ -81,11 +81,11 @@ func (a *API) negotiate(r *http.Request) (locale, error) {
 		if !flightgraph.IsCarrierCode(h) {
 			return loc, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "svc-travel-host", "svc-travel-host must be a two-character carrier code, got %q", h)
 		}
-		cs, err := a.Travel.Network.CarriersByCodes(ctx, []string{h})
+		known, err := a.Travel.CarrierKnown(ctx, h)
 		if err != nil {
 			return loc, err
 		}
-		if cs[0] == nil {
+		if !known {
 			return loc, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "svc-travel-host", "%s is not a host of the network", h)
 		}
 		loc.Host = h

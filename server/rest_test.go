@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
@@ -123,4 +124,19 @@ func sameInstant(t *testing.T, what, rest, gql string) {
 
 func parseAny(s string) (t time.Time, err error) {
 	return time.Parse(time.RFC3339Nano, s)
+}
+
+// TestRESTRoundTrips: a flight by id costs one query for the flight and one per kind of thing its
+// document shows, however many headers the legacy client sends; header checks read no table.
+func TestRESTRoundTrips(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	h := map[string]string{"api-key": s.demo.APIKey, "svc-travel-country": "NL", "svc-travel-host": "XX", "Accept-Language": "nl-NL"}
+	path := "/opendata/flightstatus/" + url.PathEscape("20261122+XX+0001")
+	s.call(t, "GET", path, h, "") // warm the key and code caches
+	if code, _, body := s.call(t, "GET", path, h, ""); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	if n := s.queries.Load(); n != 7 {
+		t.Fatalf("%d round trips for a flight by id, want 7: the flight, its legs, airports, cities, countries, aircraft, carriers", n)
+	}
 }

@@ -8,39 +8,87 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
-// placeIndexTTL is how long the index of airport and city codes is trusted. The places change only
-// when the data set is loaded again.
-const placeIndexTTL = time.Minute
+// codeIndexTTL is how long the index of codes is trusted. The codes change only when the data set
+// is loaded again.
+const codeIndexTTL = time.Minute
 
-// placeIndex maps each airport code to itself and each city code to its airports, so that a
-// search by place needs no subquery and a check of a code no round trip.
-type placeIndex struct {
-	mu     sync.Mutex
-	loaded time.Time
-	byCode map[string][]string
+// codeIndex holds the codes of the reference data: each airport code mapped to itself and each
+// city code to its airports, the country codes and the carrier codes. Searches by place then need
+// no subquery, and checks of a code (a REST header, a query parameter) no round trip.
+type codeIndex struct {
+	mu        sync.Mutex
+	loaded    time.Time
+	places    map[string][]string
+	countries map[string]bool
+	carriers  map[string]bool
+}
+
+// codes returns the index, reloading it under the lock when stale: three queries once a minute
+// at most.
+func (s *Service) codes(ctx context.Context) (*codeIndex, error) {
+	idx := &s.index
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	if idx.places != nil && time.Since(idx.loaded) < codeIndexTTL {
+		return idx, nil
+	}
+	airports, err := s.Places.Airports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	countries, err := s.Places.Countries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	carriers, err := s.Network.Carriers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	idx.places = make(map[string][]string, 2*len(airports))
+	for _, a := range airports {
+		idx.places[a.Code] = append(idx.places[a.Code], a.Code)
+		if a.CityCode != a.Code {
+			idx.places[a.CityCode] = append(idx.places[a.CityCode], a.Code)
+		}
+	}
+	idx.countries = make(map[string]bool, len(countries))
+	for _, c := range countries {
+		idx.countries[c.Code] = true
+	}
+	idx.carriers = make(map[string]bool, len(carriers))
+	for _, c := range carriers {
+		idx.carriers[c.Code] = true
+	}
+	idx.loaded = time.Now()
+	return idx, nil
 }
 
 // airportsOf returns the airports a code stands for, nil for a code that is neither an airport
-// nor a city. A stale index is reloaded under the lock, once a minute at most.
+// nor a city.
 func (s *Service) airportsOf(ctx context.Context, code string) ([]string, error) {
-	idx := &s.places
-	idx.mu.Lock()
-	defer idx.mu.Unlock()
-	if idx.byCode == nil || time.Since(idx.loaded) >= placeIndexTTL {
-		airports, err := s.Places.Airports(ctx)
-		if err != nil {
-			return nil, err
-		}
-		m := make(map[string][]string, 2*len(airports))
-		for _, a := range airports {
-			m[a.Code] = append(m[a.Code], a.Code)
-			if a.CityCode != a.Code {
-				m[a.CityCode] = append(m[a.CityCode], a.Code)
-			}
-		}
-		idx.byCode, idx.loaded = m, time.Now()
+	idx, err := s.codes(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return idx.byCode[code], nil
+	return idx.places[code], nil
+}
+
+// CountryServed reports whether code is a country of the network.
+func (s *Service) CountryServed(ctx context.Context, code string) (bool, error) {
+	idx, err := s.codes(ctx)
+	if err != nil {
+		return false, err
+	}
+	return idx.countries[code], nil
+}
+
+// CarrierKnown reports whether code is a carrier of the network.
+func (s *Service) CarrierKnown(ctx context.Context, code string) (bool, error) {
+	idx, err := s.codes(ctx)
+	if err != nil {
+		return false, err
+	}
+	return idx.carriers[code], nil
 }
 
 // resolveEnds fills the airports of a filter's origin and destination.

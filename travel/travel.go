@@ -20,7 +20,7 @@ type Service struct {
 	// Now is the clock that flight status follows.
 	Now func() time.Time
 
-	places placeIndex
+	index codeIndex
 }
 
 // Flight returns one flight by id. It returns ECodeBadFormat for a malformed id and
