@@ -73,6 +73,9 @@ type FlightLeg struct {
 	DistanceKm        int       `db:"distance_km"`
 }
 
+// Duration is the leg's scheduled block time, in ISO 8601 (PT2H40M).
+func (l *FlightLeg) Duration() string { return ISODuration(l.ScheduledArr.Sub(l.ScheduledDep)) }
+
 // EstimatedDeparture returns the expected off-block time.
 func (l *FlightLeg) EstimatedDeparture() time.Time {
 	return l.ScheduledDep.Add(time.Duration(l.DepartureDelay) * time.Minute)

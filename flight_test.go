@@ -119,3 +119,11 @@ func TestReadmeListsCatalogue(t *testing.T) {
 		}
 	}
 }
+
+func TestISODuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{45 * time.Minute: "PT45M", 3 * time.Hour: "PT3H", 160 * time.Minute: "PT2H40M"} {
+		if got := flightgraph.ISODuration(d); got != want {
+			t.Errorf("%v: %s, want %s", d, got, want)
+		}
+	}
+}

@@ -417,8 +417,6 @@ type FlightLegResolver interface {
 
 	Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error)
 	Aircraft(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Aircraft, error)
-
-	Duration(ctx context.Context, obj *flightgraph.FlightLeg) (string, error)
 }
 type KeyResolver interface {
 	APIKey(ctx context.Context, obj *flightgraph.NewKey) (string, error)
@@ -6826,7 +6824,7 @@ func (ec *executionContext) _FlightLeg_duration(ctx context.Context, field graph
 			return ec.fieldContext_FlightLeg_duration(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().Duration(ctx, obj)
+			return obj.Duration(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -6837,7 +6835,7 @@ func (ec *executionContext) _FlightLeg_duration(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_FlightLeg_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FlightLeg", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("FlightLeg", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _FlightLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
@@ -13208,43 +13206,10 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "duration":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_duration(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "serviceType":
 			out.Values[i] = ec._FlightLeg_serviceType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

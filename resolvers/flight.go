@@ -68,14 +68,3 @@ func (r *Resolver) legAircraft(ctx context.Context, l *flightgraph.FlightLeg) (*
 	withReg.Registration = l.Registration
 	return &withReg, nil
 }
-
-// isoDuration formats minutes as an ISO 8601 duration: PT2H40M.
-func isoDuration(l *flightgraph.FlightLeg) string {
-	m := int(l.ScheduledArr.Sub(l.ScheduledDep).Minutes())
-	if m%60 == 0 {
-		return fmt.Sprintf("PT%dH", m/60)
-	} else if m < 60 {
-		return fmt.Sprintf("PT%dM", m)
-	}
-	return fmt.Sprintf("PT%dH%dM", m/60, m%60)
-}

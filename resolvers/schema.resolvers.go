@@ -107,10 +107,6 @@ func (r *flightLegResolver) Aircraft(ctx context.Context, obj *flightgraph.Fligh
 	return r.legAircraft(ctx, obj)
 }
 
-func (r *flightLegResolver) Duration(ctx context.Context, obj *flightgraph.FlightLeg) (string, error) {
-	return isoDuration(obj), nil
-}
-
 func (r *keyResolver) APIKey(ctx context.Context, obj *flightgraph.NewKey) (string, error) {
 	return apiKey(obj), nil
 }

@@ -171,7 +171,7 @@ func legDoc(b *travel.FlightBundle, f *flightgraph.Flight, l *flightgraph.Flight
 		DepartureInformation: movementDoc(b, l.OriginCode, dep, now, lang), ArrivalInformation: movementDoc(b, l.DestinationCode, arr, now, lang),
 		LegStatusPublic: publicStatus(st), LegStatusPublicLangTransl: pick(statusLabels[st], lang),
 		PassengerCustomsStatus: customs(b, l), ServiceType: l.ServiceType, ServiceTypeName: "Normal Service",
-		ScheduledFlightDuration: isoDuration(l.ScheduledArr.Sub(l.ScheduledDep)), CompletionPercentage: completion(l, now),
+		ScheduledFlightDuration: l.Duration(), CompletionPercentage: completion(l, now),
 		TimeZoneDifference: offsetString(l.ArrivalOffset - l.DepartureOffset)}
 	if a := b.Aircraft[l.ConfigurationCode]; a != nil {
 		owner := b.Carriers[a.CarrierCode]
@@ -245,17 +245,6 @@ func offsetString(minutes int) string {
 		sign, minutes = '-', -minutes
 	}
 	return fmt.Sprintf("%c%02d%02d", sign, minutes/60, minutes%60)
-}
-
-func isoDuration(d time.Duration) string {
-	m := int(d.Minutes())
-	switch {
-	case m%60 == 0:
-		return fmt.Sprintf("PT%dH", m/60)
-	case m < 60:
-		return fmt.Sprintf("PT%dM", m)
-	}
-	return fmt.Sprintf("PT%dH%dM", m/60, m%60)
 }
 
 // flight answers GET /opendata/flightstatus/{id}.

@@ -98,7 +98,7 @@ func (a *API) routes(w http.ResponseWriter, r *http.Request) {
 	out := routeList{Routes: make([]routeDoc, len(list))}
 	for i, rt := range list {
 		out.Routes[i] = routeDoc{Origin: placeRef{rt.OriginCode}, Destination: placeRef{rt.DestinationCode}, Airline: airline{rt.CarrierCode, names[rt.CarrierCode]},
-			Distance: distance{rt.DistanceKm, "KM"}, BlockTime: isoDuration(time.Duration(rt.BlockMinutes) * time.Minute), Haul: rt.Haul, WeeklyFrequency: rt.WeeklyFlights}
+			Distance: distance{rt.DistanceKm, "KM"}, BlockTime: flightgraph.ISODuration(time.Duration(rt.BlockMinutes) * time.Minute), Haul: rt.Haul, WeeklyFrequency: rt.WeeklyFlights}
 	}
 	out.Page, out.Links = pageOf(r, p, len(list), total)
 	render(w, r, out)
@@ -155,7 +155,7 @@ func (a *API) schedule(w http.ResponseWriter, r *http.Request) {
 			Origin: placeRef{l.OriginCode}, Destination: placeRef{l.DestinationCode}, DepartureTime: l.DepartureLocal, ArrivalTime: l.ArrivalLocal,
 			DepartureDayOffset: l.DepartureDayShift, ArrivalDayOffset: l.ArrivalDayOffset, DaysOfOperation: l.Days,
 			PeriodOfOperation: period{l.PeriodFrom, l.PeriodTo}, AircraftConfiguration: l.Configuration, ServiceType: l.ServiceType,
-			Distance: distance{l.DistanceKm, "KM"}, BlockTime: isoDuration(time.Duration(l.BlockMinutes) * time.Minute)}
+			Distance: distance{l.DistanceKm, "KM"}, BlockTime: flightgraph.ISODuration(time.Duration(l.BlockMinutes) * time.Minute)}
 	}
 	out.Page, out.Links = pageOf(r, p, len(list), total)
 	render(w, r, out)
