@@ -23,44 +23,43 @@ type UsageRecorder struct {
 // Add counts one admitted call.
 func (u *UsageRecorder) Add(subscription, day string) {
 	u.mu.Lock()
-	if u.pending == nil {
-		u.pending = map[string]map[string]int64{}
-	}
-	m := u.pending[day]
-	if m == nil {
-		m = map[string]int64{}
-		u.pending[day] = m
-	}
-	m[subscription]++
+	u.addLocked(day, subscription, 1)
 	u.mu.Unlock()
 }
 
-// Flush adds the pending counts to the store; on failure they stay pending for the next flush.
+func (u *UsageRecorder) addLocked(day, subscription string, n int64) {
+	if u.pending == nil {
+		u.pending = map[string]map[string]int64{}
+	}
+	if u.pending[day] == nil {
+		u.pending[day] = map[string]int64{}
+	}
+	u.pending[day][subscription] += n
+}
+
+// Flush adds the pending counts to the store, a day per transaction; the days that fail stay
+// pending for the next flush.
 func (u *UsageRecorder) Flush(ctx context.Context) error {
 	u.mu.Lock()
 	batch := u.pending
 	u.pending = nil
 	u.mu.Unlock()
+	var first error
 	for day, calls := range batch {
-		if err := u.Store.AddUsage(ctx, day, calls); err != nil {
-			u.mu.Lock()
-			for d, cs := range batch {
-				for sub, n := range cs {
-					if u.pending == nil {
-						u.pending = map[string]map[string]int64{}
-					}
-					if u.pending[d] == nil {
-						u.pending[d] = map[string]int64{}
-					}
-					u.pending[d][sub] += n
-				}
-			}
-			u.mu.Unlock()
-			return err
+		err := u.Store.AddUsage(ctx, day, calls)
+		if err == nil {
+			continue
 		}
-		delete(batch, day)
+		if first == nil {
+			first = err
+		}
+		u.mu.Lock()
+		for sub, n := range calls {
+			u.addLocked(day, sub, n)
+		}
+		u.mu.Unlock()
 	}
-	return nil
+	return first
 }
 
 // Run flushes every interval until ctx is done, then once more.

@@ -4,6 +4,7 @@ package rest
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -43,7 +44,7 @@ func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	e := flightgraph.Lookup(code)
 	item := errorItem{Code: code, Name: e.Name, Description: flightgraph.ErrorMessage(err), Severity: "ERROR"}
 	var fe *flightgraph.Error
-	if ok := asError(err, &fe); ok {
+	if errors.As(err, &fe) {
 		item.Parameter = fe.Parameter
 		if fe.Err != nil {
 			a.Log.WarnContext(r.Context(), "backing service failed", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", fe.Err)

@@ -1,10 +1,7 @@
 package rest
 
 import (
-	"errors"
 	"net/http"
-
-	"github.com/flightgraph/flightgraph"
 )
 
 // Route is one REST route: its method and pattern, and the API product it belongs to ("" takes
@@ -42,5 +39,3 @@ func (a *API) Register(mux *http.ServeMux) {
 		mux.Handle(rt.Pattern, a.Guard.Middleware(classify, a.Error)(a.contract(rt.handle(a))))
 	}
 }
-
-func asError(err error, target **flightgraph.Error) bool { return errors.As(err, target) }
