@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/flightgraph/flightgraph"
@@ -60,19 +59,19 @@ func (a *API) amenities(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if v := q.Get("limit"); v != "" {
-		if limit, err = strconv.Atoi(v); err != nil {
-			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "limit", "limit must be a number, got %q", v))
-			return
-		} else if limit < 1 || limit > 100 {
+	if n, ok, err := number(q, "limit"); err != nil {
+		a.Error(w, r, err)
+		return
+	} else if ok {
+		if limit = n; limit < 1 || limit > 100 {
 			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "limit", "limit must be between 1 and 100"))
 			return
 		}
 	}
 	out := amenityList{Links: self(r), Amenities: []amenityDoc{}}
 	var list []*flightgraph.Amenity
-	switch acv, number := q.Get("aircraftConfiguration"), q.Get("flightNumber"); {
-	case number != "":
+	switch acv, flight := q.Get("aircraftConfiguration"), q.Get("flightNumber"); {
+	case flight != "":
 		date := q.Get("departureDate")
 		if date == "" {
 			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "departureDate", "a flight needs its departureDate"))
@@ -86,9 +85,9 @@ func (a *API) amenities(w http.ResponseWriter, r *http.Request) {
 			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "carrier", "a flight needs its carrier, or an svc-travel-host header"))
 			return
 		}
-		n, err := strconv.Atoi(number)
+		n, _, err := number(q, "flightNumber")
 		if err != nil {
-			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "flightNumber", "flightNumber must be a number, got %q", number))
+			a.Error(w, r, err)
 			return
 		}
 		out.AircraftConfiguration, list, err = a.Travel.FlightAmenities(ctx, travel.FlightAmenityQuery{Carrier: carrier, FlightNumber: n, Date: date,

@@ -81,11 +81,11 @@ func (a *API) negotiate(r *http.Request) (locale, error) {
 		if !flightgraph.IsCarrierCode(h) {
 			return loc, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "svc-travel-host", "svc-travel-host must be a two-character carrier code, got %q", h)
 		}
-		known, err := a.Travel.CarrierKnown(ctx, h)
+		names, err := a.Travel.CarrierNames(ctx)
 		if err != nil {
 			return loc, err
 		}
-		if !known {
+		if _, known := names[h]; !known {
 			return loc, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "svc-travel-host", "%s is not a host of the network", h)
 		}
 		loc.Host = h

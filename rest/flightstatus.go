@@ -374,12 +374,8 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 	} else if v := q.Get("carrier"); v != "" {
 		f.Carrier = strings.ToUpper(v)
 	}
-	if v := q.Get("flightNumber"); v != "" {
-		n, err := strconv.Atoi(strings.TrimLeft(v, "0"))
-		if err != nil {
-			return f, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "flightNumber", "flightNumber must be a number, got %q", v)
-		}
-		f.FlightNumber = n
+	if f.FlightNumber, _, err = number(q, "flightNumber"); err != nil {
+		return f, err
 	}
 	return f, nil
 }

@@ -38,27 +38,36 @@ const (
 // paging reads pageSize and pageNumber (0-based).
 func paging(q url.Values) (flightgraph.Page, error) {
 	size, num := DefaultPageSize, 0
-	if v := q.Get("pageSize"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return flightgraph.Page{}, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "pageSize", "pageSize must be a number, got %q", v)
-		}
+	if n, ok, err := number(q, "pageSize"); err != nil {
+		return flightgraph.Page{}, err
+	} else if ok {
 		if n < 1 || n > MaxPageSize {
 			return flightgraph.Page{}, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "pageSize", "pageSize must be between 1 and %d", MaxPageSize)
 		}
 		size = n
 	}
-	if v := q.Get("pageNumber"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return flightgraph.Page{}, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "pageNumber", "pageNumber must be a number, got %q", v)
-		}
+	if n, ok, err := number(q, "pageNumber"); err != nil {
+		return flightgraph.Page{}, err
+	} else if ok {
 		if n < 0 || n > 100000 {
 			return flightgraph.Page{}, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "pageNumber", "pageNumber must be 0 or more")
 		}
 		num = n
 	}
 	return flightgraph.Page{Limit: size, Offset: size * num}, nil
+}
+
+// number reads an optional whole-number query parameter; ok is false when it is absent, and a
+// value that is not a number is INSP_400.002 naming it.
+func number(q url.Values, name string) (n int, ok bool, err error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, false, nil
+	}
+	if n, err = strconv.Atoi(v); err != nil {
+		return 0, false, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, name, "%s must be a number, got %q", name, v)
+	}
+	return n, true, nil
 }
 
 // pageOf describes the page p of a list of total items of which n are on it, with its links.

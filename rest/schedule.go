@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -59,38 +58,14 @@ type (
 	}
 )
 
-// carrierNames maps carrier codes to names for the lists.
-func (a *API) carrierNames(r *http.Request) (map[string]string, error) {
-	cs, err := a.Travel.Carriers(r.Context())
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(cs))
-	for _, c := range cs {
-		out[c.Code] = c.Name
-	}
-	return out, nil
-}
-
 // routes answers GET /opendata/schedule/v1/routes.
 func (a *API) routes(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := paging(q)
+	s, names, err := a.scheduleArgs(r)
 	if err != nil {
 		a.Error(w, r, err)
 		return
 	}
-	f := flightgraph.RouteFilter{Carrier: strings.ToUpper(q.Get("carrier")), Page: p}
-	if f.Origin, f.Destination, err = a.ends(r); err != nil {
-		a.Error(w, r, err)
-		return
-	}
-	list, total, err := a.Travel.FindRoutes(r.Context(), f)
-	if err != nil {
-		a.Error(w, r, err)
-		return
-	}
-	names, err := a.carrierNames(r)
+	list, total, err := a.Travel.FindRoutes(r.Context(), flightgraph.RouteFilter{Origin: s.Origin, Destination: s.Destination, Carrier: s.Carrier, Page: s.Page})
 	if err != nil {
 		a.Error(w, r, err)
 		return
@@ -100,51 +75,44 @@ func (a *API) routes(w http.ResponseWriter, r *http.Request) {
 		out.Routes[i] = routeDoc{Origin: placeRef{rt.OriginCode}, Destination: placeRef{rt.DestinationCode}, Airline: airline{rt.CarrierCode, names[rt.CarrierCode]},
 			Distance: distance{rt.DistanceKm, "KM"}, BlockTime: flightgraph.ISODuration(time.Duration(rt.BlockMinutes) * time.Minute), Haul: rt.Haul, WeeklyFrequency: rt.WeeklyFlights}
 	}
-	out.Page, out.Links = pageOf(r, p, len(list), total)
+	out.Page, out.Links = pageOf(r, s.Page, len(list), total)
 	render(w, r, out)
 }
 
-// ends reads and checks the optional origin and destination airport or city codes.
-func (a *API) ends(r *http.Request) (origin, destination string, err error) {
+// scheduleArgs reads what the network's lists take (paging, origin and destination airport or
+// city codes, carrier, flight number, date) and the carrier names they show.
+func (a *API) scheduleArgs(r *http.Request) (f flightgraph.ScheduleFilter, names map[string]string, err error) {
 	q := r.URL.Query()
+	if f.Page, err = paging(q); err != nil {
+		return f, nil, err
+	}
+	f.Carrier, f.Date = strings.ToUpper(q.Get("carrier")), q.Get("date")
+	ctx := r.Context()
 	if v := q.Get("origin"); v != "" {
-		if origin, err = a.Travel.PlaceExists(r.Context(), "origin", v); err != nil {
-			return "", "", err
+		if f.Origin, err = a.Travel.PlaceExists(ctx, "origin", v); err != nil {
+			return f, nil, err
 		}
 	}
 	if v := q.Get("destination"); v != "" {
-		if destination, err = a.Travel.PlaceExists(r.Context(), "destination", v); err != nil {
-			return "", "", err
+		if f.Destination, err = a.Travel.PlaceExists(ctx, "destination", v); err != nil {
+			return f, nil, err
 		}
 	}
-	return origin, destination, nil
+	if f.FlightNumber, _, err = number(q, "flightNumber"); err != nil {
+		return f, nil, err
+	}
+	names, err = a.Travel.CarrierNames(ctx)
+	return f, names, err
 }
 
 // schedule answers GET /opendata/schedule/v1/flights: the SSIM-like schedule records.
 func (a *API) schedule(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	p, err := paging(q)
+	f, names, err := a.scheduleArgs(r)
 	if err != nil {
 		a.Error(w, r, err)
 		return
-	}
-	f := flightgraph.ScheduleFilter{Carrier: strings.ToUpper(q.Get("carrier")), Date: q.Get("date"), Page: p}
-	if f.Origin, f.Destination, err = a.ends(r); err != nil {
-		a.Error(w, r, err)
-		return
-	}
-	if v := q.Get("flightNumber"); v != "" {
-		if f.FlightNumber, err = strconv.Atoi(v); err != nil {
-			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "flightNumber", "flightNumber must be a number, got %q", v))
-			return
-		}
 	}
 	list, total, err := a.Travel.FindSchedule(r.Context(), f)
-	if err != nil {
-		a.Error(w, r, err)
-		return
-	}
-	names, err := a.carrierNames(r)
 	if err != nil {
 		a.Error(w, r, err)
 		return
@@ -157,6 +125,6 @@ func (a *API) schedule(w http.ResponseWriter, r *http.Request) {
 			PeriodOfOperation: period{l.PeriodFrom, l.PeriodTo}, AircraftConfiguration: l.Configuration, ServiceType: l.ServiceType,
 			Distance: distance{l.DistanceKm, "KM"}, BlockTime: flightgraph.ISODuration(time.Duration(l.BlockMinutes) * time.Minute)}
 	}
-	out.Page, out.Links = pageOf(r, p, len(list), total)
+	out.Page, out.Links = pageOf(r, f.Page, len(list), total)
 	render(w, r, out)
 }

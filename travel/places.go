@@ -20,7 +20,7 @@ type codeIndex struct {
 	loaded    time.Time
 	places    map[string][]string
 	countries map[string]bool
-	carriers  map[string]bool
+	carriers  map[string]string // code → name
 }
 
 // codes returns the index, reloading it under the lock when stale: three queries once a minute
@@ -55,9 +55,9 @@ func (s *Service) codes(ctx context.Context) (*codeIndex, error) {
 	for _, c := range countries {
 		idx.countries[c.Code] = true
 	}
-	idx.carriers = make(map[string]bool, len(carriers))
+	idx.carriers = make(map[string]string, len(carriers))
 	for _, c := range carriers {
-		idx.carriers[c.Code] = true
+		idx.carriers[c.Code] = c.Name
 	}
 	idx.loaded = time.Now()
 	return idx, nil
@@ -82,13 +82,13 @@ func (s *Service) CountryServed(ctx context.Context, code string) (bool, error) 
 	return idx.countries[code], nil
 }
 
-// CarrierKnown reports whether code is a carrier of the network.
-func (s *Service) CarrierKnown(ctx context.Context, code string) (bool, error) {
+// CarrierNames maps each carrier code of the network to its name; callers must not change it.
+func (s *Service) CarrierNames(ctx context.Context) (map[string]string, error) {
 	idx, err := s.codes(ctx)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return idx.carriers[code], nil
+	return idx.carriers, nil
 }
 
 // resolveEnds fills the airports of a filter's origin and destination.
