@@ -13,23 +13,23 @@ import (
 )
 
 func (r *entityResolver) FindAircraftByConfiguration(ctx context.Context, configuration string) (*flightgraph.Aircraft, error) {
-	return r.Travel.AircraftConfiguration(ctx, configuration)
+	return r.entityAircraft(ctx, configuration)
 }
 
 func (r *entityResolver) FindAirportByCode(ctx context.Context, code string) (*flightgraph.Airport, error) {
-	return r.Travel.Airport(ctx, code)
+	return r.entityAirport(ctx, code)
 }
 
 func (r *entityResolver) FindCityByCode(ctx context.Context, code string) (*flightgraph.City, error) {
-	return r.Travel.City(ctx, code)
+	return r.entityCity(ctx, code)
 }
 
 func (r *entityResolver) FindCountryByCode(ctx context.Context, code string) (*flightgraph.Country, error) {
-	return r.Travel.Country(ctx, code)
+	return r.entityCountry(ctx, code)
 }
 
 func (r *entityResolver) FindFlightByID(ctx context.Context, id string) (*flightgraph.Flight, error) {
-	return r.Travel.Flight(ctx, id)
+	return r.entityFlight(ctx, id)
 }
 
 func (r *Resolver) Entity() graph.EntityResolver { return &entityResolver{r} }

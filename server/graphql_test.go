@@ -226,8 +226,12 @@ func TestFederation(t *testing.T) {
 			t.Errorf("subgraph SDL lacks %s", want)
 		}
 	}
-	resp = s.query(t, `query($r: [_Any!]!) { _entities(representations: $r) { ... on Airport { code name } ... on Aircraft { configuration typeName } } }`,
-		map[string]any{"r": []map[string]any{{"__typename": "Airport", "code": "CDG"}, {"__typename": "Aircraft", "configuration": "77W"}}})
+	// A router's batch: each type costs one query, however many entities of it are asked for.
+	reps := []map[string]any{{"__typename": "Airport", "code": "CDG"}, {"__typename": "Aircraft", "configuration": "77W"},
+		{"__typename": "Airport", "code": "AMS"}, {"__typename": "Airport", "code": "JFK"}, {"__typename": "Aircraft", "configuration": "e90"}}
+	entities := `query($r: [_Any!]!) { _entities(representations: $r) { ... on Airport { code name } ... on Aircraft { configuration typeName } } }`
+	s.query(t, entities, map[string]any{"r": reps[:1]}) // authentication reads the key once, then caches it
+	resp = s.query(t, entities, map[string]any{"r": reps})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("errors: %+v", resp.Errors)
 	}
@@ -235,8 +239,16 @@ func TestFederation(t *testing.T) {
 		Entities []map[string]any `json:"_entities"`
 	}
 	json.Unmarshal(resp.Data, &ent)
-	if len(ent.Entities) != 2 || ent.Entities[0]["name"] != "Paris Charles de Gaulle Airport" || ent.Entities[1]["typeName"] == nil {
+	if len(ent.Entities) != 5 || ent.Entities[0]["name"] != "Paris Charles de Gaulle Airport" || ent.Entities[1]["typeName"] == nil ||
+		ent.Entities[3]["code"] != "JFK" || ent.Entities[4]["configuration"] != "E90" {
 		t.Fatalf("entities %+v", ent.Entities)
+	}
+	if n := s.queries.Load(); n >= 5 {
+		t.Errorf("%d round trips for 5 entities of 2 types: entities are not batched", n)
+	}
+	resp = s.query(t, entities, map[string]any{"r": []map[string]any{{"__typename": "Airport", "code": "ZZZ"}}})
+	if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeIATANotFound {
+		t.Fatalf("unknown airport entity: %+v", resp.Errors)
 	}
 }
 
