@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -29,8 +30,29 @@ type Guard struct {
 	Log      *slog.Logger
 	CacheTTL time.Duration
 
-	keys   sync.Map // key hash → *cached
+	keys   sync.Map // key hash, or "id:" and key id → *cached
 	tokens sync.Map // access token hash → *cached
+	stores atomic.Int64
+}
+
+// sweepEvery is how many cache fills pass between sweeps of stale entries: without them, every
+// token ever used would stay in memory.
+const sweepEvery = 1024
+
+// remember caches c under k in m, and now and then drops the entries gone stale.
+func (g *Guard) remember(m *sync.Map, k string, c *cached, now time.Time) {
+	m.Store(k, c)
+	if g.stores.Add(1)%sweepEvery != 0 {
+		return
+	}
+	for _, cache := range []*sync.Map{&g.keys, &g.tokens} {
+		cache.Range(func(k, v any) bool {
+			if !now.Before(v.(*cached).expires) {
+				cache.Delete(k)
+			}
+			return true
+		})
+	}
 }
 
 // cached is what the guard read about a credential, and until when it trusts it.
@@ -128,7 +150,7 @@ func (g *Guard) keyAccess(ctx context.Context, ref string, now time.Time) (*flig
 	if err != nil {
 		return nil, err
 	}
-	g.keys.Store(ref, &cached{access: ka, expires: now.Add(g.ttl())})
+	g.remember(&g.keys, ref, &cached{access: ka, expires: now.Add(g.ttl())}, now)
 	return ka, nil
 }
 
@@ -170,7 +192,7 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 		for _, s := range strings.Fields(tk.Scope) {
 			c.scopeSet[s] = true
 		}
-		g.tokens.Store(hash, c)
+		g.remember(&g.tokens, hash, c, now)
 	}
 	tk := c.token
 	if tk.Kind != flightgraph.TokenAccess || tk.RevokedAt != nil || !now.Before(tk.ExpiresAt) {
