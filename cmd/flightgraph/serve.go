@@ -108,7 +108,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 	}
 	if c.rollEvery > 0 {
-		go keepRolling(ctx, db, c.rollEvery, log)
+		// The embedded store rolled its window in prepare; PostgreSQL rolls it now, in the background.
+		go keepRolling(ctx, db, c.rollEvery, db.Dialect() == store.Postgres, log)
 	}
 	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version,
 		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
@@ -184,13 +185,20 @@ func buildTime() time.Time {
 	return time.Now()
 }
 
-// keepRolling moves the window of materialised flights as the days pass: at once, then every
-// interval. On PostgreSQL it runs in the background, so a replica starts serving at once; two
-// replicas rolling the same date conflict on its key, one transaction fails whole, and the next
-// roll finds the date done.
-func keepRolling(ctx context.Context, db *store.DB, every time.Duration, log *slog.Logger) {
+// keepRolling moves the window of materialised flights as the days pass: at once if now, then
+// every interval. On PostgreSQL it runs in the background, so a replica starts serving at once;
+// two replicas rolling the same date conflict on its key, one transaction fails whole, and the
+// next roll finds the date done.
+func keepRolling(ctx context.Context, db *store.DB, every time.Duration, now bool, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	if !now {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 	for {
 		if _, err := dataset.Roll(ctx, store.NewDatasetStore(db), dataset.Window(time.Now()), log); err != nil && ctx.Err() == nil {
 			log.Warn("could not materialise the flight window", "err", err)
