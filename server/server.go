@@ -127,7 +127,10 @@ func New(cfg Config) *Server {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
-	mux.HandleFunc("/", s.notFound)
+	// Any other path is the original's unknown URL, in the REST error shape.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		api.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "The requested URL %s does not exist.", r.URL.Path))
+	})
 	// Outermost first: request id and timeout, then metrics and the access log.
 	s.handler = s.withRequestID(s.observe(mux))
 	return s
@@ -170,13 +173,6 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "database": "up"})
-}
-
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	e := flightgraph.Lookup(flightgraph.ECodeUnknownPath)
-	writeJSON(w, e.Status, map[string]any{"errors": []map[string]string{{
-		"code": e.Code, "name": e.Name, "description": "The requested URL " + r.URL.Path + " does not exist.", "severity": "ERROR",
-	}}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
