@@ -19,16 +19,20 @@ import (
 // the operation selects are prefetched: a query that does not ask for airports costs no airport
 // query. Round trips per query therefore depend on its shape, not on its page size.
 
-// PlanPrefetch is a gqlgen operation middleware: it records which fields the operation selects
-// on which types, for the prefetch steps to consult.
-func PlanPrefetch(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil {
-		if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
-			l.fields = map[string]bool{}
-			collectFields(oc.Operation.SelectionSet, l.fields, 0)
+// PlanPrefetch returns a gqlgen operation middleware over schema: it records which fields the
+// operation selects on which types, for the prefetch steps to consult, and collects the fields of
+// each selection set ahead of execution (see collect.go).
+func PlanPrefetch(schema *ast.Schema) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil {
+			if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+				l.fields = map[string]bool{}
+				collectFields(oc.Operation.SelectionSet, l.fields, 0)
+			}
+			warmFieldCollection(schema, oc)
 		}
+		return next(ctx)
 	}
-	return next(ctx)
 }
 
 func collectFields(set ast.SelectionSet, into map[string]bool, depth int) {

@@ -15,6 +15,7 @@ import (
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on the
@@ -23,7 +24,9 @@ import (
 func BenchmarkDepartures(b *testing.B) {
 	server.TuneRuntime(os.Getenv) // as flightgraph serve does
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
-	h, demo := startServer(b, testConfig(db, io.Discard))
+	cfg := testConfig(db, io.Discard)
+	cfg.ReferenceTTL = travel.DefaultReferenceTTL // as flightgraph serve does
+	h, demo := startServer(b, cfg)
 	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	for _, first := range []int{5, 50} {
 		body, _ := json.Marshal(map[string]any{"query": departures, "variables": departuresVars(first)})

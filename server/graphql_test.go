@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // departures is the front-end team's query from the foundation issue.
@@ -128,6 +130,19 @@ func TestDeparturesRoundTrips(t *testing.T) {
 		t.Logf("SQL round trips: first 5 → %d, first 50 → %d, first 200 → %d", counts[5], counts[50], counts[200])
 		if counts[5] != counts[50] || counts[50] != counts[200] || counts[50] > 8 {
 			t.Fatalf("round trips: %v; want equal and at most 8", counts)
+		}
+
+		// As flightgraph serve runs it, places and the fleet come from the reference snapshot:
+		// only the flights and their legs are read.
+		s = newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *server.Config) { c.ReferenceTTL = travel.DefaultReferenceTTL })
+		s.query(t, departures, departuresVars(1)) // loads the snapshot
+		for _, first := range []int{5, 50, 200} {
+			if resp := s.query(t, departures, departuresVars(first)); len(resp.Errors) > 0 {
+				t.Fatalf("errors: %+v", resp.Errors)
+			}
+			if n := s.queries.Load(); n != 2 {
+				t.Errorf("first %d with the reference snapshot: %d round trips, want 2 (flights, legs)", first, n)
+			}
 		}
 	})
 }

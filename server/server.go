@@ -58,9 +58,12 @@ type Config struct {
 	Tokens     access.TokenLifetimes
 	PortalURL  string
 	LoaderWait time.Duration
-	Now        func() time.Time
-	Version    string
-	BuildTime  time.Time
+	// ReferenceTTL is how long the snapshot of reference data (places, fleet, carriers) is
+	// trusted (travel.Reference); 0 reads them from the store on every request.
+	ReferenceTTL time.Duration
+	Now          func() time.Time
+	Version      string
+	BuildTime    time.Time
 }
 
 // Server is the HTTP edge of flightgraph.
@@ -91,6 +94,10 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Mailer == nil {
 		cfg.Mailer = access.NewLogMailer(cfg.Log)
+	}
+	if cfg.ReferenceTTL > 0 {
+		ref := travel.NewReference(cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network, cfg.ReferenceTTL)
+		cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network = ref.Places(), ref.Fleet(), ref.Network()
 	}
 	s := &Server{cfg: cfg, travel: &travel.Service{Flights: cfg.Stores.Flights, Places: cfg.Stores.Places,
 		Aircraft: cfg.Stores.Aircraft, Network: cfg.Stores.Network, Now: cfg.Now}}
@@ -152,7 +159,7 @@ func (s *Server) graphQL() http.Handler {
 	h.Use(extension.Introspection{})
 	h.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	h.Use(extension.FixedComplexityLimit(MaxComplexity))
-	h.AroundOperations(graph.PlanPrefetch)
+	h.AroundOperations(graph.PlanPrefetch(schema.Schema()))
 	h.SetErrorPresenter(graph.ErrorPresenter(s.cfg.Log))
 	h.SetRecoverFunc(graph.Recover(s.cfg.Log))
 	classify := graph.NewClassifier(schema.Schema(), apq).Classify

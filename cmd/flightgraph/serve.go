@@ -24,6 +24,7 @@ import (
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -31,6 +32,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	c := flags(fs)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (FLIGHTGRAPH_ADDR)")
 	fs.DurationVar(&c.loaderWait, "loader-wait", graph.DefaultLoaderWait, "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
+	fs.DurationVar(&c.referenceTTL, "reference-ttl", travel.DefaultReferenceTTL, "how long the in-memory snapshot of places, fleet and carriers is trusted; 0 reads them from the database on every request (FLIGHTGRAPH_REFERENCE_TTL)")
 	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
 	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
 	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
@@ -89,6 +91,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	cfg := server.Config{
 		Log: log, Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
+		ReferenceTTL: c.referenceTTL,
 		Stores: graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
 			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
 		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),

@@ -1,0 +1,298 @@
+package travel
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// DefaultReferenceTTL is how long a snapshot of the reference data is trusted by default.
+const DefaultReferenceTTL = time.Minute
+
+// Reference serves the reference data (airports, cities, countries, carriers, and the fleet with
+// its cabins and amenities) from a snapshot in memory, so that a flight's places and aircraft
+// cost no round trip. Reference data changes only when the data set is loaded again, so the
+// snapshot is trusted for a TTL and then reloaded in one go: seven queries, by the first caller
+// after it expires, while the others keep reading the old one.
+//
+// A code the snapshot does not hold is looked up in the store, so a place or configuration added
+// since the last load is found at once; an unknown code costs the round trip it always did.
+// Flights and legs, which follow the clock, are never cached here.
+//
+// The records are shared by every request that reads them: callers must not change them (none
+// does: a leg's aircraft, for one, is a copy with the leg's registration).
+type Reference struct {
+	places  flightgraph.PlaceStore
+	fleet   flightgraph.AircraftStore
+	network flightgraph.NetworkStore
+	ttl     time.Duration
+	now     func() time.Time
+
+	reload sync.Mutex // one reload at a time
+	snap   atomic.Pointer[snapshot]
+}
+
+// NewReference returns a Reference over the stores that trusts a snapshot for ttl.
+func NewReference(places flightgraph.PlaceStore, fleet flightgraph.AircraftStore, network flightgraph.NetworkStore, ttl time.Duration) *Reference {
+	return &Reference{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now}
+}
+
+// Places returns the place store that reads the snapshot; searches go to the store.
+func (r *Reference) Places() flightgraph.PlaceStore { return cachedPlaces{r.places, r} }
+
+// Fleet returns the aircraft store that reads the snapshot.
+func (r *Reference) Fleet() flightgraph.AircraftStore { return cachedFleet{r.fleet, r} }
+
+// Network returns the network store whose carriers come from the snapshot; routes and schedules
+// go to the store.
+func (r *Reference) Network() flightgraph.NetworkStore { return cachedNetwork{r.network, r} }
+
+type snapshot struct {
+	loaded time.Time
+
+	airports, cities, countries, aircraft, carriers map[string]int // code → index in the list
+	airportList                                     []*flightgraph.Airport
+	cityList                                        []*flightgraph.City
+	countryList                                     []*flightgraph.Country
+	aircraftList                                    []*flightgraph.Aircraft
+	carrierList                                     []*flightgraph.Carrier
+
+	cityPorts map[string][]*flightgraph.Airport // every city, with or without airports
+	cabins    map[string][]*flightgraph.Cabin   // every configuration
+	amenities map[string][]*flightgraph.Amenity // every cabin product of a configuration
+}
+
+// current returns a snapshot younger than the TTL, loading one when there is none.
+func (r *Reference) current(ctx context.Context) (*snapshot, error) {
+	if s := r.snap.Load(); s != nil && r.now().Sub(s.loaded) < r.ttl {
+		return s, nil
+	}
+	r.reload.Lock()
+	defer r.reload.Unlock()
+	if s := r.snap.Load(); s != nil && r.now().Sub(s.loaded) < r.ttl {
+		return s, nil // reloaded while this caller waited
+	}
+	s, err := r.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.snap.Store(s)
+	return s, nil
+}
+
+func (r *Reference) load(ctx context.Context) (*snapshot, error) {
+	s := &snapshot{loaded: r.now()}
+	var err error
+	if s.airportList, err = r.places.Airports(ctx); err != nil {
+		return nil, err
+	}
+	if s.cityList, err = r.places.Cities(ctx); err != nil {
+		return nil, err
+	}
+	if s.countryList, err = r.places.Countries(ctx); err != nil {
+		return nil, err
+	}
+	if s.aircraftList, err = r.fleet.AllAircraft(ctx); err != nil {
+		return nil, err
+	}
+	if s.carrierList, err = r.network.Carriers(ctx); err != nil {
+		return nil, err
+	}
+	configs := keysOf(s.aircraftList, func(a *flightgraph.Aircraft) string { return a.Configuration })
+	cabins, err := r.fleet.CabinsByConfigurations(ctx, configs)
+	if err != nil {
+		return nil, err
+	}
+	s.cabins = make(map[string][]*flightgraph.Cabin, len(configs))
+	var products []string
+	for i, c := range configs {
+		s.cabins[c] = slices.Clip(cabins[i])
+		for _, cabin := range cabins[i] {
+			products = append(products, cabin.Product)
+		}
+	}
+	products = slices.Compact(slices.Sorted(slices.Values(products)))
+	amenities, err := r.fleet.AmenitiesByProducts(ctx, products)
+	if err != nil {
+		return nil, err
+	}
+	s.amenities = make(map[string][]*flightgraph.Amenity, len(products))
+	for i, p := range products {
+		s.amenities[p] = slices.Clip(amenities[i])
+	}
+	s.airports = index(s.airportList, func(a *flightgraph.Airport) string { return a.Code })
+	s.cities = index(s.cityList, func(c *flightgraph.City) string { return c.Code })
+	s.countries = index(s.countryList, func(c *flightgraph.Country) string { return c.Code })
+	s.aircraft = index(s.aircraftList, func(a *flightgraph.Aircraft) string { return a.Configuration })
+	s.carriers = index(s.carrierList, func(c *flightgraph.Carrier) string { return c.Code })
+	s.cityPorts = make(map[string][]*flightgraph.Airport, len(s.cityList))
+	for _, c := range s.cityList {
+		s.cityPorts[c.Code] = nil
+	}
+	for _, a := range s.airportList { // ordered by code, as AirportsByCities promises
+		if _, ok := s.cityPorts[a.CityCode]; ok {
+			s.cityPorts[a.CityCode] = append(s.cityPorts[a.CityCode], a)
+		}
+	}
+	for c, l := range s.cityPorts {
+		s.cityPorts[c] = slices.Clip(l)
+	}
+	return s, nil
+}
+
+func keysOf[T any](rows []*T, key func(*T) string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = key(r)
+	}
+	return out
+}
+
+func index[T any](rows []*T, key func(*T) string) map[string]int {
+	m := make(map[string]int, len(rows))
+	for i, r := range rows {
+		m[key(r)] = i
+	}
+	return m
+}
+
+// lookup answers a batch lookup from the snapshot, asking the store for the keys it lacks, or for
+// all of them when no snapshot can be loaded.
+func lookup[V any](ctx context.Context, r *Reference, keys []string, get func(*snapshot, string) (V, bool), store func(context.Context, []string) ([]V, error)) ([]V, error) {
+	s, err := r.current(ctx)
+	if err != nil {
+		return store(ctx, keys)
+	}
+	out := make([]V, len(keys))
+	var missing []int
+	for i, k := range keys {
+		v, ok := get(s, k)
+		if !ok {
+			missing = append(missing, i)
+			continue
+		}
+		out[i] = v
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	ask := make([]string, len(missing))
+	for j, i := range missing {
+		ask[j] = keys[i]
+	}
+	got, err := store(ctx, ask)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range missing {
+		out[i] = got[j]
+	}
+	return out, nil
+}
+
+// whole returns a whole list of the snapshot, or the store's when no snapshot can be loaded.
+func whole[T any](ctx context.Context, r *Reference, list func(*snapshot) []*T, store func(context.Context) ([]*T, error)) ([]*T, error) {
+	s, err := r.current(ctx)
+	if err != nil {
+		return store(ctx)
+	}
+	return slices.Clone(list(s)), nil
+}
+
+func record[T any](m map[string]int, list []*T, k string) (*T, bool) {
+	i, ok := m[k]
+	if !ok {
+		return nil, false
+	}
+	return list[i], true
+}
+
+type cachedPlaces struct {
+	flightgraph.PlaceStore
+	r *Reference
+}
+
+func (p cachedPlaces) AirportsByCodes(ctx context.Context, keys []string) ([]*flightgraph.Airport, error) {
+	return lookup(ctx, p.r, keys, func(s *snapshot, k string) (*flightgraph.Airport, bool) {
+		return record(s.airports, s.airportList, k)
+	}, p.PlaceStore.AirportsByCodes)
+}
+
+func (p cachedPlaces) CitiesByCodes(ctx context.Context, keys []string) ([]*flightgraph.City, error) {
+	return lookup(ctx, p.r, keys, func(s *snapshot, k string) (*flightgraph.City, bool) {
+		return record(s.cities, s.cityList, k)
+	}, p.PlaceStore.CitiesByCodes)
+}
+
+func (p cachedPlaces) CountriesByCodes(ctx context.Context, keys []string) ([]*flightgraph.Country, error) {
+	return lookup(ctx, p.r, keys, func(s *snapshot, k string) (*flightgraph.Country, bool) {
+		return record(s.countries, s.countryList, k)
+	}, p.PlaceStore.CountriesByCodes)
+}
+
+func (p cachedPlaces) AirportsByCities(ctx context.Context, keys []string) ([][]*flightgraph.Airport, error) {
+	return lookup(ctx, p.r, keys, func(s *snapshot, k string) ([]*flightgraph.Airport, bool) {
+		l, ok := s.cityPorts[k]
+		return l, ok
+	}, p.PlaceStore.AirportsByCities)
+}
+
+func (p cachedPlaces) Airports(ctx context.Context) ([]*flightgraph.Airport, error) {
+	return whole(ctx, p.r, func(s *snapshot) []*flightgraph.Airport { return s.airportList }, p.PlaceStore.Airports)
+}
+
+func (p cachedPlaces) Cities(ctx context.Context) ([]*flightgraph.City, error) {
+	return whole(ctx, p.r, func(s *snapshot) []*flightgraph.City { return s.cityList }, p.PlaceStore.Cities)
+}
+
+func (p cachedPlaces) Countries(ctx context.Context) ([]*flightgraph.Country, error) {
+	return whole(ctx, p.r, func(s *snapshot) []*flightgraph.Country { return s.countryList }, p.PlaceStore.Countries)
+}
+
+type cachedFleet struct {
+	flightgraph.AircraftStore
+	r *Reference
+}
+
+func (f cachedFleet) AircraftByConfigurations(ctx context.Context, keys []string) ([]*flightgraph.Aircraft, error) {
+	return lookup(ctx, f.r, keys, func(s *snapshot, k string) (*flightgraph.Aircraft, bool) {
+		return record(s.aircraft, s.aircraftList, k)
+	}, f.AircraftStore.AircraftByConfigurations)
+}
+
+func (f cachedFleet) CabinsByConfigurations(ctx context.Context, keys []string) ([][]*flightgraph.Cabin, error) {
+	return lookup(ctx, f.r, keys, func(s *snapshot, k string) ([]*flightgraph.Cabin, bool) {
+		l, ok := s.cabins[k]
+		return l, ok
+	}, f.AircraftStore.CabinsByConfigurations)
+}
+
+func (f cachedFleet) AmenitiesByProducts(ctx context.Context, keys []string) ([][]*flightgraph.Amenity, error) {
+	return lookup(ctx, f.r, keys, func(s *snapshot, k string) ([]*flightgraph.Amenity, bool) {
+		l, ok := s.amenities[k]
+		return l, ok
+	}, f.AircraftStore.AmenitiesByProducts)
+}
+
+func (f cachedFleet) AllAircraft(ctx context.Context) ([]*flightgraph.Aircraft, error) {
+	return whole(ctx, f.r, func(s *snapshot) []*flightgraph.Aircraft { return s.aircraftList }, f.AircraftStore.AllAircraft)
+}
+
+type cachedNetwork struct {
+	flightgraph.NetworkStore
+	r *Reference
+}
+
+func (n cachedNetwork) CarriersByCodes(ctx context.Context, keys []string) ([]*flightgraph.Carrier, error) {
+	return lookup(ctx, n.r, keys, func(s *snapshot, k string) (*flightgraph.Carrier, bool) {
+		return record(s.carriers, s.carrierList, k)
+	}, n.NetworkStore.CarriersByCodes)
+}
+
+func (n cachedNetwork) Carriers(ctx context.Context) ([]*flightgraph.Carrier, error) {
+	return whole(ctx, n.r, func(s *snapshot) []*flightgraph.Carrier { return s.carrierList }, n.NetworkStore.Carriers)
+}
