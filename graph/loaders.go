@@ -88,6 +88,11 @@ type Loader[V any] struct {
 
 	mu      sync.Mutex
 	fetched map[string]bool // keys already prefetched: the schema has cycles (city → airports → city)
+
+	// primed holds the prefetched values. Load reads them under a read lock, so the hundreds of
+	// children of one level do not queue on the dataloader's mutex for values already here.
+	primedMu sync.RWMutex
+	primed   map[string]V
 }
 
 func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, then func(context.Context, []V)) *Loader[V] {
@@ -135,9 +140,14 @@ func (l *Loader[V]) Prefetch(ctx context.Context, keys []string) {
 	if err != nil {
 		return
 	}
-	for i, k := range keys {
-		l.Prime(ctx, k, vals[i])
+	l.primedMu.Lock()
+	if l.primed == nil {
+		l.primed = make(map[string]V, len(keys))
 	}
+	for i, k := range keys {
+		l.primed[k] = vals[i]
+	}
+	l.primedMu.Unlock()
 }
 
 type loadersKey struct{}
@@ -160,8 +170,15 @@ func Middleware(st Stores, wait time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// Load runs one load through a loader: the value of key or the batch's error.
+// Load runs one load through a loader: the value of key or the batch's error. A prefetched key
+// needs no batch.
 func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
+	l.primedMu.RLock()
+	v, ok := l.primed[key]
+	l.primedMu.RUnlock()
+	if ok {
+		return v, nil
+	}
 	return l.Load(ctx, key)()
 }
 
