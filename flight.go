@@ -39,10 +39,35 @@ type Flight struct {
 	DepartureUTC    time.Time `db:"departure_utc"` // scheduled departure of the first leg
 	ArrivalUTC      time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
 	Haul            string    `db:"haul"`          // SHORT, MEDIUM or LONG
+
+	legs     []*FlightLeg // attached by a loader (see AttachLegs)
+	attached bool
 }
 
 // IsEntity marks Flight as an Apollo Federation entity; gqlgen's federation plugin requires it.
 func (Flight) IsEntity() {}
+
+// The graph's loaders fetch each hop of an operation for a whole level at once (graph/prefetch.go)
+// and attach the results to these per-request rows, so that gqlgen reads a flight's legs and a
+// leg's airports as plain fields, in line, where a resolver would cost a goroutine per parent.
+// A hop that was not attached is an error, never a silent null: every path that hands flights or
+// legs to GraphQL goes through the loaders.
+
+// errNotAttached reports a hop the loaders did not attach: a wiring bug, or a failed fetch.
+func errNotAttached(what, key string) error {
+	return fmt.Errorf("flightgraph: %s of %s was not loaded", what, key)
+}
+
+// AttachLegs sets the flight's legs, for LoadedLegs.
+func (f *Flight) AttachLegs(legs []*FlightLeg) { f.legs, f.attached = legs, true }
+
+// LoadedLegs returns the legs attached to the flight.
+func (f *Flight) LoadedLegs() ([]*FlightLeg, error) {
+	if !f.attached {
+		return nil, errNotAttached("the legs", f.ID)
+	}
+	return f.legs, nil
+}
 
 // Designator is the carrier code and number, e.g. "XX1234".
 func (f *Flight) Designator() string {
@@ -71,6 +96,29 @@ type FlightLeg struct {
 	Registration      string    `db:"registration"`
 	ServiceType       string    `db:"service_type"` // SSIM service type, "J" for scheduled passenger
 	DistanceKm        int       `db:"distance_km"`
+
+	origin, destination *Airport // attached by a loader (see AttachAirports); nil until then
+}
+
+// AttachAirports sets the airports the leg's codes name, for LoadedOrigin and LoadedDestination.
+func (l *FlightLeg) AttachAirports(origin, destination *Airport) {
+	l.origin, l.destination = origin, destination
+}
+
+// LoadedOrigin returns the origin airport attached to the leg.
+func (l *FlightLeg) LoadedOrigin() (*Airport, error) {
+	if l.origin == nil {
+		return nil, errNotAttached("the origin airport "+l.OriginCode, l.FlightID)
+	}
+	return l.origin, nil
+}
+
+// LoadedDestination returns the destination airport attached to the leg.
+func (l *FlightLeg) LoadedDestination() (*Airport, error) {
+	if l.destination == nil {
+		return nil, errNotAttached("the destination airport "+l.DestinationCode, l.FlightID)
+	}
+	return l.destination, nil
 }
 
 // Duration is the leg's scheduled block time, in ISO 8601 (PT2H40M).

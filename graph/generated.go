@@ -191,7 +191,7 @@ type ComplexityRoot struct {
 		FlightNumber func(childComplexity int) int
 		Haul         func(childComplexity int) int
 		ID           func(childComplexity int) int
-		Legs         func(childComplexity int) int
+		LoadedLegs   func(childComplexity int) int
 		Origin       func(childComplexity int) int
 		ScheduleDate func(childComplexity int) int
 		Status       func(childComplexity int) int
@@ -212,10 +212,10 @@ type ComplexityRoot struct {
 		Aircraft          func(childComplexity int) int
 		ArrivalMovement   func(childComplexity int) int
 		DepartureMovement func(childComplexity int) int
-		Destination       func(childComplexity int) int
 		DistanceKm        func(childComplexity int) int
 		Duration          func(childComplexity int) int
-		Origin            func(childComplexity int) int
+		LoadedDestination func(childComplexity int) int
+		LoadedOrigin      func(childComplexity int) int
 		Sequence          func(childComplexity int) int
 		ServiceType       func(childComplexity int) int
 		Status            func(childComplexity int) int
@@ -409,12 +409,8 @@ type FlightResolver interface {
 
 	Origin(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Airport, error)
 	Destination(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Airport, error)
-	Legs(ctx context.Context, obj *flightgraph.Flight) ([]*flightgraph.FlightLeg, error)
 }
 type FlightLegResolver interface {
-	Origin(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error)
-	Destination(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error)
-
 	Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error)
 	Aircraft(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Aircraft, error)
 }
@@ -1100,11 +1096,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Flight.ID(childComplexity), true
 	case "Flight.legs":
-		if e.ComplexityRoot.Flight.Legs == nil {
+		if e.ComplexityRoot.Flight.LoadedLegs == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Flight.Legs(childComplexity), true
+		return e.ComplexityRoot.Flight.LoadedLegs(childComplexity), true
 	case "Flight.origin":
 		if e.ComplexityRoot.Flight.Origin == nil {
 			break
@@ -1174,12 +1170,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FlightLeg.DepartureMovement(childComplexity), true
-	case "FlightLeg.destination":
-		if e.ComplexityRoot.FlightLeg.Destination == nil {
-			break
-		}
-
-		return e.ComplexityRoot.FlightLeg.Destination(childComplexity), true
 	case "FlightLeg.distanceKm":
 		if e.ComplexityRoot.FlightLeg.DistanceKm == nil {
 			break
@@ -1192,12 +1182,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FlightLeg.Duration(childComplexity), true
-	case "FlightLeg.origin":
-		if e.ComplexityRoot.FlightLeg.Origin == nil {
+	case "FlightLeg.destination":
+		if e.ComplexityRoot.FlightLeg.LoadedDestination == nil {
 			break
 		}
 
-		return e.ComplexityRoot.FlightLeg.Origin(childComplexity), true
+		return e.ComplexityRoot.FlightLeg.LoadedDestination(childComplexity), true
+	case "FlightLeg.origin":
+		if e.ComplexityRoot.FlightLeg.LoadedOrigin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightLeg.LoadedOrigin(childComplexity), true
 	case "FlightLeg.sequence":
 		if e.ComplexityRoot.FlightLeg.Sequence == nil {
 			break
@@ -6421,7 +6417,7 @@ func (ec *executionContext) _Flight_legs(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Flight_legs(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Flight().Legs(ctx, obj)
+			return obj.LoadedLegs()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.FlightLeg) graphql.Marshaler {
@@ -6436,7 +6432,7 @@ func (ec *executionContext) fieldContext_Flight_legs(_ context.Context, field gr
 		Object:     "Flight",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_FlightLeg(ctx, field)
 		},
@@ -6618,7 +6614,7 @@ func (ec *executionContext) _FlightLeg_origin(ctx context.Context, field graphql
 			return ec.fieldContext_FlightLeg_origin(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().Origin(ctx, obj)
+			return obj.LoadedOrigin()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
@@ -6633,7 +6629,7 @@ func (ec *executionContext) fieldContext_FlightLeg_origin(_ context.Context, fie
 		Object:     "FlightLeg",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Airport(ctx, field)
 		},
@@ -6650,7 +6646,7 @@ func (ec *executionContext) _FlightLeg_destination(ctx context.Context, field gr
 			return ec.fieldContext_FlightLeg_destination(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().Destination(ctx, obj)
+			return obj.LoadedDestination()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
@@ -6665,7 +6661,7 @@ func (ec *executionContext) fieldContext_FlightLeg_destination(_ context.Context
 		Object:     "FlightLeg",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Airport(ctx, field)
 		},
@@ -12872,43 +12868,10 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "legs":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Flight_legs(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Flight_legs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13039,81 +13002,15 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "origin":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_origin(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "destination":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_destination(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "departure":
 			out.Values[i] = ec._FlightLeg_departure(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -173,13 +173,18 @@ func Middleware(st Stores, wait time.Duration, next http.Handler) http.Handler {
 // Load runs one load through a loader: the value of key or the batch's error. A prefetched key
 // needs no batch.
 func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
-	l.primedMu.RLock()
-	v, ok := l.primed[key]
-	l.primedMu.RUnlock()
-	if ok {
+	if v, ok := l.prefetched(key); ok {
 		return v, nil
 	}
 	return l.Load(ctx, key)()
+}
+
+// prefetched returns the value Prefetch fetched for key, if it did.
+func (l *Loader[V]) prefetched(key string) (V, bool) {
+	l.primedMu.RLock()
+	defer l.primedMu.RUnlock()
+	v, ok := l.primed[key]
+	return v, ok
 }
 
 // unfetched returns the distinct keys not prefetched before, and marks them. Marking first makes

@@ -56,7 +56,13 @@ func collectFields(set ast.SelectionSet, into map[string]bool, depth int) {
 	}
 }
 
+// wants reports whether the operation selects any of the fields. Without a plan (PlanPrefetch
+// not installed) it assumes so: fetching a hop nobody reads wastes a query, while a hop not
+// fetched is an error for the fields that read attached values.
 func (l *Loaders) wants(fields ...string) bool {
+	if l.fields == nil {
+		return true
+	}
 	for _, f := range fields {
 		if l.fields[f] {
 			return true
@@ -77,6 +83,14 @@ func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Fl
 	}
 	if l.wants("Flight.legs", "Flight.status") {
 		l.Legs.Prefetch(ctx, ids)
+		for _, f := range flights {
+			if f == nil {
+				continue
+			}
+			if legs, ok := l.Legs.prefetched(f.ID); ok {
+				f.AttachLegs(legs)
+			}
+		}
 	}
 	if l.wants("Flight.origin", "Flight.destination") && len(airports) > 0 {
 		l.Airport.Prefetch(ctx, airports)
@@ -102,6 +116,13 @@ func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLe
 		l.Aircraft.Prefetch(ctx, configs)
 	}
 	wg.Wait()
+	for _, g := range legs {
+		origin, _ := l.Airport.prefetched(g.OriginCode)
+		destination, _ := l.Airport.prefetched(g.DestinationCode)
+		if origin != nil && destination != nil {
+			g.AttachAirports(origin, destination)
+		}
+	}
 }
 
 // PrefetchAirports loads what the operation asks of these airports.

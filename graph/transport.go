@@ -81,26 +81,22 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		w.Write(b)
 		return
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(resp.Data) + 64)
-	buf.WriteByte('{')
+	// The data, the bulk of the answer, goes out as gqlgen encoded it: no copy.
+	head := []byte{'{'}
 	if len(resp.Errors) > 0 {
 		b, _ := json.Marshal(resp.Errors)
-		buf.WriteString(`"errors":`)
-		buf.Write(b)
-		buf.WriteByte(',')
+		head = append(append(append(head, `"errors":`...), b...), ',')
 	}
-	buf.WriteString(`"data":`)
+	head = append(head, `"data":`...)
 	if len(resp.Data) == 0 {
-		buf.WriteString("null")
-	} else {
-		buf.Write(resp.Data)
+		head = append(head, "null"...)
 	}
+	w.Write(head)
+	w.Write(resp.Data)
+	tail := []byte{}
 	if len(resp.Extensions) > 0 {
 		b, _ := json.Marshal(resp.Extensions)
-		buf.WriteString(`,"extensions":`)
-		buf.Write(b)
+		tail = append(append(tail, `,"extensions":`...), b...)
 	}
-	buf.WriteByte('}')
-	w.Write(buf.Bytes())
+	w.Write(append(tail, '}'))
 }

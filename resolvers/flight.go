@@ -29,6 +29,17 @@ func (r *Resolver) flights(ctx context.Context, f flightgraph.FlightFilter, firs
 	}, nil
 }
 
+// prefetched hands a root field's flight to GraphQL through the loaders' prefetch, as every flight
+// must go: it fetches the hops the operation selects and attaches the legs.
+func (r *Resolver) prefetched(ctx context.Context) func(*flightgraph.Flight, error) (*flightgraph.Flight, error) {
+	return func(f *flightgraph.Flight, err error) (*flightgraph.Flight, error) {
+		if err == nil && f != nil {
+			graph.For(ctx).PrefetchFlights(ctx, []*flightgraph.Flight{f})
+		}
+		return f, err
+	}
+}
+
 func (r *Resolver) legs(ctx context.Context, f *flightgraph.Flight) ([]*flightgraph.FlightLeg, error) {
 	return graph.Load(ctx, graph.For(ctx).Legs, f.ID)
 }

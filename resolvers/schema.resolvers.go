@@ -87,18 +87,6 @@ func (r *flightResolver) Destination(ctx context.Context, obj *flightgraph.Fligh
 	return r.airport(ctx, obj.DestinationCode)
 }
 
-func (r *flightResolver) Legs(ctx context.Context, obj *flightgraph.Flight) ([]*flightgraph.FlightLeg, error) {
-	return r.legs(ctx, obj)
-}
-
-func (r *flightLegResolver) Origin(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error) {
-	return r.airport(ctx, obj.OriginCode)
-}
-
-func (r *flightLegResolver) Destination(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Airport, error) {
-	return r.airport(ctx, obj.DestinationCode)
-}
-
 func (r *flightLegResolver) Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error) {
 	return obj.StatusAt(r.Now()), nil
 }
@@ -216,7 +204,7 @@ func (r *mutationResolver) ReviewLimitIncrease(ctx context.Context, id string, a
 }
 
 func (r *queryResolver) Flight(ctx context.Context, id string) (*flightgraph.Flight, error) {
-	return r.Travel.Flight(ctx, id)
+	return r.prefetched(ctx)(r.Travel.Flight(ctx, id))
 }
 
 func (r *queryResolver) Flights(ctx context.Context, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) (*model.FlightConnection, error) {
@@ -224,7 +212,7 @@ func (r *queryResolver) Flights(ctx context.Context, origin *string, destination
 }
 
 func (r *queryResolver) FlightStatus(ctx context.Context, carrier string, flightNumber int, date string) (*flightgraph.Flight, error) {
-	return r.Travel.FlightByNumber(ctx, carrier, flightNumber, date)
+	return r.prefetched(ctx)(r.Travel.FlightByNumber(ctx, carrier, flightNumber, date))
 }
 
 func (r *queryResolver) Airport(ctx context.Context, code string) (*flightgraph.Airport, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -399,5 +400,55 @@ func TestActualTimesFollowTheClock(t *testing.T) {
 	}
 	if gone == 0 || coming == 0 {
 		t.Fatalf("%d flights gone and %d coming: the test needs both", gone, coming)
+	}
+}
+
+// TestEveryFlightPathAttachesHops asks for a flight's legs and their airports, which the loaders
+// attach rather than resolve (graph/prefetch.go), through every root that hands out flights.
+func TestEveryFlightPathAttachesHops(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	date := storetest.Now.Format(flightgraph.DateLayout)
+	const hops = `id status legs { origin { code city { code } } destination { code } aircraft { typeCode } }`
+	resp := s.query(t, `query($d: Date!) { flights(origin: "AMS", date: $d, first: 3) { edges { node { `+hops+` } } } }`, map[string]any{"d": date})
+	var list struct {
+		Flights struct {
+			Edges []struct{ Node map[string]any }
+		}
+	}
+	json.Unmarshal(resp.Data, &list)
+	if len(resp.Errors) > 0 || len(list.Flights.Edges) != 3 {
+		t.Fatalf("flights: %+v %s", resp.Errors, resp.Data)
+	}
+	first := list.Flights.Edges[0].Node
+	id := first["id"].(string)
+	fid, err := flightgraph.ParseFlightID("id", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		query string
+		vars  map[string]any
+		field string
+	}{
+		"flight": {`query($id: ID!) { flight(id: $id) { ` + hops + ` } }`, map[string]any{"id": id}, "flight"},
+		"flightStatus": {`query($c: String!, $n: Int!, $d: Date!) { flightStatus(carrier: $c, flightNumber: $n, date: $d) { ` + hops + ` } }`,
+			map[string]any{"c": fid.Carrier, "n": fid.Number, "d": fid.Date}, "flightStatus"},
+		"_entities": {`query($r: [_Any!]!) { _entities(representations: $r) { ... on Flight { ` + hops + ` } } }`,
+			map[string]any{"r": []map[string]any{{"__typename": "Flight", "id": id}}}, "_entities"},
+	} {
+		resp := s.query(t, c.query, c.vars)
+		if len(resp.Errors) > 0 {
+			t.Errorf("%s: %+v", name, resp.Errors)
+			continue
+		}
+		var got map[string]any
+		json.Unmarshal(resp.Data, &got)
+		flight := got[c.field]
+		if l, ok := flight.([]any); ok && len(l) == 1 {
+			flight = l[0]
+		}
+		if !reflect.DeepEqual(flight, first) {
+			t.Errorf("%s: %v, want the list's %v", name, flight, first)
+		}
 	}
 }
