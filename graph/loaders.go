@@ -128,9 +128,9 @@ func (l *Loader[V]) get(ctx context.Context, keys []string) ([]V, error) {
 	return vals, nil
 }
 
-// Prefetch fetches keys now, in one round trip, and primes the loader's cache with them, so the
-// Load calls that follow need no batch and no wait. A failed fetch primes nothing: the Load calls
-// then query and report the error themselves.
+// Prefetch fetches keys now, in one round trip, and keeps their values, so the Load calls and
+// attachments that follow need no batch and no wait. A failed fetch keeps nothing: Load and
+// values then query through the dataloader and report the error themselves.
 func (l *Loader[V]) Prefetch(ctx context.Context, keys []string) {
 	keys = l.unfetched(keys)
 	if len(keys) == 0 {
@@ -177,6 +177,29 @@ func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
 		return v, nil
 	}
 	return l.Load(ctx, key)()
+}
+
+// values returns the values of keys, each with its error: the prefetched ones at once, the
+// others through the dataloader, in one batch. A key can be missing when another root field's
+// prefetch marked it and is still fetching it, or when its prefetch failed; the batch then
+// fetches it again, or reports why it cannot.
+func (l *Loader[V]) values(ctx context.Context, keys []string) ([]V, []error) {
+	vals, errs := make([]V, len(keys)), make([]error, len(keys))
+	var pending map[int]dataloader.Thunk[V]
+	for i, k := range keys {
+		if v, ok := l.prefetched(k); ok {
+			vals[i] = v
+			continue
+		}
+		if pending == nil {
+			pending = map[int]dataloader.Thunk[V]{}
+		}
+		pending[i] = l.Loader.Load(ctx, k) // queued now, so the missing keys share one batch
+	}
+	for i, thunk := range pending {
+		vals[i], errs[i] = thunk()
+	}
+	return vals, errs
 }
 
 // prefetched returns the value Prefetch fetched for key, if it did.

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -73,9 +74,13 @@ func (l *Loaders) wants(fields ...string) bool {
 
 // PrefetchFlights loads what the operation asks of these flights.
 func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Flight) {
-	var ids, airports, carriers []string
+	var (
+		present                 []*flightgraph.Flight
+		ids, airports, carriers []string
+	)
 	for _, f := range flights {
 		if f != nil {
+			present = append(present, f)
 			ids = append(ids, f.ID)
 			airports = append(airports, f.OriginCode, f.DestinationCode)
 			carriers = append(carriers, f.CarrierCode)
@@ -83,13 +88,9 @@ func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Fl
 	}
 	if l.wants("Flight.legs", "Flight.status") {
 		l.Legs.Prefetch(ctx, ids)
-		for _, f := range flights {
-			if f == nil {
-				continue
-			}
-			if legs, ok := l.Legs.prefetched(f.ID); ok {
-				f.AttachLegs(legs)
-			}
+		legs, errs := l.Legs.values(ctx, ids)
+		for i, f := range present {
+			f.AttachLegs(legs[i], errs[i])
 		}
 	}
 	if l.wants("Flight.origin", "Flight.destination") && len(airports) > 0 {
@@ -116,13 +117,21 @@ func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLe
 		l.Aircraft.Prefetch(ctx, configs)
 	}
 	wg.Wait()
-	for _, g := range legs {
-		origin, _ := l.Airport.prefetched(g.OriginCode)
-		destination, _ := l.Airport.prefetched(g.DestinationCode)
-		if origin != nil && destination != nil {
-			g.AttachAirports(origin, destination)
+	if l.wants("FlightLeg.origin", "FlightLeg.destination") && len(legs) > 0 {
+		vals, errs := l.Airport.values(ctx, airports)
+		for i, g := range legs {
+			g.AttachOrigin(referenced(vals[2*i], errs[2*i], airports[2*i]))
+			g.AttachDestination(referenced(vals[2*i+1], errs[2*i+1], airports[2*i+1]))
 		}
 	}
+}
+
+// referenced is an airport that a row refers to; a dangling reference is an internal error.
+func referenced(a *flightgraph.Airport, err error, code string) (*flightgraph.Airport, error) {
+	if err == nil && a == nil {
+		err = fmt.Errorf("graph: airport %q is referenced but missing", code)
+	}
+	return a, err
 }
 
 // PrefetchAirports loads what the operation asks of these airports.

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -451,4 +454,104 @@ func TestEveryFlightPathAttachesHops(t *testing.T) {
 			t.Errorf("%s: %v, want the list's %v", name, flight, first)
 		}
 	}
+}
+
+// lagging adds latency to the real stores' legs and airport lookups, so that two root fields of
+// one operation overlap their prefetches of the same keys; fail makes the first legs lookup fail
+// (a transient error), and dangle gives every leg an unknown destination.
+type lagging struct {
+	flightgraph.FlightStore
+	places       flightgraph.PlaceStore
+	lag          time.Duration
+	failed       atomic.Bool
+	fail, dangle bool
+}
+
+func (l *lagging) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*flightgraph.FlightLeg, error) {
+	time.Sleep(l.lag)
+	if l.fail && !l.failed.Swap(true) {
+		return nil, errors.New("transient failure")
+	}
+	out, err := l.FlightStore.LegsByFlightIDs(ctx, ids)
+	for _, legs := range out {
+		for _, g := range legs {
+			if l.dangle {
+				g.DestinationCode = "ZZZ"
+			}
+		}
+	}
+	return out, err
+}
+
+type laggingPlaces struct {
+	flightgraph.PlaceStore
+	lag time.Duration
+}
+
+func (p laggingPlaces) AirportsByCodes(ctx context.Context, codes []string) ([]*flightgraph.Airport, error) {
+	time.Sleep(p.lag)
+	return p.PlaceStore.AirportsByCodes(ctx, codes)
+}
+
+// TestAttachedHopsWhenPrefetchesOverlapOrFail: two roots of one operation share keys (a flight,
+// the hub airport), so one's prefetch finds the keys the other is still fetching; a prefetch that
+// fails leaves the hop to the dataloader; a dangling code fails only the hop that names it.
+func TestAttachedHopsWhenPrefetchesOverlapOrFail(t *testing.T) {
+	const lag = 20 * time.Millisecond
+	vars := map[string]any{"d": storetest.Now.Format(flightgraph.DateLayout)}
+	const legs = `edges { node { id legs { origin { code } destination { code } } } }`
+	boards := `query($d: Date!) { dep: flights(origin: "AMS", date: $d, first: 20) { ` + legs + ` }
+		arr: flights(destination: "AMS", date: $d, first: 20) { ` + legs + ` } }`
+	newLagging := func(t *testing.T, st *lagging) *testServer {
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) {
+			st.FlightStore = c.Stores.Flights
+			c.Stores.Flights = st
+			c.Stores.Places = laggingPlaces{c.Stores.Places, st.lag}
+		})
+	}
+
+	t.Run("overlapping roots", func(t *testing.T) {
+		s := newLagging(t, &lagging{lag: lag})
+		for range 3 {
+			if resp := s.query(t, boards, vars); len(resp.Errors) > 0 {
+				t.Fatalf("departures and arrivals of AMS: %+v", resp.Errors)
+			}
+		}
+		resp := s.query(t, `query($d: Date!) { flights(origin: "AMS", date: $d, first: 1) { edges { node { id } } } }`, vars)
+		var list struct {
+			Flights struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+		json.Unmarshal(resp.Data, &list)
+		twice := `query($id: ID!) { a: flight(id: $id) { legs { sequence origin { code } } } b: flight(id: $id) { legs { sequence origin { code } } } }`
+		for range 3 {
+			if resp := s.query(t, twice, map[string]any{"id": list.Flights.Edges[0].Node.ID}); len(resp.Errors) > 0 {
+				t.Fatalf("one flight through two roots: %+v", resp.Errors)
+			}
+		}
+	})
+
+	t.Run("failed prefetch", func(t *testing.T) {
+		s := newLagging(t, &lagging{fail: true})
+		resp := s.query(t, `query($d: Date!) { flights(origin: "AMS", date: $d, first: 2) { `+legs+` } }`, vars)
+		if len(resp.Errors) > 0 || !strings.Contains(string(resp.Data), `"origin":{"code":"AMS"}`) {
+			t.Fatalf("legs whose prefetch failed once: %+v %.300s", resp.Errors, resp.Data)
+		}
+	})
+
+	t.Run("dangling code", func(t *testing.T) {
+		s := newLagging(t, &lagging{dangle: true})
+		resp := s.query(t, `query($d: Date!) { flights(origin: "AMS", date: $d, first: 2) { edges { node { legs { origin { code } } } } } }`, vars)
+		if len(resp.Errors) > 0 || !strings.Contains(string(resp.Data), `"origin":{"code":"AMS"}`) {
+			t.Fatalf("origin of legs with a dangling destination: %+v %.300s", resp.Errors, resp.Data)
+		}
+		resp = s.query(t, `query($d: Date!) { flights(origin: "AMS", date: $d, first: 2) { `+legs+` } }`, vars)
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != string(flightgraph.ECodeInternal) {
+			t.Fatalf("dangling destination: %+v, want an internal error", resp.Errors)
+		}
+		if !strings.Contains(s.log.String(), `airport \"ZZZ\" is referenced but missing`) {
+			t.Errorf("the log does not say which reference dangles:\n%s", s.log)
+		}
+	})
 }

@@ -3,7 +3,6 @@ package travel
 import (
 	"context"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,12 +15,14 @@ const DefaultReferenceTTL = time.Minute
 // Reference serves the reference data (airports, cities, countries, carriers, and the fleet with
 // its cabins and amenities) from a snapshot in memory, so that a flight's places and aircraft
 // cost no round trip. Reference data changes only when the data set is loaded again, so the
-// snapshot is trusted for a TTL and then reloaded in one go: seven queries, by the first caller
-// after it expires, while the others keep reading the old one.
+// snapshot is trusted for a TTL and then reloaded in one go (seven queries) by one caller, while
+// the others keep reading the old one. A reload that fails keeps the old snapshot (reference data
+// a little stale beats errors) and is tried again after a second.
 //
 // A code the snapshot does not hold is looked up in the store, so a place or configuration added
-// since the last load is found at once; an unknown code costs the round trip it always did.
-// Flights and legs, which follow the clock, are never cached here.
+// since the last load is found at once; an unknown code costs the round trip it always did. The
+// lists of a known code (a city's airports, a configuration's cabins) are as fresh as the
+// snapshot. Flights and legs, which follow the clock, are never cached here.
 //
 // The records are shared by every request that reads them: callers must not change them (none
 // does: a leg's aircraft, for one, is a copy with the leg's registration).
@@ -32,13 +33,24 @@ type Reference struct {
 	ttl     time.Duration
 	now     func() time.Time
 
-	reload sync.Mutex // one reload at a time
-	snap   atomic.Pointer[snapshot]
+	snap atomic.Pointer[snapshot]
+
+	// reload is held by the one caller loading a snapshot; it guards retryAt and lastErr.
+	reload  chan struct{}
+	retryAt time.Time // no load before this, after a failed one
+	lastErr error
 }
+
+// referenceRetry is how long a failed load is not tried again; referenceLoadTimeout bounds a load,
+// which runs apart from the cancellation of the request that happens to start it.
+const (
+	referenceRetry       = time.Second
+	referenceLoadTimeout = 10 * time.Second
+)
 
 // NewReference returns a Reference over the stores that trusts a snapshot for ttl.
 func NewReference(places flightgraph.PlaceStore, fleet flightgraph.AircraftStore, network flightgraph.NetworkStore, ttl time.Duration) *Reference {
-	return &Reference{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now}
+	return &Reference{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now, reload: make(chan struct{}, 1)}
 }
 
 // Places returns the place store that reads the snapshot; searches go to the store.
@@ -66,18 +78,48 @@ type snapshot struct {
 	amenities map[string][]*flightgraph.Amenity // every cabin product of a configuration
 }
 
-// current returns a snapshot younger than the TTL, loading one when there is none.
+// current returns the snapshot to read: a fresh one, else the stale one while a single caller
+// reloads it, else (at start) the first one, loaded by one caller while the others wait.
 func (r *Reference) current(ctx context.Context) (*snapshot, error) {
+	s := r.snap.Load()
+	if s != nil && r.now().Sub(s.loaded) < r.ttl {
+		return s, nil
+	}
+	if s != nil {
+		select {
+		case r.reload <- struct{}{}:
+		default:
+			return s, nil // another caller is reloading
+		}
+		defer func() { <-r.reload }()
+		if fresh, err := r.loadLocked(ctx); err == nil {
+			return fresh, nil
+		}
+		return r.snap.Load(), nil
+	}
+	select {
+	case r.reload <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-r.reload }()
+	return r.loadLocked(ctx)
+}
+
+// loadLocked loads a snapshot unless a fresh one arrived while the caller waited, or a load failed
+// less than referenceRetry ago. The caller holds r.reload.
+func (r *Reference) loadLocked(ctx context.Context) (*snapshot, error) {
 	if s := r.snap.Load(); s != nil && r.now().Sub(s.loaded) < r.ttl {
 		return s, nil
 	}
-	r.reload.Lock()
-	defer r.reload.Unlock()
-	if s := r.snap.Load(); s != nil && r.now().Sub(s.loaded) < r.ttl {
-		return s, nil // reloaded while this caller waited
+	if r.now().Before(r.retryAt) {
+		return nil, r.lastErr
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), referenceLoadTimeout)
+	defer cancel()
 	s, err := r.load(ctx)
 	if err != nil {
+		r.retryAt, r.lastErr = r.now().Add(referenceRetry), err
 		return nil, err
 	}
 	r.snap.Store(s)
@@ -163,6 +205,9 @@ func index[T any](rows []*T, key func(*T) string) map[string]int {
 // lookup answers a batch lookup from the snapshot, asking the store for the keys it lacks, or for
 // all of them when no snapshot can be loaded.
 func lookup[V any](ctx context.Context, r *Reference, keys []string, get func(*snapshot, string) (V, bool), store func(context.Context, []string) ([]V, error)) ([]V, error) {
+	if len(keys) == 0 {
+		return []V{}, nil
+	}
 	s, err := r.current(ctx)
 	if err != nil {
 		return store(ctx, keys)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,11 +113,21 @@ func TestReference(t *testing.T) {
 				t.Errorf("ZZZ after the reload: %d round trips, want 0", n)
 			}
 
-			// A stale snapshot is not served when the store cannot be read: the error is.
+			// When the store cannot be read, a stale snapshot is still served, a failed reload is
+			// not tried again for a second, and codes the snapshot lacks report the store's error.
 			clock = clock.Add(time.Minute)
 			must(db.Close())
-			if got, err = cp.AirportsByCodes(ctx, []string{"AMS"}); err == nil {
-				t.Errorf("closed store, stale snapshot: %v and no error", got)
+			if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"AMS"}) }); err != nil || got[0] == nil || n == 0 {
+				t.Errorf("closed store, stale snapshot: %v, %v after %d round trips; want the stale AMS after a failed reload", got, err, n)
+			}
+			if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"AMS"}) }); err != nil || n != 0 {
+				t.Errorf("right after a failed reload: %d round trips, %v; want none", n, err)
+			}
+			if got, err = cp.AirportsByCodes(ctx, []string{"QQQ"}); err == nil {
+				t.Errorf("a code the snapshot lacks, closed store: %v and no error", got)
+			}
+			if got, err = cp.AirportsByCodes(ctx, nil); err != nil || len(got) != 0 {
+				t.Errorf("no codes: %v, %v", got, err)
 			}
 		})
 	}
@@ -142,4 +153,58 @@ func dump(v any) string {
 		out += fmt.Sprintf("  %+v\n", e.Interface())
 	}
 	return out
+}
+
+// gatedPlaces holds every Airports call (the first query of a load) until the gate opens.
+type gatedPlaces struct {
+	flightgraph.PlaceStore
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g gatedPlaces) Airports(ctx context.Context) ([]*flightgraph.Airport, error) {
+	g.entered <- struct{}{}
+	<-g.gate
+	return g.PlaceStore.Airports(ctx)
+}
+
+// TestReferenceReloadDoesNotBlockReaders: while one caller reloads a stale snapshot, the others
+// read the stale one rather than wait.
+func TestReferenceReloadDoesNotBlockReaders(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	places := gatedPlaces{store.NewPlaceStore(db), make(chan struct{}, 1), make(chan struct{})}
+	ref := NewReference(places, store.NewAircraftStore(db), store.NewNetworkStore(db), time.Minute)
+	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	ref.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	ctx := context.Background()
+
+	close(places.gate) // the first load goes through
+	if _, err := ref.Places().AirportsByCodes(ctx, []string{"AMS"}); err != nil {
+		t.Fatal(err)
+	}
+	<-places.entered
+	places.gate = make(chan struct{})
+	ref.places = places
+
+	mu.Lock()
+	clock = clock.Add(2 * time.Minute)
+	mu.Unlock()
+	reloaded := make(chan error)
+	go func() {
+		_, err := ref.Places().AirportsByCodes(ctx, []string{"AMS"})
+		reloaded <- err
+	}()
+	<-places.entered // the reload is under way, and held
+	got, err := ref.Places().AirportsByCodes(ctx, []string{"CDG"})
+	if err != nil || got[0] == nil || got[0].Code != "CDG" {
+		t.Fatalf("during a reload: %v, %v; want the stale CDG", got, err)
+	}
+	close(places.gate)
+	if err := <-reloaded; err != nil {
+		t.Fatal(err)
+	}
+	if s := ref.snap.Load(); !s.loaded.Equal(clock) {
+		t.Errorf("snapshot loaded at %v, want the reload's %v", s.loaded, clock)
+	}
 }
