@@ -96,7 +96,7 @@ func New(cfg Config) *Server {
 		cfg.Mailer = access.NewLogMailer(cfg.Log)
 	}
 	if cfg.ReferenceTTL > 0 {
-		ref := travel.NewReference(cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network, cfg.ReferenceTTL)
+		ref := travel.NewReference(cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network, cfg.ReferenceTTL, cfg.Log)
 		cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network = ref.Places(), ref.Fleet(), ref.Network()
 	}
 	s := &Server{cfg: cfg, travel: &travel.Service{Flights: cfg.Stores.Flights, Places: cfg.Stores.Places,

@@ -2,6 +2,8 @@ package travel
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -15,9 +17,11 @@ const DefaultReferenceTTL = time.Minute
 // Reference serves the reference data (airports, cities, countries, carriers, and the fleet with
 // its cabins and amenities) from a snapshot in memory, so that a flight's places and aircraft
 // cost no round trip. Reference data changes only when the data set is loaded again, so the
-// snapshot is trusted for a TTL and then reloaded in one go (seven queries) by one caller, while
-// the others keep reading the old one. A reload that fails keeps the old snapshot (reference data
-// a little stale beats errors) and is tried again after a second.
+// snapshot is trusted for a TTL and then reloaded in one go (seven queries) in the background,
+// while every caller keeps reading the old one. A reload that fails is logged and keeps the old
+// snapshot (reference data a little stale beats errors); it is tried again after referenceRetry.
+// No caller ever waits for another's load: before the first snapshot exists, the one caller that
+// loads it waits for its own load and the others read the store.
 //
 // A code the snapshot does not hold is looked up in the store, so a place or configuration added
 // since the last load is found at once; an unknown code costs the round trip it always did. The
@@ -32,25 +36,33 @@ type Reference struct {
 	network flightgraph.NetworkStore
 	ttl     time.Duration
 	now     func() time.Time
+	log     *slog.Logger
 
 	snap atomic.Pointer[snapshot]
 
-	// reload is held by the one caller loading a snapshot; it guards retryAt and lastErr.
+	// reload is held by whoever is loading a snapshot; it guards retryAt.
 	reload  chan struct{}
 	retryAt time.Time // no load before this, after a failed one
-	lastErr error
 }
 
-// referenceRetry is how long a failed load is not tried again; referenceLoadTimeout bounds a load,
-// which runs apart from the cancellation of the request that happens to start it.
+// referenceRetry is how long a failed load is not tried again; referenceLoadTimeout bounds a
+// background reload.
 const (
-	referenceRetry       = time.Second
+	referenceRetry       = 5 * time.Second
 	referenceLoadTimeout = 10 * time.Second
 )
 
-// NewReference returns a Reference over the stores that trusts a snapshot for ttl.
-func NewReference(places flightgraph.PlaceStore, fleet flightgraph.AircraftStore, network flightgraph.NetworkStore, ttl time.Duration) *Reference {
-	return &Reference{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now, reload: make(chan struct{}, 1)}
+// errNoSnapshot tells a caller there is no snapshot to read yet (another caller is loading the
+// first one, or it failed a moment ago): read the store.
+var errNoSnapshot = errors.New("travel: reference snapshot loading")
+
+// NewReference returns a Reference over the stores that trusts a snapshot for ttl and logs failed
+// loads to log.
+func NewReference(places flightgraph.PlaceStore, fleet flightgraph.AircraftStore, network flightgraph.NetworkStore, ttl time.Duration, log *slog.Logger) *Reference {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reference{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now, log: log, reload: make(chan struct{}, 1)}
 }
 
 // Places returns the place store that reads the snapshot; searches go to the store.
@@ -78,48 +90,56 @@ type snapshot struct {
 	amenities map[string][]*flightgraph.Amenity // every cabin product of a configuration
 }
 
-// current returns the snapshot to read: a fresh one, else the stale one while a single caller
-// reloads it, else (at start) the first one, loaded by one caller while the others wait.
+// current returns the snapshot to read: a fresh one; else the stale one, while a reload runs in
+// the background; else (at start) the first one, loaded by this caller, or errNoSnapshot while
+// another caller loads it, or the error of a load that failed less than referenceRetry ago.
 func (r *Reference) current(ctx context.Context) (*snapshot, error) {
 	s := r.snap.Load()
-	if s != nil && r.now().Sub(s.loaded) < r.ttl {
+	if s != nil && r.fresh(s) {
 		return s, nil
-	}
-	if s != nil {
-		select {
-		case r.reload <- struct{}{}:
-		default:
-			return s, nil // another caller is reloading
-		}
-		defer func() { <-r.reload }()
-		if fresh, err := r.loadLocked(ctx); err == nil {
-			return fresh, nil
-		}
-		return r.snap.Load(), nil
 	}
 	select {
 	case r.reload <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		if s != nil {
+			return s, nil
+		}
+		return nil, errNoSnapshot
+	}
+	if r.now().Before(r.retryAt) {
+		<-r.reload
+		if s != nil {
+			return s, nil
+		}
+		return nil, errNoSnapshot
+	}
+	if s != nil {
+		go func() {
+			defer func() { <-r.reload }()
+			ctx, cancel := context.WithTimeout(context.Background(), referenceLoadTimeout)
+			defer cancel()
+			r.loadLocked(ctx)
+		}()
+		return s, nil
 	}
 	defer func() { <-r.reload }()
 	return r.loadLocked(ctx)
 }
 
-// loadLocked loads a snapshot unless a fresh one arrived while the caller waited, or a load failed
-// less than referenceRetry ago. The caller holds r.reload.
+func (r *Reference) fresh(s *snapshot) bool { return r.now().Sub(s.loaded) < r.ttl }
+
+// loadLocked loads and keeps a snapshot, unless a fresh one arrived meanwhile; a failure is
+// logged and not tried again for referenceRetry. The caller holds r.reload.
 func (r *Reference) loadLocked(ctx context.Context) (*snapshot, error) {
-	if s := r.snap.Load(); s != nil && r.now().Sub(s.loaded) < r.ttl {
+	if s := r.snap.Load(); s != nil && r.fresh(s) {
 		return s, nil
 	}
-	if r.now().Before(r.retryAt) {
-		return nil, r.lastErr
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), referenceLoadTimeout)
-	defer cancel()
 	s, err := r.load(ctx)
 	if err != nil {
-		r.retryAt, r.lastErr = r.now().Add(referenceRetry), err
+		if ctx.Err() == nil { // not the cancellation of the request that loads the first one
+			r.retryAt = r.now().Add(referenceRetry)
+			r.log.Warn("reference data: load failed; serving the previous snapshot, if any", "err", err, "retryIn", referenceRetry)
+		}
 		return nil, err
 	}
 	r.snap.Store(s)

@@ -1,10 +1,13 @@
 package travel
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +24,8 @@ func TestReference(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Seeded(t, dialect, os.Getenv)
 			places, fleet, network := store.NewPlaceStore(db), store.NewAircraftStore(db), store.NewNetworkStore(db)
-			ref := NewReference(places, fleet, network, time.Minute)
+			var logs syncBuffer
+			ref := NewReference(places, fleet, network, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
 			clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 			ref.now = func() time.Time { return clock }
 			cp, cf, cn := ref.Places(), ref.Fleet(), ref.Network()
@@ -104,24 +108,34 @@ func TestReference(t *testing.T) {
 			if got, err = cp.AirportsByCodes(ctx, []string{"ZZZ"}); err != nil || got[0] == nil || got[0].Name != "New Field" {
 				t.Errorf("airport added after the load: %v, %v", got, err)
 			}
-			// Stale from here: the next read loads again, and sees the new airport itself.
+			// Stale from here: the next read gets the stale snapshot at once and starts a reload
+			// in the background; once it is done, the new airport is in the snapshot.
 			clock = clock.Add(time.Minute)
-			if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"ZZZ"}); must(err) }); n != 7 || got[0] == nil {
-				t.Errorf("after the TTL: %d round trips, %v; want 7 and ZZZ", n, got)
+			if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"ZZZ", "AMS"}); must(err) }); n != 1 || got[0] == nil || got[1] == nil {
+				t.Errorf("after the TTL: %d round trips, %v; want 1 (ZZZ read through) and both airports", n, got)
+			}
+			waitForReload(t, ref)
+			if s := ref.snap.Load(); !s.loaded.Equal(clock) {
+				t.Errorf("snapshot loaded at %v, want the reload at %v", s.loaded, clock)
 			}
 			if n := roundTrips(func(ctx context.Context) { _, err = cp.AirportsByCodes(ctx, []string{"ZZZ"}); must(err) }); n != 0 {
 				t.Errorf("ZZZ after the reload: %d round trips, want 0", n)
 			}
 
-			// When the store cannot be read, a stale snapshot is still served, a failed reload is
-			// not tried again for a second, and codes the snapshot lacks report the store's error.
+			// When the store cannot be read, the stale snapshot is still served, the failed
+			// reload is logged and not tried again for referenceRetry, and codes the snapshot
+			// lacks report the store's error.
 			clock = clock.Add(time.Minute)
 			must(db.Close())
-			if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"AMS"}) }); err != nil || got[0] == nil || n == 0 {
-				t.Errorf("closed store, stale snapshot: %v, %v after %d round trips; want the stale AMS after a failed reload", got, err, n)
+			if got, err = cp.AirportsByCodes(ctx, []string{"AMS"}); err != nil || got[0] == nil {
+				t.Errorf("closed store, stale snapshot: %v, %v; want the stale AMS", got, err)
 			}
-			if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"AMS"}) }); err != nil || n != 0 {
-				t.Errorf("right after a failed reload: %d round trips, %v; want none", n, err)
+			waitForReload(t, ref)
+			if !strings.Contains(logs.String(), "reference data: load failed") {
+				t.Errorf("the failed reload is not logged: %q", logs.String())
+			}
+			if retry := ref.retryAt.Sub(clock); retry != referenceRetry {
+				t.Errorf("next try in %v, want %v", retry, referenceRetry)
 			}
 			if got, err = cp.AirportsByCodes(ctx, []string{"QQQ"}); err == nil {
 				t.Errorf("a code the snapshot lacks, closed store: %v and no error", got)
@@ -168,43 +182,80 @@ func (g gatedPlaces) Airports(ctx context.Context) ([]*flightgraph.Airport, erro
 	return g.PlaceStore.Airports(ctx)
 }
 
-// TestReferenceReloadDoesNotBlockReaders: while one caller reloads a stale snapshot, the others
-// read the stale one rather than wait.
-func TestReferenceReloadDoesNotBlockReaders(t *testing.T) {
+// within fails the test when fn does not return within a few seconds: it was waiting for a load.
+func within(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s waited for a load held elsewhere", what)
+	}
+}
+
+// waitForReload returns once no load is under way.
+func waitForReload(t *testing.T, r *Reference) {
+	t.Helper()
+	select {
+	case r.reload <- struct{}{}:
+		<-r.reload
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reload did not finish")
+	}
+}
+
+// TestReferenceLoadsDoNotBlockReaders: while the first snapshot is being loaded, other callers
+// read the store; while a stale one is reloaded, every caller reads the stale one.
+func TestReferenceLoadsDoNotBlockReaders(t *testing.T) {
 	db := storetest.Seeded(t, store.SQLite, os.Getenv)
 	places := gatedPlaces{store.NewPlaceStore(db), make(chan struct{}, 1), make(chan struct{})}
-	ref := NewReference(places, store.NewAircraftStore(db), store.NewNetworkStore(db), time.Minute)
-	clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
+	ref := NewReference(places, store.NewAircraftStore(db), store.NewNetworkStore(db), time.Minute, nil)
+	var (
+		mu    sync.Mutex
+		clock = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	)
 	ref.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	ctx := context.Background()
-
-	close(places.gate) // the first load goes through
-	if _, err := ref.Places().AirportsByCodes(ctx, []string{"AMS"}); err != nil {
-		t.Fatal(err)
+	lookup := func(code string) {
+		t.Helper()
+		got, err := ref.Places().AirportsByCodes(ctx, []string{code})
+		if err != nil || got[0] == nil || got[0].Code != code {
+			t.Errorf("%s: %v, %v", code, got, err)
+		}
 	}
+
+	first := make(chan struct{})
+	go func() { defer close(first); lookup("AMS") }() // loads the first snapshot, and is held
 	<-places.entered
+	within(t, "a reader during the first load", func() { lookup("CDG") })
+	close(places.gate)
+	<-first
+
 	places.gate = make(chan struct{})
 	ref.places = places
-
 	mu.Lock()
 	clock = clock.Add(2 * time.Minute)
 	mu.Unlock()
-	reloaded := make(chan error)
-	go func() {
-		_, err := ref.Places().AirportsByCodes(ctx, []string{"AMS"})
-		reloaded <- err
-	}()
-	<-places.entered // the reload is under way, and held
-	got, err := ref.Places().AirportsByCodes(ctx, []string{"CDG"})
-	if err != nil || got[0] == nil || got[0].Code != "CDG" {
-		t.Fatalf("during a reload: %v, %v; want the stale CDG", got, err)
-	}
+	within(t, "the reader that finds the snapshot stale", func() { lookup("AMS") })
+	<-places.entered // the reload runs, and is held
+	within(t, "a reader during the reload", func() { lookup("CDG") })
 	close(places.gate)
-	if err := <-reloaded; err != nil {
-		t.Fatal(err)
-	}
-	if s := ref.snap.Load(); !s.loaded.Equal(clock) {
-		t.Errorf("snapshot loaded at %v, want the reload's %v", s.loaded, clock)
+	waitForReload(t, ref)
+	if s := ref.snap.Load(); !s.loaded.Equal(ref.now()) {
+		t.Errorf("snapshot loaded at %v, want the reload's %v", s.loaded, ref.now())
 	}
 }
+
+// syncBuffer is a bytes.Buffer for a logger written from a background reload.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
