@@ -9,8 +9,10 @@ import (
 )
 
 // codeIndexTTL is how long the index of codes is trusted. The codes change only when the data set
-// is loaded again.
-const codeIndexTTL = time.Minute
+// is loaded again. It is short because, under serve, the index is rebuilt from the reference
+// snapshot (travel.Reference) at no query's cost, and should not add its own minute to the
+// snapshot's; without a snapshot a rebuild costs three queries.
+const codeIndexTTL = 10 * time.Second
 
 // codeIndex holds the codes of the reference data: each airport code mapped to itself and each
 // city code to its airports, the country codes and the carrier codes. Searches by place then need
