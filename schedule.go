@@ -89,4 +89,7 @@ type DatasetStore interface {
 	AirportZones(ctx context.Context) (map[string]string, error)
 	// DropFlightsBefore deletes flights whose schedule date is before date.
 	DropFlightsBefore(ctx context.Context, date string) error
+	// Analyze refreshes the query planner's statistics after a bulk load; a no-op where the
+	// planner needs none.
+	Analyze(ctx context.Context) error
 }

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -143,6 +144,11 @@ func materialise(ctx context.Context, ds flightgraph.DatasetStore, m *Materialis
 		total.Legs += len(legs)
 		log.Info("flights materialised", "through", batch[len(batch)-1], "dates", total.Dates, "of", len(dates),
 			"flights", total.Flights, "elapsed", time.Since(start).Round(time.Millisecond))
+	}
+	if total.Dates > 0 {
+		if err := ds.Analyze(ctx); err != nil {
+			return total, fmt.Errorf("dataset: refresh planner statistics: %w", err)
+		}
 	}
 	return total, nil
 }

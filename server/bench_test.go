@@ -18,12 +18,19 @@ import (
 	"github.com/flightgraph/flightgraph/travel"
 )
 
-// BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on the
-// embedded store holding the standard window of flights, and reports the median latency and the
-// SQL round trips per query beside ns/op. first=5 is the baseline measured in the same run.
+// BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on a
+// store holding the standard window of flights, and reports the median latency and the SQL round
+// trips per query beside ns/op. first=5 is the baseline measured in the same run. It runs on the
+// embedded store, and on PostgreSQL too when FLIGHTGRAPH_TEST_DATABASE_URL is set.
 func BenchmarkDepartures(b *testing.B) {
 	server.TuneRuntime(os.Getenv) // as flightgraph serve does
-	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+	for _, dialect := range storetest.Dialects(os.Getenv) {
+		b.Run(dialect, func(b *testing.B) { benchmarkDepartures(b, dialect) })
+	}
+}
+
+func benchmarkDepartures(b *testing.B, dialect string) {
+	db := storetest.SeededWindow(b, dialect, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 	cfg := testConfig(db, io.Discard)
 	cfg.ReferenceTTL = travel.DefaultReferenceTTL // as flightgraph serve does
 	h, demo := startServer(b, cfg)

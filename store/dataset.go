@@ -175,6 +175,20 @@ func (s *DatasetStore) DropFlightsBefore(ctx context.Context, date string) error
 	})
 }
 
+// Analyze implements flightgraph.DatasetStore. PostgreSQL plans the batch lookups (legs of 50
+// flights: flight_id IN (…)) from table statistics, which a bulk load leaves stale until
+// autovacuum catches up; without them that lookup was a sequential scan and a sort, 8 ms instead
+// of 0.3. It names the tables a load writes, found on the search path, so it costs a few hundred
+// milliseconds whatever else the database holds. SQLite plans these lookups from its indexes.
+func (s *DatasetStore) Analyze(ctx context.Context) error {
+	if s.db.dialect != Postgres {
+		return nil
+	}
+	_, err := s.db.exec(ctx, s.db.db, `ANALYZE countries, cities, airports, carriers, aircraft_types, aircraft,
+		cabin_products, cabins, amenities, schedule_legs, routes, flights, flight_legs, materialised_dates`)
+	return err
+}
+
 // Schedule implements flightgraph.DatasetStore.
 func (s *DatasetStore) Schedule(ctx context.Context) ([]*flightgraph.ScheduledLeg, error) {
 	var rows []*flightgraph.ScheduledLeg

@@ -267,3 +267,25 @@ func TestRollMovesTheWindow(t *testing.T) {
 		}
 	})
 }
+
+// TestSeedRefreshesPlannerStatistics: after a load, PostgreSQL's planner knows the tables' sizes.
+// Without statistics it planned the legs of a page of flights as a scan of every leg.
+func TestSeedRefreshesPlannerStatistics(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		db := storetest.Seeded(t, dialect, os.Getenv)
+		if dialect != store.Postgres {
+			if err := store.NewDatasetStore(db).Analyze(context.Background()); err != nil {
+				t.Fatalf("Analyze on %s: %v", dialect, err)
+			}
+			return
+		}
+		ctx := context.Background()
+		var tuples float64
+		if err := store.Raw(db).QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'flight_legs'::regclass`).Scan(&tuples); err != nil {
+			t.Fatal(err)
+		}
+		if tuples <= 0 {
+			t.Fatalf("flight_legs: %v tuples in the planner's statistics after the seed", tuples)
+		}
+	})
+}
