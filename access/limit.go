@@ -285,13 +285,23 @@ const fallbackLogEvery = time.Minute
 // Keeping the limits per replica with an in-process MemoryLimiter stays available and still
 // bounds every subscription: at worst it admits the plan's rate once per replica, and each
 // replica's daily count starts from durable storage (DayUsage) rather than from 0, so the daily
-// quota is overrun at most by what the other replicas admit during the outage.
+// quota is overrun at most by what the other replicas admit during the outage, and only until
+// the primary answers again (see DayCounter).
 //
 // While the primary fails it is retried at most once a second; the other calls go straight to the
 // secondary. The switch is logged at most once a minute and counted by Fallbacks.
+//
+// When the primary is a DayCounter (the Redis limiter), the calls the secondary admitted are
+// added to the primary's day counters once it answers again, so that the day's quota counts them:
+// without that, each replica's admissions during the outage would come on top of the quota.
 type Fallback struct {
 	primary, secondary Limiter
 	log                *slog.Logger
+
+	missedMu sync.Mutex
+	missed   map[subscriptionDay]int64 // the secondary's admissions not yet added to the primary
+	pending  atomic.Bool               // missed is not empty
+	adding   atomic.Bool               // one caller at a time adds them
 
 	fallbacks     atomic.Int64
 	retryAt       atomic.Int64 // Unix ns before which the primary is not tried; 0 while it is healthy
@@ -322,6 +332,9 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 				f.logOnce(ctx, &f.lastRecover, now, slog.LevelInfo, "access: the primary limiter answers again; limits are shared again",
 					"fallbacks", f.fallbacks.Load())
 			}
+			if f.pending.Load() {
+				f.addMissed(ctx)
+			}
 			return d, nil
 		}
 		if ctx.Err() != nil {
@@ -337,7 +350,65 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 			s.forget()
 		}
 	}
-	return f.secondary.Admit(ctx, subscription, limits)
+	d, err := f.secondary.Admit(ctx, subscription, limits)
+	if err == nil && d.Allowed {
+		if _, ok := f.primary.(DayCounter); ok {
+			f.missedMu.Lock()
+			if f.missed == nil {
+				f.missed = map[subscriptionDay]int64{}
+			}
+			f.missed[subscriptionDay{subscription, d.At.UTC().Format(flightgraph.DateLayout)}]++
+			f.missedMu.Unlock()
+			f.pending.Store(true)
+		}
+	}
+	return d, err
+}
+
+// DayCount is a number of calls of a subscription on a UTC day ("2026-11-22").
+type DayCount struct {
+	Subscription, Day string
+	N                 int64
+}
+
+type subscriptionDay struct{ subscription, day string }
+
+// DayCounter is a limiter whose day counters can be told of calls another limiter admitted.
+type DayCounter interface {
+	AddDayCounts(ctx context.Context, counts []DayCount) error
+}
+
+// addMissed adds the secondary's admissions to the primary's day counters; what it could not add
+// is kept for the next call the primary answers.
+func (f *Fallback) addMissed(ctx context.Context) {
+	if !f.adding.CompareAndSwap(false, true) {
+		return
+	}
+	defer f.adding.Store(false)
+	f.missedMu.Lock()
+	missed := f.missed
+	f.missed = nil
+	f.pending.Store(false)
+	f.missedMu.Unlock()
+	counts := make([]DayCount, 0, len(missed))
+	for k, n := range missed {
+		counts = append(counts, DayCount{Subscription: k.subscription, Day: k.day, N: n})
+	}
+	err := f.primary.(DayCounter).AddDayCounts(ctx, counts)
+	if err == nil {
+		f.log.InfoContext(ctx, "access: the calls admitted during the primary limiter's outage are counted in it", "subscriptionDays", len(counts))
+		return
+	}
+	f.log.WarnContext(ctx, "access: could not count the calls admitted during the primary limiter's outage; will retry", "err", err)
+	f.missedMu.Lock()
+	if f.missed == nil {
+		f.missed = map[subscriptionDay]int64{}
+	}
+	for _, c := range counts {
+		f.missed[subscriptionDay{c.Subscription, c.Day}] += c.N
+	}
+	f.missedMu.Unlock()
+	f.pending.Store(true)
 }
 
 // Fallbacks returns how many decisions the secondary made.

@@ -452,6 +452,101 @@ func TestFallback_Recovers(t *testing.T) {
 	}
 }
 
+// flakyRedis is the real Redis limiter, made to fail Admit while down is set; its day counters
+// stay reachable, as after a network partition between one replica and Redis heals.
+type flakyRedis struct {
+	down, addDown atomic.Bool
+	*access.RedisLimiter
+}
+
+func (f *flakyRedis) AddDayCounts(ctx context.Context, counts []access.DayCount) error {
+	if f.addDown.Load() {
+		return errors.New("the store is down")
+	}
+	return f.RedisLimiter.AddDayCounts(ctx, counts)
+}
+
+func (f *flakyRedis) Admit(ctx context.Context, sub string, limits flightgraph.Limits) (access.Decision, error) {
+	if f.down.Load() {
+		return access.Decision{}, errors.New("the store is down")
+	}
+	return f.RedisLimiter.Admit(ctx, sub, limits)
+}
+
+// TestFallback_CountsMissedCallsInRedis: the calls a replica admitted on its own while Redis was
+// unreachable count in Redis's day counter once Redis answers again, so the day's quota holds.
+func TestFallback_CountsMissedCallsInRedis(t *testing.T) {
+	url := limitRedisURL(t)
+	if url == "" {
+		return
+	}
+	c := mustLimitRedis(t, url)
+	prefix := mustLimitPrefix(t, c)
+	primary := &flakyRedis{RedisLimiter: access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))}
+	var logs limitLogBuffer
+	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now), slog.New(slog.NewTextHandler(&logs, nil)))
+	limits := flightgraph.Limits{PerSecond: 100, PerDay: 1000}
+	ctx := t.Context()
+	dayUsed := func() int64 {
+		t.Helper()
+		n, err := c.Get(ctx, limitDayKey(prefix, "sub", time.Now())).Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	for range 3 {
+		mustLimiterAdmit(t, f, "sub", limits)
+	}
+	primary.down.Store(true)
+	for range 4 {
+		if d := mustLimiterAdmit(t, f, "sub", limits); !d.Allowed {
+			t.Fatalf("refused during the outage: %+v", d)
+		}
+	}
+	if n := dayUsed(); n != 3 {
+		t.Fatalf("Redis counted %d calls during the outage, want the 3 before it", n)
+	}
+	primary.down.Store(false)
+	time.Sleep(1100 * time.Millisecond) // the primary is probed again a second after it failed
+	d := mustLimiterAdmit(t, f, "sub", limits)
+	if n := dayUsed(); n != 3+4+1 {
+		t.Fatalf("Redis counts %d calls after the outage, want 8: 3 before, 4 during, 1 after (decision %+v)", n, d)
+	}
+	if !strings.Contains(logs.String(), "calls admitted during the primary limiter's outage are counted") {
+		t.Errorf("the catch-up is not logged:\n%s", logs.String())
+	}
+
+	// Counts that cannot be added yet are kept for the next call the primary answers.
+	primary.down.Store(true)
+	mustLimiterAdmit(t, f, "sub", limits)
+	primary.down.Store(false)
+	primary.addDown.Store(true)
+	time.Sleep(1100 * time.Millisecond)
+	mustLimiterAdmit(t, f, "sub", limits)
+	if n := dayUsed(); n != 8+1 {
+		t.Fatalf("Redis counts %d calls while the catch-up fails, want 9: the outage's call is still to add", n)
+	}
+	primary.addDown.Store(false)
+	mustLimiterAdmit(t, f, "sub", limits)
+	if n := dayUsed(); n != 9+1+1 {
+		t.Fatalf("Redis counts %d calls, want 11 once the catch-up succeeds", n)
+	}
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { down.Close() })
+	if err := access.NewRedisLimiter(down, prefix, nil).AddDayCounts(ctx, []access.DayCount{{Subscription: "sub", Day: "2026-11-22", N: 1}}); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
+		t.Fatalf("AddDayCounts with Redis down: %v, want %s", err, flightgraph.ECodeCache)
+	}
+	// A day counter Redis no longer holds is left to be seeded from durable storage.
+	if err := primary.AddDayCounts(ctx, []access.DayCount{{Subscription: "gone", Day: "2026-11-22", N: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Exists(ctx, prefix+"{gone}:d:2026-11-22").Result(); err != nil || n != 0 {
+		t.Fatalf("AddDayCounts created a counter Redis did not hold: %d, %v", n, err)
+	}
+}
+
 func BenchmarkMemoryLimiter(b *testing.B) {
 	b.Run("Admitted", func(b *testing.B) {
 		// 10,000 calls a second, each admitted: the window stays full of live calls.
