@@ -286,22 +286,24 @@ const fallbackLogEvery = time.Minute
 // bounds every subscription: at worst it admits the plan's rate once per replica, and each
 // replica's daily count starts from durable storage (DayUsage) rather than from 0, so the daily
 // quota is overrun at most by what the other replicas admit during the outage, and only until
-// the primary answers again (see DayCounter).
+// the primary answers again (see DayCatchUp).
 //
 // While the primary fails it is retried at most once a second; the other calls go straight to the
 // secondary. The switch is logged at most once a minute and counted by Fallbacks.
 //
-// When the primary is a DayCounter (the Redis limiter), the calls the secondary admitted are
-// added to the primary's day counters once it answers again, so that the day's quota counts them:
-// without that, each replica's admissions during the outage would come on top of the quota.
+// When the primary is a DayCatchUp (the Redis limiter), the subscriptions and days the secondary
+// admitted calls for are caught up once the primary answers again: in the background, each of
+// their day counters is raised to the durable count (DayUsage), which includes those calls.
+// Raising to a count, never adding, cannot count a call twice, however often it is retried.
 type Fallback struct {
 	primary, secondary Limiter
 	log                *slog.Logger
 
-	missedMu sync.Mutex
-	missed   map[subscriptionDay]int64 // the secondary's admissions not yet added to the primary
-	pending  atomic.Bool               // missed is not empty
-	adding   atomic.Bool               // one caller at a time adds them
+	missedMu                        sync.Mutex
+	missed                          map[SubscriptionDay]bool // the days the secondary admitted calls for, to catch up
+	pending                         atomic.Bool              // missed is not empty
+	catching                        atomic.Bool              // a catch-up runs
+	lastCaughtUp, lastCatchUpFailed atomic.Int64             // Unix ns of the latest log lines about catch-ups
 
 	fallbacks     atomic.Int64
 	retryAt       atomic.Int64 // Unix ns before which the primary is not tried; 0 while it is healthy
@@ -332,8 +334,8 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 				f.logOnce(ctx, &f.lastRecover, now, slog.LevelInfo, "access: the primary limiter answers again; limits are shared again",
 					"fallbacks", f.fallbacks.Load())
 			}
-			if f.pending.Load() {
-				f.addMissed(ctx)
+			if f.pending.Load() && f.catching.CompareAndSwap(false, true) {
+				go f.catchUp()
 			}
 			return d, nil
 		}
@@ -352,12 +354,12 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 	}
 	d, err := f.secondary.Admit(ctx, subscription, limits)
 	if err == nil && d.Allowed {
-		if _, ok := f.primary.(DayCounter); ok {
+		if _, ok := f.primary.(DayCatchUp); ok {
 			f.missedMu.Lock()
 			if f.missed == nil {
-				f.missed = map[subscriptionDay]int64{}
+				f.missed = map[SubscriptionDay]bool{}
 			}
-			f.missed[subscriptionDay{subscription, d.At.UTC().Format(flightgraph.DateLayout)}]++
+			f.missed[SubscriptionDay{subscription, d.At.UTC().Format(flightgraph.DateLayout)}] = true
 			f.missedMu.Unlock()
 			f.pending.Store(true)
 		}
@@ -365,51 +367,57 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 	return d, err
 }
 
-// DayCount is a number of calls of a subscription on a UTC day ("2026-11-22").
-type DayCount struct {
-	Subscription, Day string
-	N                 int64
+// SubscriptionDay names a subscription's day counter: its id and a UTC day ("2026-11-22").
+type SubscriptionDay struct{ Subscription, Day string }
+
+// DayCatchUp is a limiter whose day counters can be caught up with durable usage after another
+// limiter decided in its place.
+type DayCatchUp interface {
+	// CatchUp raises each day counter it holds to the day's durable usage, and returns the days
+	// it could not, with the first error.
+	CatchUp(ctx context.Context, days []SubscriptionDay) ([]SubscriptionDay, error)
 }
 
-type subscriptionDay struct{ subscription, day string }
+// fallbackCatchUpTimeout bounds one catch-up.
+const fallbackCatchUpTimeout = 30 * time.Second
 
-// DayCounter is a limiter whose day counters can be told of calls another limiter admitted.
-type DayCounter interface {
-	AddDayCounts(ctx context.Context, counts []DayCount) error
-}
-
-// addMissed adds the secondary's admissions to the primary's day counters; what it could not add
-// is kept for the next call the primary answers.
-func (f *Fallback) addMissed(ctx context.Context) {
-	if !f.adding.CompareAndSwap(false, true) {
-		return
-	}
-	defer f.adding.Store(false)
+// catchUp catches the primary's day counters up with the days the secondary admitted calls for;
+// what it cannot is kept for the next call the primary answers. The caller set f.catching.
+func (f *Fallback) catchUp() {
+	defer f.catching.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), fallbackCatchUpTimeout)
+	defer cancel()
 	f.missedMu.Lock()
-	missed := f.missed
+	days := make([]SubscriptionDay, 0, len(f.missed))
+	for d := range f.missed {
+		days = append(days, d)
+	}
 	f.missed = nil
 	f.pending.Store(false)
 	f.missedMu.Unlock()
-	counts := make([]DayCount, 0, len(missed))
-	for k, n := range missed {
-		counts = append(counts, DayCount{Subscription: k.subscription, Day: k.day, N: n})
-	}
-	err := f.primary.(DayCounter).AddDayCounts(ctx, counts)
-	if err == nil {
-		f.log.InfoContext(ctx, "access: the calls admitted during the primary limiter's outage are counted in it", "subscriptionDays", len(counts))
+
+	failed, err := f.primary.(DayCatchUp).CatchUp(ctx, days)
+	now := time.Now().UnixNano()
+	if len(failed) == 0 {
+		f.logOnce(ctx, &f.lastCaughtUp, now, slog.LevelInfo, "access: the primary limiter's day counters are caught up with the outage", "days", len(days))
 		return
 	}
-	f.log.WarnContext(ctx, "access: could not count the calls admitted during the primary limiter's outage; will retry", "err", err)
+	f.logOnce(ctx, &f.lastCatchUpFailed, now, slog.LevelWarn, "access: could not catch the primary limiter's day counters up with the outage; will retry",
+		"err", err, "days", len(failed))
 	f.missedMu.Lock()
 	if f.missed == nil {
-		f.missed = map[subscriptionDay]int64{}
+		f.missed = map[SubscriptionDay]bool{}
 	}
-	for _, c := range counts {
-		f.missed[subscriptionDay{c.Subscription, c.Day}] += c.N
+	for _, d := range failed {
+		f.missed[d] = true
 	}
 	f.missedMu.Unlock()
 	f.pending.Store(true)
 }
+
+// CatchingUp reports whether days counted by the secondary still wait to be caught up in the
+// primary, or are being caught up.
+func (f *Fallback) CatchingUp() bool { return f.pending.Load() || f.catching.Load() }
 
 // Fallbacks returns how many decisions the secondary made.
 func (f *Fallback) Fallbacks() int64 { return f.fallbacks.Load() }

@@ -156,31 +156,52 @@ func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits fl
 	return Decision{}, limiterStoreError(fmt.Errorf("the day counter of %s is still missing after %d seeds", subscription, redisSeedAttempts))
 }
 
-// addDayScript adds ARGV[1] to the day counter KEYS[1] if Redis holds it. A counter it does not
-// hold is seeded from durable storage when next needed, and that storage counts the calls too.
-const addDayScript = `
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  return redis.call('INCRBY', KEYS[1], ARGV[1])
+// raiseDayScript raises the day counter KEYS[1] to ARGV[1] if Redis holds it and it is lower,
+// keeping its lifetime. A counter Redis does not hold is seeded from durable storage when next
+// needed.
+const raiseDayScript = `
+local v = redis.call('GET', KEYS[1])
+if not v then return -1 end
+local n = tonumber(ARGV[1])
+if tonumber(v) >= n then return tonumber(v) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('SET', KEYS[1], n, 'PX', ttl)
+else
+  redis.call('SET', KEYS[1], n)
 end
-return -1
+return n
 `
 
-var _ DayCounter = (*RedisLimiter)(nil)
+var raiseDay = redis.NewScript(raiseDayScript)
 
-// AddDayCounts implements DayCounter: it adds calls admitted elsewhere to the day counters, in one
-// round trip.
-func (r *RedisLimiter) AddDayCounts(ctx context.Context, counts []DayCount) error {
-	if len(counts) == 0 {
-		return nil
+var _ DayCatchUp = (*RedisLimiter)(nil)
+
+// CatchUp implements DayCatchUp: one DayUsage read and one script run per day.
+func (r *RedisLimiter) CatchUp(ctx context.Context, days []SubscriptionDay) ([]SubscriptionDay, error) {
+	if r.usage == nil {
+		return nil, nil
 	}
-	pipe := r.client.Pipeline()
-	for _, c := range counts {
-		pipe.Eval(ctx, addDayScript, []string{r.prefix + "{" + c.Subscription + "}:d:" + c.Day}, c.N) // rare: no EVALSHA
+	var (
+		failed []SubscriptionDay
+		first  error
+	)
+	for i, d := range days {
+		used, err := r.usage(ctx, d.Subscription, d.Day)
+		if err == nil {
+			err = raiseDay.Run(ctx, r.client, []string{r.prefix + "{" + d.Subscription + "}:d:" + d.Day}, used).Err()
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return append(failed, days[i:]...), ctx.Err()
+			}
+			failed = append(failed, d)
+			if first == nil {
+				first = err
+			}
+		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return limiterStoreError(err)
-	}
-	return nil
+	return failed, first
 }
 
 // parseAdmit turns admitScript's reply into a Decision, also returning the status and the day.

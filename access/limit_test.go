@@ -452,18 +452,13 @@ func TestFallback_Recovers(t *testing.T) {
 	}
 }
 
-// flakyRedis is the real Redis limiter, made to fail Admit while down is set; its day counters
-// stay reachable, as after a network partition between one replica and Redis heals.
+// flakyRedis is the real Redis limiter, made to fail Admit while down is set and CatchUp while
+// catchUpDown is; its day counters stay reachable, as after a partition between one replica and
+// Redis heals.
 type flakyRedis struct {
-	down, addDown atomic.Bool
+	down, catchUpDown atomic.Bool
+	release           chan struct{} // each catch-up waits for a token, so the test orders it
 	*access.RedisLimiter
-}
-
-func (f *flakyRedis) AddDayCounts(ctx context.Context, counts []access.DayCount) error {
-	if f.addDown.Load() {
-		return errors.New("the store is down")
-	}
-	return f.RedisLimiter.AddDayCounts(ctx, counts)
 }
 
 func (f *flakyRedis) Admit(ctx context.Context, sub string, limits flightgraph.Limits) (access.Decision, error) {
@@ -473,22 +468,74 @@ func (f *flakyRedis) Admit(ctx context.Context, sub string, limits flightgraph.L
 	return f.RedisLimiter.Admit(ctx, sub, limits)
 }
 
-// TestFallback_CountsMissedCallsInRedis: the calls a replica admitted on its own while Redis was
-// unreachable count in Redis's day counter once Redis answers again, so the day's quota holds.
-func TestFallback_CountsMissedCallsInRedis(t *testing.T) {
+func (f *flakyRedis) CatchUp(ctx context.Context, days []access.SubscriptionDay) ([]access.SubscriptionDay, error) {
+	<-f.release
+	if f.catchUpDown.Load() {
+		return days, errors.New("the store is down")
+	}
+	return f.RedisLimiter.CatchUp(ctx, days)
+}
+
+// durableUsage stands in for the UsageRecorder: the guard records every admitted call in it,
+// and limiters read it as their DayUsage.
+type durableUsage struct {
+	mu   sync.Mutex
+	days map[string]int64
+}
+
+func (u *durableUsage) record(d access.Decision) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.days[d.At.UTC().Format("2006-01-02")]++
+}
+
+func (u *durableUsage) usage(ctx context.Context, sub, day string) (int64, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.days[day], nil
+}
+
+// TestFallback_CatchesRedisUpAfterAnOutage: the calls a replica admitted on its own while Redis
+// was unreachable count in Redis's day counter once Redis answers again, without counting any
+// call twice: not when Redis lost the counter and seeded it anew, not when a catch-up is retried.
+func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
 	url := limitRedisURL(t)
 	if url == "" {
 		return
 	}
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
-	primary := &flakyRedis{RedisLimiter: access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))}
+	durable := &durableUsage{days: map[string]int64{}}
+	primary := &flakyRedis{release: make(chan struct{}, 1), RedisLimiter: access.NewRedisLimiter(c, prefix, durable.usage)}
 	var logs limitLogBuffer
-	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now), slog.New(slog.NewTextHandler(&logs, nil)))
+	f := access.NewFallback(primary, access.NewMemoryLimiter(durable.usage, time.Now), slog.New(slog.NewTextHandler(&logs, nil)))
 	limits := flightgraph.Limits{PerSecond: 100, PerDay: 1000}
 	ctx := t.Context()
-	dayUsed := func() int64 {
+	call := func() {
 		t.Helper()
+		d := mustLimiterAdmit(t, f, "sub", limits)
+		if !d.Allowed {
+			t.Fatalf("refused: %+v", d)
+		}
+		durable.record(d)
+	}
+	outage := func(calls int) {
+		t.Helper()
+		primary.down.Store(true)
+		for range calls {
+			call()
+		}
+		primary.down.Store(false)
+		time.Sleep(1100 * time.Millisecond) // the primary is probed again a second after it failed
+	}
+	settled := func() int64 {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); f.CatchingUp(); {
+			if time.Now().After(deadline) {
+				t.Fatal("the catch-up did not finish")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		n, err := c.Get(ctx, limitDayKey(prefix, "sub", time.Now())).Int64()
 		if err != nil {
 			t.Fatal(err)
@@ -496,54 +543,54 @@ func TestFallback_CountsMissedCallsInRedis(t *testing.T) {
 		return n
 	}
 
+	// The catch-up a recovering call starts runs once that call is recorded, as it would be a
+	// moment later in production.
+	recovered := func() {
+		t.Helper()
+		call()
+		primary.release <- struct{}{}
+	}
+
 	for range 3 {
-		mustLimiterAdmit(t, f, "sub", limits)
+		call()
 	}
-	primary.down.Store(true)
-	for range 4 {
-		if d := mustLimiterAdmit(t, f, "sub", limits); !d.Allowed {
-			t.Fatalf("refused during the outage: %+v", d)
-		}
+	outage(4)
+	recovered()
+	if n := settled(); n != 8 {
+		t.Fatalf("Redis counts %d calls, want 8: 3 before the outage, 4 during, 1 after", n)
 	}
-	if n := dayUsed(); n != 3 {
-		t.Fatalf("Redis counted %d calls during the outage, want the 3 before it", n)
-	}
-	primary.down.Store(false)
-	time.Sleep(1100 * time.Millisecond) // the primary is probed again a second after it failed
-	d := mustLimiterAdmit(t, f, "sub", limits)
-	if n := dayUsed(); n != 3+4+1 {
-		t.Fatalf("Redis counts %d calls after the outage, want 8: 3 before, 4 during, 1 after (decision %+v)", n, d)
-	}
-	if !strings.Contains(logs.String(), "calls admitted during the primary limiter's outage are counted") {
+	if !strings.Contains(logs.String(), "day counters are caught up") {
 		t.Errorf("the catch-up is not logged:\n%s", logs.String())
 	}
 
-	// Counts that cannot be added yet are kept for the next call the primary answers.
-	primary.down.Store(true)
-	mustLimiterAdmit(t, f, "sub", limits)
-	primary.down.Store(false)
-	primary.addDown.Store(true)
-	time.Sleep(1100 * time.Millisecond)
-	mustLimiterAdmit(t, f, "sub", limits)
-	if n := dayUsed(); n != 8+1 {
-		t.Fatalf("Redis counts %d calls while the catch-up fails, want 9: the outage's call is still to add", n)
-	}
-	primary.addDown.Store(false)
-	mustLimiterAdmit(t, f, "sub", limits)
-	if n := dayUsed(); n != 9+1+1 {
-		t.Fatalf("Redis counts %d calls, want 11 once the catch-up succeeds", n)
-	}
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
-	t.Cleanup(func() { down.Close() })
-	if err := access.NewRedisLimiter(down, prefix, nil).AddDayCounts(ctx, []access.DayCount{{Subscription: "sub", Day: "2026-11-22", N: 1}}); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
-		t.Fatalf("AddDayCounts with Redis down: %v, want %s", err, flightgraph.ECodeCache)
-	}
-	// A day counter Redis no longer holds is left to be seeded from durable storage.
-	if err := primary.AddDayCounts(ctx, []access.DayCount{{Subscription: "gone", Day: "2026-11-22", N: 5}}); err != nil {
+	// Redis lost the counter meanwhile: the first call after seeds it from durable usage, which
+	// holds the outage's calls already; the catch-up must not add them again.
+	outage(2)
+	if err := c.Del(ctx, limitDayKey(prefix, "sub", time.Now())).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := c.Exists(ctx, prefix+"{gone}:d:2026-11-22").Result(); err != nil || n != 0 {
-		t.Fatalf("AddDayCounts created a counter Redis did not hold: %d, %v", n, err)
+	recovered()
+	if n := settled(); n != 11 {
+		t.Fatalf("Redis counts %d calls after it lost its counter, want 11", n)
+	}
+
+	// A catch-up that fails keeps its days for a later call, whose catch-up counts the outage's
+	// call once.
+	outage(1)
+	primary.catchUpDown.Store(true)
+	recovered()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "could not catch"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the failed catch-up is not logged")
+		}
+	}
+	if !f.CatchingUp() {
+		t.Fatal("a failed catch-up dropped its days")
+	}
+	primary.catchUpDown.Store(false)
+	recovered()
+	if n := settled(); n != 14 {
+		t.Fatalf("Redis counts %d calls after the retried catch-up, want 14: 13 without it", n)
 	}
 }
 
