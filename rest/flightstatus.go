@@ -311,13 +311,14 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 		}
 	}
 	ctx := r.Context()
+	var origins, destinations []*flightgraph.Airport
 	if v := q.Get("origin"); v != "" {
-		if f.Origin, err = a.Travel.PlaceExists(ctx, "origin", v); err != nil {
+		if f.Origin, origins, err = a.Travel.Place(ctx, "origin", v); err != nil {
 			return f, err
 		}
 	}
 	if v := q.Get("destination"); v != "" {
-		if f.Destination, err = a.Travel.PlaceExists(ctx, "destination", v); err != nil {
+		if f.Destination, destinations, err = a.Travel.Place(ctx, "destination", v); err != nil {
 			return f, err
 		}
 	}
@@ -339,18 +340,17 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 	// at (the origin for departures, the destination for arrivals).
 	loc := time.UTC
 	if timeType == "L" {
-		at := f.Origin
+		at := origins
 		if movement == "A" {
-			at = f.Destination
+			at = destinations
 		}
-		if at == "" {
+		if len(at) == 0 {
 			return f, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, map[string]string{"D": "origin", "A": "destination"}[movement],
 				"local times (timeType L) need the airport they are local to")
 		}
-		if as, err := a.Travel.Places.AirportsByCodes(ctx, []string{at}); err == nil && as[0] != nil {
-			if l, err := time.LoadLocation(as[0].TimeZone); err == nil {
-				loc = l
-			}
+		// A city's airports share its time zone.
+		if loc, err = time.LoadLocation(at[0].TimeZone); err != nil {
+			return f, fmt.Errorf("rest: time zone of %s: %w", at[0].Code, err)
 		}
 	}
 	start, err := parseRange("startRange", q.Get("startRange"), loc)
@@ -380,14 +380,15 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 	return f, nil
 }
 
-var rangeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05.000Z07:00", "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"}
+// rangeLayouts are the forms without an offset that parseRange reads in a location.
+var rangeLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"}
 
 // parseRange reads a date-time; one without an offset is in loc.
 func parseRange(param, v string, loc *time.Location) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
 	}
-	for _, layout := range rangeLayouts[2:] {
+	for _, layout := range rangeLayouts {
 		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
 			return t, nil
 		}

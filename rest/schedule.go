@@ -89,12 +89,12 @@ func (a *API) scheduleArgs(r *http.Request) (f flightgraph.ScheduleFilter, names
 	f.Carrier, f.Date = strings.ToUpper(q.Get("carrier")), q.Get("date")
 	ctx := r.Context()
 	if v := q.Get("origin"); v != "" {
-		if f.Origin, err = a.Travel.PlaceExists(ctx, "origin", v); err != nil {
+		if f.Origin, _, err = a.Travel.Place(ctx, "origin", v); err != nil {
 			return f, nil, err
 		}
 	}
 	if v := q.Get("destination"); v != "" {
-		if f.Destination, err = a.Travel.PlaceExists(ctx, "destination", v); err != nil {
+		if f.Destination, _, err = a.Travel.Place(ctx, "destination", v); err != nil {
 			return f, nil, err
 		}
 	}

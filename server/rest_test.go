@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // TestRESTAndGraphQLAgree reads the same flights over REST and over GraphQL and compares the
@@ -127,16 +129,62 @@ func parseAny(s string) (t time.Time, err error) {
 }
 
 // TestRESTRoundTrips: a flight by id costs one query for the flight and one per kind of thing its
-// document shows, however many headers the legacy client sends; header checks read no table.
+// document shows, plus one per header to check; as serve runs, with the reference snapshot, only
+// the flight and its legs, however many headers the legacy client sends.
 func TestRESTRoundTrips(t *testing.T) {
-	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	h := map[string]string{"api-key": s.demo.APIKey, "svc-travel-country": "NL", "svc-travel-host": "XX", "Accept-Language": "nl-NL"}
-	path := "/opendata/flightstatus/" + url.PathEscape("20261122+XX+0001")
-	s.call(t, "GET", path, h, "") // warm the key and code caches
-	if code, _, body := s.call(t, "GET", path, h, ""); code != 200 {
-		t.Fatalf("%d %s", code, body)
+	for _, c := range []struct {
+		ttl  time.Duration
+		want int64
+		why  string
+	}{
+		{0, 9, "the flight, its legs, airports, cities, countries, aircraft, carriers, and the country and host checks"},
+		{travel.DefaultReferenceTTL, 2, "the flight and its legs"},
+	} {
+		s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(cfg *server.Config) { cfg.ReferenceTTL = c.ttl })
+		h := map[string]string{"api-key": s.demo.APIKey, "svc-travel-country": "NL", "svc-travel-host": "XX", "Accept-Language": "nl-NL"}
+		path := "/opendata/flightstatus/" + url.PathEscape("20261122+XX+0001")
+		s.call(t, "GET", path, h, "") // warm the key cache and the snapshot
+		if code, _, body := s.call(t, "GET", path, h, ""); code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		if n := s.queries.Load(); n != c.want {
+			t.Errorf("reference TTL %v: %d round trips for a flight by id, want %d: %s", c.ttl, n, c.want, c.why)
+		}
 	}
-	if n := s.queries.Load(); n != 7 {
-		t.Fatalf("%d round trips for a flight by id, want 7: the flight, its legs, airports, cities, countries, aircraft, carriers", n)
+}
+
+// TestRESTCitySearches: a city code stands for its airports in a flight search, on every page,
+// and local times (timeType L) are the city's.
+func TestRESTCitySearches(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := map[string]string{"api-key": s.demo.APIKey}
+	total := func(query string) int {
+		t.Helper()
+		code, _, body := s.call(t, "GET", "/opendata/flightstatus?"+query, key, "")
+		if code != 200 {
+			t.Fatalf("%s: %d %s", query, code, body)
+		}
+		var doc struct {
+			Page struct{ FullCount int } `json:"page"`
+		}
+		if err := json.Unmarshal([]byte(body), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Page.FullCount
+	}
+	// Paris is Charles de Gaulle and Orly; a page past the end still counts them.
+	const day = "startRange=2026-11-22T00:00:00Z&endRange=2026-11-23T00:00:00Z"
+	cdg, paris := total(day+"&origin=CDG"), total(day+"&origin=PAR")
+	if cdg == 0 || paris <= cdg {
+		t.Fatalf("departures of the day: CDG %d, PAR %d; want PAR to add Orly's", cdg, paris)
+	}
+	if past := total(day + "&origin=PAR&pageSize=10&pageNumber=500"); past != paris {
+		t.Errorf("a page past the end counts %d, want %d", past, paris)
+	}
+	// The same local morning at CDG and in Paris: CDG's flights are a part of Paris's.
+	const morning = "startRange=2026-11-22T06:00&endRange=2026-11-22T10:00&timeType=L"
+	cdgLocal, parisLocal := total(morning+"&origin=CDG"), total(morning+"&origin=PAR")
+	if cdgLocal == 0 || parisLocal < cdgLocal || cdgLocal == total("startRange=2026-11-22T06:00:00Z&endRange=2026-11-22T10:00:00Z&origin=CDG") {
+		t.Errorf("local morning: CDG %d, PAR %d; want CDG > 0, PAR >= CDG, and a window other than UTC's", cdgLocal, parisLocal)
 	}
 }

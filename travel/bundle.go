@@ -92,23 +92,6 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 	return b, nil
 }
 
-// PlaceExists reports whether code is an airport or a city; it returns ECodeBadFormat for a
-// malformed code and ECodeIATANotFound for an unknown one, naming param.
-func (s *Service) PlaceExists(ctx context.Context, param, code string) (string, error) {
-	c, err := flightgraph.NormalizeIATACode(param, code)
-	if err != nil {
-		return "", err
-	}
-	airports, err := s.airportsOf(ctx, c)
-	if err != nil {
-		return "", err
-	}
-	if airports == nil {
-		return "", flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "%s is neither an airport nor a city of the network", c)
-	}
-	return c, nil
-}
-
 // FlightAmenityQuery asks for the amenities of the aircraft that flies a flight.
 type FlightAmenityQuery struct {
 	Carrier      string

@@ -19,8 +19,6 @@ type Service struct {
 	Network  flightgraph.NetworkStore
 	// Now is the clock that flight status follows.
 	Now func() time.Time
-
-	index codeIndex
 }
 
 // Flight returns one flight by id. It returns ECodeBadFormat for a malformed id and
@@ -60,12 +58,6 @@ func (s *Service) FlightByNumber(ctx context.Context, carrier string, number int
 func (s *Service) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
 	if err := f.Validate(); err != nil {
 		return nil, 0, err
-	}
-	if err := s.resolveEnds(ctx, &f); err != nil {
-		return nil, 0, err
-	}
-	if (f.Origin != "" && f.OriginAirports == nil) || (f.Destination != "" && f.DestinationAirports == nil) {
-		return nil, 0, nil // a code of no airport or city: nothing leaves or lands there
 	}
 	return s.Flights.FindFlights(ctx, f)
 }
