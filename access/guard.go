@@ -112,25 +112,21 @@ func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
 	case KindAccessToken:
 		return g.tokenCaller(ctx, token)
 	case KindSession:
-		acc, err := g.Store.AccountBySession(ctx, HashCredential(token), g.Now())
+		hash := HashCredential(token)
+		acc, err := g.Store.AccountBySession(ctx, hash, g.Now())
 		if errIsNotFound(err) {
 			return anon, flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "the portal session is unknown or expired: sign in again")
 		} else if err != nil {
 			return anon, err
 		}
-		return &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc, SessionHash: HashCredential(token)}, nil
+		return &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc, SessionHash: hash}, nil
 	case KindAPIKey:
 		return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "an API key is not a bearer token: send it in the api-key header, or exchange it for a token at /oauthcust/oauth/token")
 	}
 	return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the bearer token is malformed")
 }
 
-func (g *Guard) ttl() time.Duration {
-	if g.CacheTTL > 0 {
-		return g.CacheTTL
-	}
-	return DefaultCacheTTL
-}
+func (g *Guard) ttl() time.Duration { return ttl(g.CacheTTL, DefaultCacheTTL) }
 
 // keyAccess reads what the guard needs of a key, by its hash or by "id:<key id>", from its cache
 // when fresh.
@@ -154,20 +150,24 @@ func (g *Guard) keyAccess(ctx context.Context, ref string, now time.Time) (*flig
 	return ka, nil
 }
 
+// activeKey is keyAccess for a key that must be active: an unknown or inactive key is bad.
+func (g *Guard) activeKey(ctx context.Context, ref string, now time.Time, bad error) (*flightgraph.KeyAccess, error) {
+	ka, err := g.keyAccess(ctx, ref, now)
+	if errIsNotFound(err) || err == nil && ka.Key.Status != flightgraph.KeyActive {
+		return nil, bad
+	}
+	return ka, err
+}
+
 func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller, error) {
 	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	bad := flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
 	if CredentialKind(key) != KindAPIKey {
 		return anon, bad
 	}
-	ka, err := g.keyAccess(ctx, HashCredential(key), g.Now())
-	if errIsNotFound(err) {
-		return anon, bad
-	} else if err != nil {
+	ka, err := g.activeKey(ctx, HashCredential(key), g.Now(), bad)
+	if err != nil {
 		return anon, err
-	}
-	if ka.Key.Status != flightgraph.KeyActive {
-		return anon, bad
 	}
 	return &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: ka.Key.ID, ApplicationID: ka.Application.ID,
 		Account: ka.Account, Products: ka.Products}, nil
@@ -198,14 +198,9 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 	if tk.Kind != flightgraph.TokenAccess || tk.RevokedAt != nil || !now.Before(tk.ExpiresAt) {
 		return anon, bad
 	}
-	ka, err := g.keyAccess(ctx, "id:"+tk.KeyID, now)
-	if errIsNotFound(err) {
-		return anon, bad
-	} else if err != nil {
+	ka, err := g.activeKey(ctx, "id:"+tk.KeyID, now, bad)
+	if err != nil {
 		return anon, err
-	}
-	if ka.Key.Status != flightgraph.KeyActive {
-		return anon, bad
 	}
 	products := make(map[string]*flightgraph.Entitlement, len(c.scopeSet))
 	for slug, e := range ka.Products {
