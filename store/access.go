@@ -162,9 +162,6 @@ func (a accessQ) Key(ctx context.Context, id string) (*flightgraph.Key, error) {
 
 // KeysByApplications implements flightgraph.AccessReader.
 func (a accessQ) KeysByApplications(ctx context.Context, appIDs []string) ([][]*flightgraph.Key, error) {
-	if len(appIDs) == 0 {
-		return nil, nil
-	}
 	var rows []*flightgraph.Key
 	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+keyCols+` FROM api_keys WHERE application_id IN (?) ORDER BY created_at DESC, id`, unique(appIDs)); err != nil {
 		return nil, err
@@ -227,9 +224,6 @@ func (a accessQ) Subscription(ctx context.Context, id string) (*flightgraph.Subs
 
 // SubscriptionsByKeys implements flightgraph.AccessReader.
 func (a accessQ) SubscriptionsByKeys(ctx context.Context, keyIDs []string) ([][]*flightgraph.Subscription, error) {
-	if len(keyIDs) == 0 {
-		return nil, nil
-	}
 	var rows []*flightgraph.Subscription
 	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+subCols+` FROM subscriptions WHERE key_id IN (?) ORDER BY product`, unique(keyIDs)); err != nil {
 		return nil, err
@@ -262,9 +256,6 @@ func (a accessQ) LimitRequests(ctx context.Context, status flightgraph.LimitRequ
 // UsageOn implements flightgraph.AccessReader.
 func (a accessQ) UsageOn(ctx context.Context, subscriptionIDs []string, day string) ([]int64, error) {
 	out := make([]int64, len(subscriptionIDs))
-	if len(subscriptionIDs) == 0 {
-		return out, nil
-	}
 	var rows []*flightgraph.Usage
 	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT subscription_id, day, calls FROM usage_daily WHERE day = ? AND subscription_id IN (?)`, day, unique(subscriptionIDs)); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -32,6 +33,23 @@ func TestMigrateTwice(t *testing.T) {
 		v, err := db.SchemaVersion(context.Background())
 		if err != nil || v < 1 {
 			t.Fatalf("schema version %d, %v", v, err)
+		}
+	})
+}
+
+// TestBatchLookupsOfNoKeys: a batch lookup of no keys answers nothing, with no round trip.
+func TestBatchLookupsOfNoKeys(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, dialect string) {
+		db := storetest.Open(t, dialect, os.Getenv)
+		ctx := store.WithQueryCounter(context.Background())
+		airports, err1 := store.NewPlaceStore(db).AirportsByCodes(ctx, nil)
+		cabins, err2 := store.NewAircraftStore(db).CabinsByConfigurations(ctx, []string{})
+		legs, err3 := store.NewFlightStore(db).LegsByFlightIDs(ctx, nil)
+		if err := errors.Join(err1, err2, err3); err != nil || len(airports)+len(cabins)+len(legs) != 0 {
+			t.Fatalf("lookups of no keys: %v %v %v, %v", airports, cabins, legs, err)
+		}
+		if n := store.QueryCount(ctx); n != 0 {
+			t.Errorf("lookups of no keys cost %d round trips", n)
 		}
 	})
 }
