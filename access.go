@@ -41,11 +41,7 @@ type KeyAccess struct {
 // AccessReader reads the access core. Lookups of one thing return ECodeNotFound when it does not
 // exist.
 type AccessReader interface {
-	Products(ctx context.Context) ([]*Product, error)
-	Plans(ctx context.Context) ([]*Plan, error)
 	Plan(ctx context.Context, id string) (*Plan, error)
-	// StandardPlan returns a product's non-custom plan of that name.
-	StandardPlan(ctx context.Context, product, name string) (*Plan, error)
 
 	AccountByID(ctx context.Context, id string) (*Account, error)
 	AccountByEmail(ctx context.Context, email string) (*Account, error)

@@ -1,6 +1,12 @@
 package access
 
-import "github.com/flightgraph/flightgraph"
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/flightgraph/flightgraph"
+)
 
 // Products is the built-in catalogue of APIs. Public products have the Default plan; partner and
 // internal ones a plan of their own. Synced into the store at start-up (SyncCatalogue).
@@ -34,28 +40,54 @@ var Products = []*flightgraph.Product{
 		Operations:  []string{"GET /opendata/cargo/v1/ping"}},
 }
 
-// standardPlans are the plans of the built-in products.
-func standardPlans() []*flightgraph.Plan {
-	var out []*flightgraph.Plan
+// planOf is the one standard plan of each visibility: name, id suffix and limits.
+var planOf = map[flightgraph.Visibility]struct {
+	suffix, name string
+	limits       flightgraph.Limits
+}{
+	flightgraph.VisibilityPublic:   {"default", flightgraph.DefaultPlan, flightgraph.DefaultLimits},
+	flightgraph.VisibilityPartner:  {"partner", "Partner", flightgraph.Limits{PerSecond: 50, PerDay: 500_000}},
+	flightgraph.VisibilityInternal: {"internal", "Internal", flightgraph.Limits{PerSecond: 100, PerDay: 1_000_000}},
+}
+
+// catalogue is the built-in catalogue, indexed once: the store holds a copy (SyncCatalogue) for
+// the subscriptions to refer to, but nothing needs to read it back.
+var catalogue = sync.OnceValue(func() (c struct {
+	products []*flightgraph.Product // by slug
+	bySlug   map[string]*flightgraph.Product
+	plans    []*flightgraph.Plan // the standard plans, in the order of Products
+}) {
+	c.bySlug = map[string]*flightgraph.Product{}
 	for _, p := range Products {
-		switch p.Visibility {
-		case flightgraph.VisibilityPublic:
-			out = append(out, &flightgraph.Plan{ID: "plan_" + p.Slug + "_default", Product: p.Slug, Name: flightgraph.DefaultPlan, Limits: flightgraph.DefaultLimits})
-		case flightgraph.VisibilityPartner:
-			out = append(out, &flightgraph.Plan{ID: "plan_" + p.Slug + "_partner", Product: p.Slug, Name: "Partner", Limits: flightgraph.Limits{PerSecond: 50, PerDay: 500_000}})
-		case flightgraph.VisibilityInternal:
-			out = append(out, &flightgraph.Plan{ID: "plan_" + p.Slug + "_internal", Product: p.Slug, Name: "Internal", Limits: flightgraph.Limits{PerSecond: 100, PerDay: 1_000_000}})
+		c.bySlug[p.Slug] = p
+		if v, ok := planOf[p.Visibility]; ok {
+			c.plans = append(c.plans, &flightgraph.Plan{ID: "plan_" + p.Slug + "_" + v.suffix, Product: p.Slug, Name: v.name, Limits: v.limits})
+		}
+	}
+	c.products = slices.SortedFunc(slices.Values(Products), func(a, b *flightgraph.Product) int { return strings.Compare(a.Slug, b.Slug) })
+	return c
+})
+
+// product returns the built-in product with this slug, or nil.
+func product(slug string) *flightgraph.Product { return catalogue().bySlug[slug] }
+
+// standardPlans returns the standard plans of a product.
+func standardPlans(product string) []*flightgraph.Plan {
+	var out []*flightgraph.Plan
+	for _, p := range catalogue().plans {
+		if p.Product == product {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// product returns the built-in product with this slug, or nil.
-func product(slug string) *flightgraph.Product {
-	for _, p := range Products {
-		if p.Slug == slug {
-			return p
+// standardPlan returns a product's standard plan of that name; ECodeNotFound if it has none.
+func standardPlan(product, name string) (*flightgraph.Plan, error) {
+	for _, p := range standardPlans(product) {
+		if p.Name == name {
+			return p, nil
 		}
 	}
-	return nil
+	return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "API %s has no plan %q", product, name)
 }

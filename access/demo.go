@@ -71,7 +71,7 @@ func (s *Service) SeedDemo(ctx context.Context) (*DemoCredentials, error) {
 			if p.Visibility != flightgraph.VisibilityPublic {
 				continue
 			}
-			plan, err := tx.StandardPlan(ctx, p.Slug, flightgraph.DefaultPlan)
+			plan, err := standardPlan(p.Slug, flightgraph.DefaultPlan)
 			if err != nil {
 				return err
 			}

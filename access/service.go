@@ -35,7 +35,7 @@ func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microseco
 
 // SyncCatalogue writes the built-in products and their plans to the store.
 func (s *Service) SyncCatalogue(ctx context.Context) error {
-	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.SyncProducts(ctx, Products, standardPlans()) })
+	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.SyncProducts(ctx, Products, catalogue().plans) })
 }
 
 // Session is a signed-in account with its session token, shown once.
@@ -193,15 +193,11 @@ func operator(ctx context.Context) (*flightgraph.Account, error) {
 // Me returns the signed-in account.
 func (s *Service) Me(ctx context.Context) (*flightgraph.Account, error) { return account(ctx) }
 
-// Catalogue returns the products the caller may see, with their plans.
+// Catalogue returns the products the caller may see, by slug.
 func (s *Service) Catalogue(ctx context.Context) ([]*flightgraph.Product, error) {
 	role := flightgraph.CallerFromContext(ctx).Role()
-	all, err := s.Store.Products(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var out []*flightgraph.Product
-	for _, p := range all {
+	for _, p := range catalogue().products {
 		if p.VisibleTo(role) {
 			out = append(out, p)
 		}
@@ -211,17 +207,7 @@ func (s *Service) Catalogue(ctx context.Context) ([]*flightgraph.Product, error)
 
 // PlansOf returns the standard plans of a product.
 func (s *Service) PlansOf(ctx context.Context, product string) ([]*flightgraph.Plan, error) {
-	all, err := s.Store.Plans(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []*flightgraph.Plan
-	for _, p := range all {
-		if p.Product == product {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return standardPlans(product), nil
 }
 
 // Applications returns the signed-in developer's applications.
@@ -430,7 +416,7 @@ func (s *Service) subscribe(ctx context.Context, tx flightgraph.AccessTx, acc *f
 	if planName == "" {
 		planName = flightgraph.DefaultPlan
 	}
-	plan, err := tx.StandardPlan(ctx, p.Slug, planName)
+	plan, err := standardPlan(p.Slug, planName)
 	if flightgraph.ErrorCode(err) == flightgraph.ECodeNotFound {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "plan", "API %s has no plan %q", p.Slug, planName)
 	} else if err != nil {

@@ -330,6 +330,9 @@ func TestAccessStory(t *testing.T) {
 		if seen["metasearch"] != "" || seen["cargo"] != "" || seen["flightstatus"] != "API_KEY" || seen["baggage"] != "OAUTH" {
 			t.Fatalf("developer's catalogue: %v", seen)
 		}
+		if n := s.queries.Load(); n != 1 {
+			t.Errorf("the catalogue with its plans cost %d round trips, want 1: the session's (the catalogue is built in)", n)
+		}
 		op.do(t, `{ apis { slug } }`, nil, &apis)
 		if len(apis.Apis) != 8 {
 			t.Fatalf("operator sees %d APIs, want all 8", len(apis.Apis))

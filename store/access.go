@@ -46,61 +46,12 @@ func (a accessQ) one(ctx context.Context, dest any, what, query string, args ...
 	return err
 }
 
-// productRow is a product as stored: grants and operations as comma-separated lists.
-type productRow struct {
-	flightgraph.Product
-	GrantList     string `db:"grants"`
-	OperationList string `db:"operations"`
-}
-
-func (r *productRow) product() *flightgraph.Product {
-	p := r.Product
-	p.Grants, p.Operations = nil, nil
-	for _, g := range strings.Split(r.GrantList, ",") {
-		if g != "" {
-			p.Grants = append(p.Grants, flightgraph.Grant(g))
-		}
-	}
-	for _, o := range strings.Split(r.OperationList, "\n") {
-		if o != "" {
-			p.Operations = append(p.Operations, o)
-		}
-	}
-	return &p
-}
-
-// Products implements flightgraph.AccessReader.
-func (a accessQ) Products(ctx context.Context) ([]*flightgraph.Product, error) {
-	var rows []*productRow
-	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT slug, name, description, visibility, auth, grants, operations FROM products ORDER BY slug`); err != nil {
-		return nil, err
-	}
-	out := make([]*flightgraph.Product, len(rows))
-	for i, r := range rows {
-		out[i] = r.product()
-	}
-	return out, nil
-}
-
 const planCols = `id, product, name, custom, per_second, per_day`
-
-// Plans implements flightgraph.AccessReader.
-func (a accessQ) Plans(ctx context.Context) ([]*flightgraph.Plan, error) {
-	var rows []*flightgraph.Plan
-	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+planCols+` FROM plans WHERE NOT custom ORDER BY product, name`)
-	return rows, err
-}
 
 // Plan implements flightgraph.AccessReader.
 func (a accessQ) Plan(ctx context.Context, id string) (*flightgraph.Plan, error) {
 	var p flightgraph.Plan
 	return &p, a.one(ctx, &p, "plan", `SELECT `+planCols+` FROM plans WHERE id = ?`, id)
-}
-
-// StandardPlan implements flightgraph.AccessReader.
-func (a accessQ) StandardPlan(ctx context.Context, product, name string) (*flightgraph.Plan, error) {
-	var p flightgraph.Plan
-	return &p, a.one(ctx, &p, "plan", `SELECT `+planCols+` FROM plans WHERE product = ? AND name = ? AND NOT custom`, product, name)
 }
 
 const accountCols = `id, email, name, role, password_hash, created_at`
