@@ -289,7 +289,8 @@ const fallbackLogEvery = time.Minute
 // the primary answers again (see DayCatchUp).
 //
 // While the primary fails it is retried at most once a second; the other calls go straight to the
-// secondary. The switch is logged at most once a minute and counted by Fallbacks.
+// secondary. The switch is logged at most once a minute and counted by Fallbacks (served at
+// /metrics as flightgraph_limiter_fallbacks_total).
 //
 // When the primary is a DayCatchUp (the Redis limiter), the subscriptions and days the secondary
 // admitted calls for are caught up once the primary answers again: in the background, each of

@@ -124,6 +124,12 @@ func New(cfg Config) *Server {
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"route", "method"})
 	cfg.Registry.MustRegister(s.requests, s.duration)
+	if f, ok := limiter.(interface{ Fallbacks() int64 }); ok {
+		cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "flightgraph_limiter_fallbacks_total",
+			Help: "Limit decisions this replica made on its own because the shared limiter (Redis) failed.",
+		}, func() float64 { return float64(f.Fallbacks()) }))
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphQL())

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
@@ -226,6 +227,32 @@ func TestHealthAndReadiness(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("healthz must not depend on the database: %d", resp.StatusCode)
+	}
+}
+
+// TestMetricsCountLimiterFallbacks: with Redis unreachable, each decision the replica makes on
+// its own is counted at /metrics.
+func TestMetricsCountLimiterFallbacks(t *testing.T) {
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	t.Cleanup(func() { down.Close() })
+	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *server.Config) {
+		c.NewLimiter = func(usage access.DayUsage) access.Limiter {
+			return access.NewFallback(access.NewRedisLimiter(down, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), c.Log)
+		}
+	})
+	for range 3 {
+		if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": s.demo.APIKey}, ""); code != 200 {
+			t.Fatalf("ping with Redis down: %d %s", code, body)
+		}
+	}
+	resp, err := http.Get(s.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "flightgraph_limiter_fallbacks_total 3") {
+		t.Errorf("metrics lack 3 fallbacks:\n%s", body)
 	}
 }
 
