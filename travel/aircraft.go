@@ -14,14 +14,8 @@ func (s *Service) AircraftConfiguration(ctx context.Context, code string) (*flig
 	if len(c) != 3 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "configuration", "an aircraft configuration is three characters, e.g. 77W, got %q", code)
 	}
-	as, err := s.Aircraft.AircraftByConfigurations(ctx, []string{c})
-	if err != nil {
-		return nil, err
-	}
-	if as[0] == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeFlightConfiguration, "configuration", "aircraft configuration %s is not found", c)
-	}
-	return as[0], nil
+	return one(ctx, s.Aircraft.AircraftByConfigurations, c,
+		flightgraph.ParamErrorf(flightgraph.ECodeFlightConfiguration, "configuration", "aircraft configuration %s is not found", c))
 }
 
 // Fleet returns every configuration.

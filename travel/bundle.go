@@ -42,54 +42,40 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 			configs = append(configs, l.ConfigurationCode)
 		}
 	}
-	as, err := s.Places.AirportsByCodes(ctx, airports)
-	if err != nil {
+	if err := fetchInto(ctx, b.Airports, s.Places.AirportsByCodes, airports, func(a *flightgraph.Airport) string { return a.Code }); err != nil {
 		return nil, err
 	}
 	var cities, countries []string
-	for _, a := range as {
-		if a != nil {
-			b.Airports[a.Code] = a
-			cities, countries = append(cities, a.CityCode), append(countries, a.CountryCode)
-		}
+	for _, a := range b.Airports {
+		cities, countries = append(cities, a.CityCode), append(countries, a.CountryCode)
 	}
-	cs, err := s.Places.CitiesByCodes(ctx, cities)
-	if err != nil {
+	if err := fetchInto(ctx, b.Cities, s.Places.CitiesByCodes, cities, func(c *flightgraph.City) string { return c.Code }); err != nil {
 		return nil, err
 	}
-	for _, c := range cs {
-		if c != nil {
-			b.Cities[c.Code] = c
-		}
-	}
-	ns, err := s.Places.CountriesByCodes(ctx, countries)
-	if err != nil {
+	if err := fetchInto(ctx, b.Countries, s.Places.CountriesByCodes, countries, func(c *flightgraph.Country) string { return c.Code }); err != nil {
 		return nil, err
 	}
-	for _, n := range ns {
-		if n != nil {
-			b.Countries[n.Code] = n
-		}
-	}
-	ac, err := s.Aircraft.AircraftByConfigurations(ctx, configs)
-	if err != nil {
+	if err := fetchInto(ctx, b.Aircraft, s.Aircraft.AircraftByConfigurations, configs, func(a *flightgraph.Aircraft) string { return a.Configuration }); err != nil {
 		return nil, err
 	}
-	for _, a := range ac {
-		if a != nil {
-			b.Aircraft[a.Configuration] = a
-		}
-	}
-	cr, err := s.Network.CarriersByCodes(ctx, carriers)
-	if err != nil {
+	if err := fetchInto(ctx, b.Carriers, s.Network.CarriersByCodes, carriers, func(c *flightgraph.Carrier) string { return c.Code }); err != nil {
 		return nil, err
-	}
-	for _, c := range cr {
-		if c != nil {
-			b.Carriers[c.Code] = c
-		}
 	}
 	return b, nil
+}
+
+// fetchInto looks keys up through a batch lookup and files what it finds in m under its code.
+func fetchInto[T any](ctx context.Context, m map[string]*T, batch func(context.Context, []string) ([]*T, error), keys []string, code func(*T) string) error {
+	got, err := batch(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for _, v := range got {
+		if v != nil {
+			m[code(v)] = v
+		}
+	}
+	return nil
 }
 
 // FlightAmenityQuery asks for the amenities of the aircraft that flies a flight.

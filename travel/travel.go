@@ -28,14 +28,19 @@ func (s *Service) Flight(ctx context.Context, id string) (*flightgraph.Flight, e
 	if err != nil {
 		return nil, err
 	}
-	fs, err := s.Flights.FlightsByIDs(ctx, []string{fid.String()})
+	return one(ctx, s.Flights.FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
+}
+
+// one looks key up through a batch lookup; a key it does not find is the error missing.
+func one[T any](ctx context.Context, batch func(context.Context, []string) ([]*T, error), key string, missing error) (*T, error) {
+	got, err := batch(ctx, []string{key})
 	if err != nil {
 		return nil, err
 	}
-	if fs[0] == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid)
+	if got[0] == nil {
+		return nil, missing
 	}
-	return fs[0], nil
+	return got[0], nil
 }
 
 // FlightByNumber returns a carrier's flight on a schedule date; ECodeFlightNotFound if none.
@@ -69,14 +74,7 @@ func (s *Service) Airport(ctx context.Context, code string) (*flightgraph.Airpor
 	if err != nil {
 		return nil, err
 	}
-	as, err := s.Places.AirportsByCodes(ctx, []string{c})
-	if err != nil {
-		return nil, err
-	}
-	if as[0] == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "airport %s is not found", c)
-	}
-	return as[0], nil
+	return one(ctx, s.Places.AirportsByCodes, c, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "airport %s is not found", c))
 }
 
 // FindAirports returns one page of airports and the number of all matches.
@@ -94,14 +92,7 @@ func (s *Service) City(ctx context.Context, code string) (*flightgraph.City, err
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.Places.CitiesByCodes(ctx, []string{c})
-	if err != nil {
-		return nil, err
-	}
-	if cs[0] == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "city %s is not found", c)
-	}
-	return cs[0], nil
+	return one(ctx, s.Places.CitiesByCodes, c, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "city %s is not found", c))
 }
 
 // Country returns one country; ECodeBadFormat for a malformed code, ECodeInvalidParameter for
@@ -111,14 +102,7 @@ func (s *Service) Country(ctx context.Context, code string) (*flightgraph.Countr
 	if !flightgraph.IsCountryCode(c) {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "code", "country must be a two-letter ISO code, got %q", code)
 	}
-	cs, err := s.Places.CountriesByCodes(ctx, []string{c})
-	if err != nil {
-		return nil, err
-	}
-	if cs[0] == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "code", "country %s is not served", c)
-	}
-	return cs[0], nil
+	return one(ctx, s.Places.CountriesByCodes, c, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "code", "country %s is not served", c))
 }
 
 // Cities returns every city.
