@@ -68,11 +68,5 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 		flightgraph.Flight
 		Total int `db:"total"`
 	}
-	var rows []row
-	total, err := findPage(ctx, s.db, &rows, func(r *row) int { return r.Total }, flightCols, "flights", w, "departure_utc, id", f.Page)
-	out := make([]*flightgraph.Flight, len(rows))
-	for i := range rows {
-		out[i] = &rows[i].Flight
-	}
-	return out, total, err
+	return findPage(ctx, s.db, func(r *row) (*flightgraph.Flight, int) { return &r.Flight, r.Total }, flightCols, "flights", w, "departure_utc, id", f.Page)
 }

@@ -74,15 +74,9 @@ func (s *PlaceStore) FindAirports(ctx context.Context, f flightgraph.AirportFilt
 		flightgraph.Airport
 		Total int `db:"total"`
 	}
-	var rows []row
-	total, err := findPage(ctx, s.db, &rows, func(r *row) int { return r.Total },
+	return findPage(ctx, s.db, func(r *row) (*flightgraph.Airport, int) { return &r.Airport, r.Total },
 		"a.code, a.name, a.city_code, a.country_code, a.latitude, a.longitude, a.time_zone, a.hub",
 		"airports a JOIN cities c ON c.code = a.city_code", w, "a.code", f.Page)
-	out := make([]*flightgraph.Airport, len(rows))
-	for i := range rows {
-		out[i] = &rows[i].Airport
-	}
-	return out, total, err
 }
 
 // Cities implements flightgraph.PlaceStore.

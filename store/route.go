@@ -27,14 +27,8 @@ func (s *NetworkStore) FindRoutes(ctx context.Context, f flightgraph.RouteFilter
 		flightgraph.Route
 		Total int `db:"total"`
 	}
-	var rows []row
-	total, err := findPage(ctx, s.db, &rows, func(r *row) int { return r.Total },
+	return findPage(ctx, s.db, func(r *row) (*flightgraph.Route, int) { return &r.Route, r.Total },
 		"carrier, origin, destination, distance_km, block_minutes, haul, weekly_flights", "routes", w, "origin, destination, carrier", f.Page)
-	out := make([]*flightgraph.Route, len(rows))
-	for i := range rows {
-		out[i] = &rows[i].Route
-	}
-	return out, total, err
 }
 
 // CarriersByCodes implements flightgraph.NetworkStore.
@@ -72,15 +66,9 @@ func (s *NetworkStore) FindSchedule(ctx context.Context, f flightgraph.ScheduleF
 		flightgraph.ScheduledLeg
 		Total int `db:"total"`
 	}
-	var rows []row
-	total, err := findPage(ctx, s.db, &rows, func(r *row) int { return r.Total }, `carrier, number, seq, period_from, period_to, days, origin,
+	return findPage(ctx, s.db, func(r *row) (*flightgraph.ScheduledLeg, int) { return &r.ScheduledLeg, r.Total }, `carrier, number, seq, period_from, period_to, days, origin,
 		destination, departure_local, arrival_local, departure_day_offset, arrival_day_offset, configuration, service_type, distance_km,
 		block_minutes`, "schedule_legs", w, "carrier, number, seq", f.Page)
-	out := make([]*flightgraph.ScheduledLeg, len(rows))
-	for i := range rows {
-		out[i] = &rows[i].ScheduledLeg
-	}
-	return out, total, err
 }
 
 // AllRoutes implements flightgraph.NetworkStore.
