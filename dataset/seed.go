@@ -68,17 +68,25 @@ func Ensure(ctx context.Context, ds flightgraph.DatasetStore, opts Options, now 
 		s, err := Seed(ctx, ds, opts, now, log)
 		return true, s, err
 	}
-	s, err := Roll(ctx, ds, Window(now), log)
+	s, err := roll(ctx, ds, st, Window(now), log)
 	return false, s, err
 }
 
 // Roll materialises the dates of window (ascending, usually Window(now)) that are missing and drops
 // the dates before it. It reads the schedule only when a date is missing, so a start on the same
-// day costs three small queries.
+// day costs two small queries: the state and the dates.
 func Roll(ctx context.Context, ds flightgraph.DatasetStore, window []string, log *slog.Logger) (Stats, error) {
 	st, err := ds.DatasetState(ctx)
-	if err != nil || st == nil || len(window) == 0 {
+	if err != nil || st == nil {
 		return Stats{}, err
+	}
+	return roll(ctx, ds, st, window, log)
+}
+
+// roll is Roll on the data set whose state the caller read.
+func roll(ctx context.Context, ds flightgraph.DatasetStore, st *flightgraph.DatasetState, window []string, log *slog.Logger) (Stats, error) {
+	if len(window) == 0 {
+		return Stats{}, nil
 	}
 	have, err := ds.MaterialisedDates(ctx)
 	if err != nil {
