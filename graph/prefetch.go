@@ -93,10 +93,10 @@ func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Fl
 			f.AttachLegs(legs[i], errs[i])
 		}
 	}
-	if l.wants("Flight.origin", "Flight.destination") && len(airports) > 0 {
+	if l.wants("Flight.origin", "Flight.destination") {
 		l.Airport.Prefetch(ctx, airports)
 	}
-	if l.wants("Flight.carrier") && len(carriers) > 0 {
+	if l.wants("Flight.carrier") {
 		l.Carrier.Prefetch(ctx, carriers)
 	}
 }
@@ -110,14 +110,14 @@ func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLe
 	}
 	// The places and the fleet are independent branches: fetch them side by side.
 	var wg sync.WaitGroup
-	if l.wants("FlightLeg.origin", "FlightLeg.destination") && len(airports) > 0 {
+	if l.wants("FlightLeg.origin", "FlightLeg.destination") {
 		wg.Go(func() { l.Airport.Prefetch(ctx, airports) })
 	}
-	if l.wants("FlightLeg.aircraft") && len(configs) > 0 {
+	if l.wants("FlightLeg.aircraft") {
 		l.Aircraft.Prefetch(ctx, configs)
 	}
 	wg.Wait()
-	if l.wants("FlightLeg.origin", "FlightLeg.destination") && len(legs) > 0 {
+	if l.wants("FlightLeg.origin", "FlightLeg.destination") {
 		vals, errs := l.Airport.values(ctx, airports)
 		for i, g := range legs {
 			g.AttachOrigin(referenced(vals[2*i], errs[2*i], airports[2*i]))
@@ -142,10 +142,10 @@ func (l *Loaders) PrefetchAirports(ctx context.Context, airports []*flightgraph.
 			cities, countries = append(cities, a.CityCode), append(countries, a.CountryCode)
 		}
 	}
-	if l.wants("Airport.city") && len(cities) > 0 {
+	if l.wants("Airport.city") {
 		l.City.Prefetch(ctx, cities)
 	}
-	if l.wants("Airport.country") && len(countries) > 0 {
+	if l.wants("Airport.country") {
 		l.Country.Prefetch(ctx, countries)
 	}
 }
@@ -157,10 +157,10 @@ func (l *Loaders) prefetchCities(ctx context.Context, cities []*flightgraph.City
 			codes, countries = append(codes, c.Code), append(countries, c.CountryCode)
 		}
 	}
-	if l.wants("City.country") && len(countries) > 0 {
+	if l.wants("City.country") {
 		l.Country.Prefetch(ctx, countries)
 	}
-	if l.wants("City.airports") && len(codes) > 0 {
+	if l.wants("City.airports") {
 		l.CityPorts.Prefetch(ctx, codes)
 	}
 }
@@ -172,7 +172,7 @@ func (l *Loaders) prefetchCarriers(ctx context.Context, carriers []*flightgraph.
 			hubs = append(hubs, c.HubCode)
 		}
 	}
-	if l.wants("Carrier.hub") && len(hubs) > 0 {
+	if l.wants("Carrier.hub") {
 		l.Airport.Prefetch(ctx, hubs)
 	}
 }
@@ -185,7 +185,7 @@ func (l *Loaders) prefetchAircraft(ctx context.Context, aircraft []*flightgraph.
 			codes = append(codes, a.Configuration)
 		}
 	}
-	if l.wants("Aircraft.cabins") && len(codes) > 0 {
+	if l.wants("Aircraft.cabins") {
 		l.Cabins.Prefetch(ctx, codes)
 	}
 }
@@ -195,7 +195,7 @@ func (l *Loaders) prefetchCabins(ctx context.Context, cabins []*flightgraph.Cabi
 	for _, c := range cabins {
 		products = append(products, c.Product)
 	}
-	if l.wants("Cabin.amenities") && len(products) > 0 {
+	if l.wants("Cabin.amenities") {
 		l.Amenities.Prefetch(ctx, products)
 	}
 }
@@ -207,10 +207,10 @@ func (l *Loaders) PrefetchRoutes(ctx context.Context, routes []*flightgraph.Rout
 		airports = append(airports, r.OriginCode, r.DestinationCode)
 		carriers = append(carriers, r.CarrierCode)
 	}
-	if l.wants("Route.origin", "Route.destination") && len(airports) > 0 {
+	if l.wants("Route.origin", "Route.destination") {
 		l.Airport.Prefetch(ctx, airports)
 	}
-	if l.wants("Route.carrier") && len(carriers) > 0 {
+	if l.wants("Route.carrier") {
 		l.Carrier.Prefetch(ctx, carriers)
 	}
 }
