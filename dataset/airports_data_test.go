@@ -196,6 +196,7 @@ func TestAirportsDataSpotChecks(t *testing.T) {
 	} {
 		c := refDataCountry(tc.code)
 		if c == nil {
+			t.Errorf("country %s is missing", tc.code)
 			continue
 		}
 		if c.Euro != tc.euro || c.EU != tc.eu || c.Schengen != tc.schengen {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	_ "github.com/lib/pq"
 	_ "modernc.org/sqlite"
@@ -131,8 +130,13 @@ func (s *testServer) mailTo(t *testing.T, addr string) []string {
 	defer rows.Close()
 	for rows.Next() {
 		var subj string
-		rows.Scan(&subj)
+		if err := rows.Scan(&subj); err != nil {
+			t.Fatal(err)
+		}
 		subjects = append(subjects, subj)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return subjects
 }
@@ -379,7 +383,9 @@ func TestAccessStory(t *testing.T) {
 		// Nothing secret is stored or logged in plaintext.
 		dev.do(t, `mutation { signOut }`, nil, nil)
 		dev.fails(t, flightgraph.ECodeNotSignedIn, `{ me { account { id } } }`, nil)
-		s.srv.Usage.Flush(context.Background())
+		if err := s.srv.Usage.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 		secrets := []string{developerPassword, key.APIKey, key.Secret, tok.AccessToken, dev.token, op.token, s.demo.APIKey, s.demo.ClientSecret,
 			s.demo.OperatorPassword, s.demo.DeveloperPassword, s.demo.CustomerPassword}
 		dump := s.dumpDB(t)
@@ -424,7 +430,9 @@ func (s *testServer) dumpDB(t *testing.T) string {
 		}
 		n := 0
 		for rows.Next() {
-			rows.Scan(ptrs...)
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("%s: %v", table, err)
+			}
 			for _, v := range vals {
 				switch x := v.(type) {
 				case string:
@@ -436,6 +444,9 @@ func (s *testServer) dumpDB(t *testing.T) string {
 			}
 			n++
 		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
 		rows.Close()
 		if table == "api_keys" && n == 0 {
 			t.Fatal("dumped no keys: the dump does not see the data")
@@ -443,5 +454,3 @@ func (s *testServer) dumpDB(t *testing.T) string {
 	}
 	return b.String()
 }
-
-var _ = time.Second
