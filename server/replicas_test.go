@@ -69,7 +69,10 @@ func TestReplicasShareLimits(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		rdb := redis.NewClient(opts) // each replica has its own client, as separate processes would
 		t.Cleanup(func() { rdb.Close() })
-		if err := rdb.Ping(ctx).Err(); err != nil {
+		pingCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := rdb.Ping(pingCtx).Err()
+		cancel()
+		if err != nil {
 			t.Fatalf("Redis at FLIGHTGRAPH_TEST_REDIS_URL does not answer: %v", err)
 		}
 		srv := server.New(server.Config{
@@ -159,8 +162,15 @@ func TestReplicasShareLimits(t *testing.T) {
 	if at, ok := windowsOK(times, 5); !ok {
 		t.Fatalf("more than 5 calls admitted in the second from %v", at)
 	}
-	if counts["OK"] != len(times) || counts["OK"] < 10 || counts["OK"] > 15 || counts[flightgraph.ECodePerSecondLimit] != 1000-counts["OK"] {
-		t.Fatalf("counts %v do not fit 5 per second over 2.5 s", counts)
+	// 400 calls a second for 2.5 s fill at least two whole seconds; at most 5 fit in each second
+	// the admissions actually spanned (a loaded machine can stretch the burst).
+	if len(times) == 0 {
+		t.Fatalf("no call admitted: %v", counts)
+	}
+	span := slices.MaxFunc(times, time.Time.Compare).Sub(slices.MinFunc(times, time.Time.Compare))
+	most := 5 * (int(span/time.Second) + 1)
+	if counts["OK"] != len(times) || counts["OK"] < 10 || counts["OK"] > most || counts[flightgraph.ECodePerSecondLimit] != 1000-counts["OK"] {
+		t.Fatalf("counts %v do not fit 5 per second over 2.5 s (at most %d over the admissions' span)", counts, most)
 	}
 
 	// 4,990 calls used today on another subscription: exactly 10 more are admitted.
