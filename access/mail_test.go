@@ -216,14 +216,12 @@ type mailTest struct {
 
 // forEachDialect runs fn on a fresh store of every configured dialect.
 func forEachDialect(t *testing.T, fn func(t *testing.T, mt *mailTest)) {
-	for _, dialect := range storetest.Dialects(os.Getenv) {
-		t.Run(dialect, func(t *testing.T) {
-			db := storetest.Open(t, dialect, os.Getenv)
-			c := &mailClock{now: storetest.Now}
-			db.Now = c.Now
-			fn(t, &mailTest{db: db, mail: store.NewMailStore(db), clock: c})
-		})
-	}
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		db := storetest.Open(t, dialect, os.Getenv)
+		c := &mailClock{now: storetest.Now}
+		db.Now = c.Now
+		fn(t, &mailTest{db: db, mail: store.NewMailStore(db), clock: c})
+	})
 }
 
 // MustEnqueue adds messages to the outbox.

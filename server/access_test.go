@@ -151,7 +151,7 @@ func placeholder(db *store.DB) string {
 const developerPassword = "correct horse battery"
 
 func TestAccessStory(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		anon := &portal{s: s}
 

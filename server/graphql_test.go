@@ -73,7 +73,7 @@ func filled(path string, v any) error {
 }
 
 func TestDepartures(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		resp := s.query(t, departures, departuresVars(50))
 		if len(resp.Errors) > 0 {
@@ -121,7 +121,7 @@ func TestDepartures(t *testing.T) {
 }
 
 func TestDeparturesRoundTrips(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		counts := map[int]int64{}
 		s.query(t, departures, departuresVars(1)) // authentication reads the key once, then caches it

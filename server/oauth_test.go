@@ -342,7 +342,7 @@ func oaNewFixture(t *testing.T, dialect string) *oaFixture {
 }
 
 func TestTokenEndpointRejects(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		f := oaNewFixture(t, dialect)
 		demo := f.oaDemoClient()
 		demoAccess, _ := f.oaPasswordGrant(t, demo)
@@ -497,7 +497,7 @@ func oaFlip(c byte) string {
 // TestTokenEndpointAcceptsBodyCredentials is the positive control of the client authentication
 // refusals: client_id and client_secret in the body are equally allowed (RFC 6749 §2.3.1).
 func TestTokenEndpointAcceptsBodyCredentials(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		f := oaNewFixture(t, dialect)
 		demo := f.oaDemoClient()
 		for _, c := range []struct {
@@ -533,7 +533,7 @@ func TestTokenEndpointAcceptsBodyCredentials(t *testing.T) {
 }
 
 func TestTokenEndpointIssues(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		demo := s.oaDemoClient()
 
@@ -694,7 +694,7 @@ func oaCheckFields(t testing.TB, what string, m map[string]any, want []string, o
 }
 
 func TestOAuth2Library(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		ctx := context.Background()
 		tokenURL := s.URL + oaTokenPath
@@ -791,7 +791,7 @@ func oaIsError(err error, code string) bool {
 
 func TestRefreshRace(t *testing.T) {
 	const racers = 50
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		demo := s.oaDemoClient()
 		_, refresh := s.oaPasswordGrant(t, demo)
@@ -868,7 +868,7 @@ func TestRefreshRace(t *testing.T) {
 // must stop accepting them at once — as it does after revokeKey — not when its cache entry
 // expires (in production five seconds later; here, with the frozen test clock, never).
 func TestRefreshReuseRevokesCachedAccessTokens(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		demo := s.oaDemoClient()
 		a1, r1 := s.oaPasswordGrant(t, demo)
@@ -953,7 +953,7 @@ func newGatedServer(t *testing.T, dialect string) (*testServer, *oaGatedStore) {
 // token, loses, and revokes the family. A's new pair belongs to that family and must be dead too —
 // otherwise whoever raced (a thief, say) keeps a working refresh token despite reuse detection.
 func TestRefreshReuseDuringRotation(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s, gate := newGatedServer(t, dialect)
 		demo := s.oaDemoClient()
 		_, refresh := s.oaPasswordGrant(t, demo)

@@ -671,7 +671,7 @@ type (
 // TestRESTResponsesValidate calls every REST route with answers of 200 and the errors of the
 // guard and the header contract, and validates each answer against the OpenAPI document.
 func TestRESTResponsesValidate(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		key := map[string]string{"api-key": s.demo.APIKey}
 		with := func(h map[string]string) map[string]string {

@@ -197,7 +197,7 @@ func TestRESTErrorCodes(t *testing.T) {
 		{"no connectivity on the E90's economy", amen + "?aircraftConfiguration=E90&cabinClass=ECONOMY&category=CONNECTIVITY", nil, flightgraph.ECodeNoCategoryContent, "category"},
 	}
 
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		s.insertErrorFixtures(t)
 		seen := map[string]bool{}

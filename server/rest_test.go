@@ -16,7 +16,7 @@ import (
 // TestRESTAndGraphQLAgree reads the same flights over REST and over GraphQL and compares the
 // facts both carry.
 func TestRESTAndGraphQLAgree(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		key := map[string]string{"api-key": s.demo.APIKey, "Accept": "application/hal+json;charset=utf8", "Accept-Language": "nl-NL"}
 		code, _, body := s.call(t, "GET", "/opendata/flightstatus?startRange=2026-11-22T05:00:00Z&endRange=2026-11-22T12:00:00Z&origin=CDG&pageSize=20", key, "")

@@ -182,12 +182,6 @@ func (s *testServer) queryAs(t testing.TB, headers map[string]string, q string, 
 	return out
 }
 
-func forEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
-	for _, d := range storetest.Dialects(os.Getenv) {
-		t.Run(d, func(t *testing.T) { fn(t, d) })
-	}
-}
-
 func TestHealthAndReadiness(t *testing.T) {
 	db := storetest.Open(t, store.SQLite, os.Getenv)
 	s := newServer(t, db)

@@ -37,7 +37,7 @@ func developerWithKey(t *testing.T, s *testServer, op *portal, email string) (de
 // TestOthersObjectsAreNotFound: a developer using another developer's application, key or
 // subscription ids gets not-found and changes nothing, for every portal operation.
 func TestOthersObjectsAreNotFound(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		op := s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
 		alice, appID, keyID, subID := developerWithKey(t, s, op, "alice@example.com")

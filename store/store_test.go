@@ -18,14 +18,8 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // forEachDialect runs fn on SQLite, and on PostgreSQL when FLIGHTGRAPH_TEST_DATABASE_URL is set.
-func forEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
-	for _, d := range storetest.Dialects(os.Getenv) {
-		t.Run(d, func(t *testing.T) { fn(t, d) })
-	}
-}
-
 func TestMigrateTwice(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Open(t, dialect, os.Getenv)
 		if err := db.Migrate(context.Background()); err != nil {
 			t.Fatalf("second migrate: %v", err)
@@ -39,7 +33,7 @@ func TestMigrateTwice(t *testing.T) {
 
 // TestBatchLookupsOfNoKeys: a batch lookup of no keys answers nothing, with no round trip.
 func TestBatchLookupsOfNoKeys(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Open(t, dialect, os.Getenv)
 		ctx := store.WithQueryCounter(context.Background())
 		airports, err1 := store.NewPlaceStore(db).AirportsByCodes(ctx, nil)
@@ -55,7 +49,7 @@ func TestBatchLookupsOfNoKeys(t *testing.T) {
 }
 
 func TestBatchLookupsKeepKeyOrder(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
 		places := store.NewPlaceStore(db)
@@ -102,7 +96,7 @@ func TestBatchLookupsKeepKeyOrder(t *testing.T) {
 }
 
 func TestFindFlights(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
 		flights := store.NewFlightStore(db)
@@ -183,7 +177,7 @@ func TestQueryCounter(t *testing.T) {
 }
 
 func TestUnavailableDatabase(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Open(t, dialect, os.Getenv)
 		db.Close()
 		_, err := store.NewPlaceStore(db).AirportsByCodes(context.Background(), []string{"AMS"})
@@ -197,7 +191,7 @@ func TestUnavailableDatabase(t *testing.T) {
 }
 
 func TestAddFlightsIsAllOrNothing(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
 		ds := store.NewDatasetStore(db)
@@ -227,7 +221,7 @@ func TestAddFlightsIsAllOrNothing(t *testing.T) {
 }
 
 func TestRollMovesTheWindow(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
 		ds := store.NewDatasetStore(db)
@@ -289,7 +283,7 @@ func TestRollMovesTheWindow(t *testing.T) {
 // TestSeedRefreshesPlannerStatistics: after a load, PostgreSQL's planner knows the tables' sizes.
 // Without statistics it planned the legs of a page of flights as a scan of every leg.
 func TestSeedRefreshesPlannerStatistics(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, dialect string) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		if dialect != store.Postgres {
 			if err := store.NewDatasetStore(db).Analyze(context.Background()); err != nil {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,6 +34,13 @@ func Dialects(getenv func(string) string) []string {
 		return []string{store.SQLite, store.Postgres}
 	}
 	return []string{store.SQLite}
+}
+
+// ForEachDialect runs fn as a subtest on each of Dialects(os.Getenv).
+func ForEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
+	for _, d := range Dialects(os.Getenv) {
+		t.Run(d, func(t *testing.T) { fn(t, d) })
+	}
 }
 
 // DSN returns a URL of an empty database of the dialect that lives as long as the test.
