@@ -20,6 +20,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
 // limitRedisURLEnv names the variable that points the Redis tests at a Redis server.
@@ -847,10 +848,7 @@ func mustLimitRedis(t testing.TB, url string) *redis.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now); left < time.Minute {
-		t.Logf("waiting %v for UTC midnight to pass on the Redis clock", left.Round(time.Second))
-		time.Sleep(left + time.Second)
-	}
+	storetest.ClearOfMidnight(t, now)
 	return c
 }
 

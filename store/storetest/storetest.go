@@ -43,6 +43,15 @@ func ForEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
 	}
 }
 
+// ClearOfMidnight sleeps past the next UTC midnight when now, the clock days are counted on, is
+// less than a minute before it: a test of daily counts must not run across a day's end.
+func ClearOfMidnight(t testing.TB, now time.Time) {
+	if left := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now); left < time.Minute {
+		t.Logf("waiting %v for UTC midnight to pass", left.Round(time.Second))
+		time.Sleep(left + time.Second)
+	}
+}
+
 // DSN returns a URL of an empty database of the dialect that lives as long as the test.
 func DSN(t testing.TB, dialect string, getenv func(string) string) string {
 	t.Helper()
