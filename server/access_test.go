@@ -99,7 +99,7 @@ func (s *testServer) flightsWith(t *testing.T, key string) (int, http.Header, st
 	return s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, string(q))
 }
 
-func restCode(t *testing.T, body string) string {
+func restCode(t testing.TB, body string) string {
 	t.Helper()
 	var b struct {
 		Errors []struct{ Code, Name, Description, Severity string }
@@ -308,7 +308,7 @@ func TestAccessStory(t *testing.T) {
 		dev.do(t, `mutation($k: ID!) { addApiToApplication(input: {keyId: $k, api: "baggage"}) { id status } }`, map[string]any{"k": key.ID}, &add)
 		op.do(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": add.AddAPIToApplication.ID}, nil)
 		code, _, body = s.call(t, "POST", "/oauthcust/oauth/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded",
-			"Authorization": basicAuth(key.APIKey, key.Secret)}, "grant_type=client_credentials")
+			"Authorization": oaBasic(key.APIKey, key.Secret)}, "grant_type=client_credentials")
 		var tok struct {
 			AccessToken string `json:"access_token"`
 			ReturnType  string `json:"return_type"`
@@ -398,12 +398,6 @@ func TestAccessStory(t *testing.T) {
 			}
 		}
 	})
-}
-
-func basicAuth(id, secret string) string {
-	req, _ := http.NewRequest("GET", "/", nil)
-	req.SetBasicAuth(id, secret)
-	return req.Header.Get("Authorization")
 }
 
 // rawDB opens a second connection to the test's database, to look at it as an outsider would.

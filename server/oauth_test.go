@@ -172,19 +172,10 @@ func oaBearer(tok string) map[string]string {
 	return map[string]string{"Authorization": "Bearer " + tok}
 }
 
-// restErrorCode returns the code of the first error of a REST error body.
+// oaRESTCode is restCode of a token-endpoint reply.
 func oaRESTCode(t testing.TB, r oaReply) string {
 	t.Helper()
-	var body struct {
-		Errors []struct {
-			Code        string `json:"code"`
-			Description string `json:"description"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(r.body, &body); err != nil || len(body.Errors) == 0 {
-		t.Fatalf("not a REST error body (%v): %s", err, r)
-	}
-	return body.Errors[0].Code
+	return restCode(t, string(r.body))
 }
 
 // portal drives the developer portal over GraphQL.
