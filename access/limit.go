@@ -299,6 +299,8 @@ const fallbackLogEvery = time.Minute
 type Fallback struct {
 	primary, secondary Limiter
 	log                *slog.Logger
+	// Now is the clock of the retries and the staleness; time.Now unless set before first use.
+	Now func() time.Time
 
 	missedMu                        sync.Mutex
 	missed                          map[SubscriptionDay]bool // the days the secondary admitted calls for, to catch up
@@ -318,14 +320,14 @@ func NewFallback(primary, secondary Limiter, log *slog.Logger) *Fallback {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Fallback{primary: primary, secondary: secondary, log: log}
+	return &Fallback{primary: primary, secondary: secondary, log: log, Now: time.Now}
 }
 
 // Admit decides with the primary and, when it fails or failed less than a second ago, with the
 // secondary. An error of the primary is returned only if ctx is done, since then the caller is
 // gone and the secondary's answer would not be read either.
 func (f *Fallback) Admit(ctx context.Context, subscription string, limits flightgraph.Limits) (Decision, error) {
-	now := time.Now().UnixNano()
+	now := f.Now().UnixNano()
 	retryAt := f.retryAt.Load()
 	// While the primary is failing, one call at a time wins the right to probe it.
 	if retryAt == 0 || now >= retryAt && f.retryAt.CompareAndSwap(retryAt, now+int64(fallbackProbe)) {
@@ -343,7 +345,7 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 		if ctx.Err() != nil {
 			return d, err
 		}
-		f.retryAt.Store(time.Now().Add(fallbackProbe).UnixNano())
+		f.retryAt.Store(f.Now().Add(fallbackProbe).UnixNano())
 		f.logOnce(ctx, &f.lastWarn, now, slog.LevelWarn, "access: the primary limiter failed; limits are enforced per replica",
 			"err", err, "fallbacks", f.fallbacks.Load())
 	}
@@ -398,7 +400,7 @@ func (f *Fallback) catchUp() {
 	f.missedMu.Unlock()
 
 	failed, err := f.primary.(DayCatchUp).CatchUp(ctx, days)
-	now := time.Now().UnixNano()
+	now := f.Now().UnixNano()
 	if len(failed) == 0 {
 		f.logOnce(ctx, &f.lastCaughtUp, now, slog.LevelInfo, "access: the primary limiter's day counters are caught up with the outage", "days", len(days))
 		return

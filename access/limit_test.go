@@ -434,10 +434,12 @@ func TestFallback_RedisDown(t *testing.T) {
 
 func TestFallback_Recovers(t *testing.T) {
 	t.Parallel()
-	primary := &flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now)}
+	clock := newLimitClock(limitBase)
+	primary := &flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)}
 	primary.down.Store(true)
 	var days []string
-	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, &days), time.Now), nil)
+	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, &days), clock.Now), nil)
+	f.Now = clock.Now
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
 
 	mustLimiterAdmit(t, f, "sub", limits)
@@ -447,7 +449,7 @@ func TestFallback_Recovers(t *testing.T) {
 	if n := f.Fallbacks(); n != 2 {
 		t.Fatalf("Fallbacks() = %d right after the primary failed, want 2", n)
 	}
-	time.Sleep(2100 * time.Millisecond)
+	clock.Add(2100 * time.Millisecond)
 	mustLimiterAdmit(t, f, "sub", limits)
 	if n := f.Fallbacks(); n != 2 {
 		t.Fatalf("Fallbacks() = %d once the primary recovered, want still 2", n)
@@ -521,6 +523,8 @@ func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
 	primary := &flakyRedis{release: make(chan struct{}, 1), RedisLimiter: access.NewRedisLimiter(c, prefix, durable.usage)}
 	var logs limitLogBuffer
 	f := access.NewFallback(primary, access.NewMemoryLimiter(durable.usage, time.Now), slog.New(slog.NewTextHandler(&logs, nil)))
+	probes := newLimitClock(time.Now()) // when the Fallback probes the primary again
+	f.Now = probes.Now
 	limits := flightgraph.Limits{PerSecond: 100, PerDay: 1000}
 	ctx := t.Context()
 	call := func() {
@@ -538,7 +542,7 @@ func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
 			call()
 		}
 		primary.down.Store(false)
-		time.Sleep(1100 * time.Millisecond) // the primary is probed again a second after it failed
+		probes.Add(1100 * time.Millisecond) // the primary is probed again a second after it failed
 	}
 	settled := func() int64 {
 		t.Helper()
