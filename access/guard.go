@@ -253,6 +253,8 @@ func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flight
 			return err
 		}
 	}
+	// Usage counts a call only once every product it touches admitted it.
+	admitted := make([]flightgraph.Usage, 0, len(products))
 	for _, slug := range products {
 		e := caller.Products[slug]
 		d, err := g.Limiter.Admit(ctx, e.SubscriptionID, e.Plan.Limits)
@@ -268,8 +270,11 @@ func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flight
 			}
 			return flightgraph.Errorf(d.Code, "%s", msg)
 		}
-		if g.Usage != nil {
-			g.Usage.Add(e.SubscriptionID, d.At.UTC().Format(flightgraph.DateLayout))
+		admitted = append(admitted, flightgraph.Usage{SubscriptionID: e.SubscriptionID, Day: d.At.UTC().Format(flightgraph.DateLayout)})
+	}
+	if g.Usage != nil {
+		for _, u := range admitted {
+			g.Usage.Add(u.SubscriptionID, u.Day)
 		}
 	}
 	return nil
