@@ -258,6 +258,9 @@ type FlightFilter struct {
 	DepartureFrom, DepartureTo time.Time
 	// ArrivalFrom and ArrivalTo bound the scheduled arrival (UTC) of the last leg when set.
 	ArrivalFrom, ArrivalTo time.Time
+	// OriginAirports and DestinationAirports, when set, are the airports Origin and Destination
+	// stand for (a city code's airports), for the store to match instead of the codes.
+	OriginAirports, DestinationAirports []string
 	Page
 }
 

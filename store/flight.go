@@ -42,7 +42,18 @@ func (s *FlightStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*f
 // FindFlights implements flightgraph.FlightStore.
 func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
 	var w filter
-	w.ends(f.Origin, f.Destination)
+	switch {
+	case f.OriginAirports != nil:
+		w.add("origin IN (?)", f.OriginAirports)
+	case f.Origin != "":
+		w.ends(f.Origin, "")
+	}
+	switch {
+	case f.DestinationAirports != nil:
+		w.add("destination IN (?)", f.DestinationAirports)
+	case f.Destination != "":
+		w.ends("", f.Destination)
+	}
 	if f.Date != "" {
 		w.add("schedule_date = ?", f.Date)
 	}

@@ -18,22 +18,45 @@ func (s *Service) Place(ctx context.Context, param, code string) (string, []*fli
 	if err != nil {
 		return "", nil, err
 	}
-	airports, err := s.Places.AirportsByCodes(ctx, []string{c})
+	all, err := s.airportsOf(ctx, c)
 	if err != nil {
 		return "", nil, err
-	}
-	ofCity, err := s.Places.AirportsByCities(ctx, []string{c})
-	if err != nil {
-		return "", nil, err
-	}
-	all := slices.Clone(ofCity[0])
-	if a := airports[0]; a != nil && !slices.Contains(all, a) && !slices.ContainsFunc(all, func(b *flightgraph.Airport) bool { return b.Code == a.Code }) {
-		all = append([]*flightgraph.Airport{a}, all...)
 	}
 	if len(all) == 0 {
 		return "", nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "%s is neither an airport nor a city of the network", c)
 	}
 	return c, all, nil
+}
+
+// airportsOf returns the airports a code stands for: the airport itself, and a city's airports;
+// none for a code that is neither.
+func (s *Service) airportsOf(ctx context.Context, code string) ([]*flightgraph.Airport, error) {
+	airports, err := s.Places.AirportsByCodes(ctx, []string{code})
+	if err != nil {
+		return nil, err
+	}
+	ofCity, err := s.Places.AirportsByCities(ctx, []string{code})
+	if err != nil {
+		return nil, err
+	}
+	all := slices.Clone(ofCity[0])
+	if a := airports[0]; a != nil && !slices.ContainsFunc(all, func(b *flightgraph.Airport) bool { return b.Code == a.Code }) {
+		all = append([]*flightgraph.Airport{a}, all...)
+	}
+	return all, nil
+}
+
+// airportCodes is airportsOf's codes, nil for a code that is neither an airport nor a city.
+func (s *Service) airportCodes(ctx context.Context, code string) ([]string, error) {
+	all, err := s.airportsOf(ctx, code)
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
+	codes := make([]string, len(all))
+	for i, a := range all {
+		codes[i] = a.Code
+	}
+	return codes, nil
 }
 
 // CountryServed reports whether code is a country of the network.
