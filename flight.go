@@ -227,6 +227,16 @@ func ParseFlightID(param, s string) (FlightID, error) {
 	return FlightID{Date: d.Format(DateLayout), Carrier: carrier, Number: n, Suffix: suffix}, nil
 }
 
+// normalizeCarrier upper-cases an optional carrier code of a filter and checks it; it returns
+// ECodeBadFormat naming "carrier".
+func normalizeCarrier(c *string) error {
+	*c = strings.ToUpper(strings.TrimSpace(*c))
+	if *c != "" && !IsCarrierCode(*c) {
+		return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", *c)
+	}
+	return nil
+}
+
 // IsCarrierCode reports whether s is a two-character airline designator (letters or digits, not
 // two digits).
 func IsCarrierCode(s string) bool {
@@ -274,11 +284,8 @@ func (f *FlightFilter) Validate() error {
 			return err
 		}
 	}
-	if f.Carrier != "" {
-		f.Carrier = strings.ToUpper(f.Carrier)
-		if !IsCarrierCode(f.Carrier) {
-			return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
-		}
+	if err := normalizeCarrier(&f.Carrier); err != nil {
+		return err
 	}
 	if f.FlightNumber < 0 || f.FlightNumber > 9999 {
 		return ParamErrorf(ECodeInvalidParameter, "flightNumber", "flight number must be between 1 and 9999")

@@ -1,6 +1,7 @@
 package flightgraph_test
 
 import (
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -124,6 +125,19 @@ func TestISODuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{45 * time.Minute: "PT45M", 3 * time.Hour: "PT3H", 160 * time.Minute: "PT2H40M"} {
 		if got := flightgraph.ISODuration(d); got != want {
 			t.Errorf("%v: %s, want %s", d, got, want)
+		}
+	}
+}
+
+// TestFiltersNormalizeCarriers: every filter upper-cases its carrier and refuses a malformed one.
+func TestFiltersNormalizeCarriers(t *testing.T) {
+	r, s, f := flightgraph.RouteFilter{Carrier: " yy "}, flightgraph.ScheduleFilter{Carrier: "xx"}, flightgraph.FlightFilter{Carrier: "yY"}
+	if err := errors.Join(r.Validate(), s.Validate(), f.Validate()); err != nil || r.Carrier != "YY" || s.Carrier != "XX" || f.Carrier != "YY" {
+		t.Fatalf("carriers %q %q %q, %v", r.Carrier, s.Carrier, f.Carrier, err)
+	}
+	for _, err := range []error{(&flightgraph.RouteFilter{Carrier: "y"}).Validate(), (&flightgraph.ScheduleFilter{Carrier: "y-"}).Validate(), (&flightgraph.FlightFilter{Carrier: "yyy"}).Validate()} {
+		if flightgraph.ErrorCode(err) != flightgraph.ECodeBadFormat {
+			t.Errorf("malformed carrier: %v, want %s", err, flightgraph.ECodeBadFormat)
 		}
 	}
 }

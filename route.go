@@ -26,8 +26,8 @@ func (f *RouteFilter) Validate() error {
 	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
 		return err
 	}
-	if f.Carrier != "" && !IsCarrierCode(f.Carrier) {
-		return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
+	if err := normalizeCarrier(&f.Carrier); err != nil {
+		return err
 	}
 	return f.Page.Validate()
 }

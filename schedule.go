@@ -38,8 +38,8 @@ func (f *ScheduleFilter) Validate() error {
 	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
 		return err
 	}
-	if f.Carrier != "" && !IsCarrierCode(f.Carrier) {
-		return ParamErrorf(ECodeBadFormat, "carrier", "carrier must be a two-character airline code, got %q", f.Carrier)
+	if err := normalizeCarrier(&f.Carrier); err != nil {
+		return err
 	}
 	if f.FlightNumber < 0 || f.FlightNumber > 9999 {
 		return ParamErrorf(ECodeInvalidParameter, "flightNumber", "flight number must be between 1 and 9999")

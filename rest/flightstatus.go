@@ -369,10 +369,8 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 	} else {
 		f.ArrivalFrom, f.ArrivalTo = start, end
 	}
-	if v := q.Get("carrierCode"); v != "" {
-		f.Carrier = strings.ToUpper(v)
-	} else if v := q.Get("carrier"); v != "" {
-		f.Carrier = strings.ToUpper(v)
+	if f.Carrier = q.Get("carrierCode"); f.Carrier == "" {
+		f.Carrier = q.Get("carrier")
 	}
 	if f.FlightNumber, _, err = number(q, "flightNumber"); err != nil {
 		return f, err

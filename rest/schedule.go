@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -86,7 +85,7 @@ func (a *API) scheduleArgs(r *http.Request) (f flightgraph.ScheduleFilter, names
 	if f.Page, err = paging(q); err != nil {
 		return f, nil, err
 	}
-	f.Carrier, f.Date = strings.ToUpper(q.Get("carrier")), q.Get("date")
+	f.Carrier, f.Date = q.Get("carrier"), q.Get("date")
 	ctx := r.Context()
 	if v := q.Get("origin"); v != "" {
 		if f.Origin, _, err = a.Travel.Place(ctx, "origin", v); err != nil {

@@ -85,7 +85,6 @@ func (s *Service) Amenities(ctx context.Context, q AmenityQuery) ([]*flightgraph
 
 // FindRoutes returns one page of routes and the number of all matches.
 func (s *Service) FindRoutes(ctx context.Context, f flightgraph.RouteFilter) ([]*flightgraph.Route, int, error) {
-	f.Carrier = strings.ToUpper(f.Carrier)
 	if err := f.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -99,7 +98,6 @@ func (s *Service) Carriers(ctx context.Context) ([]*flightgraph.Carrier, error) 
 
 // FindSchedule returns one page of the schedule and the number of all matches.
 func (s *Service) FindSchedule(ctx context.Context, f flightgraph.ScheduleFilter) ([]*flightgraph.ScheduledLeg, int, error) {
-	f.Carrier = strings.ToUpper(f.Carrier)
 	if err := f.Validate(); err != nil {
 		return nil, 0, err
 	}
