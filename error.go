@@ -49,6 +49,19 @@ const (
 	ECodeConflict      = "PORTAL_409.000" // e.g. the e-mail has an account already
 	ECodeInvalidState  = "PORTAL_409.001" // the workflow does not allow this change now
 
+	ECodeQueryCost       = "QUERY_400.000" // the operation costs more than the plan allows
+	ECodeQueryDepth      = "QUERY_400.001" // the operation nests deeper than the plan allows
+	ECodeQueryAliases    = "QUERY_400.002" // the operation has more aliases than the plan allows
+	ECodeQueryRootFields = "QUERY_400.003" // the operation has more root fields than the plan allows
+	ECodeQueryTokens     = "QUERY_400.004" // the document has more tokens or fields than allowed
+	ECodeQueryRepeats    = "QUERY_400.005" // the document repeats one field too often
+
+	ECodeBadBody          = "REQ_400.000" // the request body is not one well-formed request
+	ECodeMethodNotAllowed = "REQ_405.000" // the method is not allowed here, e.g. a mutation over GET
+	ECodeBodyTimeout      = "REQ_408.000" // the request body did not arrive in time
+	ECodeBodyTooLarge     = "REQ_413.000" // the request body is too large
+	ECodeBadMediaType     = "REQ_415.000" // the request body's media type is not one the endpoint takes
+
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
 	ECodeTimeout  = "INSP_500.001" // the request ran out of time
 	ECodeDatabase = "WS_502.000"   // the database failed
@@ -101,6 +114,17 @@ func init() {
 	entry(ECodeNotFound, http.StatusNotFound, "NOT_FOUND", "No such application, key, subscription or request of yours.")
 	entry(ECodeConflict, http.StatusConflict, "CONFLICT", "It exists already.")
 	entry(ECodeInvalidState, http.StatusConflict, "INVALID_STATE", "The workflow does not allow this change now.")
+	entry(ECodeQueryCost, http.StatusBadRequest, "QUERY_TOO_COSTLY", "The operation costs more than the plan allows.")
+	entry(ECodeQueryDepth, http.StatusBadRequest, "QUERY_TOO_DEEP", "The operation nests deeper than the plan allows.")
+	entry(ECodeQueryAliases, http.StatusBadRequest, "QUERY_TOO_MANY_ALIASES", "The operation has more aliases than the plan allows.")
+	entry(ECodeQueryRootFields, http.StatusBadRequest, "QUERY_TOO_MANY_ROOT_FIELDS", "The operation has more root fields than the plan allows.")
+	entry(ECodeQueryTokens, http.StatusBadRequest, "QUERY_TOO_LARGE", "The document has more tokens or fields than allowed.")
+	entry(ECodeQueryRepeats, http.StatusBadRequest, "QUERY_REPEATS_FIELD", "The document repeats one field more often than allowed.")
+	entry(ECodeBadBody, http.StatusBadRequest, "MALFORMED_BODY", "The request body is not one well-formed request.")
+	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here: a mutation takes POST.")
+	entry(ECodeBodyTimeout, http.StatusRequestTimeout, "BODY_TIMEOUT", "The request body did not arrive in time.")
+	entry(ECodeBodyTooLarge, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "The request body is too large.")
+	entry(ECodeBadMediaType, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "The request body's media type is not one the endpoint takes.")
 	for i := 0; i <= 8; i++ {
 		code := fmt.Sprintf("INSP_500.%03d", i)
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")

@@ -83,6 +83,52 @@ type Plan struct {
 	Name    string `db:"name"`
 	Custom  bool   `db:"custom"`
 	Limits
+	// QueryLimits bound each GraphQL operation that calls the product; zero fields take
+	// DefaultQueryLimits' (QueryLimits.Or).
+	QueryLimits
+}
+
+// QueryLimits bound one GraphQL operation, checked before any resolver runs. Cost counts the
+// objects the operation can build: every object 1, scalars 0, a list field multiplied by its size
+// (its first argument, or the size the schema declares with @listSize). Depth is the nesting of
+// fields; aliases and root fields are counted with every fragment expanded; tokens are the lexical
+// tokens of the document, which bound the work of parsing and validating it.
+type QueryLimits struct {
+	MaxCost       int `db:"max_cost"`
+	MaxDepth      int `db:"max_depth"`
+	MaxAliases    int `db:"max_aliases"`
+	MaxRootFields int `db:"max_root_fields"`
+	MaxTokens     int `db:"max_tokens"`
+}
+
+// DefaultQueryLimits are the Default plan's. The front-end team's Departures board (flights with
+// their legs, airports, aircraft, cabins and amenities) costs about 160 per flight, so a board of
+// 100 flights fits; a cycle of the schema (city → airports → city …) nine levels deep costs
+// billions.
+var DefaultQueryLimits = QueryLimits{MaxCost: 20_000, MaxDepth: 10, MaxAliases: 30, MaxRootFields: 10, MaxTokens: 2_000}
+
+// Or returns q with each zero field taken from d.
+func (q QueryLimits) Or(d QueryLimits) QueryLimits {
+	pick := func(a, b int) int {
+		if a > 0 {
+			return a
+		}
+		return b
+	}
+	return QueryLimits{MaxCost: pick(q.MaxCost, d.MaxCost), MaxDepth: pick(q.MaxDepth, d.MaxDepth), MaxAliases: pick(q.MaxAliases, d.MaxAliases),
+		MaxRootFields: pick(q.MaxRootFields, d.MaxRootFields), MaxTokens: pick(q.MaxTokens, d.MaxTokens)}
+}
+
+// Min returns the tighter of q and o, field by field.
+func (q QueryLimits) Min(o QueryLimits) QueryLimits {
+	return QueryLimits{MaxCost: min(q.MaxCost, o.MaxCost), MaxDepth: min(q.MaxDepth, o.MaxDepth), MaxAliases: min(q.MaxAliases, o.MaxAliases),
+		MaxRootFields: min(q.MaxRootFields, o.MaxRootFields), MaxTokens: min(q.MaxTokens, o.MaxTokens)}
+}
+
+// Max returns the more generous of q and o, field by field.
+func (q QueryLimits) Max(o QueryLimits) QueryLimits {
+	return QueryLimits{MaxCost: max(q.MaxCost, o.MaxCost), MaxDepth: max(q.MaxDepth, o.MaxDepth), MaxAliases: max(q.MaxAliases, o.MaxAliases),
+		MaxRootFields: max(q.MaxRootFields, o.MaxRootFields), MaxTokens: max(q.MaxTokens, o.MaxTokens)}
 }
 
 // Validate checks a plan's limits; it returns ECodeInvalidParameter.

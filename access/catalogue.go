@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -40,14 +41,28 @@ var Products = []*flightgraph.Product{
 		Operations:  []string{"GET /opendata/cargo/v1/ping"}},
 }
 
-// planOf is the one standard plan of each visibility: name, id suffix and limits.
+// planOf is the one standard plan of each visibility: name, id suffix, call limits and operation
+// bounds.
 var planOf = map[flightgraph.Visibility]struct {
 	suffix, name string
 	limits       flightgraph.Limits
+	query        flightgraph.QueryLimits
 }{
-	flightgraph.VisibilityPublic:   {"default", flightgraph.DefaultPlan, flightgraph.DefaultLimits},
-	flightgraph.VisibilityPartner:  {"partner", "Partner", flightgraph.Limits{PerSecond: 50, PerDay: 500_000}},
-	flightgraph.VisibilityInternal: {"internal", "Internal", flightgraph.Limits{PerSecond: 100, PerDay: 1_000_000}},
+	flightgraph.VisibilityPublic: {"default", flightgraph.DefaultPlan, flightgraph.DefaultLimits, flightgraph.DefaultQueryLimits},
+	flightgraph.VisibilityPartner: {"partner", "Partner", flightgraph.Limits{PerSecond: 50, PerDay: 500_000},
+		flightgraph.QueryLimits{MaxCost: 200_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}},
+	flightgraph.VisibilityInternal: {"internal", "Internal", flightgraph.Limits{PerSecond: 100, PerDay: 1_000_000},
+		flightgraph.QueryLimits{MaxCost: 500_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}},
+}
+
+// MaxQueryLimits are the most generous operation bounds of any standard plan: what the GraphQL
+// parser is held to before anyone's plan is known.
+func MaxQueryLimits() flightgraph.QueryLimits {
+	m := flightgraph.DefaultQueryLimits
+	for _, v := range planOf {
+		m = m.Max(v.query)
+	}
+	return m
 }
 
 // catalogue is the built-in catalogue, indexed once: the store holds a copy (SyncCatalogue) for
@@ -61,7 +76,7 @@ var catalogue = sync.OnceValue(func() (c struct {
 	for _, p := range Products {
 		c.bySlug[p.Slug] = p
 		if v, ok := planOf[p.Visibility]; ok {
-			c.plans = append(c.plans, &flightgraph.Plan{ID: "plan_" + p.Slug + "_" + v.suffix, Product: p.Slug, Name: v.name, Limits: v.limits})
+			c.plans = append(c.plans, &flightgraph.Plan{ID: "plan_" + p.Slug + "_" + v.suffix, Product: p.Slug, Name: v.name, Limits: v.limits, QueryLimits: v.query})
 		}
 	}
 	c.products = slices.SortedFunc(slices.Values(Products), func(a, b *flightgraph.Product) int { return strings.Compare(a.Slug, b.Slug) })
@@ -90,4 +105,31 @@ func standardPlan(product, name string) (*flightgraph.Plan, error) {
 		}
 	}
 	return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "API %s has no plan %q", product, name)
+}
+
+// QueryLimits returns the bounds of a GraphQL operation that calls products, for the request's
+// caller: the tightest of the caller's plans of those products (the Default plan's for a product
+// it has no plan of). With no products it returns the most generous of the caller's plans (the
+// Default plan's for a caller without any): what a document is held to before its products are
+// known, while it is parsed.
+func QueryLimits(ctx context.Context, products []string) flightgraph.QueryLimits {
+	caller := flightgraph.CallerFromContext(ctx)
+	of := func(e *flightgraph.Entitlement) flightgraph.QueryLimits {
+		if e == nil || e.Plan == nil {
+			return flightgraph.DefaultQueryLimits
+		}
+		return e.Plan.QueryLimits.Or(flightgraph.DefaultQueryLimits)
+	}
+	if len(products) == 0 {
+		l := flightgraph.DefaultQueryLimits
+		for _, e := range caller.Products {
+			l = l.Max(of(e))
+		}
+		return l
+	}
+	l := of(caller.Products[products[0]])
+	for _, slug := range products[1:] {
+		l = l.Min(of(caller.Products[slug]))
+	}
+	return l
 }

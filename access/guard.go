@@ -70,24 +70,75 @@ type Classifier func(r *http.Request) ([]string, error)
 // (WWW-Authenticate, Retry-After, limits) already.
 type Failure func(w http.ResponseWriter, r *http.Request, err error)
 
-// Middleware guards next: classify names the products each request calls, fail renders refusals.
-func (g *Guard) Middleware(classify Classifier, fail Failure) func(http.Handler) http.Handler {
+// Pass is the guard's record of one request: who calls, why their credential failed if it did,
+// and the products admitted so far. Authenticated puts it in the request's context, Admit fills
+// it before any work starts, and Require reads it where the work is done: the second line, which
+// refuses whatever the first line did not admit.
+type Pass struct {
+	Caller  *flightgraph.Caller
+	AuthErr error // the credential's error, which matters only for calls that need it
+	header  http.Header
+
+	mu       sync.Mutex
+	admitted map[string]bool
+}
+
+// NewPass returns the pass of a caller whose credential failed with authErr (nil if it did not);
+// Admit writes the limit and challenge headers on header.
+func NewPass(caller *flightgraph.Caller, authErr error, header http.Header) *Pass {
+	if header == nil {
+		header = http.Header{}
+	}
+	return &Pass{Caller: caller, AuthErr: authErr, header: header}
+}
+
+type passKey struct{}
+
+// WithPass returns ctx carrying p and its caller.
+func WithPass(ctx context.Context, p *Pass) context.Context {
+	return context.WithValue(flightgraph.WithCaller(ctx, p.Caller), passKey{}, p)
+}
+
+// PassFromContext returns the request's pass, or nil when the guard did not authenticate it.
+func PassFromContext(ctx context.Context) *Pass {
+	p, _ := ctx.Value(passKey{}).(*Pass)
+	return p
+}
+
+// Authenticated authenticates every request and puts its Pass, and its caller, in the context. It
+// decides nothing else, except that a request whose credential could not be checked because a
+// backing service failed (the database did not answer) is refused at once with fail: it must not
+// go on as anonymous, which would tell a signed-in user to sign in again.
+func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			caller, authErr := g.Authenticate(r)
+			if authErr != nil && flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
+				fail(w, r, authErr)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), NewPass(caller, authErr, w.Header()))))
+		})
+	}
+}
+
+// Middleware guards next with a product list known from the request alone (a REST route):
+// Authenticated, then Admit of what classify names. The handler behind it is expected to Require
+// its product too.
+func (g *Guard) Middleware(classify Classifier, fail Failure) func(http.Handler) http.Handler {
+	authenticated := g.Authenticated(fail)
+	return func(next http.Handler) http.Handler {
+		return authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			products, err := classify(r)
+			if err == nil {
+				err = g.Admit(r.Context(), products)
+			}
 			if err != nil {
 				fail(w, r, err)
 				return
 			}
-			caller, authErr := g.Authenticate(r)
-			if len(products) > 0 {
-				if err := g.Admit(r.Context(), w, caller, authErr, products); err != nil {
-					fail(w, r, err)
-					return
-				}
-			}
-			next.ServeHTTP(w, r.WithContext(flightgraph.WithCaller(r.Context(), caller)))
-		})
+			next.ServeHTTP(w, r)
+		}))
 	}
 }
 
@@ -238,10 +289,16 @@ func (g *Guard) ForgetFamily(familyID string) {
 	})
 }
 
-// Admit authorizes the call of each product for the caller and applies the products' limits,
-// writing the limit headers on w. authErr is the authentication error, if any.
-func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flightgraph.Caller, authErr error, products []string) error {
-	h := w.Header()
+// Admit authorizes the call of each product for the request's caller (its Pass), applies the
+// products' limits, counts the call in their usage and writes the limit headers; the products it
+// admits are recorded in the Pass for Require. A call is counted only once every product admitted
+// it. Without a Pass it refuses: nothing authenticated the request.
+func (g *Guard) Admit(ctx context.Context, products []string) error {
+	pass := PassFromContext(ctx)
+	if pass == nil {
+		return errNoPass
+	}
+	h, caller := pass.header, pass.Caller
 	for _, slug := range products {
 		p := product(slug)
 		if p == nil || !p.VisibleTo(caller.Role()) {
@@ -249,11 +306,10 @@ func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flight
 			// path that does not exist.
 			return flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist")
 		}
-		if err := g.authorize(h, caller, authErr, p); err != nil {
+		if err := authorize(h, caller, pass.AuthErr, p); err != nil {
 			return err
 		}
 	}
-	// Usage counts a call only once every product it touches admitted it.
 	admitted := make([]flightgraph.Usage, 0, len(products))
 	for _, slug := range products {
 		e := caller.Products[slug]
@@ -277,11 +333,47 @@ func (g *Guard) Admit(ctx context.Context, w http.ResponseWriter, caller *flight
 			g.Usage.Add(u.SubscriptionID, u.Day)
 		}
 	}
+	pass.mu.Lock()
+	if pass.admitted == nil {
+		pass.admitted = make(map[string]bool, len(products))
+	}
+	for _, slug := range products {
+		pass.admitted[slug] = true
+	}
+	pass.mu.Unlock()
 	return nil
 }
 
+// errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.
+var errNoPass = flightgraph.Errorf(flightgraph.ECodeNotApproved, "the call was not admitted")
+
+// Require is the second line of access: it refuses a product that the request's Pass has not
+// admitted, with the error the first line would have given (AUTH_401.* for a missing or bad
+// credential, AUTH_403.* otherwise). Where the work is done (a GraphQL field, a REST handler) it
+// catches what an admission decided from the wrong list of products would let through.
+func Require(ctx context.Context, slug string) error {
+	pass := PassFromContext(ctx)
+	if pass == nil {
+		return errNoPass
+	}
+	pass.mu.Lock()
+	ok := pass.admitted[slug]
+	pass.mu.Unlock()
+	if ok {
+		return nil
+	}
+	p := product(slug)
+	if p == nil || !p.VisibleTo(pass.Caller.Role()) {
+		return flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist")
+	}
+	if err := authorize(http.Header{}, pass.Caller, pass.AuthErr, p); err != nil {
+		return err
+	}
+	return flightgraph.Errorf(flightgraph.ECodeNotApproved, "the call was not admitted for %s", p.Name)
+}
+
 // authorize checks that the caller may call p, and sets the RFC 6750 challenge when not.
-func (g *Guard) authorize(h http.Header, caller *flightgraph.Caller, authErr error, p *flightgraph.Product) error {
+func authorize(h http.Header, caller *flightgraph.Caller, authErr error, p *flightgraph.Product) error {
 	challenge := func(errCode, desc string) {
 		v := `Bearer realm="flightgraph"`
 		if errCode != "" {

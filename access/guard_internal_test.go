@@ -2,8 +2,7 @@ package access
 
 import (
 	"context"
-	"net/http/httptest"
-	"strconv"
+		"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -42,17 +41,63 @@ func TestGuardCountsOnlyWhollyAdmittedCalls(t *testing.T) {
 		"flightstatus": {SubscriptionID: "sub-fs", Plan: &flightgraph.Plan{Limits: flightgraph.DefaultLimits}},
 		"opendata":     {SubscriptionID: "sub-od", Plan: &flightgraph.Plan{Limits: flightgraph.Limits{}}}, // admits nothing
 	}}
-	err := g.Admit(context.Background(), httptest.NewRecorder(), caller, nil, []string{"flightstatus", "opendata"})
+	ctx := WithPass(context.Background(), NewPass(caller, nil, nil))
+	err := g.Admit(ctx, []string{"flightstatus", "opendata"})
 	if code := flightgraph.ErrorCode(err); code != flightgraph.ECodePerDayLimit {
 		t.Fatalf("a call over opendata's limit: %v, want %s", err, flightgraph.ECodePerDayLimit)
 	}
 	if n := usage.pending["2026-11-22"]["sub-fs"]; n != 0 {
 		t.Errorf("the refused call counts %d in flightstatus's usage", n)
 	}
-	if err := g.Admit(context.Background(), httptest.NewRecorder(), caller, nil, []string{"flightstatus"}); err != nil {
+	if err := Require(ctx, "flightstatus"); flightgraph.ErrorCode(err) != flightgraph.ECodeNotApproved {
+		t.Errorf("after a refused call, flightstatus is required: %v, want %s", err, flightgraph.ECodeNotApproved)
+	}
+	if err := g.Admit(ctx, []string{"flightstatus"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := usage.pending["2026-11-22"]["sub-fs"]; n != 1 {
 		t.Errorf("an admitted call counts %d in flightstatus's usage, want 1", n)
+	}
+}
+
+// TestRequireFailsClosed: the second line refuses every product its request's pass did not admit,
+// with the first line's code for the caller: 401 without a credential or with a bad one, 403 for
+// a key not approved, 404 for a hidden API, and a refusal when no guard made a pass at all.
+func TestRequireFailsClosed(t *testing.T) {
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	g := &Guard{Limiter: NewMemoryLimiter(nil, func() time.Time { return now }), Now: func() time.Time { return now }}
+	key := &flightgraph.Caller{Kind: flightgraph.CallerKey, Products: map[string]*flightgraph.Entitlement{
+		"flightstatus": {SubscriptionID: "sub-fs", Plan: &flightgraph.Plan{Limits: flightgraph.DefaultLimits}}}}
+	anonymous := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+	badKey := flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
+	for _, c := range []struct {
+		name    string
+		ctx     context.Context
+		product string
+		admit   []string
+		want    string
+	}{
+		{"no pass", context.Background(), "flightstatus", nil, flightgraph.ECodeNotApproved},
+		{"anonymous", WithPass(context.Background(), NewPass(anonymous, nil, nil)), "opendata", nil, flightgraph.ECodeMissingCredentials},
+		{"bad key", WithPass(context.Background(), NewPass(anonymous, badKey, nil)), "opendata", nil, flightgraph.ECodeInvalidKey},
+		{"not approved", WithPass(context.Background(), NewPass(key, nil, nil)), "opendata", nil, flightgraph.ECodeNotApproved},
+		{"approved but not admitted", WithPass(context.Background(), NewPass(key, nil, nil)), "flightstatus", nil, flightgraph.ECodeNotApproved},
+		{"admitted another", WithPass(context.Background(), NewPass(key, nil, nil)), "opendata", []string{"flightstatus"}, flightgraph.ECodeNotApproved},
+		{"hidden", WithPass(context.Background(), NewPass(key, nil, nil)), "cargo", nil, flightgraph.ECodeUnknownPath},
+		{"admitted", WithPass(context.Background(), NewPass(key, nil, nil)), "flightstatus", []string{"flightstatus"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.admit != nil {
+				if err := g.Admit(c.ctx, c.admit); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := flightgraph.ErrorCode(Require(c.ctx, c.product)); got != c.want {
+				t.Fatalf("Require(%s) = %q, want %q", c.product, got, c.want)
+			}
+		})
+	}
+	if err := g.Admit(context.Background(), []string{"flightstatus"}); flightgraph.ErrorCode(err) != flightgraph.ECodeNotApproved {
+		t.Errorf("Admit without a pass: %v", err)
 	}
 }

@@ -706,7 +706,13 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 		req.Status, req.Reply, req.ReviewedBy, req.ReviewedAt = flightgraph.LimitRequestDeclined, rv.Reply, op.ID, &now
 		if rv.Approve {
 			req.Status = flightgraph.LimitRequestGranted
-			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: "Custom " + sub.ID, Custom: true, Limits: rv.Limits}
+			// A custom plan raises the call limits only; the operation bounds stay the current plan's.
+			current, err := tx.Plan(ctx, sub.PlanID)
+			if err != nil {
+				return err
+			}
+			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: "Custom " + sub.ID, Custom: true, Limits: rv.Limits,
+				QueryLimits: current.QueryLimits}
 			if err := tx.CreatePlan(ctx, plan); err != nil {
 				return err
 			}

@@ -2,9 +2,13 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -15,22 +19,31 @@ import (
 // ErrorPresenter maps errors to the wire once for GraphQL: a domain error keeps its message and
 // carries its code and HTTP status in extensions; anything else is logged with the request id and
 // shown as a masked internal error. Parse and validation errors from gqlgen pass through with
-// GRAPHQL_* codes, as clients of any GraphQL server expect.
+// GRAPHQL_* codes, as clients of any GraphQL server expect, but without their "Did you mean …?"
+// suggestions for anonymous callers, to whom the schema is not open. Work stopped because the
+// client left or the time ran out is not a server error and logs no ERROR.
 func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
+		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			err = stopped(ctx)
+		}
 		var fe *flightgraph.Error
 		if errors.As(err, &fe) {
 			gerr.Message = fe.Message
 			gerr.Extensions = extensions(fe.Code, fe.Parameter)
-			if fe.Err != nil {
+			if fe.Err != nil && ctx.Err() == nil {
 				log.WarnContext(ctx, "backing service failed", "requestId", flightgraph.RequestIDFromContext(ctx), "code", fe.Code, "path", gerr.Path.String(), "err", fe.Err)
 			}
 			return gerr
 		}
 		var ge *gqlerror.Error
 		if errors.As(err, &ge) && ge.Err == nil {
-			return gerr // a parse, validation or argument error made by gqlgen itself
+			// A parse, validation or argument error made by gqlgen itself.
+			if flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
+				gerr.Message = withoutSuggestions(gerr.Message)
+			}
+			return gerr
 		}
 		rid := flightgraph.RequestIDFromContext(ctx)
 		log.ErrorContext(ctx, "internal error", "requestId", rid, "path", gerr.Path.String(), "err", err)
@@ -39,6 +52,16 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		gerr.Extensions["requestId"] = rid
 		return gerr
 	}
+}
+
+// withoutSuggestions cuts the validator's "Did you mean …?" from a message: every rule that
+// suggests puts it last ("… on type \"Query\". Did you mean \"flight\"?", "…; Did you mean the
+// enum value SIT?").
+func withoutSuggestions(msg string) string {
+	if i := strings.Index(msg, " Did you mean "); i >= 0 {
+		return strings.TrimRight(msg[:i], " ;")
+	}
+	return msg
 }
 
 func extensions(code, parameter string) map[string]any {
@@ -56,4 +79,32 @@ func Recover(log *slog.Logger) graphql.RecoverFunc {
 		log.ErrorContext(ctx, "resolver panicked", "requestId", flightgraph.RequestIDFromContext(ctx), "panic", fmt.Sprint(p))
 		return fmt.Errorf("panic: %v", p)
 	}
+}
+
+// ErrorWriter answers a refused GraphQL request in GraphQL's shape, with the code's HTTP status
+// (401, 403, 429 …) so that plain HTTP clients and gateways see the refusal too. Failures that are
+// not the caller's are logged with the request id.
+func ErrorWriter(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, err error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) { writeError(log, w, r, err) }
+}
+
+func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
+	code := flightgraph.ErrorCode(err)
+	if e := flightgraph.Lookup(code); e.Status >= 500 {
+		log.ErrorContext(r.Context(), "request refused by a failure", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", err)
+	}
+	e := flightgraph.Lookup(code)
+	msg := flightgraph.ErrorMessage(err)
+	ext := extensions(code, "")
+	if code == flightgraph.ECodeInternal || code == flightgraph.ECodeDatabase || code == flightgraph.ECodeCache {
+		ext["requestId"] = flightgraph.RequestIDFromContext(r.Context())
+	}
+	if ra := w.Header().Get("Retry-After"); ra != "" {
+		if n, err := strconv.Atoi(ra); err == nil {
+			ext["retryAfter"] = n
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": msg, "extensions": ext}}})
 }

@@ -2016,7 +2016,7 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphql", Input: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key", "@shareable"])
+	{Name: "../schema.graphql", Input: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@shareable", "@cost", "@listSize"])
 
 """
 A calendar date in ISO 8601, e.g. 2026-11-22. A flight's schedule date is the local date on which
@@ -2027,8 +2027,28 @@ scalar Date
 "An instant in RFC 3339 with the local offset of the airport it belongs to, e.g. 2026-11-22T13:45:00+01:00."
 scalar DateTime
 
-"The API product a root field belongs to: calling it needs a key or token approved for that API."
-directive @api(product: String!) on FIELD_DEFINITION
+"""
+The API product a root field or an entity type belongs to: calling the field, or resolving the
+entity through _entities, needs a key or token approved for that API, and counts as one call of it.
+A root field with neither @api nor @portal is refused: access fails closed.
+"""
+directive @api(product: String!) on FIELD_DEFINITION | OBJECT
+
+"A portal field: it belongs to no API product; the portal's own rules (a signed-in session) apply."
+directive @portal on FIELD_DEFINITION
+
+"""
+The cost of a field, argument or type in the operation cost model (Federation 2.9 demand control):
+objects cost 1 each and scalars 0 unless this says otherwise.
+"""
+directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
+
+"""
+How many items a list field returns, for the operation cost model (Federation 2.9 demand control):
+the value of one of slicingArguments (its default when absent), else assumedSize. With sizedFields,
+the size applies to those fields of the returned object (a connection's edges), not to the field.
+"""
+directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
 type Query {
   "One flight by id: schedule date, carrier and number, e.g. 20261122+XX+1234. Unknown: FLIGHT_404.001."
@@ -2045,43 +2065,43 @@ type Query {
     flightNumber: Int
     first: Int = 20
     after: String
-  ): FlightConnection! @api(product: "flightstatus")
+  ): FlightConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "flightstatus")
   "The status of one flight by carrier, number and schedule date. Unknown: FLIGHT_404.001."
   flightStatus(carrier: String!, flightNumber: Int!, date: Date!): Flight @api(product: "flightstatus")
   "One airport by IATA code. Unknown: IATA_404.000."
   airport(code: String!): Airport @api(product: "opendata")
   "Airports, ordered by code."
-  airports(country: String, city: String, search: String, first: Int = 20, after: String): AirportConnection! @api(product: "opendata")
+  airports(country: String, city: String, search: String, first: Int = 20, after: String): AirportConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "opendata")
   "One city or metropolitan area by IATA code. Unknown: IATA_404.000."
   city(code: String!): City @api(product: "opendata")
-  cities: [City!]! @api(product: "opendata")
+  cities: [City!]! @listSize(assumedSize: 250) @api(product: "opendata")
   "One country by ISO code. Unknown: INSP_400.001."
   country(code: String!): Country @api(product: "opendata")
-  countries: [Country!]! @api(product: "opendata")
+  countries: [Country!]! @listSize(assumedSize: 250) @api(product: "opendata")
   "One aircraft configuration by its code (ACV). Unknown: FLIGHT_404.002."
   aircraft(configuration: String!): Aircraft @api(product: "inspire")
   "Every aircraft configuration of the fleet."
-  fleet: [Aircraft!]! @api(product: "inspire")
+  fleet: [Aircraft!]! @listSize(assumedSize: 50) @api(product: "inspire")
   """
   The amenities of an aircraft configuration, optionally for one cabin class and category, by
   business weight. CC_404.001 if the class is not on board; CONTENT_404.001/.002 if nothing matches.
   """
-  amenities(configuration: String!, cabinClass: CabinClass, category: AmenityCategory): [Amenity!]! @api(product: "inspire")
+  amenities(configuration: String!, cabinClass: CabinClass, category: AmenityCategory): [Amenity!]! @listSize(assumedSize: 40) @api(product: "inspire")
   "Routes of the network: who flies where, how far and how often."
-  routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @api(product: "schedule")
-  carriers: [Carrier!]! @api(product: "schedule")
+  routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
+  carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
 
   # The portal: these need a portal session (Authorization: Bearer <session token>), not a key.
   "The signed-in account and its applications."
-  me: Me
+  me: Me @portal
   "The APIs the caller may see, with their plans."
-  apis: [Api!]!
+  apis: [Api!]! @listSize(assumedSize: 20) @portal
   "Operators: subscriptions waiting for approval, oldest first."
-  pendingSubscriptions: [KeySubscription!]!
+  pendingSubscriptions: [KeySubscription!]! @listSize(assumedSize: 100) @portal
   "Operators: limit increase requests, newest first; all when status is not given."
-  limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]!
+  limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]! @listSize(assumedSize: 100) @portal
   "Operators: the audit log, newest first."
-  auditLog(first: Int = 50, offset: Int = 0): [AuditEntry!]!
+  auditLog(first: Int = 50, offset: Int = 0): [AuditEntry!]! @listSize(slicingArguments: ["first"]) @portal
 }
 
 "The public status of a flight or leg, following the clock."
@@ -2123,7 +2143,7 @@ type PageInfo @shareable {
   endCursor: String
 }
 
-type Flight @key(fields: "id") {
+type Flight @key(fields: "id") @api(product: "flightstatus") {
   "Schedule date, carrier and number: 20261122+XX+1234."
   id: ID!
   flightNumber: Int!
@@ -2136,7 +2156,7 @@ type Flight @key(fields: "id") {
   haul: String!
   origin: Airport!
   destination: Airport!
-  legs: [FlightLeg!]!
+  legs: [FlightLeg!]! @listSize(assumedSize: 3)
 }
 
 type FlightConnection {
@@ -2176,7 +2196,7 @@ type Movement {
   delayMinutes: Int!
 }
 
-type Airport @key(fields: "code") {
+type Airport @key(fields: "code") @api(product: "opendata") {
   code: String!
   name: String!
   city: City!
@@ -2199,14 +2219,14 @@ type AirportEdge {
   node: Airport!
 }
 
-type City @key(fields: "code") {
+type City @key(fields: "code") @api(product: "opendata") {
   code: String!
   name(language: Language = EN): String!
   country: Country!
-  airports: [Airport!]!
+  airports: [Airport!]! @listSize(assumedSize: 8)
 }
 
-type Country @key(fields: "code") {
+type Country @key(fields: "code") @api(product: "opendata") {
   code: String!
   name(language: Language = EN): String!
   "One-letter world area."
@@ -2224,7 +2244,7 @@ type Carrier {
 }
 
 "An aircraft configuration (ACV): one carrier's cabin layout of one aircraft type."
-type Aircraft @key(fields: "configuration") {
+type Aircraft @key(fields: "configuration") @api(product: "inspire") {
   configuration: String!
   typeCode: String!
   typeName: String!
@@ -2236,7 +2256,7 @@ type Aircraft @key(fields: "configuration") {
   layout: String!
   "The airframe's registration, on a flight leg."
   registration: String
-  cabins: [Cabin!]!
+  cabins: [Cabin!]! @listSize(assumedSize: 4)
 }
 
 type Cabin {
@@ -2244,7 +2264,7 @@ type Cabin {
   seats: Int!
   "The cabin product whose amenities this cabin offers."
   product: String!
-  amenities(category: AmenityCategory): [Amenity!]!
+  amenities(category: AmenityCategory): [Amenity!]! @listSize(assumedSize: 10)
 }
 
 type Amenity {
@@ -2282,30 +2302,30 @@ type RouteEdge {
 
 type Mutation {
   "Create a developer account; answers a portal session token."
-  signUp(input: SignUpInput!): AuthPayload!
-  signIn(email: String!, password: String!): AuthPayload!
+  signUp(input: SignUpInput!): AuthPayload! @portal
+  signIn(email: String!, password: String!): AuthPayload! @portal
   "End the session of the Authorization header."
-  signOut: Boolean!
-  registerApplication(input: ApplicationInput!): Application!
-  updateApplication(id: ID!, input: ApplicationInput!): Application!
+  signOut: Boolean! @portal
+  registerApplication(input: ApplicationInput!): Application! @portal
+  updateApplication(id: ID!, input: ApplicationInput!): Application! @portal
   "Delete an application with its keys; their access ends at once."
-  deleteApplication(id: ID!): Boolean!
+  deleteApplication(id: ID!): Boolean! @portal
   "Create a key for an application with a pending subscription to an API plan. The key and its secret are shown in this answer only."
-  requestKey(input: RequestKeyInput!): KeyPayload!
+  requestKey(input: RequestKeyInput!): KeyPayload! @portal
   "Ask for another API on an existing key: a new pending subscription."
-  addApiToApplication(input: AddApiInput!): KeySubscription!
+  addApiToApplication(input: AddApiInput!): KeySubscription! @portal
   "Give a key a new secret, shown in this answer only; the old secret and its tokens stop working."
-  rotateKeySecret(keyId: ID!): KeyPayload!
-  revokeKey(keyId: ID!): Key!
-  requestLimitIncrease(input: LimitIncreaseInput!): LimitIncreaseRequest!
+  rotateKeySecret(keyId: ID!): KeyPayload! @portal
+  revokeKey(keyId: ID!): Key! @portal
+  requestLimitIncrease(input: LimitIncreaseInput!): LimitIncreaseRequest! @portal
   "Operators: approve a pending subscription; the developer is told by e-mail."
-  approveSubscription(id: ID!): KeySubscription!
+  approveSubscription(id: ID!): KeySubscription! @portal
   "Operators: reject a pending subscription with a reason for the developer."
-  rejectSubscription(id: ID!, reason: String!): KeySubscription!
+  rejectSubscription(id: ID!, reason: String!): KeySubscription! @portal
   "Operators: revoke an approved subscription with a reason for the developer."
-  revokeSubscription(id: ID!, reason: String!): KeySubscription!
+  revokeSubscription(id: ID!, reason: String!): KeySubscription! @portal
   "Operators: grant a custom plan (perSecond, perDay) or decline, with a reply for the developer."
-  reviewLimitIncrease(id: ID!, approve: Boolean!, perSecond: Int, perDay: Int, reply: String!): LimitIncreaseRequest!
+  reviewLimitIncrease(id: ID!, approve: Boolean!, perSecond: Int, perDay: Int, reply: String!): LimitIncreaseRequest! @portal
 }
 
 input SignUpInput {
@@ -2348,7 +2368,7 @@ type AuthPayload {
 
 type Me {
   account: Account!
-  applications: [Application!]!
+  applications: [Application!]! @listSize(assumedSize: 10)
 }
 
 type Account {
@@ -2368,7 +2388,7 @@ type Application {
   callbackUrl: String!
   createdAt: DateTime!
   updatedAt: DateTime!
-  keys: [Key!]!
+  keys: [Key!]! @listSize(assumedSize: 5)
   "Operators and the owner: who registered it."
   owner: Account!
 }
@@ -2386,7 +2406,7 @@ type Key {
   "active or revoked."
   status: String!
   createdAt: DateTime!
-  subscriptions: [KeySubscription!]!
+  subscriptions: [KeySubscription!]! @listSize(assumedSize: 8)
 }
 
 type KeySubscription {
@@ -2445,7 +2465,7 @@ type Api {
   auth: ApiAuth!
   "The OAuth grants the API accepts: client_credentials, password."
   grants: [String!]!
-  plans: [Plan!]!
+  plans: [Plan!]! @listSize(assumedSize: 5)
   operations: [String!]!
 }
 

@@ -2,56 +2,239 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/flightgraph/flightgraph"
 )
 
-// POST is gqlgen's POST transport with one change on the way out: a successful operation's answer
-// is written as gqlgen encoded it. gqlgen's own transport passes the whole answer through
-// json.Marshal, which re-validates and compacts the already encoded data byte by byte: half a
-// millisecond for the 130 KB of a 50-flight departures board, a tenth of the query's time.
-// Requests that fail before execution (a body that does not parse, an invalid operation) are
-// handed to gqlgen's transport, so their status codes and bodies stay exactly gqlgen's.
-type POST struct{ transport.POST }
+// MaxBodyBytes bounds a GraphQL request body. A real operation with its variables is a few
+// kilobytes; the document's tokens are bounded again by the plan (Bounds).
+const MaxBodyBytes = 256 << 10
 
-var _ graphql.Transport = POST{}
+// MaxErrors bounds the errors of one answer: a list of a thousand items that each fail, or a
+// document with a thousand mistakes, answers with the first ones and a count of the rest.
+const MaxErrors = 20
+
+// StatusClientClosed is the status recorded (in logs and metrics, never seen by anyone) for a
+// request whose client went away before its answer: nginx's 499.
+const StatusClientClosed = 499
+
+// HTTP is the GraphQL-over-HTTP transport: GET for queries, POST with a JSON body for anything.
+// It reads each request exactly once and strictly: one JSON object of at most MaxBodyBytes with
+// nothing after it, no batches. What it read is what gqlgen parses, validates, admits (Gate) and
+// executes; no other reading of the request decides anything.
+//
+// Statuses: a request refused before execution answers with its error's status (the catalogue's
+// for domain errors: 401, 403, 429, 400 for the bounds; 400 for parse and validation errors); an
+// executed operation answers 200, unless it produced no data at all and every error agrees on one
+// status, such as a sign-in refused with 429. A successful answer is written as gqlgen encoded it:
+// gqlgen's own transport passes it through json.Marshal, which re-validates and compacts the
+// encoded data byte by byte, half a millisecond for the 130 KB of a 50-flight board.
+type HTTP struct {
+	Log *slog.Logger
+}
+
+var _ graphql.Transport = HTTP{}
+
+// Supports implements graphql.Transport: every GET and POST is this transport's to answer, even
+// the ones it refuses, so that no other reading of them exists.
+func (HTTP) Supports(r *http.Request) bool {
+	return r.Method == http.MethodGet || r.Method == http.MethodPost
+}
 
 // Do implements graphql.Transport.
-func (t POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body)
+	params, err := t.read(w, r)
 	if err != nil {
-		t.POST.Do(w, r, exec)
-		return
-	}
-	retry := func() {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		t.POST.Do(w, r, exec)
-	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber() // as gqlgen does: numbers in variables stay exact
-	if err := dec.Decode(params); err != nil {
-		retry()
+		t.refuse(w, r, err)
 		return
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	rc, opErr := exec.CreateOperationContext(ctx, params)
-	if opErr != nil {
-		retry()
-		return
+	if r.Method == http.MethodGet {
+		ctx = context.WithValue(ctx, getOnlyKey{}, true)
 	}
 	w.Header().Set("Content-Type", responseType(r.Header.Get("Accept")))
+	rc, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
+		w.WriteHeader(refusalStatus(resp.Errors))
+		writeResponse(w, capErrors(resp))
+		return
+	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx))
+	resp := responses(ctx)
+	if resp == nil {
+		// gqlgen answers nothing once the request's context is done before execution: the
+		// client went away, or the time ran out.
+		t.gone(w, r, ctx)
+		return
+	}
+	if status := executedStatus(resp); status != http.StatusOK {
+		w.WriteHeader(status)
+	}
+	writeResponse(w, capErrors(resp))
+}
+
+// read reads the operation of a GET or POST request; its errors are the catalogue's.
+func (t HTTP) read(w http.ResponseWriter, r *http.Request) (*graphql.RawParams, error) {
+	p := &graphql.RawParams{}
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
+		for name, into := range map[string]any{"variables": &p.Variables, "extensions": &p.Extensions} {
+			if v := q.Get(name); v != "" {
+				if err := decodeOne(strings.NewReader(v), into); err != nil {
+					return nil, flightgraph.ParamErrorf(flightgraph.ECodeBadBody, name, "%s must be one JSON object: %s", name, err)
+				}
+			}
+		}
+		return p, nil
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, flightgraph.Errorf(flightgraph.ECodeBadMediaType, "a GraphQL POST takes Content-Type: application/json")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		return nil, bodyError(err)
+	}
+	if err := decodeOne(bytes.NewReader(body), p); err != nil {
+		return nil, flightgraph.Errorf(flightgraph.ECodeBadBody, "the body must be one JSON object {query, operationName, variables, extensions}: %s", err)
+	}
+	return p, nil
+}
+
+// decodeOne decodes exactly one JSON object from r into v, numbers kept exact as gqlgen keeps
+// them; an array (a batch), anything after the object, or a value of the wrong type is an error.
+func decodeOne(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" {
+			return errors.New("batched operations are not supported; send one object")
+		}
+		return clip(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("there is more after the JSON object")
+	}
+	return nil
+}
+
+// clip keeps a decoding error short: it may quote the body.
+func clip(err error) error {
+	msg := err.Error()
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return errors.New(msg)
+}
+
+// bodyError is the error of a body that could not be read: too large, too slow or cut off. These
+// are the client's faults, not the server's.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return flightgraph.Errorf(flightgraph.ECodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
+	case errors.As(err, &ne) && ne.Timeout():
+		return flightgraph.Errorf(flightgraph.ECodeBodyTimeout, "the body did not arrive in time")
+	}
+	return flightgraph.Errorf(flightgraph.ECodeBadBody, "the body could not be read: the client stopped sending it")
+}
+
+// refuse answers a request that could not be read, in GraphQL's shape, and logs it at INFO: a
+// client's fault is not the server's.
+func (t HTTP) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	code := flightgraph.ErrorCode(err)
+	if t.Log != nil {
+		t.Log.InfoContext(r.Context(), "GraphQL request refused", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code,
+			"reason", flightgraph.ErrorMessage(err))
+	}
+	if code == flightgraph.ECodeMethodNotAllowed {
+		w.Header().Set("Allow", "GET, POST")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(flightgraph.Lookup(code).Status)
+	writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: flightgraph.ErrorMessage(err), Extensions: extensions(code, "")}}})
+}
+
+// gone ends a request whose context was done before gqlgen executed it.
+func (t HTTP) gone(w http.ResponseWriter, r *http.Request, ctx context.Context) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err := flightgraph.Errorf(flightgraph.ECodeTimeout, "the request ran out of time")
+		w.WriteHeader(flightgraph.Lookup(flightgraph.ECodeTimeout).Status)
+		writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: flightgraph.ErrorMessage(err), Extensions: extensions(flightgraph.ECodeTimeout, "")}}})
+		return
+	}
+	if t.Log != nil {
+		t.Log.InfoContext(r.Context(), "client went away before its answer", "requestId", flightgraph.RequestIDFromContext(r.Context()))
+	}
+	w.WriteHeader(StatusClientClosed) // nobody reads it; the logs and metrics do
+}
+
+// refusalStatus is the HTTP status of an operation refused before execution: the status of its
+// first error that has one (the catalogue's, through the presenter), else 400, as the
+// GraphQL-over-HTTP spec has it for request errors. A persisted query the server does not hold yet
+// answers 200: Apollo clients resend it with its text only when they read that error in a 200.
+func refusalStatus(errs gqlerror.List) int {
+	for _, e := range errs {
+		if s, ok := e.Extensions["status"].(int); ok && s >= 400 {
+			return s
+		}
+		if c, _ := e.Extensions["code"].(string); c == "PERSISTED_QUERY_NOT_FOUND" || c == "PERSISTED_QUERY_NOT_SUPPORTED" {
+			return http.StatusOK
+		}
+	}
+	return http.StatusBadRequest
+}
+
+// executedStatus is the HTTP status of an executed operation: 200, unless it produced no data and
+// all its errors have one status of 400 or more (a refused sign-in, 429; a database outage, 502),
+// which gateways and plain HTTP clients can then see.
+func executedStatus(resp *graphql.Response) int {
+	if len(resp.Errors) == 0 || !(len(resp.Data) == 0 || string(resp.Data) == "null") {
+		return http.StatusOK
+	}
+	status := 0
+	for _, e := range resp.Errors {
+		s, _ := e.Extensions["status"].(int)
+		if s < 400 || status != 0 && s != status {
+			return http.StatusOK
+		}
+		status = s
+	}
+	return status
+}
+
+// capErrors keeps the first MaxErrors errors of resp and says how many it left out.
+func capErrors(resp *graphql.Response) *graphql.Response {
+	if len(resp.Errors) <= MaxErrors {
+		return resp
+	}
+	left := len(resp.Errors) - MaxErrors
+	resp.Errors = append(resp.Errors[:MaxErrors:MaxErrors], &gqlerror.Error{
+		Message:    fmt.Sprintf("%d more errors are left out", left),
+		Extensions: map[string]any{"code": "ERRORS_TRUNCATED", "omitted": left},
+	})
+	return resp
 }
 
 // responseType is the media type gqlgen's POST transport would choose for Accept.

@@ -2,6 +2,9 @@ package rest
 
 import (
 	"net/http"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 )
 
 // Route is one REST route: its method and pattern, and the API product it belongs to ("" takes
@@ -26,16 +29,28 @@ var Routes = []Route{
 
 // Register adds every route to mux. Middleware order, outermost first: the access guard (it
 // authenticates, authorizes the product and applies its limits), then the header contract
-// (Accept, Accept-Language, svc-travel-country, svc-travel-host), then the handler.
+// (Accept, Accept-Language, svc-travel-country, svc-travel-host), then the handler, which
+// requires its product of the guard's pass once more before it does any work.
 func (a *API) Register(mux *http.ServeMux) {
 	for _, rt := range Routes {
 		product := rt.Product
-		classify := func(r *http.Request) ([]string, error) {
+		productOf := func(r *http.Request) string {
 			if product == "" {
-				return []string{r.PathValue("api")}, nil
+				return r.PathValue("api")
 			}
-			return []string{product}, nil
+			return product
 		}
-		mux.Handle(rt.Pattern, a.Guard.Middleware(classify, a.Error)(a.contract(rt.handle(a))))
+		classify := func(r *http.Request) ([]string, error) { return []string{productOf(r)}, nil }
+		handle := rt.handle(a)
+		required := func(w http.ResponseWriter, r *http.Request) {
+			if err := access.Require(r.Context(), productOf(r)); err != nil {
+				a.Log.ErrorContext(r.Context(), "defect: a REST handler was reached without its API admitted",
+					"requestId", flightgraph.RequestIDFromContext(r.Context()), "path", r.URL.Path, "err", err)
+				a.Error(w, r, err)
+				return
+			}
+			handle(w, r)
+		}
+		mux.Handle(rt.Pattern, a.Guard.Middleware(classify, a.Error)(a.contract(http.HandlerFunc(required))))
 	}
 }

@@ -332,8 +332,8 @@ func TestCyclicQueryTerminates(t *testing.T) {
 	}
 }
 
-// TestRequestsThatFailBeforeExecution: the POST transport hands them to gqlgen's, so their status
-// and bodies are gqlgen's.
+// TestRequestsThatFailBeforeExecution: request errors answer 400 (GraphQL over HTTP), with
+// gqlgen's codes for parse and validation errors.
 func TestRequestsThatFailBeforeExecution(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	for _, c := range []struct {
@@ -342,8 +342,8 @@ func TestRequestsThatFailBeforeExecution(t *testing.T) {
 		code       string
 	}{
 		{"malformed JSON", `{"query": `, 400, ""},
-		{"parse error", `{"query": "{ flights("}`, 422, "GRAPHQL_PARSE_FAILED"},
-		{"validation error", `{"query": "{ nope }"}`, 422, "GRAPHQL_VALIDATION_FAILED"},
+		{"parse error", `{"query": "{ flights("}`, 400, "GRAPHQL_PARSE_FAILED"},
+		{"validation error", `{"query": "{ nope }"}`, 400, "GRAPHQL_VALIDATION_FAILED"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, h, body := s.call(t, "POST", "/graphql", map[string]string{"api-key": s.demo.APIKey}, c.body)

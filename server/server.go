@@ -15,13 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
@@ -30,10 +25,6 @@ import (
 	"github.com/flightgraph/flightgraph/rest"
 	"github.com/flightgraph/flightgraph/travel"
 )
-
-// MaxComplexity bounds a GraphQL operation's cost; the schema has cycles (city → airports →
-// city), so without a bound one query could ask for the whole graph many times over.
-const MaxComplexity = 2000
 
 // RequestTimeout bounds the work of one request.
 const RequestTimeout = 20 * time.Second
@@ -152,24 +143,14 @@ func New(cfg Config) *Server {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// graphQL is /graphql: the access guard (products from the operation's root fields), then the
-// request's dataloaders, then gqlgen.
+// graphQL is /graphql: the access guard authenticates, then the GraphQL handler admits the
+// operation that will execute (graph.Gate) and runs it.
 func (s *Server) graphQL() http.Handler {
-	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: s.travel, Access: s.Access, Now: s.cfg.Now}})
-	apq := lru.New[string](1000)
-	h := handler.New(schema)
-	h.AddTransport(transport.Options{})
-	h.AddTransport(transport.GET{})
-	h.AddTransport(graph.POST{})
-	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	h.Use(extension.Introspection{})
-	h.Use(extension.AutomaticPersistedQuery{Cache: apq})
-	h.Use(extension.FixedComplexityLimit(MaxComplexity))
-	h.AroundOperations(graph.PlanPrefetch(schema.Schema()))
-	h.SetErrorPresenter(graph.ErrorPresenter(s.cfg.Log))
-	h.SetRecoverFunc(graph.Recover(s.cfg.Log))
-	classify := graph.NewClassifier(schema.Schema(), apq).Classify
-	return s.Guard.Middleware(classify, graph.ErrorWriter(s.cfg.Log))(graph.Middleware(s.cfg.Stores, s.cfg.LoaderWait, h))
+	h := graph.NewHandler(graph.HandlerConfig{
+		Resolvers: &resolvers.Resolver{Travel: s.travel, Access: s.Access, Now: s.cfg.Now},
+		Admit:     s.Guard.Admit, Stores: s.cfg.Stores, LoaderWait: s.cfg.LoaderWait, Log: s.cfg.Log,
+	})
+	return s.Guard.Authenticated(graph.ErrorWriter(s.cfg.Log))(h)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

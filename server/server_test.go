@@ -98,6 +98,10 @@ func startServer(t testing.TB, cfg server.Config) (*server.Server, *access.DemoC
 	return h, demo
 }
 
+// generousQueries are operation bounds that tests of other things never meet; the plans' own
+// bounds are tested on their own.
+var generousQueries = flightgraph.QueryLimits{MaxCost: 10_000_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}
+
 // raiseLimits gives each of the demo key's subscriptions a custom plan so generous that tests of
 // other things never meet a limit: the server's clock is frozen, so the one-second window never
 // moves on.
@@ -118,7 +122,8 @@ func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string) string {
 	}
 	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		for slug, e := range ka.Products {
-			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_000}}
+			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_000},
+				QueryLimits: generousQueries}
 			if err := tx.CreatePlan(ctx, plan); err != nil {
 				return err
 			}

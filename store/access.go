@@ -46,7 +46,7 @@ func (a accessQ) one(ctx context.Context, dest any, what, query string, args ...
 	return err
 }
 
-const planCols = `id, product, name, custom, per_second, per_day`
+const planCols = `id, product, name, custom, per_second, per_day, max_cost, max_depth, max_aliases, max_root_fields, max_tokens`
 
 // Plan implements flightgraph.AccessReader.
 func (a accessQ) Plan(ctx context.Context, id string) (*flightgraph.Plan, error) {
@@ -153,7 +153,8 @@ func (a accessQ) keyAccess(ctx context.Context, cond string, arg string) (*fligh
 		SubscriptionID string `db:"subscription_id"`
 		flightgraph.Plan
 	}
-	if err := a.db.selectIn(ctx, a.q, &subs, `SELECT s.id AS subscription_id, p.id, p.product, p.name, p.custom, p.per_second, p.per_day
+	if err := a.db.selectIn(ctx, a.q, &subs, `SELECT s.id AS subscription_id, p.id, p.product, p.name, p.custom, p.per_second, p.per_day,
+		p.max_cost, p.max_depth, p.max_aliases, p.max_root_fields, p.max_tokens
 		FROM subscriptions s JOIN plans p ON p.id = s.plan_id WHERE s.key_id = ? AND s.status = 'approved'`, row.K.ID); err != nil {
 		return nil, err
 	}
@@ -268,9 +269,9 @@ func (t *accessTx) SyncProducts(ctx context.Context, products []*flightgraph.Pro
 		}
 	}
 	for _, p := range plans {
-		if _, err := t.db.exec(ctx, t.q, `INSERT INTO plans (id, product, name, custom, per_second, per_day) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET per_second = excluded.per_second, per_day = excluded.per_day`,
-			p.ID, p.Product, p.Name, p.Custom, p.PerSecond, p.PerDay); err != nil {
+		if err := t.upsertPlan(ctx, p, `ON CONFLICT (id) DO UPDATE SET per_second = excluded.per_second, per_day = excluded.per_day,
+			max_cost = excluded.max_cost, max_depth = excluded.max_depth, max_aliases = excluded.max_aliases,
+			max_root_fields = excluded.max_root_fields, max_tokens = excluded.max_tokens`); err != nil {
 			return err
 		}
 	}
@@ -353,8 +354,13 @@ func (t *accessTx) UpdateKey(ctx context.Context, k *flightgraph.Key) error {
 
 // CreatePlan implements flightgraph.AccessTx.
 func (t *accessTx) CreatePlan(ctx context.Context, p *flightgraph.Plan) error {
-	_, err := t.db.exec(ctx, t.q, `INSERT INTO plans (id, product, name, custom, per_second, per_day) VALUES (?, ?, ?, ?, ?, ?)`,
-		p.ID, p.Product, p.Name, p.Custom, p.PerSecond, p.PerDay)
+	return t.upsertPlan(ctx, p, "")
+}
+
+// upsertPlan inserts p, with onConflict saying what to do when its id exists.
+func (t *accessTx) upsertPlan(ctx context.Context, p *flightgraph.Plan, onConflict string) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO plans (`+planCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) `+onConflict,
+		p.ID, p.Product, p.Name, p.Custom, p.PerSecond, p.PerDay, p.MaxCost, p.MaxDepth, p.MaxAliases, p.MaxRootFields, p.MaxTokens)
 	return err
 }
 

@@ -1,0 +1,253 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+)
+
+// Gate decides access to a GraphQL operation on the operation that executes, as gqlgen parsed and
+// validated it, never on a second reading of the request that could disagree with it.
+//
+// The first line runs once per operation, after validation and before any resolver: it collects
+// the root fields exactly as execution will (graphql.CollectFields: the selected operation, every
+// fragment at any depth, @skip and @include with the request's variables), names the API products
+// they belong to (a field's @api; for _entities the @api of each representation's __typename),
+// holds the operation to the plans of those products (cost, depth, aliases, root fields), and has
+// the access guard admit the call: authentication, entitlement, limits, usage.
+//
+// The second line runs at execution, on every root field: it refuses a field whose products the
+// first line did not admit, and logs that as a defect. A root field that belongs to no product and
+// is not a portal field is refused by both lines: access fails closed.
+type Gate struct {
+	// Admit admits a call of products for the request (access.Guard.Admit).
+	Admit func(ctx context.Context, products []string) error
+	Log   *slog.Logger
+
+	schema   *ast.Schema
+	roots    map[string]map[string]rootField // root type → field → what calling it takes
+	entities map[string]string               // entity type → product; "" when it names none
+}
+
+// rootField is what calling one root field takes.
+type rootField struct {
+	product       string // the API product it belongs to
+	portal        bool   // a portal field: the portal's own rules apply, no product
+	authenticated bool   // introspection: any authenticated caller
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+	graphql.FieldInterceptor
+} = (*Gate)(nil)
+
+// ExtensionName implements graphql.HandlerExtension.
+func (g *Gate) ExtensionName() string { return "Gate" }
+
+// Validate implements graphql.HandlerExtension: it reads the product table from the schema's
+// @api and @portal directives.
+func (g *Gate) Validate(es graphql.ExecutableSchema) error {
+	if g.Admit == nil {
+		return errors.New("graph: a Gate needs Admit")
+	}
+	if g.Log == nil {
+		g.Log = slog.New(slog.DiscardHandler)
+	}
+	g.schema = es.Schema()
+	g.roots, g.entities = productTable(g.schema)
+	return nil
+}
+
+// productTable reads which product each root field and entity type belongs to.
+func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[string]string) {
+	roots := map[string]map[string]rootField{}
+	for _, root := range []*ast.Definition{schema.Query, schema.Mutation} {
+		if root == nil {
+			continue
+		}
+		fields := map[string]rootField{}
+		for _, f := range root.Fields {
+			switch {
+			case f.Name == "__schema" || f.Name == "__type" || f.Name == "_service":
+				fields[f.Name] = rootField{authenticated: true}
+			case f.Directives.ForName("portal") != nil:
+				fields[f.Name] = rootField{portal: true}
+			default:
+				if p := apiOf(f.Directives); p != "" {
+					fields[f.Name] = rootField{product: p}
+				}
+			}
+		}
+		roots[root.Name] = fields
+	}
+	entities := map[string]string{}
+	for name, def := range schema.Types {
+		if def.Directives.ForName("key") != nil {
+			entities[name] = apiOf(def.Directives)
+		}
+	}
+	return roots, entities
+}
+
+// apiOf returns the product an @api directive names, or "".
+func apiOf(dirs ast.DirectiveList) string {
+	if d := dirs.ForName("api"); d != nil {
+		if a := d.Arguments.ForName("product"); a != nil && a.Value != nil {
+			return a.Value.Raw
+		}
+	}
+	return ""
+}
+
+// calls is what an operation, or one of its root fields, takes.
+type calls struct {
+	products      []string
+	authenticated bool
+}
+
+// fieldCalls returns what calling one root field of the root type takes; an error for a field
+// that belongs to no product, or an entity type that names none.
+func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string]any, into *calls) error {
+	if f.Name == "__typename" {
+		return nil
+	}
+	if f.Name == "_entities" {
+		reps, _ := f.ArgumentMap(vars)["representations"].([]any)
+		for _, r := range reps {
+			rep, _ := r.(map[string]any)
+			typename, _ := rep["__typename"].(string)
+			product, isEntity := g.entities[typename]
+			if !isEntity {
+				continue // gqlgen refuses an unknown type and resolves nothing for it
+			}
+			if product == "" {
+				return fmt.Errorf("graph: the entity %s belongs to no API", typename)
+			}
+			into.add(product)
+		}
+		return nil
+	}
+	rf, ok := g.roots[root][f.Name]
+	switch {
+	case !ok:
+		return fmt.Errorf("graph: %s.%s belongs to no API and is not a portal field", root, f.Name)
+	case rf.authenticated:
+		into.authenticated = true
+	case rf.product != "":
+		into.add(rf.product)
+	}
+	return nil
+}
+
+func (c *calls) add(product string) {
+	if !slices.Contains(c.products, product) {
+		c.products = append(c.products, product)
+	}
+}
+
+// operationCalls returns what the operation of oc takes, from its root fields as execution
+// collects them.
+func (g *Gate) operationCalls(oc *graphql.OperationContext) (calls, error) {
+	var c calls
+	root := rootType(g.schema, oc.Operation.Operation)
+	if root == nil {
+		return c, fmt.Errorf("graph: the schema has no %s type", oc.Operation.Operation)
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{root.Name}) {
+		if err := g.fieldCalls(root.Name, f, oc.Variables, &c); err != nil {
+			return c, err
+		}
+	}
+	slices.Sort(c.products)
+	return c, nil
+}
+
+// MutateOperationContext implements graphql.OperationContextMutator: the first line. It runs
+// after validation and before execution; an error refuses the operation with nothing executed.
+func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if getOnly(ctx) && oc.Operation.Operation != ast.Query {
+		return refusal(flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "a %s takes POST", oc.Operation.Operation))
+	}
+	c, err := g.operationCalls(oc)
+	if err != nil {
+		g.Log.ErrorContext(ctx, "defect: a GraphQL operation selects a field that belongs to no API", "requestId", flightgraph.RequestIDFromContext(ctx), "err", err)
+		return refusal(flightgraph.Errorf(flightgraph.ECodeNotApproved, "the operation selects a field that no API offers"))
+	}
+	// The bounds of the plans the operation will be charged to.
+	limits := access.QueryLimits(ctx, c.products)
+	shape, ok := oc.Stats.GetExtension(shapeExtension).(Shape)
+	if !ok {
+		// Bounds measured nothing (it is not installed, or forgot): measure here, before any
+		// walk that expands fragments.
+		if shape, err = measure(oc.Doc); err != nil {
+			return refusal(flightgraph.Errorf(flightgraph.ECodeBadFormat, "%s", err))
+		}
+	}
+	if err := shape.Exceeds(limits); err != nil {
+		return refusal(err)
+	}
+	if cost := operationCost(g.schema, oc); cost > limits.MaxCost {
+		return refusal(flightgraph.Errorf(flightgraph.ECodeQueryCost,
+			"the operation costs %d (objects it can return, lists counted at their first argument or declared size); the plan allows %d", cost, limits.MaxCost))
+	}
+	caller := flightgraph.CallerFromContext(ctx)
+	if c.authenticated && caller.Kind == flightgraph.CallerAnonymous {
+		return refusal(flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "introspection takes an api-key, a bearer token or a portal session"))
+	}
+	if err := g.Admit(ctx, c.products); err != nil {
+		return refusal(err)
+	}
+	oc.DisableIntrospection = caller.Kind == flightgraph.CallerAnonymous
+	return nil
+}
+
+// InterceptField implements graphql.FieldInterceptor: the second line, on root fields. A root
+// field whose products the first line did not admit is refused with no data, as the first line
+// would have refused it, and the miss is logged as the defect it is.
+func (g *Gate) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Parent == nil || fc.Parent.Parent != nil {
+		return next(ctx) // not a root field
+	}
+	oc := graphql.GetOperationContext(ctx)
+	var c calls
+	err := g.fieldCalls(fc.Object, fc.Field, oc.Variables, &c)
+	for _, p := range c.products {
+		if err != nil {
+			break
+		}
+		err = access.Require(ctx, p)
+	}
+	if err == nil && c.authenticated && flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
+		err = flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "introspection takes an api-key, a bearer token or a portal session")
+	}
+	if err != nil {
+		g.Log.ErrorContext(ctx, "defect: a GraphQL root field reached execution without admission", "requestId", flightgraph.RequestIDFromContext(ctx),
+			"field", fc.Object+"."+fc.Field.Name, "err", err)
+		var fe *flightgraph.Error
+		if !errors.As(err, &fe) {
+			err = flightgraph.Errorf(flightgraph.ECodeNotApproved, "the field %s is not offered by any API", fc.Field.Name)
+		}
+		return nil, err
+	}
+	return next(ctx)
+}
+
+type getOnlyKey struct{}
+
+// getOnly reports whether the transport read the operation from a GET request, which must not
+// change anything.
+func getOnly(ctx context.Context) bool {
+	v, _ := ctx.Value(getOnlyKey{}).(bool)
+	return v
+}

@@ -1,0 +1,53 @@
+package graph
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/flightgraph/flightgraph/access"
+)
+
+// HandlerConfig is what the GraphQL endpoint is made of.
+type HandlerConfig struct {
+	Resolvers ResolverRoot
+	// Admit admits a call of the products an operation calls (access.Guard.Admit); the request
+	// must have come through the guard's Authenticated middleware.
+	Admit      func(ctx context.Context, products []string) error
+	Stores     Stores
+	LoaderWait time.Duration
+	Log        *slog.Logger
+}
+
+// NewHandler returns the GraphQL endpoint: the request's dataloaders, then gqlgen with the HTTP
+// transport and, in this order, persisted queries, the document bounds (Bounds), the access gate
+// with the operation's cost (Gate), the deadline, the prefetch plan, and one error presenter.
+func NewHandler(c HandlerConfig) http.Handler {
+	schema := NewExecutableSchema(Config{Resolvers: c.Resolvers})
+	h := handler.New(schema)
+	h.AddTransport(transport.Options{})
+	h.AddTransport(HTTP{Log: c.Log})
+	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	// Bounds holds each document to its caller's plan before gqlgen parses it; this is the
+	// backstop if it ever did not.
+	h.SetParserTokenLimit(access.MaxQueryLimits().MaxTokens)
+	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	h.Use(NewBounds())
+	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
+	h.Use(Deadline{})
+	h.AroundOperations(PlanPrefetch(schema.Schema()))
+	h.SetErrorPresenter(ErrorPresenter(c.Log))
+	h.SetRecoverFunc(Recover(c.Log))
+	wait := c.LoaderWait
+	if wait == 0 {
+		wait = DefaultLoaderWait
+	}
+	return Middleware(c.Stores, wait, h)
+}
