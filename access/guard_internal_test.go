@@ -2,7 +2,7 @@ package access
 
 import (
 	"context"
-		"strconv"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
