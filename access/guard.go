@@ -347,6 +347,22 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 // errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.
 var errNoPass = flightgraph.Errorf(flightgraph.ECodeNotApproved, "the call was not admitted")
 
+// RequireCaller refuses an anonymous request, for what any authenticated caller may do (the
+// schema's introspection): with its credential's error if it had one that failed.
+func RequireCaller(ctx context.Context) error {
+	pass := PassFromContext(ctx)
+	if pass == nil {
+		return errNoPass
+	}
+	if pass.Caller.Kind != flightgraph.CallerAnonymous {
+		return nil
+	}
+	if pass.AuthErr != nil {
+		return pass.AuthErr
+	}
+	return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "this takes an api-key, a bearer token or a portal session")
+}
+
 // Require is the second line of access: it refuses a product that the request's Pass has not
 // admitted, with the error the first line would have given (AUTH_401.* for a missing or bad
 // credential, AUTH_403.* otherwise). Where the work is done (a GraphQL field, a REST handler) it

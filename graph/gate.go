@@ -200,14 +200,15 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 		return refusal(flightgraph.Errorf(flightgraph.ECodeQueryCost,
 			"the operation costs %d (objects it can return, lists counted at their first argument or declared size); the plan allows %d", cost, limits.MaxCost))
 	}
-	caller := flightgraph.CallerFromContext(ctx)
-	if c.authenticated && caller.Kind == flightgraph.CallerAnonymous {
-		return refusal(flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "introspection takes an api-key, a bearer token or a portal session"))
+	if c.authenticated {
+		if err := access.RequireCaller(ctx); err != nil {
+			return refusal(err)
+		}
 	}
 	if err := g.Admit(ctx, c.products); err != nil {
 		return refusal(err)
 	}
-	oc.DisableIntrospection = caller.Kind == flightgraph.CallerAnonymous
+	oc.DisableIntrospection = flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous
 	return nil
 }
 
@@ -228,8 +229,8 @@ func (g *Gate) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 		}
 		err = access.Require(ctx, p)
 	}
-	if err == nil && c.authenticated && flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
-		err = flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "introspection takes an api-key, a bearer token or a portal session")
+	if err == nil && c.authenticated {
+		err = access.RequireCaller(ctx)
 	}
 	if err != nil {
 		g.Log.ErrorContext(ctx, "defect: a GraphQL root field reached execution without admission", "requestId", flightgraph.RequestIDFromContext(ctx),

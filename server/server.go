@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,7 @@ type Server struct {
 	handler  http.Handler
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	draining atomic.Bool // Run is draining: not ready, and answers close their connections
 
 	// Access is the portal's service, for the commands that seed accounts and keys.
 	Access *access.Service
@@ -157,8 +159,13 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": s.cfg.Version})
 }
 
-// readyz answers 503 while the database does not answer, so a load balancer stops sending.
+// readyz answers 503 while the server drains or the database does not answer, so that a load
+// balancer stops sending.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.cfg.DB.Ping(ctx); err != nil {
@@ -186,6 +193,11 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
+		if s.draining.Load() {
+			// The server is about to close: the client should open its next connection
+			// elsewhere rather than reuse this one.
+			w.Header().Set("Connection", "close")
+		}
 		ctx, cancel := context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), RequestTimeout)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
@@ -236,9 +248,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-// Run serves on ln until ctx is done, then shuts down gracefully: it stops accepting, lets
-// requests in flight finish for up to grace, and returns.
-func (s *Server) Run(ctx context.Context, ln net.Listener, grace time.Duration) error {
+// Shutdown says how Run stops once its context is done.
+type Shutdown struct {
+	// Drain is how long /readyz answers 503 while requests are still served, so that load
+	// balancers stop sending before the listener closes; answers meanwhile close their
+	// keep-alive connections.
+	Drain time.Duration
+	// Grace is how long requests in flight then get to finish.
+	Grace time.Duration
+}
+
+// Run serves on ln until ctx is done, then shuts down gracefully: it drains (readiness fails,
+// requests are still served), stops accepting, lets requests in flight finish for up to the
+// grace period, flushes usage counts, and returns.
+func (s *Server) Run(ctx context.Context, ln net.Listener, sd Shutdown) error {
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -262,8 +285,17 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, grace time.Duration) 
 		return err
 	case <-ctx.Done():
 	}
-	s.cfg.Log.Info("shutting down", "grace", grace)
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	if sd.Drain > 0 {
+		s.draining.Store(true)
+		s.cfg.Log.Info("draining: /readyz answers 503 while requests are still served", "drain", sd.Drain)
+		select {
+		case <-time.After(sd.Drain):
+		case err := <-errc:
+			return err
+		}
+	}
+	s.cfg.Log.Info("shutting down: no new connections; requests in flight finish", "grace", sd.Grace)
+	sctx, cancel := context.WithTimeout(context.Background(), sd.Grace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return err

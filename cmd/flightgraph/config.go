@@ -26,6 +26,7 @@ type config struct {
 	logLevel     string
 	loaderWait   time.Duration
 	referenceTTL time.Duration
+	drain        time.Duration
 	grace        time.Duration
 	rollEvery    time.Duration
 	redisURL     string

@@ -23,6 +23,9 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal starts a graceful stop; a second one, with the default handling back,
+	// ends the process at once.
+	context.AfterFunc(ctx, stop)
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "flightgraph:", err)
 		os.Exit(1)

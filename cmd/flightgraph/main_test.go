@@ -45,9 +45,11 @@ type running struct {
 	stop   func() error
 }
 
-// start runs `flightgraph args…` with env until the test ends, and waits until it listens.
+// start runs `flightgraph args…` with env until the test ends, and waits until it listens. It
+// stops without draining unless args ask for a --drain-period.
 func start(t *testing.T, env map[string]string, args ...string) *running {
 	t.Helper()
+	args = append([]string{"--drain-period=0"}, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	stderr := &syncBuffer{}

@@ -40,6 +40,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
+	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (FLIGHTGRAPH_DRAIN_PERIOD)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
@@ -117,7 +118,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version,
 		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
-	return srv.Run(ctx, ln, c.grace)
+	return srv.Run(ctx, ln, server.Shutdown{Drain: c.drain, Grace: c.grace})
 }
 
 // prepare brings the store up to date before serving and reports whether this was the embedded

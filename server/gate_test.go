@@ -1,0 +1,360 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/resolvers"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/travel"
+)
+
+// lockedBuffer is a log sink that goroutines may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// keyFor returns a new api-key of the demo developer approved for exactly these products, with
+// limits no test meets.
+func keyFor(t testing.TB, s *testServer, products ...string) string {
+	t.Helper()
+	ctx := context.Background()
+	st := store.NewAccessStore(s.db)
+	as := func(email string) context.Context {
+		acc, err := st.AccountByEmail(ctx, email)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return flightgraph.WithCaller(ctx, &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc})
+	}
+	dev, op := as(s.demo.DeveloperEmail), as(s.demo.OperatorEmail)
+	app, err := s.srv.Access.RegisterApplication(dev, flightgraph.ApplicationInput{Name: "Partial " + strings.Join(products, "+"), Description: "a key for some APIs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, sub, err := s.srv.Access.RequestKey(dev, access.KeyRequest{ApplicationID: app.ID, API: products[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := []string{sub.ID}
+	for _, p := range products[1:] {
+		sub, err := s.srv.Access.AddAPI(dev, access.KeyRequest{KeyID: key.ID, API: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub.ID)
+	}
+	for _, id := range subs {
+		if _, err := s.srv.Access.ApproveSubscription(op, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, key.APIKey))
+	return key.APIKey
+}
+
+// hostileShape is a request that reaches product fields in a way a classifier reading the request
+// itself could miss.
+type hostileShape struct {
+	name string
+	body string // a POST body; see get
+	// get sends body's query as a GET request instead.
+	get bool
+	// status is the answer every caller gets, for a request that is malformed whoever sends it;
+	// 0 means the shape is a well-formed call of product fields.
+	status int
+	code   string
+	// authenticatedOnly marks introspection: refused to anonymous callers only.
+	authenticatedOnly bool
+}
+
+func jsonBody(query string, vars map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	return string(b)
+}
+
+// hostileShapes are the shapes of the security review, and more: every way to spell a call of a
+// product field that the schema and GraphQL allow.
+func hostileShapes(flightID string) []hostileShape {
+	day := storetest.Now.Format(flightgraph.DateLayout)
+	flights := `flights(origin: "AMS", date: "` + day + `", first: 2) { edges { node { id designator } } }`
+	airportRep := `[{__typename: "Airport", code: "AMS"}]`
+	q := func(query string) string { return jsonBody(query, nil) }
+	return []hostileShape{
+		{name: "direct", body: q(`{ ` + flights + ` }`)},
+		{name: "named fragment", body: q(`{ ...F } fragment F on Query { ` + flights + ` }`)},
+		{name: "fragments chained six deep", body: q(`{ ...F1 }
+			fragment F1 on Query { ...F2 } fragment F2 on Query { ...F3 } fragment F3 on Query { ...F4 }
+			fragment F4 on Query { ...F5 } fragment F5 on Query { ...F6 }
+			fragment F6 on Query { airports(first: 2) { edges { node { code name } } } }`)},
+		{name: "inline fragments nested", body: q(`{ ... on Query { ... { ... on Query { airport(code: "AMS") { name city { name } } } } } }`)},
+		{name: "fragment in inline in fragment", body: q(`{ ...A } fragment A on Query { ... on Query { ...B } } fragment B on Query { fleet { configuration typeName } }`)},
+		{name: "fragment included by a variable", body: jsonBody(`query($y: Boolean!) { ...F @include(if: $y) } fragment F on Query { fleet { typeName } }`, map[string]any{"y": true})},
+		{name: "skip false", body: q(`{ fleet @skip(if: false) { typeName } }`)},
+		{name: "inline fragment with skip from a default", body: q(`query($n: Boolean = false) { ... @skip(if: $n) { flight(id: "` + flightID + `") { id designator } } }`)},
+		{name: "aliases", body: q(`{ x: airport(code: "AMS") { name } y: airport(code: "CDG") { name } }`)},
+		{name: "typename beside", body: q(`{ __typename a: city(code: "AMS") { name } }`)},
+		{name: "typename beside a fragment", body: q(`query { __typename ...F } fragment F on Query { countries { code name } }`)},
+		{name: "entities, inline fragment", body: q(`{ _entities(representations: ` + airportRep + `) { ... on Airport { name } } }`)},
+		{name: "entities, fragment spread", body: q(`{ _entities(representations: ` + airportRep + `) { ...A } } fragment A on Airport { name }`)},
+		{name: "entities, fragment on the union", body: q(`{ _entities(representations: ` + airportRep + `) { ...E } } fragment E on _Entity { ... on Airport { name } }`)},
+		{name: "entities, nested inline fragments", body: q(`{ _entities(representations: ` + airportRep + `) { ... on _Entity { ... { ... on Airport { name } } } } }`)},
+		{name: "entities, typename only", body: q(`{ _entities(representations: ` + airportRep + `) { __typename } }`)},
+		{name: "entities in variables", body: jsonBody(`query($r: [_Any!]!) { _entities(representations: $r) { ... on Flight { id designator } } }`,
+			map[string]any{"r": []any{map[string]any{"__typename": "Flight", "id": flightID}}})},
+		{name: "entities aliased twice, two types", body: q(`{ a: _entities(representations: [{__typename: "Aircraft", configuration: "77W"}]) { ... on Aircraft { typeName } }
+			b: _entities(representations: [{__typename: "City", code: "PAR"}]) { ... on City { name } } }`)},
+		{name: "entities in a fragment", body: q(`{ ...Q } fragment Q on Query { _entities(representations: [{__typename: "Country", code: "NL"}]) { ... on Country { name } } }`)},
+		{name: "operationName picks the second", body: func() string {
+			b, _ := json.Marshal(map[string]any{"query": `query A { __typename } query B { flight(id: "` + flightID + `") { id designator } }`, "operationName": "B"})
+			return string(b)
+		}()},
+		{name: "GET", get: true, body: `{ ` + flights + ` }`},
+		{name: "query key twice", body: `{"query":"{ __typename }","query":"{ fleet { typeName } }"}`},
+		{name: "query key in capitals", body: `{"QUERY":"{ fleet { typeName } }"}`},
+		{name: "escaped query text", body: `{"query":"{ \u0066leet { typeName } }"}`},
+		{name: "trailing second body", body: `{"query":"{ __typename }"} {"query":"{ fleet { typeName } }"}`, status: 400, code: flightgraph.ECodeBadBody},
+		{name: "batched array", body: `[{"query":"{ fleet { typeName } }"}]`, status: 400, code: flightgraph.ECodeBadBody},
+		{name: "not JSON", body: `query={ fleet { typeName } }`, status: 400, code: flightgraph.ECodeBadBody},
+		{name: "introspection", body: q(`{ __schema { queryType { name } } }`), authenticatedOnly: true},
+		{name: "federation SDL", body: q(`{ _service { sdl } }`), authenticatedOnly: true},
+	}
+}
+
+// send sends a hostile shape with headers.
+func (s *testServer) send(t *testing.T, c hostileShape, headers map[string]string) (int, string) {
+	t.Helper()
+	h := map[string]string{"Content-Type": "application/json"}
+	for k, v := range headers {
+		h[k] = v
+	}
+	if c.get {
+		status, _, body := s.call(t, http.MethodGet, "/graphql?query="+url.QueryEscape(c.body), h, "")
+		return status, body
+	}
+	status, _, body := s.call(t, http.MethodPost, "/graphql", h, c.body)
+	return status, body
+}
+
+// leaves collects the string and number leaves of a JSON value that could only come from the
+// data set: everything but type names and ids of the request.
+func leaves(v any, into map[string]bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if k != "__typename" {
+				leaves(x, into)
+			}
+		}
+	case []any:
+		for _, x := range v {
+			leaves(x, into)
+		}
+	case string:
+		if len(v) >= 4 {
+			into[v] = true
+		}
+	}
+}
+
+// TestHostileShapes: every shape of the table is charged for the products it calls, whatever its
+// spelling. The demo key, approved for every public API, gets the data (so the shape does reach
+// product fields); an anonymous caller and a key approved for another API get 401 and 403 with
+// not one byte of it. Malformed bodies are refused whole, before anything reads them.
+func TestHostileShapes(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	var first struct {
+		Flights struct{ Edges []struct{ Node struct{ ID string } } }
+	}
+	if err := json.Unmarshal(s.query(t, `{ flights(origin: "AMS", date: "`+storetest.Now.Format(flightgraph.DateLayout)+`", first: 1) { edges { node { id } } } }`, nil).Data, &first); err != nil || len(first.Flights.Edges) == 0 {
+		t.Fatalf("no flight to aim at: %v", err)
+	}
+	schedule := keyFor(t, s, "schedule")
+	callers := []struct {
+		name    string
+		headers map[string]string
+		status  int
+		code    string
+	}{
+		{"anonymous", nil, http.StatusUnauthorized, flightgraph.ECodeMissingCredentials},
+		{"key for another API", map[string]string{"api-key": schedule}, http.StatusForbidden, flightgraph.ECodeNotApproved},
+		{"garbage key", map[string]string{"api-key": "fgk_nope"}, http.StatusUnauthorized, flightgraph.ECodeInvalidKey},
+		{"portal session", map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token},
+			http.StatusUnauthorized, flightgraph.ECodeMissingCredentials},
+	}
+	leaked := 0
+	for _, c := range hostileShapes(first.Flights.Edges[0].Node.ID) {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := s.send(t, c, map[string]string{"api-key": s.demo.APIKey})
+			if c.status != 0 {
+				if status != c.status || gqlCode(t, body) != c.code {
+					t.Fatalf("approved key: %d %s, want %d %s", status, body, c.status, c.code)
+				}
+			} else if status != http.StatusOK {
+				t.Fatalf("approved key: %d %s", status, body)
+			}
+			var admitted gqlResponse
+			json.Unmarshal([]byte(body), &admitted)
+			var data any
+			json.Unmarshal(admitted.Data, &data)
+			secrets := map[string]bool{}
+			leaves(data, secrets)
+			if c.status == 0 && !c.authenticatedOnly && len(admitted.Errors) > 0 {
+				t.Fatalf("approved key: errors %+v", admitted.Errors)
+			}
+			for _, who := range callers {
+				status, body := s.send(t, c, who.headers)
+				want, code := who.status, who.code
+				switch {
+				case c.status != 0:
+					want, code = c.status, c.code
+				case c.authenticatedOnly && who.headers != nil && who.code != flightgraph.ECodeInvalidKey:
+					want, code = http.StatusOK, ""
+				}
+				if c.authenticatedOnly && code == "" {
+					continue // the schema, not product data, to an authenticated caller
+				}
+				if status != want || code != "" && gqlCode(t, body) != code {
+					t.Errorf("%s: %d %s, want %d %s", who.name, status, body, want, code)
+				}
+				if code != "" {
+					var r gqlResponse
+					json.Unmarshal([]byte(body), &r)
+					if len(r.Data) > 0 && string(r.Data) != "null" {
+						t.Errorf("%s: refused with data %s", who.name, r.Data)
+					}
+				}
+				for v := range secrets {
+					if strings.Contains(body, v) {
+						leaked += len(v)
+						t.Errorf("%s: the answer holds %q, product data", who.name, v)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("bytes of product data in refused answers: %d", leaked)
+}
+
+// TestPersistedQueriesAreChargedAsTheyRun: a query registered by hash with an approved key runs
+// by its hash alone only for callers approved for its API.
+func TestPersistedQueriesAreChargedAsTheyRun(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	query := `{ fleet { configuration typeName } }`
+	sum := sha256.Sum256([]byte(query))
+	ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}
+	hashOnly, _ := json.Marshal(map[string]any{"extensions": ext})
+	withText, _ := json.Marshal(map[string]any{"query": query, "extensions": ext})
+	headers := func(h ...string) map[string]string {
+		m := map[string]string{"Content-Type": "application/json"}
+		for i := 0; i+1 < len(h); i += 2 {
+			m[h[i]] = h[i+1]
+		}
+		return m
+	}
+	if status, _, body := s.call(t, http.MethodPost, "/graphql", headers("api-key", s.demo.APIKey), string(hashOnly)); status != http.StatusOK || !strings.Contains(body, "PERSISTED_QUERY_NOT_FOUND") {
+		t.Fatalf("unknown hash: %d %s", status, body)
+	}
+	if status, _, body := s.call(t, http.MethodPost, "/graphql", headers("api-key", s.demo.APIKey), string(withText)); status != http.StatusOK || !strings.Contains(body, "typeName") {
+		t.Fatalf("register: %d %s", status, body)
+	}
+	if status, _, body := s.call(t, http.MethodPost, "/graphql", headers("api-key", s.demo.APIKey), string(hashOnly)); status != http.StatusOK || !strings.Contains(body, "typeName") {
+		t.Fatalf("by hash, approved: %d %s", status, body)
+	}
+	for _, h := range []map[string]string{headers(), headers("api-key", keyFor(t, s, "schedule"))} {
+		status, _, body := s.call(t, http.MethodPost, "/graphql", h, string(hashOnly))
+		if status < 400 || strings.Contains(body, "typeName") {
+			t.Errorf("by hash, %v: %d %s", h, status, body)
+		}
+	}
+}
+
+// TestSecondLineRefusesWhatTheFirstMissed: when the first line admits an operation without
+// deciding anything (here an Admit that says yes to all and records nothing, as a first line that
+// computed the wrong products would), every root field that calls a product is refused at
+// execution, with no data, for anonymous callers and approved keys alike, and each miss is logged
+// as a defect.
+func TestSecondLineRefusesWhatTheFirstMissed(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	st := stores(s.db)
+	now := func() time.Time { return storetest.Now }
+	h := graph.NewHandler(graph.HandlerConfig{
+		Resolvers: &resolvers.Resolver{Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: now},
+			Access: s.srv.Access, Now: now},
+		Admit:  func(context.Context, []string) error { return nil },
+		Stores: st, Log: log,
+	})
+	broken := httptest.NewServer(s.srv.Guard.Authenticated(graph.ErrorWriter(log))(h))
+	defer broken.Close()
+	shapes := hostileShapes("20261122+XX+0001")
+	for _, who := range []struct {
+		name    string
+		headers map[string]string
+		code    string
+	}{
+		{"anonymous", nil, flightgraph.ECodeMissingCredentials},
+		{"approved key", map[string]string{"api-key": s.demo.APIKey}, flightgraph.ECodeNotApproved},
+	} {
+		for _, c := range shapes {
+			if c.status != 0 || c.authenticatedOnly || c.get {
+				continue
+			}
+			req, _ := http.NewRequest(http.MethodPost, broken.URL+"/graphql", strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range who.headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r gqlResponse
+			json.NewDecoder(resp.Body).Decode(&r)
+			resp.Body.Close()
+			var data map[string]any
+			json.Unmarshal(r.Data, &data)
+			for field, v := range data {
+				if v != nil && field != "__typename" {
+					t.Errorf("%s, %s: %s answered %v", who.name, c.name, field, v)
+				}
+			}
+			if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != who.code {
+				t.Errorf("%s, %s: errors %+v, want %s", who.name, c.name, r.Errors, who.code)
+			}
+		}
+	}
+	if n := strings.Count(logs.String(), "defect: a GraphQL root field reached execution without admission"); n == 0 {
+		t.Errorf("no defect logged:\n%s", logs)
+	}
+}
