@@ -193,7 +193,9 @@ func leaves(v any, into map[string]bool) {
 func TestHostileShapes(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	var first struct {
-		Flights struct{ Edges []struct{ Node struct{ ID string } } }
+		Flights struct {
+			Edges []struct{ Node struct{ ID string } }
+		}
 	}
 	if err := json.Unmarshal(s.query(t, `{ flights(origin: "AMS", date: "`+storetest.Now.Format(flightgraph.DateLayout)+`", first: 1) { edges { node { id } } } }`, nil).Data, &first); err != nil || len(first.Flights.Edges) == 0 {
 		t.Fatalf("no flight to aim at: %v", err)
