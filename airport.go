@@ -3,6 +3,7 @@ package flightgraph
 import (
 	"context"
 	"strings"
+	"unicode/utf8"
 )
 
 // Country is a country of the network, with the labels the REST layer shows per language.
@@ -98,8 +99,15 @@ func (f *AirportFilter) Validate() error {
 	if f.City != "" && !IsIATACode(f.City) {
 		return ParamErrorf(ECodeBadFormat, "city", "city must be a three-letter IATA code, got %q", f.City)
 	}
+	if utf8.RuneCountInString(f.Search) > MaxSearchLength {
+		return ParamErrorf(ECodeInvalidParameter, "search", "search is at most %d characters", MaxSearchLength)
+	}
 	return f.Page.Validate()
 }
+
+// MaxSearchLength bounds a search text: no name is longer, and the database need not compare a
+// longer one.
+const MaxSearchLength = 100
 
 // IsIATACode reports whether s is three upper-case letters.
 func IsIATACode(s string) bool { return isUpperAlpha(s, 3) }

@@ -20,8 +20,11 @@ import (
 )
 
 // MaxBodyBytes bounds a GraphQL request body. A real operation with its variables is a few
-// kilobytes; the document's tokens are bounded again by the plan (Bounds).
-const MaxBodyBytes = 256 << 10
+// kilobytes, the largest document a plan allows (5,000 tokens) about 30, and a federation router's
+// batch of a thousand entity representations about 50; the document's tokens are bounded again
+// by the plan (Bounds). Decoding is the costliest step before any bound applies, so this bound
+// is what keeps a refusal cheap.
+const MaxBodyBytes = 64 << 10
 
 // MaxErrors bounds the errors of one answer: a list of a thousand items that each fail, or a
 // document with a thousand mistakes, answers with the first ones and a count of the rest.

@@ -44,7 +44,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // keyFor returns a new api-key of the demo developer approved for exactly these products, with
-// limits no test meets.
+// call limits no test meets and the Default plan's operation bounds.
 func keyFor(t testing.TB, s *testServer, products ...string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -78,7 +78,7 @@ func keyFor(t testing.TB, s *testServer, products ...string) string {
 			t.Fatal(err)
 		}
 	}
-	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, key.APIKey))
+	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, key.APIKey, flightgraph.QueryLimits{}))
 	return key.APIKey
 }
 

@@ -31,7 +31,7 @@ func BenchmarkGuard(b *testing.B) {
 	usage := &access.UsageRecorder{Store: store.NewAccessStore(db)}
 	guard := &access.Guard{Store: store.NewAccessStore(db), Limiter: access.NewMemoryLimiter(usage.DayUsage, time.Now), Usage: usage,
 		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CacheTTL: time.Hour}
-	raiseLimitsDirect(b, db, demo.APIKey)
+	raiseLimitsDirect(b, db, demo.APIKey, generousQueries)
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	classify := func(*http.Request) ([]string, error) { return []string{"flightstatus"}, nil }
 	guarded := guard.Middleware(classify, func(w http.ResponseWriter, r *http.Request, err error) {

@@ -107,12 +107,12 @@ var generousQueries = flightgraph.QueryLimits{MaxCost: 10_000_000, MaxDepth: 12,
 // moves on.
 func (s *testServer) raiseLimits(t testing.TB) {
 	t.Helper()
-	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, s.demo.APIKey))
+	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, s.demo.APIKey, generousQueries))
 }
 
-// raiseLimitsDirect gives the key's subscriptions generous custom plans in the store and returns
-// the key's id.
-func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string) string {
+// raiseLimitsDirect gives the key's subscriptions custom plans in the store with call limits no
+// test meets and the given operation bounds (zero: the Default plan's), and returns the key's id.
+func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string, queries flightgraph.QueryLimits) string {
 	t.Helper()
 	ctx := context.Background()
 	st := store.NewAccessStore(db)
@@ -123,7 +123,7 @@ func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string) string {
 	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		for slug, e := range ka.Products {
 			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_000},
-				QueryLimits: generousQueries}
+				QueryLimits: queries}
 			if err := tx.CreatePlan(ctx, plan); err != nil {
 				return err
 			}

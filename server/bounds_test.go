@@ -1,0 +1,151 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// abusiveShape is a request that would make the server work far more than its size suggests.
+type abusiveShape struct {
+	name   string
+	body   string
+	status int
+	code   string
+}
+
+// abusiveShapes are the shapes of the security review's §2 and their relatives, each with the
+// refusal it must get from a caller on the Default plan.
+func abusiveShapes() []abusiveShape {
+	q := func(query string) string { return jsonBody(query, nil) }
+	repeat := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(f(i))
+		}
+		return b.String()
+	}
+	entities := func(n int) string {
+		reps := make([]any, n)
+		for i := range reps {
+			reps[i] = map[string]any{"__typename": "City", "code": "PAR"}
+		}
+		return jsonBody(`query($r: [_Any!]!) { _entities(representations: $r) { ... on City { airports { city { code } } } } }`, map[string]any{"r": reps})
+	}
+	fragmentBomb := "{ ...F0 } fragment F5 on Query { __typename }"
+	for i := range 5 {
+		fragmentBomb += fmt.Sprintf(" fragment F%d on Query { %s}", i, repeat(10, func(int) string { return fmt.Sprintf("...F%d ", i+1) }))
+	}
+	return []abusiveShape{
+		{"city → airports → city nine levels", q(`{ cities { airports { city { airports { city { airports { city { airports { city { code } } } } } } } } } }`),
+			400, flightgraph.ECodeQueryCost},
+		{"4,000 a: __typename", q("{" + repeat(4_000, func(int) string { return " a: __typename" }) + " }"), 400, flightgraph.ECodeQueryTokens},
+		{"16,000 a: __typename", q("{" + repeat(16_000, func(int) string { return " a: __typename" }) + " }"), 413, flightgraph.ECodeBodyTooLarge},
+		{"30,000 a: __typename", q("{" + repeat(30_000, func(int) string { return " a: __typename" }) + " }"), 413, flightgraph.ECodeBodyTooLarge},
+		{"1,000 aliases of flights(first: 100)", q("{" + repeat(1_000, func(i int) string { return fmt.Sprintf(` f%d: flights(origin: "AMS", first: 100) { totalCount }`, i) }) + " }"),
+			400, flightgraph.ECodeQueryTokens},
+		{"31 aliases of flights(first: 100)", q("{" + repeat(31, func(i int) string { return fmt.Sprintf(` f%d: flights(origin: "AMS", first: 100) { totalCount }`, i) }) + " }"),
+			400, flightgraph.ECodeQueryAliases},
+		{"11 root fields", q(`{ cities { code } countries { code } fleet { configuration } carriers { code } airports { totalCount } routes { totalCount }
+			flights(origin: "AMS") { totalCount } airport(code: "AMS") { code } city(code: "AMS") { code } country(code: "NL") { code } aircraft(configuration: "77W") { configuration } }`),
+			400, flightgraph.ECodeQueryRootFields},
+		{"200 flights down to their amenities", q(`{ flights(origin: "AMS", first: 200) { edges { node { legs { aircraft { cabins { amenities { name } } } } } } } }`),
+			400, flightgraph.ECodeQueryCost},
+		{"first: 1,000,000", q(`{ airports(first: 1000000) { edges { node { code } } } }`), 400, flightgraph.ECodeQueryCost},
+		{"eleven levels deep", q(`{ airports { edges { node { city { airports { city { airports { city { airports { city { code } } } } } } } } } } }`),
+			400, flightgraph.ECodeQueryDepth},
+		{"one field 17 times", q("{" + repeat(17, func(int) string { return " __typename" }) + " }"), 400, flightgraph.ECodeQueryRepeats},
+		{"fragments spread 10^5 times", q(fragmentBomb), 400, flightgraph.ECodeQueryTokens},
+		{"1,500 entities with their airports", entities(1_500), 400, flightgraph.ECodeQueryCost},
+		{"960 KB document", q("{ __typename " + strings.Repeat("# padding padding padding padding\n", 960<<10/35) + "}"), 413, flightgraph.ECodeBodyTooLarge},
+		{"batched array", "[" + strings.TrimSuffix(repeat(100, func(int) string { return q(`{ fleet { typeName } }`) + "," }), ",") + "]", 400, flightgraph.ECodeBadBody},
+	}
+}
+
+// TestAbusiveShapesAreRefused: every abusive shape is refused before anything runs, with the
+// catalogue's code, a 4xx status, no data, and an answer of a few hundred bytes (no echo of the
+// body, no flood of validation errors).
+func TestAbusiveShapesAreRefused(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := keyFor(t, s, "opendata", "flightstatus", "inspire", "schedule")
+	for _, c := range abusiveShapes() {
+		t.Run(c.name, func(t *testing.T) {
+			s.queries.Store(0)
+			status, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key, "Content-Type": "application/json"}, c.body)
+			if status != c.status || gqlCode(t, body) != c.code {
+				t.Fatalf("%d %.300s, want %d %s", status, body, c.status, c.code)
+			}
+			var r gqlResponse
+			json.Unmarshal([]byte(body), &r)
+			if len(r.Data) > 0 && string(r.Data) != "null" {
+				t.Errorf("refused with data %s", r.Data)
+			}
+			if len(body) > 1_000 {
+				t.Errorf("a refusal of %d bytes: %.300s", len(body), body)
+			}
+			if n := s.queries.Load(); n > 2 {
+				t.Errorf("%d SQL round trips for a refusal (the key's lookup and its subscriptions at most)", n)
+			}
+		})
+	}
+}
+
+// BenchmarkAbusiveShapes measures how long each abusive shape takes to be refused, through the
+// whole handler (request id, access guard, transport, bounds), for a key on the Default plan.
+// The bar is 5 ms each.
+func BenchmarkAbusiveShapes(b *testing.B) {
+	s := newServer(b, storetest.Seeded(b, store.SQLite, os.Getenv))
+	key := keyFor(b, s, "opendata", "flightstatus", "inspire", "schedule")
+	for _, c := range abusiveShapes() {
+		b.Run(strings.NewReplacer(" ", "_", ",", "").Replace(c.name), func(b *testing.B) {
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(c.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("api-key", key)
+				w := httptest.NewRecorder()
+				s.srv.ServeHTTP(w, req)
+				if w.Code != c.status {
+					b.Fatalf("%d %.200s", w.Code, w.Body)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/op")
+		})
+	}
+}
+
+// TestDefaultPlanServesTheDeparturesBoard: the front-end team's board of 50 flights, down to the
+// cabins' amenities, runs on the Default plan; 200 of them cost more than it allows.
+func TestDefaultPlanServesTheDeparturesBoard(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := keyFor(t, s, "flightstatus")
+	resp := s.queryAs(t, map[string]string{"api-key": key}, departures, departuresVars(50))
+	if len(resp.Errors) > 0 || !strings.Contains(string(resp.Data), `"amenities"`) {
+		t.Fatalf("the board of 50 on the Default plan: %+v %.200s", resp.Errors, resp.Data)
+	}
+	resp = s.queryAs(t, map[string]string{"api-key": key}, departures, departuresVars(200))
+	if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeQueryCost {
+		t.Fatalf("the board of 200 on the Default plan: %+v", resp.Errors)
+	}
+}
+
+// TestErrorsAreBounded: an answer carries at most graph.MaxErrors errors and says how many it
+// left out.
+func TestErrorsAreBounded(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	var fields strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&fields, " x%d", i)
+	}
+	resp := s.query(t, "{ airports { edges { node {"+fields.String()+" } } } }", nil)
+	if len(resp.Errors) != 21 || resp.Errors[20].Extensions["code"] != "ERRORS_TRUNCATED" || resp.Errors[20].Extensions["omitted"] != float64(40) {
+		t.Fatalf("%d errors, last %+v", len(resp.Errors), resp.Errors[len(resp.Errors)-1])
+	}
+}
