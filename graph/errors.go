@@ -90,7 +90,7 @@ func ErrorWriter(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, 
 
 func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	code := flightgraph.ErrorCode(err)
-	if e := flightgraph.Lookup(code); e.Status >= 500 {
+	if e := flightgraph.Lookup(code); e.Status >= 500 && r.Context().Err() == nil {
 		log.ErrorContext(r.Context(), "request refused by a failure", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", err)
 	}
 	e := flightgraph.Lookup(code)

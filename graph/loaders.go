@@ -113,8 +113,12 @@ func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait t
 	return l
 }
 
-// get fetches keys in one round trip and runs the hook.
+// get fetches keys in one round trip and runs the hook; once the request's context is done it
+// fetches nothing.
 func (l *Loader[V]) get(ctx context.Context, keys []string) ([]V, error) {
+	if ctx.Err() != nil {
+		return nil, stopped(ctx)
+	}
 	vals, err := l.fetch(ctx, keys)
 	if err == nil && len(vals) != len(keys) {
 		err = fmt.Errorf("graph: batch returned %d values for %d keys", len(vals), len(keys))

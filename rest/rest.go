@@ -44,14 +44,17 @@ func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	e := flightgraph.Lookup(code)
 	item := errorItem{Code: code, Name: e.Name, Description: flightgraph.ErrorMessage(err), Severity: "ERROR"}
 	var fe *flightgraph.Error
+	gone := r.Context().Err() != nil // the client left or the time ran out: not the server's fault to log
 	if errors.As(err, &fe) {
 		item.Parameter = fe.Parameter
-		if fe.Err != nil {
+		if fe.Err != nil && !gone {
 			a.Log.WarnContext(r.Context(), "backing service failed", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", fe.Err)
 		}
 	} else {
 		rid := flightgraph.RequestIDFromContext(r.Context())
-		a.Log.ErrorContext(r.Context(), "internal error", "requestId", rid, "path", r.URL.Path, "err", err)
+		if !gone {
+			a.Log.ErrorContext(r.Context(), "internal error", "requestId", rid, "path", r.URL.Path, "err", err)
+		}
 		item.Description = "Internal error; quote request id " + rid + "."
 	}
 	writeJSON(w, e.Status, "application/json", errorBody{Errors: []errorItem{item}})

@@ -58,7 +58,7 @@ func BenchmarkFlightStatusByID(b *testing.B) {
 		// The same work with a request's deadline, as the server gives every request: the
 		// driver watches a cancellable context at some cost per query, which is not the edge's.
 		start = time.Now()
-		rctx, cancel := context.WithTimeout(ctx, server.RequestTimeout)
+		rctx, cancel := context.WithTimeout(ctx, server.DefaultRequestTimeout)
 		f, err := svc.Flight(rctx, id)
 		if err == nil {
 			_, err = svc.Bundle(rctx, []*flightgraph.Flight{f})

@@ -27,8 +27,8 @@ import (
 	"github.com/flightgraph/flightgraph/travel"
 )
 
-// RequestTimeout bounds the work of one request.
-const RequestTimeout = 20 * time.Second
+// DefaultRequestTimeout bounds the work of one request unless Config says otherwise.
+const DefaultRequestTimeout = 20 * time.Second
 
 // Pinger is what readiness checks.
 type Pinger interface {
@@ -56,6 +56,9 @@ type Config struct {
 	Now          func() time.Time
 	Version      string
 	BuildTime    time.Time
+	// RequestTimeout bounds the work of one request: its context's deadline, which every
+	// resolver, loader and store call honours; DefaultRequestTimeout when zero.
+	RequestTimeout time.Duration
 }
 
 // Server is the HTTP edge of flightgraph.
@@ -81,6 +84,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = graph.DefaultLoaderWait
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	if cfg.Hasher == (access.PasswordHasher{}) {
 		cfg.Hasher = access.DefaultPasswordHasher
@@ -198,7 +204,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			// elsewhere rather than reuse this one.
 			w.Header().Set("Connection", "close")
 		}
-		ctx, cancel := context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), RequestTimeout)
+		ctx, cancel := context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), s.cfg.RequestTimeout)
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -236,6 +242,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
+		if errors.Is(r.Context().Err(), context.Canceled) && (sw.status < 400 || sw.status >= 500) {
+			// The connection failed under the request (the client went away): an answer went
+			// nowhere, and a failure is none of the server's. A 4xx is kept: it is the refusal
+			// of what the client did send (a body too slow or cut off).
+			sw.status = graph.StatusClientClosed
+		}
 		route := r.Pattern
 		if route == "" || route == "/" {
 			route = "unmatched"
@@ -266,7 +278,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, sd Shutdown) error {
 		Handler:           s,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      RequestTimeout + 10*time.Second,
+		WriteTimeout:      s.cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),

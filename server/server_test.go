@@ -29,7 +29,7 @@ import (
 type testServer struct {
 	*httptest.Server
 	db  *store.DB
-	log *bytes.Buffer
+	log *lockedBuffer
 	srv *server.Server
 	// demo holds the demo accounts and the demo key, approved for every public API.
 	demo *access.DemoCredentials
@@ -65,7 +65,7 @@ func testConfig(db *store.DB, logs io.Writer) server.Config {
 // generous limits unless tweak names a limiter of its own.
 func newServerWith(t testing.TB, db *store.DB, tweak func(*server.Config)) *testServer {
 	t.Helper()
-	logs := &bytes.Buffer{}
+	logs := &lockedBuffer{}
 	cfg := testConfig(db, logs)
 	if tweak != nil {
 		tweak(&cfg)

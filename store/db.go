@@ -398,6 +398,10 @@ func translate(err error) error {
 	if errors.As(err, &fe) {
 		return err
 	}
+	if errors.Is(err, context.Canceled) {
+		// The caller's context was cancelled: its client left, or it is shutting down.
+		return &flightgraph.Error{Code: flightgraph.ECodeTimeout, Message: "The request was cancelled.", Err: err}
+	}
 	if isUnavailable(err) {
 		return &flightgraph.Error{Code: flightgraph.ECodeDatabase, Message: "The database is not available.", Err: err}
 	}

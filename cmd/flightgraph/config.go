@@ -19,22 +19,23 @@ import (
 
 // config is every setting, from flags first and FLIGHTGRAPH_* variables second.
 type config struct {
-	addr         string
-	dataDir      string
-	databaseURL  string
-	logFormat    string
-	logLevel     string
-	loaderWait   time.Duration
-	referenceTTL time.Duration
-	drain        time.Duration
-	grace        time.Duration
-	rollEvery    time.Duration
-	redisURL     string
-	smtpURL      string
-	demo         bool
-	tokens       access.TokenLifetimes
-	seed         int64
-	scale        int
+	addr           string
+	dataDir        string
+	databaseURL    string
+	logFormat      string
+	logLevel       string
+	loaderWait     time.Duration
+	referenceTTL   time.Duration
+	drain          time.Duration
+	requestTimeout time.Duration
+	grace          time.Duration
+	rollEvery      time.Duration
+	redisURL       string
+	smtpURL        string
+	demo           bool
+	tokens         access.TokenLifetimes
+	seed           int64
+	scale          int
 }
 
 // flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that

@@ -40,6 +40,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
+	fs.DurationVar(&c.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "the time one request may work; its deadline stops resolvers and database calls (FLIGHTGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (FLIGHTGRAPH_DRAIN_PERIOD)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
@@ -92,7 +93,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	cfg := server.Config{
 		Log: log, Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
-		ReferenceTTL: c.referenceTTL,
+		ReferenceTTL: c.referenceTTL, RequestTimeout: c.requestTimeout,
 		Stores: graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
 			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
 		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
