@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -188,7 +189,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	for _, c := range []struct {
 		path string
 		want int
-	}{{"/healthz", 200}, {"/readyz", 200}, {"/metrics", 200}, {"/nope", 404}} {
+	}{{"/healthz", 200}, {"/readyz", 200}, {"/metrics", 404}, {"/nope", 404}} {
 		resp, err := http.Get(s.URL + c.path)
 		if err != nil {
 			t.Fatal(err)
@@ -198,7 +199,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("%s: %d %s, want %d", c.path, resp.StatusCode, body, c.want)
 		}
-		if c.path == "/nope" && !strings.Contains(string(body), `"INSP_404.000"`) {
+		if c.want == 404 && !strings.Contains(string(body), `"INSP_404.000"`) {
 			t.Errorf("unknown path body %s lacks INSP_404.000", body)
 		}
 		if resp.Header.Get("X-Request-Id") == "" {
@@ -224,6 +225,68 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 }
 
+// metrics reads the server's metrics from its MetricsHandler, as a scraper on the metrics
+// listener would.
+func (s *testServer) metrics(t *testing.T) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// TestRunServesMetricsApart: Run serves the metrics on their own listener, not on the API's, and
+// shuts both down together.
+func TestRunServesMetricsApart(t *testing.T) {
+	h, _ := startServer(t, testConfig(storetest.Open(t, store.SQLite, os.Getenv), io.Discard))
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	api, metrics := listen(), listen()
+	apiURL, metricsURL := "http://"+api.Addr().String(), "http://"+metrics.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx, api, metrics, time.Second) }()
+	t.Cleanup(func() { cancel(); <-done })
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	get(apiURL + "/healthz")
+	if code, body := get(metricsURL + "/metrics"); code != 200 || !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="GET",route="GET /healthz"} 1`) {
+		t.Fatalf("metrics listener: %d %.300s", code, body)
+	}
+	if code, body := get(apiURL + "/metrics"); code != 404 || !strings.Contains(body, `"INSP_404.000"`) {
+		t.Fatalf("GET /metrics on the API listener: %d %s, want the REST 404", code, body)
+	}
+	if code, _ := get(metricsURL + "/graphql"); code != 404 {
+		t.Fatalf("the metrics listener serves the API: %d", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	done <- nil // for the cleanup
+	for _, u := range []string{apiURL + "/healthz", metricsURL + "/metrics"} {
+		if resp, err := http.Get(u); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s still answers after shutdown", u)
+		}
+	}
+}
+
 // TestMetricsCountLimiterFallbacks: with Redis unreachable, each decision the replica makes on
 // its own is counted at /metrics.
 func TestMetricsCountLimiterFallbacks(t *testing.T) {
@@ -239,13 +302,8 @@ func TestMetricsCountLimiterFallbacks(t *testing.T) {
 			t.Fatalf("ping with Redis down: %d %s", code, body)
 		}
 	}
-	resp, err := http.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "flightgraph_limiter_fallbacks_total 3") {
+	body := s.metrics(t)
+	if !strings.Contains(body, "flightgraph_limiter_fallbacks_total 3") {
 		t.Errorf("metrics lack 3 fallbacks:\n%s", body)
 	}
 }
@@ -255,22 +313,17 @@ func TestMetricsCountRequestsByRoute(t *testing.T) {
 	s := newServer(t, db)
 	s.query(t, `{ airport(code: "AMS") { name } }`, nil)
 	http.Get(s.URL + "/opendata/nothing/here/123")
-	resp, err := http.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := s.metrics(t)
 	for _, want := range []string{
 		`flightgraph_http_requests_total{code="200",method="POST",route="/graphql"} 1`,
 		`flightgraph_http_requests_total{code="404",method="GET",route="unmatched"} 1`,
 		`flightgraph_http_request_duration_seconds_count{method="POST",route="/graphql"} 1`,
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if strings.Contains(string(body), "/opendata/nothing") {
+	if strings.Contains(body, "/opendata/nothing") {
 		t.Error("a raw path became a metric label")
 	}
 }
