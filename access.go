@@ -52,6 +52,13 @@ type AccessReader interface {
 
 	Application(ctx context.Context, id string) (*Application, error)
 	ApplicationsByAccount(ctx context.Context, accountID string) ([]*Application, error)
+	// OwnApplication, OwnKey and OwnSubscription read an application, a key (with its
+	// application) or a subscription by id only if the account owns it, in one query whose
+	// condition holds the ownership: another account's id is ECodeNotFound exactly as an id
+	// that does not exist, with the same work done for both.
+	OwnApplication(ctx context.Context, accountID, id string) (*Application, error)
+	OwnKey(ctx context.Context, accountID, id string) (*Key, *Application, error)
+	OwnSubscription(ctx context.Context, accountID, id string) (*Subscription, error)
 	Key(ctx context.Context, id string) (*Key, error)
 	// KeysByApplications returns each application's keys, newest first, in key order.
 	KeysByApplications(ctx context.Context, appIDs []string) ([][]*Key, error)

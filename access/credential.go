@@ -103,9 +103,15 @@ func encode62(n *big.Int, width int) string {
 	return string(out)
 }
 
+// idLen and idAlphabet describe the random part of an id: 10 bytes in lower-case base32.
+const (
+	idLen      = 16
+	idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+)
+
 // NewID returns a random, URL-safe identifier with a prefix naming what it identifies.
 func NewID(prefix string) string {
-	var b [10]byte
+	var b [idLen * 5 / 8]byte
 	rand.Read(b[:])
 	return prefix + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }

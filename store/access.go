@@ -103,7 +103,31 @@ func (a accessQ) ApplicationsByAccount(ctx context.Context, accountID string) ([
 	return rows, err
 }
 
+// OwnApplication implements flightgraph.AccessReader.
+func (a accessQ) OwnApplication(ctx context.Context, accountID, id string) (*flightgraph.Application, error) {
+	var app flightgraph.Application
+	return &app, a.one(ctx, &app, "application", `SELECT `+appCols+` FROM applications WHERE id = ? AND account_id = ?`, id, accountID)
+}
+
 const keyCols = `id, application_id, hint, key_hash, secret_hash, status, created_at`
+
+// OwnKey implements flightgraph.AccessReader.
+func (a accessQ) OwnKey(ctx context.Context, accountID, id string) (*flightgraph.Key, *flightgraph.Application, error) {
+	var row struct {
+		K flightgraph.Key         `db:"k"`
+		P flightgraph.Application `db:"p"`
+	}
+	err := a.one(ctx, &row, "key", `SELECT
+		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
+		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
+		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
+		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at"
+		FROM api_keys k JOIN applications p ON p.id = k.application_id WHERE k.id = ? AND p.account_id = ?`, id, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &row.K, &row.P, nil
+}
 
 // Key implements flightgraph.AccessReader.
 func (a accessQ) Key(ctx context.Context, id string) (*flightgraph.Key, error) {
@@ -171,6 +195,14 @@ const subCols = `id, key_id, product, plan_id, status, reason, created_at, decid
 func (a accessQ) Subscription(ctx context.Context, id string) (*flightgraph.Subscription, error) {
 	var s flightgraph.Subscription
 	return &s, a.one(ctx, &s, "subscription", `SELECT `+subCols+` FROM subscriptions WHERE id = ?`, id)
+}
+
+// OwnSubscription implements flightgraph.AccessReader.
+func (a accessQ) OwnSubscription(ctx context.Context, accountID, id string) (*flightgraph.Subscription, error) {
+	var s flightgraph.Subscription
+	return &s, a.one(ctx, &s, "subscription", `SELECT s.id, s.key_id, s.product, s.plan_id, s.status, s.reason, s.created_at, s.decided_at, s.decided_by
+		FROM subscriptions s JOIN api_keys k ON k.id = s.key_id JOIN applications p ON p.id = k.application_id
+		WHERE s.id = ? AND p.account_id = ?`, id, accountID)
 }
 
 // SubscriptionsByKeys implements flightgraph.AccessReader.
