@@ -929,7 +929,9 @@ func TestOpenAPIPerCaller(t *testing.T) {
 	partner := s.signIn(t, "pat@partner.example", developerPassword)
 	var reg struct{ RegisterApplication struct{ ID string } }
 	partner.do(t, `mutation { registerApplication(input: {name: "Meta", description: "d"}) { id } }`, nil, &reg)
-	var rk struct{ RequestKey struct{ Key struct{ APIKey string } } }
+	var rk struct {
+		RequestKey struct{ Key struct{ APIKey string } }
+	}
 	partner.do(t, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "metasearch", plan: "Partner"}) { key { apiKey } } }`, map[string]any{"a": reg.RegisterApplication.ID}, &rk)
 	bearer := func(p *portal) map[string]string { return map[string]string{"Authorization": "Bearer " + p.token} }
 	hidden := []string{"metasearch", "cargo"}
