@@ -28,6 +28,7 @@ const (
 	KindAccessToken  = "fgat_" // an OAuth 2.0 access token
 	KindRefreshToken = "fgrt_" // an OAuth 2.0 refresh token
 	KindSession      = "fgps_" // a portal session
+	KindSignUp       = "fgsu_" // the token of a sign-up mail, for verifyEmail
 )
 
 const (
@@ -51,7 +52,7 @@ func NewCredential(kind string) string {
 
 // CredentialKind returns the kind of a well-formed credential, or "" for anything else.
 func CredentialKind(s string) string {
-	for _, kind := range []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession} {
+	for _, kind := range []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession, KindSignUp} {
 		if !strings.HasPrefix(s, kind) {
 			continue
 		}

@@ -44,19 +44,6 @@ type Session struct {
 	Account *flightgraph.Account
 }
 
-// SignUp creates a developer account and signs it in. It returns the input's validation errors
-// and ECodeConflict when the e-mail has an account.
-func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) (*Session, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	acc, err := s.CreateAccount(ctx, in, flightgraph.RoleDeveloper, "")
-	if err != nil {
-		return nil, err
-	}
-	return s.newSession(ctx, acc)
-}
-
 // CreateAccount creates an account of a role without signing it in; actor is who creates it
 // ("" for the account itself).
 func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput, role flightgraph.Role, actor string) (*flightgraph.Account, error) {
@@ -102,12 +89,19 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*Session,
 }
 
 func (s *Service) newSession(ctx context.Context, acc *flightgraph.Account) (*Session, error) {
+	var session *Session
+	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {
+		session, err = s.openSession(ctx, tx, acc)
+		return err
+	})
+	return session, err
+}
+
+// openSession opens a session of acc inside tx.
+func (s *Service) openSession(ctx context.Context, tx flightgraph.AccessTx, acc *flightgraph.Account) (*Session, error) {
 	token := NewCredential(KindSession)
 	now := s.now()
-	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		return tx.CreateSession(ctx, HashCredential(token), acc.ID, now, now.Add(SessionTTL))
-	})
-	if err != nil {
+	if err := tx.CreateSession(ctx, HashCredential(token), acc.ID, now, now.Add(SessionTTL)); err != nil {
 		return nil, err
 	}
 	return &Session{Token: token, Account: acc}, nil

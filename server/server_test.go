@@ -38,6 +38,9 @@ type testServer struct {
 	queries atomic.Int64
 }
 
+// testPortalURL is where a test server's mails send people.
+const testPortalURL = "http://flightgraph.test/portal"
+
 // fastHasher keeps argon2id but makes it cheap: tests hash many passwords.
 var fastHasher = access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}
 
@@ -50,15 +53,16 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 // hasher and the frozen clock.
 func testConfig(db *store.DB, logs io.Writer) server.Config {
 	return server.Config{
-		Log:      slog.New(slog.NewTextHandler(logs, nil)),
-		Registry: prometheus.NewRegistry(),
-		DB:       db,
-		Stores:   stores(db),
-		Access:   store.NewAccessStore(db),
-		Mail:     store.NewMailStore(db),
-		Hasher:   fastHasher,
-		Now:      func() time.Time { return storetest.Now },
-		Version:  "test",
+		Log:       slog.New(slog.NewTextHandler(logs, nil)),
+		Registry:  prometheus.NewRegistry(),
+		DB:        db,
+		Stores:    stores(db),
+		Access:    store.NewAccessStore(db),
+		Mail:      store.NewMailStore(db),
+		Hasher:    fastHasher,
+		PortalURL: testPortalURL,
+		Now:       func() time.Time { return storetest.Now },
+		Version:   "test",
 	}
 }
 

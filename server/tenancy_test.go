@@ -17,10 +17,7 @@ import (
 // developerWithKey signs up a developer with an application, a key and an approved subscription.
 func developerWithKey(t *testing.T, s *testServer, op *portal, email string) (dev *portal, appID, keyID, subID string) {
 	t.Helper()
-	anon := &portal{s: s}
-	anon.do(t, `mutation($e: String!, $p: String!) { signUp(input: {email: $e, password: $p, name: "Dev"}) { token } }`,
-		map[string]any{"e": email, "p": developerPassword}, nil)
-	dev = s.signIn(t, email, developerPassword)
+	dev = s.signUp(t, email, developerPassword, "Dev")
 	var reg struct{ RegisterApplication struct{ ID string } }
 	dev.do(t, `mutation { registerApplication(input: {name: "App", description: "d"}) { id } }`, nil, &reg)
 	var rk struct {

@@ -323,6 +323,34 @@ func (t *accessTx) CreateSession(ctx context.Context, tokenHash, accountID strin
 	return err
 }
 
+const signUpCols = `token_hash, email, name, password_hash, created_at, expires_at`
+
+// CreateSignUp implements flightgraph.AccessTx.
+func (t *accessTx) CreateSignUp(ctx context.Context, p *flightgraph.PendingSignUp) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO signups (`+signUpCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		p.TokenHash, p.Email, p.Name, p.PasswordHash, p.CreatedAt.UTC(), p.ExpiresAt.UTC())
+	return err
+}
+
+// TakeSignUp implements flightgraph.AccessTx. The DELETE is the arbiter among concurrent
+// verifications of one token: exactly one of them gets the row back.
+func (t *accessTx) TakeSignUp(ctx context.Context, tokenHash string, now time.Time) (*flightgraph.PendingSignUp, error) {
+	var p flightgraph.PendingSignUp
+	return &p, t.one(ctx, &p, "sign-up", `DELETE FROM signups WHERE token_hash = ? AND expires_at > ? RETURNING `+signUpCols, tokenHash, now.UTC())
+}
+
+// DeleteSignUps implements flightgraph.AccessTx.
+func (t *accessTx) DeleteSignUps(ctx context.Context, email string) error {
+	_, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE email = ?`, email)
+	return err
+}
+
+// DeleteExpiredSignUps implements flightgraph.AccessTx.
+func (t *accessTx) DeleteExpiredSignUps(ctx context.Context, now time.Time) error {
+	_, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE expires_at <= ?`, now.UTC())
+	return err
+}
+
 // DeleteSession implements flightgraph.AccessTx.
 func (t *accessTx) DeleteSession(ctx context.Context, tokenHash string) error {
 	_, err := t.db.exec(ctx, t.q, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
