@@ -209,7 +209,9 @@ func TestAccessStory(t *testing.T) {
 		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "ada@example.com", password: "short", name: "Ada"}) { message } }`, nil)
 		anon.fails(t, flightgraph.ECodeMissingParameter, `mutation { signUp(input: {email: "ada@example.com", password: "long enough pw", name: " "}) { message } }`, nil)
 		verified := s.signUp(t, "Ada@Example.com", developerPassword, "Ada Lovelace")
-		var who struct{ Me struct{ Account struct{ Email, Role string } } }
+		var who struct {
+			Me struct{ Account struct{ Email, Role string } }
+		}
 		verified.do(t, `{ me { account { email role } } }`, nil, &who)
 		if who.Me.Account.Email != "ada@example.com" || who.Me.Account.Role != "developer" {
 			t.Fatalf("the verified sign-up is %+v, want developer ada@example.com", who.Me.Account)
