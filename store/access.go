@@ -111,17 +111,20 @@ func (a accessQ) OwnApplication(ctx context.Context, accountID, id string) (*fli
 
 const keyCols = `id, application_id, hint, key_hash, secret_hash, status, created_at`
 
+// keyAppCols selects a key k with its application p into a struct of K and P fields.
+const keyAppCols = `
+		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
+		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
+		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
+		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at"`
+
 // OwnKey implements flightgraph.AccessReader.
 func (a accessQ) OwnKey(ctx context.Context, accountID, id string) (*flightgraph.Key, *flightgraph.Application, error) {
 	var row struct {
 		K flightgraph.Key         `db:"k"`
 		P flightgraph.Application `db:"p"`
 	}
-	err := a.one(ctx, &row, "key", `SELECT
-		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
-		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
-		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
-		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at"
+	err := a.one(ctx, &row, "key", `SELECT `+keyAppCols+`
 		FROM api_keys k JOIN applications p ON p.id = k.application_id WHERE k.id = ? AND p.account_id = ?`, id, accountID)
 	if err != nil {
 		return nil, nil, err
@@ -162,11 +165,7 @@ func (a accessQ) keyAccess(ctx context.Context, cond string, arg string) (*fligh
 		P flightgraph.Application `db:"p"`
 		A flightgraph.Account     `db:"a"`
 	}
-	err := a.one(ctx, &row, "key", `SELECT
-		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
-		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
-		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
-		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at",
+	err := a.one(ctx, &row, "key", `SELECT `+keyAppCols+`,
 		a.id AS "a.id", a.email AS "a.email", a.name AS "a.name", a.role AS "a.role", a.password_hash AS "a.password_hash", a.created_at AS "a.created_at"
 		FROM api_keys k JOIN applications p ON p.id = k.application_id JOIN accounts a ON a.id = p.account_id
 		WHERE `+cond, arg)
