@@ -52,6 +52,13 @@ type AccessReader interface {
 
 	Application(ctx context.Context, id string) (*Application, error)
 	ApplicationsByAccount(ctx context.Context, accountID string) ([]*Application, error)
+	// OwnApplication, OwnKey and OwnSubscription read an application, a key (with its
+	// application) or a subscription by id only if the account owns it, in one query whose
+	// condition holds the ownership: another account's id is ECodeNotFound exactly as an id
+	// that does not exist, with the same work done for both.
+	OwnApplication(ctx context.Context, accountID, id string) (*Application, error)
+	OwnKey(ctx context.Context, accountID, id string) (*Key, *Application, error)
+	OwnSubscription(ctx context.Context, accountID, id string) (*Subscription, error)
 	Key(ctx context.Context, id string) (*Key, error)
 	// KeysByApplications returns each application's keys, newest first, in key order.
 	KeysByApplications(ctx context.Context, appIDs []string) ([][]*Key, error)
@@ -80,6 +87,14 @@ type AccessTx interface {
 	SyncProducts(ctx context.Context, products []*Product, plans []*Plan) error
 	CreateAccount(ctx context.Context, a *Account) error // ECodeConflict if the e-mail is taken
 	CreateSession(ctx context.Context, tokenHash, accountID string, now, expires time.Time) error
+	CreateSignUp(ctx context.Context, p *PendingSignUp) error
+	// TakeSignUp deletes the unexpired pending sign-up with this token hash and returns it;
+	// ECodeNotFound if there is none. Of concurrent calls with one token, one gets it.
+	TakeSignUp(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error)
+	// DeleteSignUps deletes the pending sign-ups of an e-mail address.
+	DeleteSignUps(ctx context.Context, email string) error
+	// DeleteExpiredSignUps deletes the pending sign-ups that expired by now.
+	DeleteExpiredSignUps(ctx context.Context, now time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
 	CreateCustomer(ctx context.Context, c *Customer) error
 	CreateApplication(ctx context.Context, a *Application) error

@@ -43,6 +43,18 @@ type SignUpInput struct {
 	Name     string
 }
 
+// PendingSignUp is a sign-up waiting for its e-mail address to be verified: the developer account
+// to create, its password hashed already, stored under the hash of the token mailed to the
+// address. Only whoever reads that mailbox can turn it into an account.
+type PendingSignUp struct {
+	TokenHash    string    `db:"token_hash"`
+	Email        string    `db:"email"`
+	Name         string    `db:"name"`
+	PasswordHash string    `db:"password_hash" json:"-"`
+	CreatedAt    time.Time `db:"created_at"`
+	ExpiresAt    time.Time `db:"expires_at"`
+}
+
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 10
 

@@ -28,6 +28,7 @@ const (
 	KindAccessToken  = "fgat_" // an OAuth 2.0 access token
 	KindRefreshToken = "fgrt_" // an OAuth 2.0 refresh token
 	KindSession      = "fgps_" // a portal session
+	KindSignUp       = "fgsu_" // the token of a sign-up mail, for verifyEmail
 )
 
 const (
@@ -51,7 +52,7 @@ func NewCredential(kind string) string {
 
 // CredentialKind returns the kind of a well-formed credential, or "" for anything else.
 func CredentialKind(s string) string {
-	for _, kind := range []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession} {
+	for _, kind := range []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession, KindSignUp} {
 		if !strings.HasPrefix(s, kind) {
 			continue
 		}
@@ -103,9 +104,15 @@ func encode62(n *big.Int, width int) string {
 	return string(out)
 }
 
+// idLen and idAlphabet describe the random part of an id: 10 bytes in lower-case base32.
+const (
+	idLen      = 16
+	idAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+)
+
 // NewID returns a random, URL-safe identifier with a prefix naming what it identifies.
 func NewID(prefix string) string {
-	var b [10]byte
+	var b [idLen * 5 / 8]byte
 	rand.Read(b[:])
 	return prefix + "_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }

@@ -44,19 +44,6 @@ type Session struct {
 	Account *flightgraph.Account
 }
 
-// SignUp creates a developer account and signs it in. It returns the input's validation errors
-// and ECodeConflict when the e-mail has an account.
-func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) (*Session, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	acc, err := s.CreateAccount(ctx, in, flightgraph.RoleDeveloper, "")
-	if err != nil {
-		return nil, err
-	}
-	return s.newSession(ctx, acc)
-}
-
 // CreateAccount creates an account of a role without signing it in; actor is who creates it
 // ("" for the account itself).
 func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput, role flightgraph.Role, actor string) (*flightgraph.Account, error) {
@@ -102,12 +89,19 @@ func (s *Service) SignIn(ctx context.Context, email, password string) (*Session,
 }
 
 func (s *Service) newSession(ctx context.Context, acc *flightgraph.Account) (*Session, error) {
+	var session *Session
+	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {
+		session, err = s.openSession(ctx, tx, acc)
+		return err
+	})
+	return session, err
+}
+
+// openSession opens a session of acc inside tx.
+func (s *Service) openSession(ctx context.Context, tx flightgraph.AccessTx, acc *flightgraph.Account) (*Session, error) {
 	token := NewCredential(KindSession)
 	now := s.now()
-	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		return tx.CreateSession(ctx, HashCredential(token), acc.ID, now, now.Add(SessionTTL))
-	})
-	if err != nil {
+	if err := tx.CreateSession(ctx, HashCredential(token), acc.ID, now, now.Add(SessionTTL)); err != nil {
 		return nil, err
 	}
 	return &Session{Token: token, Account: acc}, nil
@@ -129,14 +123,12 @@ func (s *Service) SubscriptionApplication(ctx context.Context, sub *flightgraph.
 	if err != nil {
 		return nil, err
 	}
-	owner, app, err := keyOwner(ctx, s.Store, sub.KeyID)
-	if err != nil {
-		return nil, err
+	if acc.Role == flightgraph.RoleOperator {
+		_, app, err := keyOwner(ctx, s.Store, sub.KeyID)
+		return app, notYours(err, "application", "")
 	}
-	if acc.Role != flightgraph.RoleOperator && owner.ID != acc.ID {
-		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "application not found")
-	}
-	return app, nil
+	_, app, err := s.Store.OwnKey(ctx, acc.ID, sub.KeyID)
+	return app, notYours(err, "application", "")
 }
 
 // ApplicationOwner returns who registered an application, for the owner or an operator.
@@ -146,9 +138,10 @@ func (s *Service) ApplicationOwner(ctx context.Context, app *flightgraph.Applica
 		return nil, err
 	}
 	if acc.Role != flightgraph.RoleOperator && app.AccountID != acc.ID {
-		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "account not found")
+		return nil, notFound("account", "")
 	}
-	return s.Store.AccountByID(ctx, app.AccountID)
+	owner, err := s.Store.AccountByID(ctx, app.AccountID)
+	return owner, notYours(err, "account", "")
 }
 
 // LimitRequestSubscription returns the subscription a limit request is about, for its requester
@@ -158,10 +151,12 @@ func (s *Service) LimitRequestSubscription(ctx context.Context, req *flightgraph
 	if err != nil {
 		return nil, err
 	}
-	if acc.Role != flightgraph.RoleOperator && req.AccountID != acc.ID {
-		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "subscription not found")
+	if acc.Role == flightgraph.RoleOperator {
+		sub, err := s.Store.Subscription(ctx, req.SubscriptionID)
+		return sub, notYours(err, "subscription", "")
 	}
-	return s.Store.Subscription(ctx, req.SubscriptionID)
+	sub, err := s.Store.OwnSubscription(ctx, acc.ID, req.SubscriptionID)
+	return sub, notYours(err, "subscription", "")
 }
 
 // Plan returns a plan by id.
@@ -240,43 +235,53 @@ func (s *Service) RegisterApplication(ctx context.Context, in flightgraph.Applic
 	return app, err
 }
 
-// ownApplication returns an application of the signed-in developer; ECodeNotFound for anyone
-// else's, exactly as for one that does not exist.
-func ownApplication(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id string) (*flightgraph.Application, error) {
-	app, err := r.Application(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if app.AccountID != acc.ID {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeNotFound, "id", "application not found")
-	}
-	return app, nil
+// ownApplication returns an application of the signed-in developer, the id being the input
+// named param; ECodeNotFound for anyone else's, byte for byte as for one that does not exist or a
+// malformed id (notYours), after the same one query.
+func ownApplication(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id, param string) (*flightgraph.Application, error) {
+	app, err := r.OwnApplication(ctx, acc.ID, wellFormedID("app", id))
+	return app, notYours(err, "application", param)
 }
 
-// ownKey returns a key of one of the developer's applications; ECodeNotFound otherwise.
-func ownKey(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id string) (*flightgraph.Key, *flightgraph.Application, error) {
-	k, err := r.Key(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	app, err := ownApplication(ctx, r, acc, k.ApplicationID)
-	if err != nil {
-		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeNotFound, "keyId", "key not found")
-	}
-	return k, app, nil
+// ownKey returns a key of one of the developer's applications, with the application; ECodeNotFound
+// otherwise, as ownApplication.
+func ownKey(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id, param string) (*flightgraph.Key, *flightgraph.Application, error) {
+	k, app, err := r.OwnKey(ctx, acc.ID, wellFormedID("key", id))
+	return k, app, notYours(err, "key", param)
 }
 
-// ownSubscription returns a subscription of one of the developer's keys; ECodeNotFound otherwise.
-func ownSubscription(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id string) (*flightgraph.Subscription, *flightgraph.Key, error) {
-	sub, err := r.Subscription(ctx, id)
-	if err != nil {
-		return nil, nil, err
+// ownSubscription returns a subscription of one of the developer's keys; ECodeNotFound otherwise,
+// as ownApplication.
+func ownSubscription(ctx context.Context, r flightgraph.AccessReader, acc *flightgraph.Account, id, param string) (*flightgraph.Subscription, error) {
+	sub, err := r.OwnSubscription(ctx, acc.ID, wellFormedID("sub", id))
+	return sub, notYours(err, "subscription", param)
+}
+
+// notFound is the one portal answer for what, looked up by the input named param, when the caller
+// may not have it: an id of another account's object, an id that does not exist and a malformed
+// id must be told apart by nobody, so they share this error byte for byte.
+func notFound(what, param string) error {
+	return flightgraph.ParamErrorf(flightgraph.ECodeNotFound, param, "%s not found", what)
+}
+
+// notYours turns a not-found from the store into notFound, whatever the store's own message;
+// other errors pass unchanged.
+func notYours(err error, what, param string) error {
+	if errIsNotFound(err) {
+		return notFound(what, param)
 	}
-	k, _, err := ownKey(ctx, r, acc, sub.KeyID)
-	if err != nil {
-		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeNotFound, "subscriptionId", "subscription not found")
+	return err
+}
+
+// wellFormedID returns id if it has the shape NewID gives ids of prefix, and otherwise "", which
+// no row has. A malformed id thus costs the same query as a well-formed one and finds nothing,
+// rather than reaching the database as bytes it may refuse (PostgreSQL refuses a NUL in text).
+func wellFormedID(prefix, id string) string {
+	rest, ok := strings.CutPrefix(id, prefix+"_")
+	if !ok || len(rest) != idLen || strings.Trim(rest, idAlphabet) != "" {
+		return ""
 	}
-	return sub, k, nil
+	return id
 }
 
 // UpdateApplication edits one of the developer's applications.
@@ -290,7 +295,7 @@ func (s *Service) UpdateApplication(ctx context.Context, id string, in flightgra
 	}
 	var app *flightgraph.Application
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		before, err := ownApplication(ctx, tx, acc, id)
+		before, err := ownApplication(ctx, tx, acc, id, "id")
 		if err != nil {
 			return err
 		}
@@ -314,7 +319,7 @@ func (s *Service) DeleteApplication(ctx context.Context, id string) error {
 	}
 	var keys []*flightgraph.Key
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		app, err := ownApplication(ctx, tx, acc, id)
+		app, err := ownApplication(ctx, tx, acc, id, "id")
 		if err != nil {
 			return err
 		}
@@ -363,7 +368,7 @@ func (s *Service) RequestKey(ctx context.Context, req KeyRequest) (*flightgraph.
 		if req.ApplicationID == "" {
 			return flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "applicationId", "applicationId is required")
 		}
-		app, err := ownApplication(ctx, tx, acc, req.ApplicationID)
+		app, err := ownApplication(ctx, tx, acc, req.ApplicationID, "applicationId")
 		if err != nil {
 			return err
 		}
@@ -390,7 +395,7 @@ func (s *Service) AddAPI(ctx context.Context, req KeyRequest) (*flightgraph.Subs
 	}
 	var sub *flightgraph.Subscription
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		k, app, err := ownKey(ctx, tx, acc, req.KeyID)
+		k, app, err := ownKey(ctx, tx, acc, req.KeyID, "keyId")
 		if err != nil {
 			return err
 		}
@@ -452,7 +457,7 @@ func (s *Service) RotateKeySecret(ctx context.Context, keyID string) (*flightgra
 	secret := NewCredential(KindSecret)
 	var k *flightgraph.Key
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		before, _, err := ownKey(ctx, tx, acc, keyID)
+		before, _, err := ownKey(ctx, tx, acc, keyID, "keyId")
 		if err != nil {
 			return err
 		}
@@ -485,7 +490,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (*flightgraph.Key
 	}
 	var k *flightgraph.Key
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		before, _, err := ownKey(ctx, tx, acc, keyID)
+		before, _, err := ownKey(ctx, tx, acc, keyID, "keyId")
 		if err != nil {
 			return err
 		}
@@ -534,7 +539,7 @@ func (s *Service) RequestLimitIncrease(ctx context.Context, in flightgraph.Limit
 	r := &flightgraph.LimitIncreaseRequest{ID: NewID("lim"), SubscriptionID: in.SubscriptionID, AccountID: acc.ID, Description: strings.TrimSpace(in.Description),
 		EstimatedPerSecond: in.EstimatedPerSecond, EstimatedPerDay: in.EstimatedPerDay, Status: flightgraph.LimitRequestPending, CreatedAt: s.now()}
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		sub, _, err := ownSubscription(ctx, tx, acc, in.SubscriptionID)
+		sub, err := ownSubscription(ctx, tx, acc, in.SubscriptionID, "subscriptionId")
 		if err != nil {
 			return err
 		}
@@ -592,9 +597,8 @@ func (s *Service) transition(ctx context.Context, id string, to flightgraph.Subs
 	}
 	var sub *flightgraph.Subscription
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		sub, err = tx.Subscription(ctx, id)
-		if err != nil {
-			return err
+		if sub, err = tx.Subscription(ctx, id); err != nil {
+			return notYours(err, "subscription", "id")
 		}
 		return s.decide(ctx, tx, op, sub, to, reason)
 	})
@@ -693,7 +697,7 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 	)
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		if req, err = tx.LimitRequest(ctx, rv.ID); err != nil {
-			return err
+			return notYours(err, "limit increase request", "id")
 		}
 		if req.Status != flightgraph.LimitRequestPending {
 			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "id", "the request is %s already", req.Status)

@@ -294,6 +294,7 @@ type ComplexityRoot struct {
 		SignOut              func(childComplexity int) int
 		SignUp               func(childComplexity int, input flightgraph.SignUpInput) int
 		UpdateApplication    func(childComplexity int, id string, input flightgraph.ApplicationInput) int
+		VerifyEmail          func(childComplexity int, token string) int
 	}
 
 	PageInfo struct {
@@ -354,6 +355,10 @@ type ComplexityRoot struct {
 	RouteEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	SignUpPayload struct {
+		Message func(childComplexity int) int
 	}
 
 	_Service struct {
@@ -439,7 +444,8 @@ type MovementResolver interface {
 	Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error)
 }
 type MutationResolver interface {
-	SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.AuthPayload, error)
+	SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.SignUpPayload, error)
+	VerifyEmail(ctx context.Context, token string) (*model.AuthPayload, error)
 	SignIn(ctx context.Context, email string, password string) (*model.AuthPayload, error)
 	SignOut(ctx context.Context) (bool, error)
 	RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput) (*flightgraph.Application, error)
@@ -1596,6 +1602,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateApplication(childComplexity, args["id"].(string), args["input"].(flightgraph.ApplicationInput)), true
+	case "Mutation.verifyEmail":
+		if e.ComplexityRoot.Mutation.VerifyEmail == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_verifyEmail_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.VerifyEmail(childComplexity, args["token"].(string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1920,6 +1937,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RouteEdge.Node(childComplexity), true
+
+	case "SignUpPayload.message":
+		if e.ComplexityRoot.SignUpPayload.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignUpPayload.Message(childComplexity), true
 
 	case "_Service.sdl":
 		if e.ComplexityRoot._Service.SDL == nil {
@@ -2301,8 +2325,19 @@ type RouteEdge {
 }
 
 type Mutation {
-  "Create a developer account; answers a portal session token."
-  signUp(input: SignUpInput!): AuthPayload! @portal
+  """
+  Start a developer account. Bad input is INSP_400.000 or INSP_400.001; otherwise the answer is
+  the same whether or not the address has an account, so that nobody learns who has one: a new
+  address is mailed a link with a token for verifyEmail (it works once, for 24 hours), a
+  registered one a notice to its owner. No account exists, and no session, until verifyEmail.
+  """
+  signUp(input: SignUpInput!): SignUpPayload! @portal
+  """
+  Finish a sign-up with the token of its mail: creates the developer account and signs it in. An
+  unknown, used or expired token is INSP_400.001; an address that has an account by then,
+  PORTAL_409.000.
+  """
+  verifyEmail(token: String!): AuthPayload! @portal
   signIn(email: String!, password: String!): AuthPayload! @portal
   "End the session of the Authorization header."
   signOut: Boolean! @portal
@@ -2358,6 +2393,12 @@ input LimitIncreaseInput {
   description: String!
   estimatedPerSecond: Int!
   estimatedPerDay: Int!
+}
+
+"signUp's answer, the same for every address."
+type SignUpPayload {
+  "What happens next: a mail to the address, whose link finishes the sign-up."
+  message: String!
 }
 
 type AuthPayload {
@@ -3073,6 +3114,14 @@ func (ec *executionContext) childFields_RouteEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type RouteEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_SignUpPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_SignUpPayload_message(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignUpPayload", field.Name)
+}
+
 func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "sdl":
@@ -3566,6 +3615,20 @@ func (ec *executionContext) field_Mutation_updateApplication_args(ctx context.Co
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_verifyEmail_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "token",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["token"] = arg0
 	return args, nil
 }
 
@@ -7781,6 +7844,50 @@ func (ec *executionContext) _Mutation_signUp(ctx context.Context, field graphql.
 			return ec.Resolvers.Mutation().SignUp(ctx, fc.Args["input"].(flightgraph.SignUpInput))
 		},
 		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignUpPayload) graphql.Marshaler {
+			return ec.marshalNSignUpPayload2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSignUpPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signUp(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignUpPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signUp_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_verifyEmail(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_verifyEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().VerifyEmail(ctx, fc.Args["token"].(string))
+		},
+		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {
 			return ec.marshalNAuthPayload2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAuthPayload(ctx, selections, v)
 		},
@@ -7788,7 +7895,7 @@ func (ec *executionContext) _Mutation_signUp(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Mutation_signUp(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Mutation_verifyEmail(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Mutation",
 		Field:      field,
@@ -7805,7 +7912,7 @@ func (ec *executionContext) fieldContext_Mutation_signUp(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_signUp_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Mutation_verifyEmail_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9846,6 +9953,29 @@ func (ec *executionContext) fieldContext_RouteEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SignUpPayload_message(ctx context.Context, field graphql.CollectedField, obj *model.SignUpPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignUpPayload_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignUpPayload_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignUpPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
@@ -13987,6 +14117,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "verifyEmail":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_verifyEmail(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "signIn":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_signIn(ctx, field)
@@ -14968,6 +15105,44 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._RouteEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var signUpPayloadImplementors = []string{"SignUpPayload"}
+
+func (ec *executionContext) _SignUpPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SignUpPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signUpPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignUpPayload")
+		case "message":
+			out.Values[i] = ec._SignUpPayload_message(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16212,6 +16387,16 @@ func (ec *executionContext) marshalNRouteEdge2ᚖgithubᚗcomᚋflightgraphᚋfl
 func (ec *executionContext) unmarshalNSignUpInput2githubᚗcomᚋflightgraphᚋflightgraphᚐSignUpInput(ctx context.Context, v any) (flightgraph.SignUpInput, error) {
 	res, err := ec.unmarshalInputSignUpInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSignUpPayload2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSignUpPayload(ctx context.Context, sel ast.SelectionSet, v *model.SignUpPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SignUpPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {

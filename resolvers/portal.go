@@ -17,6 +17,14 @@ func authPayload(s *access.Session, err error) (*model.AuthPayload, error) {
 	return &model.AuthPayload{Token: s.Token, Account: s.Account}, nil
 }
 
+// signUp answers the same payload for every address that passes validation.
+func (r *Resolver) signUp(ctx context.Context, in flightgraph.SignUpInput) (*model.SignUpPayload, error) {
+	if err := r.Access.SignUp(ctx, in); err != nil {
+		return nil, err
+	}
+	return &model.SignUpPayload{Message: access.SignUpAnswer}, nil
+}
+
 func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
 	acc, err := r.Access.Me(ctx)
 	if err != nil {

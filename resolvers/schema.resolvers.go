@@ -143,8 +143,12 @@ func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement
 	return obj.ActualAt(r.Now()), nil
 }
 
-func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.AuthPayload, error) {
-	return authPayload(r.Access.SignUp(ctx, input))
+func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.SignUpPayload, error) {
+	return r.signUp(ctx, input)
+}
+
+func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*model.AuthPayload, error) {
+	return authPayload(r.Access.VerifyEmail(ctx, token))
 }
 
 func (r *mutationResolver) SignIn(ctx context.Context, email string, password string) (*model.AuthPayload, error) {

@@ -7,36 +7,141 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 )
 
 // openAPIYAML is the OpenAPI 3.1 document of the REST routes (every one of Routes) and of the
-// token endpoint. A test holds it to Routes and validates real answers against it.
+// token endpoint, less what depends on the caller: the APIs the {api} path parameter takes and
+// the scopes of the OAuth flows are left empty there and filled from the catalogue by OpenAPI.
+// A test holds it to Routes and validates real answers against it.
 //
 //go:embed openapi.yaml
 var openAPIYAML []byte
 
-var openAPIJSON = sync.OnceValues(func() ([]byte, error) {
-	raw, err := yaml.YAMLToJSON(openAPIYAML)
+// openAPIDocs caches the document per set of visible APIs: there are as many as visibilities.
+var openAPIDocs struct {
+	mu   sync.Mutex
+	docs map[string][]byte
+}
+
+// OpenAPI returns the OpenAPI document, as JSON, that a caller of role may see: it names only the
+// APIs of the catalogue visible to the role ("" for anonymous callers: the public ones), so that
+// partner and internal APIs leave no trace in anyone else's copy. Each variant is built once;
+// the caller must not modify the returned bytes.
+func OpenAPI(role flightgraph.Role) ([]byte, error) {
+	var visible []*flightgraph.Product
+	var slugs []string
+	for _, p := range access.Products {
+		if p.VisibleTo(role) {
+			visible = append(visible, p)
+			slugs = append(slugs, p.Slug)
+		}
+	}
+	key := strings.Join(slugs, ",")
+	openAPIDocs.mu.Lock()
+	defer openAPIDocs.mu.Unlock()
+	if doc, ok := openAPIDocs.docs[key]; ok {
+		return doc, nil
+	}
+	doc, err := openAPIFor(visible)
 	if err != nil {
 		return nil, fmt.Errorf("rest: openapi.yaml: %w", err)
 	}
+	if openAPIDocs.docs == nil {
+		openAPIDocs.docs = map[string][]byte{}
+	}
+	openAPIDocs.docs[key] = doc
+	return doc, nil
+}
+
+// openAPIFor converts the YAML to indented JSON, in the YAML's order, with the {api} enum and the
+// OAuth scopes of the given products.
+func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
+	var doc yaml.MapSlice
+	if err := yaml.UnmarshalWithOptions(openAPIYAML, &doc, yaml.UseOrderedMap()); err != nil {
+		return nil, err
+	}
+	var slugs []any
+	for _, p := range products {
+		slugs = append(slugs, p.Slug)
+	}
+	params, _ := member(doc, "paths", "/opendata/{api}/{version}/ping", "get", "parameters").([]any)
+	found := false
+	for _, p := range params {
+		if p, ok := p.(yaml.MapSlice); ok && member(p, "name") == "api" {
+			found = set(member(p, "schema"), "enum", slugs)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("the ping's {api} parameter has no schema to list the APIs in")
+	}
+	flows := member(doc, "components", "securitySchemes", "oauth2", "flows")
+	for flow, grant := range map[string]flightgraph.Grant{"clientCredentials": flightgraph.GrantClientCredentials, "password": flightgraph.GrantPassword} {
+		scopes := yaml.MapSlice{}
+		for _, p := range products {
+			if p.Auth == flightgraph.AuthOAuth && p.AllowsGrant(grant) {
+				scopes = append(scopes, yaml.MapItem{Key: p.Slug, Value: p.Name})
+			}
+		}
+		if !set(member(flows, flow), "scopes", scopes) {
+			return nil, fmt.Errorf("the oauth2 security scheme has no %s flow", flow)
+		}
+	}
+	raw, err := yaml.MarshalWithOptions(doc, yaml.JSON())
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return nil, fmt.Errorf("rest: openapi.yaml as JSON: %w", err)
+		return nil, err
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
-})
+}
 
-// OpenAPI returns the OpenAPI document as JSON. It is converted from the embedded YAML once; the
-// caller must not modify the returned bytes.
-func OpenAPI() ([]byte, error) { return openAPIJSON() }
+// member follows keys down nested mappings; nil when one is missing.
+func member(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(yaml.MapSlice)
+		if !ok {
+			return nil
+		}
+		v = nil
+		for _, item := range m {
+			if item.Key == k {
+				v = item.Value
+				break
+			}
+		}
+	}
+	return v
+}
+
+// set replaces the value of key in the mapping m, and reports whether m is a mapping with key.
+func set(m any, key string, value any) bool {
+	ms, ok := m.(yaml.MapSlice)
+	if !ok {
+		return false
+	}
+	for i := range ms {
+		if ms[i].Key == key {
+			ms[i].Value = value
+			return true
+		}
+	}
+	return false
+}
 
 // OpenAPIHandler serves the OpenAPI document as application/json, to GET and HEAD. Mount it at
-// GET /openapi.json; it needs no credentials.
+// GET /openapi.json. It needs no credentials, but a caller who sends some (a portal session, or
+// a key or token whose account is a partner's or staff's) gets the document of what that role
+// may see; credentials that do not authenticate count as none.
 func (a *API) OpenAPIHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -44,7 +149,13 @@ func (a *API) OpenAPIHandler() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		doc, err := OpenAPI()
+		var role flightgraph.Role
+		if a != nil && a.Guard != nil {
+			if caller, err := a.Guard.Authenticate(r); err == nil {
+				role = caller.Role()
+			}
+		}
+		doc, err := OpenAPI(role)
 		if err != nil {
 			if a != nil && a.Log != nil {
 				a.Log.ErrorContext(r.Context(), "openapi document", "err", err)
@@ -55,7 +166,13 @@ func (a *API) OpenAPIHandler() http.Handler {
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(doc)))
-		h.Set("Cache-Control", "public, max-age=300")
+		// The document depends on the credentials: a shared cache keeps the anonymous one only.
+		h.Set("Vary", "api-key, Authorization")
+		if role == "" {
+			h.Set("Cache-Control", "public, max-age=300")
+		} else {
+			h.Set("Cache-Control", "private, max-age=300")
+		}
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead {
 			w.Write(doc)

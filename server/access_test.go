@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -120,25 +122,71 @@ func gqlCode(t *testing.T, body string) string {
 }
 
 // mailTo returns the subjects of the outbox messages to an address.
-func (s *testServer) mailTo(t *testing.T, addr string) []string {
+func (s *testServer) mailTo(t testing.TB, addr string) []string {
 	t.Helper()
 	var subjects []string
-	rows, err := s.rawDB(t).Query(`SELECT subject FROM mail_outbox WHERE recipient = `+placeholder(s.db)+` ORDER BY id`, addr)
+	for _, m := range s.mailsTo(t, addr) {
+		subjects = append(subjects, m.Subject)
+	}
+	return subjects
+}
+
+// mailsTo returns the outbox messages to an address, oldest first.
+func (s *testServer) mailsTo(t testing.TB, addr string) []flightgraph.Mail {
+	t.Helper()
+	var mails []flightgraph.Mail
+	rows, err := store.Raw(s.db).Query(`SELECT subject, body FROM mail_outbox WHERE recipient = `+placeholder(s.db)+` ORDER BY id`, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var subj string
-		if err := rows.Scan(&subj); err != nil {
+		m := flightgraph.Mail{To: addr}
+		if err := rows.Scan(&m.Subject, &m.Body); err != nil {
 			t.Fatal(err)
 		}
-		subjects = append(subjects, subj)
+		mails = append(mails, m)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return subjects
+	return mails
+}
+
+// signUpToken is the verifyEmail token of the newest mail to an address; "" if none has one.
+func (s *testServer) signUpToken(t testing.TB, addr string) string {
+	t.Helper()
+	mails := s.mailsTo(t, addr)
+	for i := len(mails) - 1; i >= 0; i-- {
+		if tok := signUpTokenRE.FindString(mails[i].Body); tok != "" {
+			return tok
+		}
+	}
+	return ""
+}
+
+var signUpTokenRE = regexp.MustCompile(access.KindSignUp + `[0-9A-Za-z]+`)
+
+// signUp signs a developer up as a person would: signUp, the token from the mail, verifyEmail;
+// it returns the new account's portal session.
+func (s *testServer) signUp(t testing.TB, email, password, name string) *portal {
+	t.Helper()
+	resp := s.queryAs(t, nil, `mutation($in: SignUpInput!) { signUp(input: $in) { message } }`,
+		map[string]any{"in": map[string]any{"email": email, "password": password, "name": name}})
+	if len(resp.Errors) > 0 {
+		t.Fatalf("signUp %s: %+v", email, resp.Errors)
+	}
+	token := s.signUpToken(t, strings.ToLower(email))
+	if token == "" {
+		t.Fatalf("signUp %s: no mail with a token", email)
+	}
+	resp = s.queryAs(t, nil, `mutation($t: String!) { verifyEmail(token: $t) { token account { email role } } }`, map[string]any{"t": token})
+	if len(resp.Errors) > 0 {
+		t.Fatalf("verifyEmail %s: %+v", email, resp.Errors)
+	}
+	var d struct{ VerifyEmail struct{ Token string } }
+	json.Unmarshal(resp.Data, &d)
+	return &portal{s: s, token: d.VerifyEmail.Token}
 }
 
 func placeholder(db *store.DB) string {
@@ -155,17 +203,25 @@ func TestAccessStory(t *testing.T) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
 		anon := &portal{s: s}
 
-		// Sign up, with clear errors for bad input.
-		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "not-an-email", password: "long enough pw", name: "Ada"}) { token } }`, nil)
-		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "ada@example.com", password: "short", name: "Ada"}) { token } }`, nil)
-		anon.fails(t, flightgraph.ECodeMissingParameter, `mutation { signUp(input: {email: "ada@example.com", password: "long enough pw", name: " "}) { token } }`, nil)
-		var up struct{ SignUp struct{ Token string } }
-		anon.do(t, `mutation($p: String!) { signUp(input: {email: "Ada@Example.com", password: $p, name: "Ada Lovelace"}) { token account { email role } } }`,
-			map[string]any{"p": developerPassword}, &up)
-		anon.fails(t, flightgraph.ECodeConflict, `mutation($p: String!) { signUp(input: {email: "ada@example.com", password: $p, name: "Ada"}) { token } }`, map[string]any{"p": developerPassword})
+		// Sign up, with clear errors for bad input; the account exists once the address is
+		// verified, and signing up again changes nothing.
+		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "not-an-email", password: "long enough pw", name: "Ada"}) { message } }`, nil)
+		anon.fails(t, flightgraph.ECodeInvalidParameter, `mutation { signUp(input: {email: "ada@example.com", password: "short", name: "Ada"}) { message } }`, nil)
+		anon.fails(t, flightgraph.ECodeMissingParameter, `mutation { signUp(input: {email: "ada@example.com", password: "long enough pw", name: " "}) { message } }`, nil)
+		verified := s.signUp(t, "Ada@Example.com", developerPassword, "Ada Lovelace")
+		var who struct {
+			Me struct{ Account struct{ Email, Role string } }
+		}
+		verified.do(t, `{ me { account { email role } } }`, nil, &who)
+		if who.Me.Account.Email != "ada@example.com" || who.Me.Account.Role != "developer" {
+			t.Fatalf("the verified sign-up is %+v, want developer ada@example.com", who.Me.Account)
+		}
+		anon.do(t, `mutation($p: String!) { signUp(input: {email: "ada@example.com", password: $p, name: "Ada"}) { message } }`, map[string]any{"p": "another password!"}, nil)
+		anon.fails(t, flightgraph.ECodeBadLogin, `mutation { signIn(email: "ada@example.com", password: "another password!") { token } }`, nil)
 		anon.fails(t, flightgraph.ECodeBadLogin, `mutation { signIn(email: "ada@example.com", password: "wrong password!") { token } }`, nil)
 		anon.fails(t, flightgraph.ECodeNotSignedIn, `{ me { account { id } } }`, nil)
 		dev := s.signIn(t, "ada@example.com", developerPassword)
+		signUpMails := len(s.mailTo(t, "ada@example.com")) // the link, then the notice
 
 		// Register an application: validated, clear errors.
 		dev.fails(t, flightgraph.ECodeInvalidParameter, `mutation { registerApplication(input: {name: "Radar", description: "x", callbackUrl: "http://example.com/cb"}) { id } }`, nil)
@@ -250,7 +306,7 @@ func TestAccessStory(t *testing.T) {
 		}
 		op.do(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": subID}, nil)
 		op.fails(t, flightgraph.ECodeInvalidState, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": subID})
-		if subj := s.mailTo(t, "ada@example.com"); len(subj) != 1 || !strings.Contains(subj[0], "approved") {
+		if subj := s.mailTo(t, "ada@example.com")[signUpMails:]; len(subj) != 1 || !strings.Contains(subj[0], "approved") {
 			t.Fatalf("developer mail after approval: %v", subj)
 		}
 
@@ -299,7 +355,7 @@ func TestAccessStory(t *testing.T) {
 		if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 200 {
 			t.Fatalf("call under the custom plan: %d %s", code, body)
 		}
-		if subj := s.mailTo(t, "ada@example.com"); len(subj) != 2 || !strings.Contains(subj[1], "granted") {
+		if subj := s.mailTo(t, "ada@example.com")[signUpMails:]; len(subj) != 2 || !strings.Contains(subj[1], "granted") {
 			t.Fatalf("developer mail after the increase: %v", subj)
 		}
 
@@ -386,7 +442,7 @@ func TestAccessStory(t *testing.T) {
 		if err := s.srv.Usage.Flush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		secrets := []string{developerPassword, key.APIKey, key.Secret, tok.AccessToken, dev.token, op.token, s.demo.APIKey, s.demo.ClientSecret,
+		secrets := []string{developerPassword, "another password!", key.APIKey, key.Secret, tok.AccessToken, dev.token, verified.token, op.token, s.demo.APIKey, s.demo.ClientSecret,
 			s.demo.OperatorPassword, s.demo.DeveloperPassword, s.demo.CustomerPassword}
 		dump := s.dumpDB(t)
 		for _, sec := range secrets {
@@ -410,7 +466,7 @@ func (s *testServer) rawDB(t *testing.T) *sql.DB {
 func (s *testServer) dumpDB(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
-	for _, table := range []string{"accounts", "sessions", "customers", "applications", "api_keys", "subscriptions", "limit_requests",
+	for _, table := range []string{"accounts", "sessions", "signups", "customers", "applications", "api_keys", "subscriptions", "limit_requests",
 		"oauth_tokens", "usage_daily", "audit_log", "mail_outbox", "plans", "products"} {
 		rows, err := s.rawDB(t).Query(`SELECT * FROM ` + table)
 		if err != nil {

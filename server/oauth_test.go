@@ -200,15 +200,10 @@ func (p *oaPortal) gql(t testing.TB, q string, vars map[string]any, out any) {
 	}
 }
 
-// signUp makes a developer account and signs it in.
+// oaSignUp makes a developer account and signs it in.
 func (s *testServer) oaSignUp(t testing.TB, email string) *oaPortal {
 	t.Helper()
-	p := &oaPortal{s: s}
-	var out struct{ SignUp struct{ Token string } }
-	p.gql(t, `mutation($in: SignUpInput!) { signUp(input: $in) { token } }`,
-		map[string]any{"in": map[string]any{"email": email, "password": "correct horse battery staple", "name": "Second Developer"}}, &out)
-	p.session = out.SignUp.Token
-	return p
+	return &oaPortal{s: s, session: s.signUp(t, email, "correct horse battery staple", "Second Developer").token}
 }
 
 // operator signs the demo operator in.

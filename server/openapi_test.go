@@ -37,23 +37,19 @@ var openAPI struct {
 	err    error
 }
 
-// loadOpenAPI returns the OpenAPI document served by rest.OpenAPI, loaded, validated and routed.
+// loadOpenAPI returns the OpenAPI document rest.OpenAPI gives operators, who see every API,
+// loaded, validated and routed: every answer of the server, to any caller, must fit it.
 func loadOpenAPI(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	openAPI.once.Do(func() {
-		raw, err := rest.OpenAPI()
+		raw, err := rest.OpenAPI(flightgraph.RoleOperator)
 		if err != nil {
 			openAPI.err = err
 			return
 		}
-		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromData(raw)
+		doc, err := parseOpenAPI(raw)
 		if err != nil {
-			openAPI.err = fmt.Errorf("load: %w", err)
-			return
-		}
-		if err := doc.Validate(loader.Context); err != nil {
-			openAPI.err = fmt.Errorf("validate: %w", err)
+			openAPI.err = err
 			return
 		}
 		router, err := gorillamux.NewRouter(doc)
@@ -67,6 +63,19 @@ func loadOpenAPI(t testing.TB) (*openapi3.T, routers.Router) {
 		t.Fatalf("the OpenAPI document (rest/openapi.yaml): %v", openAPI.err)
 	}
 	return openAPI.doc, openAPI.router
+}
+
+// parseOpenAPI loads and validates an OpenAPI document with kin-openapi.
+func parseOpenAPI(raw []byte) (*openapi3.T, error) {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(raw)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	return doc, nil
 }
 
 // validateREST validates a REST answer against the OpenAPI document, for any request whose path
@@ -499,11 +508,11 @@ func TestOpenAPIDocument(t *testing.T) {
 	})
 
 	t.Run("served", func(t *testing.T) {
-		want, err := rest.OpenAPI()
+		want, err := rest.OpenAPI("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := rest.OpenAPI()
+		again, _ := rest.OpenAPI(flightgraph.RoleDeveloper) // developers see what anonymous callers see
 		if &want[0] != &again[0] {
 			t.Error("rest.OpenAPI converts the document on every call; it should convert it once")
 		}
@@ -521,7 +530,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		got, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || baseMediaType(resp.Header.Get("Content-Type")) != "application/json" || !bytes.Equal(got, want) {
-			t.Fatalf("GET /openapi.json: %d %s, %d bytes; want 200 application/json with rest.OpenAPI()", resp.StatusCode, resp.Header.Get("Content-Type"), len(got))
+			t.Fatalf("GET /openapi.json: %d %s, %d bytes; want 200 application/json with rest.OpenAPI(\"\")", resp.StatusCode, resp.Header.Get("Content-Type"), len(got))
 		}
 		rec := httptest.NewRecorder()
 		(&rest.API{}).OpenAPIHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/openapi.json", nil))
@@ -902,4 +911,79 @@ func TestRESTResponsesValidate(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestOpenAPIPerCaller: /openapi.json describes only the APIs the caller may see. Anonymous
+// callers, bad credentials and developers get the public document, with no trace of the partner
+// and internal APIs in any byte; a partner's session or key adds the partner API, staff and
+// operators see every API. Each variant is a valid OpenAPI document whose {api} parameter lists
+// exactly the caller's APIs.
+func TestOpenAPIPerCaller(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	ctx := context.Background()
+	for email, role := range map[string]flightgraph.Role{"pat@partner.example": flightgraph.RolePartner, "sam@staff.example": flightgraph.RoleStaff} {
+		if _, err := s.srv.Access.CreateAccount(ctx, flightgraph.SignUpInput{Email: email, Password: developerPassword, Name: "N"}, role, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	partner := s.signIn(t, "pat@partner.example", developerPassword)
+	var reg struct{ RegisterApplication struct{ ID string } }
+	partner.do(t, `mutation { registerApplication(input: {name: "Meta", description: "d"}) { id } }`, nil, &reg)
+	var rk struct {
+		RequestKey struct{ Key struct{ APIKey string } }
+	}
+	partner.do(t, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "metasearch", plan: "Partner"}) { key { apiKey } } }`, map[string]any{"a": reg.RegisterApplication.ID}, &rk)
+	bearer := func(p *portal) map[string]string { return map[string]string{"Authorization": "Bearer " + p.token} }
+	hidden := []string{"metasearch", "cargo"}
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		role    flightgraph.Role
+	}{
+		{"anonymous", nil, ""},
+		{"malformed key", map[string]string{"api-key": "fgk_nope"}, ""},
+		{"unknown session", map[string]string{"Authorization": "Bearer " + access.NewCredential(access.KindSession)}, ""},
+		{"developer's key", map[string]string{"api-key": s.demo.APIKey}, flightgraph.RoleDeveloper},
+		{"developer's session", bearer(s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)), flightgraph.RoleDeveloper},
+		{"partner's key", map[string]string{"api-key": rk.RequestKey.Key.APIKey}, flightgraph.RolePartner},
+		{"partner's session", bearer(partner), flightgraph.RolePartner},
+		{"staff's session", bearer(s.signIn(t, "sam@staff.example", developerPassword)), flightgraph.RoleStaff},
+		{"operator's session", bearer(s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)), flightgraph.RoleOperator},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, h, body := s.call(t, http.MethodGet, "/openapi.json", c.headers, "")
+			if code != http.StatusOK {
+				t.Fatalf("%d %.200s", code, body)
+			}
+			var want []any
+			for _, p := range access.Products {
+				if p.VisibleTo(c.role) {
+					want = append(want, p.Slug)
+				}
+			}
+			lower := strings.ToLower(body)
+			for _, slug := range hidden {
+				if sees := slices.Contains(want, any(slug)); strings.Contains(lower, slug) != sees {
+					t.Errorf("the document names %s: %v, want %v", slug, !sees, sees)
+				}
+			}
+			doc, err := parseOpenAPI([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var enum []any
+			for _, p := range doc.Paths.Value("/opendata/{api}/{version}/ping").Get.Parameters {
+				if p.Value.Name == "api" {
+					enum = p.Value.Schema.Value.Enum
+				}
+			}
+			if !slices.Equal(enum, want) {
+				t.Errorf("{api} takes %v, want %v", enum, want)
+			}
+			cc := h.Get("Cache-Control")
+			if c.role != "" && !strings.HasPrefix(cc, "private") || c.role == "" && !strings.HasPrefix(cc, "public") || !strings.Contains(h.Get("Vary"), "Authorization") {
+				t.Errorf("Cache-Control %q, Vary %q for a caller of role %q", cc, h.Get("Vary"), c.role)
+			}
+		})
+	}
 }

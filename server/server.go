@@ -37,8 +37,10 @@ type Pinger interface {
 
 // Config holds the server's dependencies.
 type Config struct {
-	Log      *slog.Logger
-	Registry *prometheus.Registry // metrics are registered here and served at /metrics
+	Log *slog.Logger
+	// Registry is where metrics are registered; MetricsHandler serves it, on a listener of its
+	// own (Run), never on the API's.
+	Registry *prometheus.Registry
 	DB       Pinger
 	Stores   graph.Stores // what GraphQL, REST and the dataloaders read of the flight graph
 	Access   flightgraph.AccessStore
@@ -138,7 +140,6 @@ func New(cfg Config) *Server {
 	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{Registry: cfg.Registry}))
 	// Any other path is the original's unknown URL, in the REST error shape.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "The requested URL %s does not exist.", r.URL.Path))
@@ -146,6 +147,13 @@ func New(cfg Config) *Server {
 	// Outermost first: request id and timeout, then metrics and the access log.
 	s.handler = s.withRequestID(s.observe(mux))
 	return s
+}
+
+// MetricsHandler serves the registry's metrics in the Prometheus text format. The API listener
+// does not serve it: metrics tell request rates, routes and error counts that are nobody else's
+// business, so Run serves them on a listener of their own, loopback by default.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{Registry: s.cfg.Registry})
 }
 
 // ServeHTTP implements http.Handler.
@@ -270,10 +278,12 @@ type Shutdown struct {
 	Grace time.Duration
 }
 
-// Run serves on ln until ctx is done, then shuts down gracefully: it drains (readiness fails,
-// requests are still served), stops accepting, lets requests in flight finish for up to the
-// grace period, flushes usage counts, and returns.
-func (s *Server) Run(ctx context.Context, ln net.Listener, sd Shutdown) error {
+// Run serves the API on ln and, unless metrics is nil, GET /metrics on metrics, until ctx is
+// done; then it shuts both down gracefully: it drains (readiness fails, requests are still
+// served), stops accepting, lets requests in flight finish for up to the grace period, and
+// returns. If either listener fails, Run shuts the other down and returns the error.
+func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown) error {
+	errorLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -281,39 +291,58 @@ func (s *Server) Run(ctx context.Context, ln net.Listener, sd Shutdown) error {
 		WriteTimeout:      s.cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn),
+		ErrorLog:          errorLog,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	errc := make(chan error, 1)
+	servers := []*http.Server{srv}
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if metrics != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.MetricsHandler())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10, ErrorLog: errorLog}
+		servers = append(servers, msrv)
+		go func() { errc <- msrv.Serve(metrics) }()
+	}
 	// Background work of the access core: usage counts to the store, mail to the server.
 	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Usage.Run(bg, 5*time.Second) })
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
 	defer func() { stopBg(); wg.Wait() }()
+	var failed error
 	select {
-	case err := <-errc:
-		return err
+	case failed = <-errc:
 	case <-ctx.Done():
 	}
-	if sd.Drain > 0 {
+	if failed == nil && sd.Drain > 0 {
 		s.draining.Store(true)
 		s.cfg.Log.Info("draining: /readyz answers 503 while requests are still served", "drain", sd.Drain)
 		select {
 		case <-time.After(sd.Drain):
-		case err := <-errc:
-			return err
+		case failed = <-errc:
 		}
 	}
 	s.cfg.Log.Info("shutting down: no new connections; requests in flight finish", "grace", sd.Grace)
 	sctx, cancel := context.WithTimeout(context.Background(), sd.Grace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return err
+	var errs []error
+	for _, hs := range servers {
+		if err := hs.Shutdown(sctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	// Collect what each Serve returned: the failure already read, and one answer per other server.
+	pending := len(servers)
+	if failed != nil {
+		errs = append(errs, failed)
+		pending--
 	}
-	return nil
+	for range pending {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

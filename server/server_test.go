@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,6 +38,9 @@ type testServer struct {
 	queries atomic.Int64
 }
 
+// testPortalURL is where a test server's mails send people.
+const testPortalURL = "http://flightgraph.test/portal"
+
 // fastHasher keeps argon2id but makes it cheap: tests hash many passwords.
 var fastHasher = access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}
 
@@ -49,15 +53,16 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 // hasher and the frozen clock.
 func testConfig(db *store.DB, logs io.Writer) server.Config {
 	return server.Config{
-		Log:      slog.New(slog.NewTextHandler(logs, nil)),
-		Registry: prometheus.NewRegistry(),
-		DB:       db,
-		Stores:   stores(db),
-		Access:   store.NewAccessStore(db),
-		Mail:     store.NewMailStore(db),
-		Hasher:   fastHasher,
-		Now:      func() time.Time { return storetest.Now },
-		Version:  "test",
+		Log:       slog.New(slog.NewTextHandler(logs, nil)),
+		Registry:  prometheus.NewRegistry(),
+		DB:        db,
+		Stores:    stores(db),
+		Access:    store.NewAccessStore(db),
+		Mail:      store.NewMailStore(db),
+		Hasher:    fastHasher,
+		PortalURL: testPortalURL,
+		Now:       func() time.Time { return storetest.Now },
+		Version:   "test",
 	}
 }
 
@@ -193,7 +198,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	for _, c := range []struct {
 		path string
 		want int
-	}{{"/healthz", 200}, {"/readyz", 200}, {"/metrics", 200}, {"/nope", 404}} {
+	}{{"/healthz", 200}, {"/readyz", 200}, {"/metrics", 404}, {"/nope", 404}} {
 		resp, err := http.Get(s.URL + c.path)
 		if err != nil {
 			t.Fatal(err)
@@ -203,7 +208,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("%s: %d %s, want %d", c.path, resp.StatusCode, body, c.want)
 		}
-		if c.path == "/nope" && !strings.Contains(string(body), `"INSP_404.000"`) {
+		if c.want == 404 && !strings.Contains(string(body), `"INSP_404.000"`) {
 			t.Errorf("unknown path body %s lacks INSP_404.000", body)
 		}
 		if resp.Header.Get("X-Request-Id") == "" {
@@ -229,6 +234,68 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 }
 
+// metrics reads the server's metrics from its MetricsHandler, as a scraper on the metrics
+// listener would.
+func (s *testServer) metrics(t *testing.T) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.srv.MetricsHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("metrics: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// TestRunServesMetricsApart: Run serves the metrics on their own listener, not on the API's, and
+// shuts both down together.
+func TestRunServesMetricsApart(t *testing.T) {
+	h, _ := startServer(t, testConfig(storetest.Open(t, store.SQLite, os.Getenv), io.Discard))
+	listen := func() net.Listener {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ln
+	}
+	api, metrics := listen(), listen()
+	apiURL, metricsURL := "http://"+api.Addr().String(), "http://"+metrics.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx, api, metrics, server.Shutdown{Grace: time.Second}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	get(apiURL + "/healthz")
+	if code, body := get(metricsURL + "/metrics"); code != 200 || !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="GET",route="GET /healthz"} 1`) {
+		t.Fatalf("metrics listener: %d %.300s", code, body)
+	}
+	if code, body := get(apiURL + "/metrics"); code != 404 || !strings.Contains(body, `"INSP_404.000"`) {
+		t.Fatalf("GET /metrics on the API listener: %d %s, want the REST 404", code, body)
+	}
+	if code, _ := get(metricsURL + "/graphql"); code != 404 {
+		t.Fatalf("the metrics listener serves the API: %d", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	done <- nil // for the cleanup
+	for _, u := range []string{apiURL + "/healthz", metricsURL + "/metrics"} {
+		if resp, err := http.Get(u); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s still answers after shutdown", u)
+		}
+	}
+}
+
 // TestMetricsCountLimiterFallbacks: with Redis unreachable, each decision the replica makes on
 // its own is counted at /metrics.
 func TestMetricsCountLimiterFallbacks(t *testing.T) {
@@ -244,13 +311,8 @@ func TestMetricsCountLimiterFallbacks(t *testing.T) {
 			t.Fatalf("ping with Redis down: %d %s", code, body)
 		}
 	}
-	resp, err := http.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(body), "flightgraph_limiter_fallbacks_total 3") {
+	body := s.metrics(t)
+	if !strings.Contains(body, "flightgraph_limiter_fallbacks_total 3") {
 		t.Errorf("metrics lack 3 fallbacks:\n%s", body)
 	}
 }
@@ -260,22 +322,17 @@ func TestMetricsCountRequestsByRoute(t *testing.T) {
 	s := newServer(t, db)
 	s.query(t, `{ airport(code: "AMS") { name } }`, nil)
 	http.Get(s.URL + "/opendata/nothing/here/123")
-	resp, err := http.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := s.metrics(t)
 	for _, want := range []string{
 		`flightgraph_http_requests_total{code="200",method="POST",route="/graphql"} 1`,
 		`flightgraph_http_requests_total{code="404",method="GET",route="unmatched"} 1`,
 		`flightgraph_http_request_duration_seconds_count{method="POST",route="/graphql"} 1`,
 	} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if strings.Contains(string(body), "/opendata/nothing") {
+	if strings.Contains(body, "/opendata/nothing") {
 		t.Error("a raw path became a metric label")
 	}
 }

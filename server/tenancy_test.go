@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -14,10 +17,7 @@ import (
 // developerWithKey signs up a developer with an application, a key and an approved subscription.
 func developerWithKey(t *testing.T, s *testServer, op *portal, email string) (dev *portal, appID, keyID, subID string) {
 	t.Helper()
-	anon := &portal{s: s}
-	anon.do(t, `mutation($e: String!, $p: String!) { signUp(input: {email: $e, password: $p, name: "Dev"}) { token } }`,
-		map[string]any{"e": email, "p": developerPassword}, nil)
-	dev = s.signIn(t, email, developerPassword)
+	dev = s.signUp(t, email, developerPassword, "Dev")
 	var reg struct{ RegisterApplication struct{ ID string } }
 	dev.do(t, `mutation { registerApplication(input: {name: "App", description: "d"}) { id } }`, nil, &reg)
 	var rk struct {
@@ -35,7 +35,9 @@ func developerWithKey(t *testing.T, s *testServer, op *portal, email string) (de
 }
 
 // TestOthersObjectsAreNotFound: a developer using another developer's application, key or
-// subscription ids gets not-found and changes nothing, for every portal operation.
+// subscription id gets not-found and changes nothing, for every portal operation that takes an
+// id; and the whole errors array of that answer is byte for byte the one for an id that does not
+// exist or is malformed, so that nobody can tell whether an id is someone's.
 func TestOthersObjectsAreNotFound(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
@@ -46,24 +48,32 @@ func TestOthersObjectsAreNotFound(t *testing.T) {
 		var before, after json.RawMessage
 		alice.do(t, meQuery, nil, &before)
 		auditBefore := len(s.audit(t, op))
-		ids := map[string]any{"app": appID, "key": keyID, "sub": subID}
-		for _, c := range []struct{ name, q string }{
-			{"updateApplication", `mutation($app: ID!) { updateApplication(id: $app, input: {name: "Taken", description: "x"}) { id } }`},
-			{"deleteApplication", `mutation($app: ID!) { deleteApplication(id: $app) }`},
-			{"requestKey", `mutation($app: ID!) { requestKey(input: {applicationId: $app, api: "opendata"}) { key { id } } }`},
-			{"addApiToApplication", `mutation($key: ID!) { addApiToApplication(input: {keyId: $key, api: "inspire"}) { id } }`},
-			{"rotateKeySecret", `mutation($key: ID!) { rotateKeySecret(keyId: $key) { key { secret } } }`},
-			{"revokeKey", `mutation($key: ID!) { revokeKey(keyId: $key) { id } }`},
-			{"requestLimitIncrease", `mutation($sub: ID!) { requestLimitIncrease(input: {subscriptionId: $sub, description: "more", estimatedPerSecond: 10, estimatedPerDay: 10000}) { id } }`},
+		others := map[string]string{"app": appID, "key": keyID, "sub": subID}
+		for _, c := range []struct{ name, kind, q string }{
+			{"updateApplication", "app", `mutation($id: ID!) { updateApplication(id: $id, input: {name: "Taken", description: "x"}) { id } }`},
+			{"deleteApplication", "app", `mutation($id: ID!) { deleteApplication(id: $id) }`},
+			{"requestKey", "app", `mutation($id: ID!) { requestKey(input: {applicationId: $id, api: "opendata"}) { key { id } } }`},
+			{"addApiToApplication", "key", `mutation($id: ID!) { addApiToApplication(input: {keyId: $id, api: "inspire"}) { id } }`},
+			{"rotateKeySecret", "key", `mutation($id: ID!) { rotateKeySecret(keyId: $id) { key { secret } } }`},
+			{"revokeKey", "key", `mutation($id: ID!) { revokeKey(keyId: $id) { id } }`},
+			{"requestLimitIncrease", "sub", `mutation($id: ID!) { requestLimitIncrease(input: {subscriptionId: $id, description: "more", estimatedPerSecond: 10, estimatedPerDay: 10000}) { id } }`},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				vars := map[string]any{}
-				for k, v := range ids {
-					if strings.Contains(c.q, "$"+k) {
-						vars[k] = v
+				theirs := bob.rawErrors(t, c.q, map[string]any{"id": others[c.kind]})
+				if code := gqlCode(t, `{"errors":`+theirs+`}`); code != flightgraph.ECodeNotFound {
+					t.Fatalf("someone else's %s: %s, want %s", c.kind, theirs, flightgraph.ECodeNotFound)
+				}
+				// The same work too: as many SQL round trips, so that time tells nothing either.
+				work := s.queries.Load()
+				other := map[string]string{"app": keyID, "key": subID, "sub": appID}[c.kind] // an id of another kind
+				for _, id := range []string{access.NewID(c.kind), other, "nope", c.kind + "_' OR '1'='1", c.kind + "_\x00", strings.Repeat(c.kind, 3000), "é\u202e"} {
+					if got := bob.rawErrors(t, c.q, map[string]any{"id": id}); got != theirs {
+						t.Errorf("id %.40q answers\n  %s\nbut someone else's id answers\n  %s", id, got, theirs)
+					}
+					if n := s.queries.Load(); n != work {
+						t.Errorf("id %.40q cost %d SQL round trips, someone else's %d", id, n, work)
 					}
 				}
-				bob.fails(t, flightgraph.ECodeNotFound, c.q, vars)
 			})
 		}
 		alice.do(t, meQuery, nil, &after)
@@ -74,6 +84,25 @@ func TestOthersObjectsAreNotFound(t *testing.T) {
 			t.Fatalf("the audit log grew by %d entries from refused operations", n-auditBefore)
 		}
 	})
+}
+
+// rawErrors runs an operation as the user and returns the errors array of the answer as sent.
+func (p *portal) rawErrors(t *testing.T, q string, vars map[string]any) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, p.s.URL+"/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Errors json.RawMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Errors) == 0 {
+		t.Fatalf("%s: no errors (%v)", firstLine(q), err)
+	}
+	return string(out.Errors)
 }
 
 func (s *testServer) audit(t *testing.T, op *portal) []map[string]any {

@@ -103,7 +103,34 @@ func (a accessQ) ApplicationsByAccount(ctx context.Context, accountID string) ([
 	return rows, err
 }
 
+// OwnApplication implements flightgraph.AccessReader.
+func (a accessQ) OwnApplication(ctx context.Context, accountID, id string) (*flightgraph.Application, error) {
+	var app flightgraph.Application
+	return &app, a.one(ctx, &app, "application", `SELECT `+appCols+` FROM applications WHERE id = ? AND account_id = ?`, id, accountID)
+}
+
 const keyCols = `id, application_id, hint, key_hash, secret_hash, status, created_at`
+
+// keyAppCols selects a key k with its application p into a struct of K and P fields.
+const keyAppCols = `
+		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
+		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
+		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
+		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at"`
+
+// OwnKey implements flightgraph.AccessReader.
+func (a accessQ) OwnKey(ctx context.Context, accountID, id string) (*flightgraph.Key, *flightgraph.Application, error) {
+	var row struct {
+		K flightgraph.Key         `db:"k"`
+		P flightgraph.Application `db:"p"`
+	}
+	err := a.one(ctx, &row, "key", `SELECT `+keyAppCols+`
+		FROM api_keys k JOIN applications p ON p.id = k.application_id WHERE k.id = ? AND p.account_id = ?`, id, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &row.K, &row.P, nil
+}
 
 // Key implements flightgraph.AccessReader.
 func (a accessQ) Key(ctx context.Context, id string) (*flightgraph.Key, error) {
@@ -138,11 +165,7 @@ func (a accessQ) keyAccess(ctx context.Context, cond string, arg string) (*fligh
 		P flightgraph.Application `db:"p"`
 		A flightgraph.Account     `db:"a"`
 	}
-	err := a.one(ctx, &row, "key", `SELECT
-		k.id AS "k.id", k.application_id AS "k.application_id", k.hint AS "k.hint", k.key_hash AS "k.key_hash",
-		k.secret_hash AS "k.secret_hash", k.status AS "k.status", k.created_at AS "k.created_at",
-		p.id AS "p.id", p.account_id AS "p.account_id", p.name AS "p.name", p.website AS "p.website",
-		p.description AS "p.description", p.callback_url AS "p.callback_url", p.created_at AS "p.created_at", p.updated_at AS "p.updated_at",
+	err := a.one(ctx, &row, "key", `SELECT `+keyAppCols+`,
 		a.id AS "a.id", a.email AS "a.email", a.name AS "a.name", a.role AS "a.role", a.password_hash AS "a.password_hash", a.created_at AS "a.created_at"
 		FROM api_keys k JOIN applications p ON p.id = k.application_id JOIN accounts a ON a.id = p.account_id
 		WHERE `+cond, arg)
@@ -172,6 +195,14 @@ const subCols = `id, key_id, product, plan_id, status, reason, created_at, decid
 func (a accessQ) Subscription(ctx context.Context, id string) (*flightgraph.Subscription, error) {
 	var s flightgraph.Subscription
 	return &s, a.one(ctx, &s, "subscription", `SELECT `+subCols+` FROM subscriptions WHERE id = ?`, id)
+}
+
+// OwnSubscription implements flightgraph.AccessReader.
+func (a accessQ) OwnSubscription(ctx context.Context, accountID, id string) (*flightgraph.Subscription, error) {
+	var s flightgraph.Subscription
+	return &s, a.one(ctx, &s, "subscription", `SELECT s.id, s.key_id, s.product, s.plan_id, s.status, s.reason, s.created_at, s.decided_at, s.decided_by
+		FROM subscriptions s JOIN api_keys k ON k.id = s.key_id JOIN applications p ON p.id = k.application_id
+		WHERE s.id = ? AND p.account_id = ?`, id, accountID)
 }
 
 // SubscriptionsByKeys implements flightgraph.AccessReader.
@@ -289,6 +320,34 @@ func (t *accessTx) CreateAccount(ctx context.Context, a *flightgraph.Account) er
 func (t *accessTx) CreateSession(ctx context.Context, tokenHash, accountID string, now, expires time.Time) error {
 	_, err := t.db.exec(ctx, t.q, `INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)`,
 		tokenHash, accountID, now.UTC(), expires.UTC())
+	return err
+}
+
+const signUpCols = `token_hash, email, name, password_hash, created_at, expires_at`
+
+// CreateSignUp implements flightgraph.AccessTx.
+func (t *accessTx) CreateSignUp(ctx context.Context, p *flightgraph.PendingSignUp) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO signups (`+signUpCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		p.TokenHash, p.Email, p.Name, p.PasswordHash, p.CreatedAt.UTC(), p.ExpiresAt.UTC())
+	return err
+}
+
+// TakeSignUp implements flightgraph.AccessTx. The DELETE is the arbiter among concurrent
+// verifications of one token: exactly one of them gets the row back.
+func (t *accessTx) TakeSignUp(ctx context.Context, tokenHash string, now time.Time) (*flightgraph.PendingSignUp, error) {
+	var p flightgraph.PendingSignUp
+	return &p, t.one(ctx, &p, "sign-up", `DELETE FROM signups WHERE token_hash = ? AND expires_at > ? RETURNING `+signUpCols, tokenHash, now.UTC())
+}
+
+// DeleteSignUps implements flightgraph.AccessTx.
+func (t *accessTx) DeleteSignUps(ctx context.Context, email string) error {
+	_, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE email = ?`, email)
+	return err
+}
+
+// DeleteExpiredSignUps implements flightgraph.AccessTx.
+func (t *accessTx) DeleteExpiredSignUps(ctx context.Context, now time.Time) error {
+	_, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE expires_at <= ?`, now.UTC())
 	return err
 }
 

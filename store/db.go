@@ -508,6 +508,20 @@ func unique[K comparable](keys []K) []K {
 // as an outsider would.
 func Raw(s *DB) *sql.DB { return s.db.DB }
 
+// likeEscape follows each LIKE whose pattern comes from containsPattern. PostgreSQL escapes with
+// a backslash by default but SQLite has no escape character at all unless one is named, so the
+// clause is spelled out for both.
+const likeEscape = ` ESCAPE '\'`
+
+// containsPattern returns the LIKE pattern (with likeEscape) matching values that contain s
+// literally: the wildcards % and _ and the escape character itself in s are escaped, so that a
+// search for "%" finds names with a percent sign, not every name.
+func containsPattern(s string) string {
+	return "%" + likeEscaper.Replace(s) + "%"
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
 // filter builds the WHERE clause of a search from conditions with '?' arguments.
 type filter struct {
 	conds []string

@@ -67,8 +67,8 @@ func (s *PlaceStore) FindAirports(ctx context.Context, f flightgraph.AirportFilt
 		w.add("a.city_code = ?", f.City)
 	}
 	if f.Search != "" {
-		like := "%" + strings.ToLower(f.Search) + "%"
-		w.add("(LOWER(a.code) LIKE ? OR LOWER(a.name) LIKE ? OR LOWER(c.label_en) LIKE ?)", like, like, like)
+		like := containsPattern(strings.ToLower(f.Search))
+		w.add("(LOWER(a.code) LIKE ?"+likeEscape+" OR LOWER(a.name) LIKE ?"+likeEscape+" OR LOWER(c.label_en) LIKE ?"+likeEscape+")", like, like, like)
 	}
 	type row struct {
 		flightgraph.Airport

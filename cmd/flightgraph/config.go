@@ -20,6 +20,7 @@ import (
 // config is every setting, from flags first and FLIGHTGRAPH_* variables second.
 type config struct {
 	addr           string
+	metricsAddr    string
 	dataDir        string
 	databaseURL    string
 	logFormat      string

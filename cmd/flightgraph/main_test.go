@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -40,16 +41,19 @@ func (s *syncBuffer) String() string {
 
 // running is a server started through run, as main starts it.
 type running struct {
-	url    string
-	stderr *syncBuffer
-	stop   func() error
+	url        string
+	metricsURL string // "" when the server serves no metrics
+	stdout     *syncBuffer
+	stderr     *syncBuffer
+	stop       func() error
 }
 
 // start runs `flightgraph args…` with env until the test ends, and waits until it listens. It
-// stops without draining unless args ask for a --drain-period.
+// stops without draining unless args ask for a --drain-period, and its metrics listen on a free
+// port unless args say otherwise, so that tests never compete for the default one.
 func start(t *testing.T, env map[string]string, args ...string) *running {
 	t.Helper()
-	args = append([]string{"--drain-period=0"}, args...)
+	args = append([]string{"--drain-period=0", "--metrics-addr", "127.0.0.1:0"}, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	stderr := &syncBuffer{}
@@ -60,10 +64,16 @@ func start(t *testing.T, env map[string]string, args ...string) *running {
 		pw.CloseWithError(io.EOF)
 		done <- err
 	}()
-	urls := make(chan string, 1)
+	// serve prints the metrics URL, if any, before the line that says it listens.
+	urls, metricsURLs := make(chan string, 1), make(chan string, 1)
+	stdout := &syncBuffer{}
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
+			stdout.Write(append(sc.Bytes(), '\n'))
+			if m := regexp.MustCompile(`^metrics on (http://\S+)/metrics$`).FindStringSubmatch(sc.Text()); m != nil {
+				metricsURLs <- m[1]
+			}
 			if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
 			}
@@ -72,7 +82,7 @@ func start(t *testing.T, env map[string]string, args ...string) *running {
 	}()
 	var once sync.Once
 	var stopErr error
-	r := &running{stderr: stderr, stop: func() error {
+	r := &running{stdout: stdout, stderr: stderr, stop: func() error {
 		once.Do(func() {
 			cancel()
 			select {
@@ -90,6 +100,10 @@ func start(t *testing.T, env map[string]string, args ...string) *running {
 			t.Fatalf("server exited before listening: %v\n%s", <-done, stderr)
 		}
 		r.url = u
+		select {
+		case r.metricsURL = <-metricsURLs:
+		default:
+		}
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("server did not listen in time:\n%s", stderr)
 	}
@@ -190,11 +204,15 @@ func TestServeEmbedded(t *testing.T) {
 	if n := departures(t, srv.url, key); n != 50 {
 		t.Fatalf("%d departures, want 50", n)
 	}
-	if v := metric(t, srv.url, "flightgraph_db_queries_total"); v < 5 {
+	if v := metric(t, srv.metricsURL, "flightgraph_db_queries_total"); v < 5 {
 		t.Errorf("flightgraph_db_queries_total = %v after a query", v)
 	}
-	if _, body := get(t, srv.url+"/metrics"); !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="POST",route="/graphql"} 1`) {
+	if _, body := get(t, srv.metricsURL+"/metrics"); !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="POST",route="/graphql"} 1`) {
 		t.Error("the GraphQL request was not counted")
+	}
+	// The API's listener does not serve the metrics: they are an unknown path there.
+	if code, body := get(t, srv.url+"/metrics"); code != 404 || !strings.Contains(body, `"INSP_404.000"`) {
+		t.Errorf("GET /metrics on the API listener: %d %s, want 404 INSP_404.000", code, body)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "flightgraph.db")); err != nil {
 		t.Fatalf("no database in the data folder: %v", err)
@@ -208,9 +226,16 @@ func TestServeEmbedded(t *testing.T) {
 	if !strings.Contains(srv.stderr.String(), "shutting down") {
 		t.Errorf("no shutdown in the log:\n%s", srv.stderr)
 	}
+	if _, err := http.Get(srv.metricsURL + "/metrics"); err == nil {
+		t.Error("the metrics listener still answers after shutdown")
+	}
 
-	// A later start reuses the data and does not load it again.
-	again := start(t, env, "--addr", "127.0.0.1:0")
+	// A later start reuses the data and does not load it again; an empty --metrics-addr serves
+	// no metrics.
+	again := start(t, env, "--addr", "127.0.0.1:0", "--metrics-addr=")
+	if again.metricsURL != "" || strings.Contains(again.stdout.String(), "metrics") {
+		t.Errorf("--metrics-addr= still serves metrics at %q:\n%s", again.metricsURL, again.stdout)
+	}
 	if n := departures(t, again.url, key); n != 50 {
 		t.Fatalf("%d departures after a restart, want 50", n)
 	}
@@ -236,7 +261,7 @@ func TestPostgres(t *testing.T) {
 	if err := run(context.Background(), []string{"migrate"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, errs.String())
 	}
-	if !strings.Contains(out.String(), "postgres schema at version 2 (was 0)") {
+	if want := fmt.Sprintf("postgres schema at version %d (was 0)", store.LatestVersion(store.Postgres)); !strings.Contains(out.String(), want) {
 		t.Errorf("migrate said %q", out.String())
 	}
 	out.Reset()

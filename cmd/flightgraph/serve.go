@@ -31,6 +31,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	c := flags(fs)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (FLIGHTGRAPH_ADDR)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address to serve GET /metrics on, apart from the API; empty to serve no metrics (FLIGHTGRAPH_METRICS_ADDR)")
 	fs.DurationVar(&c.loaderWait, "loader-wait", graph.DefaultLoaderWait, "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
 	fs.DurationVar(&c.referenceTTL, "reference-ttl", travel.DefaultReferenceTTL, "how long the in-memory snapshot of places, fleet and carriers is trusted; 0 reads them from the database on every request (FLIGHTGRAPH_REFERENCE_TTL)")
 	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
@@ -91,6 +92,21 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	// Metrics have a listener of their own, loopback by default, so that the API's clients
+	// never see them.
+	var metricsLn net.Listener
+	if c.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", c.metricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+	}
+	closeListeners := func() {
+		ln.Close()
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
+	}
 	cfg := server.Config{
 		Log: log, Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
 		ReferenceTTL: c.referenceTTL, RequestTimeout: c.requestTimeout,
@@ -103,12 +119,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	cfg.Mailer, cfg.NewLimiter = mailer, newLimiter
 	srv := server.New(cfg)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
-		ln.Close()
+		closeListeners()
 		return fmt.Errorf("sync the API catalogue: %w", err)
 	}
 	if firstStart || c.demo {
 		if err := demo(ctx, srv.Access, c, stdout, log); err != nil {
-			ln.Close()
+			closeListeners()
 			return err
 		}
 	}
@@ -118,8 +134,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version,
 		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
+	if metricsLn != nil {
+		log.Info("metrics listening", "url", "http://"+metricsLn.Addr().String()+"/metrics")
+		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
-	return srv.Run(ctx, ln, server.Shutdown{Drain: c.drain, Grace: c.grace})
+	return srv.Run(ctx, ln, metricsLn, server.Shutdown{Drain: c.drain, Grace: c.grace})
 }
 
 // prepare brings the store up to date before serving and reports whether this was the embedded

@@ -84,6 +84,12 @@ type RouteEdge struct {
 	Node   *flightgraph.Route `json:"node"`
 }
 
+// signUp's answer, the same for every address.
+type SignUpPayload struct {
+	// What happens next: a mail to the address, whose link finishes the sign-up.
+	Message string `json:"message"`
+}
+
 type APIAuth string
 
 const (
