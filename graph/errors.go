@@ -91,7 +91,13 @@ func ErrorWriter(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, 
 func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	code := flightgraph.ErrorCode(err)
 	if e := flightgraph.Lookup(code); e.Status >= 500 && r.Context().Err() == nil {
-		log.ErrorContext(r.Context(), "request refused by a failure", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", err)
+		// A backing service that failed (WS_502.*) is a warning, as on the other paths; only
+		// the unexpected is an error.
+		level := slog.LevelWarn
+		if e.Name == flightgraph.Lookup(flightgraph.ECodeInternal).Name {
+			level = slog.LevelError
+		}
+		log.Log(r.Context(), level, "request refused by a failure", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", err)
 	}
 	e := flightgraph.Lookup(code)
 	msg := flightgraph.ErrorMessage(err)

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/url"
@@ -437,6 +438,9 @@ func isUnavailable(err error) bool {
 	)
 	switch {
 	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// lib/pq's answer when the server, or anything between, closed the connection.
 		return true
 	case errors.As(err, &ope), errors.As(err, &ne):
 		return true
