@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,9 +21,6 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
-
-// limitRedisURLEnv names the variable that points the Redis tests at a Redis server.
-const limitRedisURLEnv = "FLIGHTGRAPH_TEST_REDIS_URL"
 
 // limitBase is a Sunday noon, far from any UTC midnight, for the tests on an injected clock.
 var limitBase = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -192,10 +188,7 @@ func TestMemoryLimiter_Concurrent(t *testing.T) {
 
 func TestRedisLimiter_SlidingWindow(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
@@ -259,10 +252,7 @@ func TestRedisLimiter_SlidingWindow(t *testing.T) {
 
 func TestRedisLimiter_DayLimit(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
 	testLimiterDayLimit(t, l, "sub")
@@ -270,10 +260,7 @@ func TestRedisLimiter_DayLimit(t *testing.T) {
 
 func TestRedisLimiter_DayUsageSeed(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
 	testLimiterDayUsageSeed(t, func(usage access.DayUsage) access.Limiter {
@@ -301,10 +288,7 @@ func TestRedisLimiter_DayUsageSeed(t *testing.T) {
 
 func TestRedisLimiter_Keys(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
 	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(7, nil))
@@ -334,10 +318,7 @@ func TestRedisLimiter_Keys(t *testing.T) {
 // and between them never admit more than the plan allows.
 func TestRedisLimiter_TwoReplicas(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c1, c2 := mustLimitRedis(t, url), mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c1)
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
@@ -513,10 +494,7 @@ func (u *durableUsage) usage(ctx context.Context, sub, day string) (int64, error
 // was unreachable count in Redis's day counter once Redis answers again, without counting any
 // call twice: not when Redis lost the counter and seeded it anew, not when a catch-up is retried.
 func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
 	durable := &durableUsage{days: map[string]int64{}}
@@ -663,10 +641,7 @@ func BenchmarkMemoryLimiter(b *testing.B) {
 }
 
 func BenchmarkRedisLimiter(b *testing.B) {
-	url := limitRedisURL(b)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(b)
 	c := mustLimitRedis(b, url)
 	l := access.NewRedisLimiter(c, mustLimitPrefix(b, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1 << 50}
@@ -820,24 +795,13 @@ func fixedDayUsage(n int64, days *[]string) access.DayUsage {
 	}
 }
 
-// limitRedisURL returns the test Redis server's URL, or "" after logging that the Redis tests run in
-// CI.
-func limitRedisURL(t testing.TB) string {
-	t.Helper()
-	url := os.Getenv(limitRedisURLEnv)
-	if url == "" {
-		t.Logf("%s is not set: the Redis tests are covered in CI", limitRedisURLEnv)
-	}
-	return url
-}
-
 // mustLimitRedis returns a client of its own, failing the test when Redis does not answer: a
 // test pointed at a Redis must never pass without it.
 func mustLimitRedis(t testing.TB, url string) *redis.Client {
 	t.Helper()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		t.Fatalf("%s: %v", limitRedisURLEnv, err)
+		t.Fatalf("%s: %v", storetest.EnvRedisURL, err)
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })
