@@ -447,6 +447,50 @@ func TestFallback_Recovers(t *testing.T) {
 	}
 }
 
+// TestFallback_SwitchesKeepTheWindow: a replica never admits more than the per-second limit in
+// one sliding second, not when it turns to its secondary (which goes on from the primary's
+// admissions of the second before) nor when the primary answers again (a call then needs room in
+// the secondary's window too, until the secondary's calls have left it).
+func TestFallback_SwitchesKeepTheWindow(t *testing.T) {
+	t.Parallel()
+	clock := newLimitClock(limitBase)
+	primary := &flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)}
+	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now), nil)
+	f.Now = clock.Now
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+	admit := func(n int) {
+		t.Helper()
+		for i := range n {
+			if d := mustLimiterAdmit(t, f, "sub", limits); !d.Allowed {
+				t.Fatalf("call %d of %d at %v refused: %+v", i+1, n, clock.Now().Sub(limitBase), d)
+			}
+		}
+	}
+
+	admit(5) // by the primary, at 0 s
+	clock.Add(500 * time.Millisecond)
+	primary.down.Store(true)
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+	if n := f.Fallbacks(); n != 1 {
+		t.Fatalf("the refusal at 0.5 s was not the secondary's: Fallbacks() = %d", n)
+	}
+
+	clock.Set(limitBase.Add(1200 * time.Millisecond))
+	admit(5) // by the secondary, the primary's calls having left the window
+	primary.down.Store(false)
+	clock.Set(limitBase.Add(1600 * time.Millisecond))
+	// The primary is probed and would admit, but the secondary's 5 calls of 1.2 s fill the window.
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+
+	clock.Set(limitBase.Add(2200 * time.Millisecond))
+	fallbacks := f.Fallbacks()
+	admit(5)
+	if n := f.Fallbacks(); n != fallbacks {
+		t.Fatalf("the calls at 2.2 s were not the primary's: Fallbacks() went from %d to %d", fallbacks, n)
+	}
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+}
+
 // flakyRedis is the real Redis limiter, made to fail Admit while down is set and CatchUp while
 // catchUpDown is; its day counters stay reachable, as after a partition between one replica and
 // Redis heals.

@@ -106,6 +106,7 @@ func New(cfg Config) *Server {
 	if cfg.NewLimiter != nil {
 		limiter = cfg.NewLimiter(s.Usage.DayUsage)
 	}
+	s.Usage.Attach(limiter)
 	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log}
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
 	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, PortalURL: cfg.PortalURL,
