@@ -356,9 +356,9 @@ func limitFloorDiv(a, b int64) int64 {
 // timeout does not add that wait to every call.
 const fallbackProbe = time.Second
 
-// fallbackStale is how long the secondary may go unused before its counters are dropped when the
-// Fallback turns to it again: they missed the calls the primary admitted meanwhile, and the
-// sliding window is stale after one second anyway.
+// fallbackStale is how long the secondary may go unused before its day counters are dropped when
+// the Fallback turns to it again: they missed the calls the primary admitted meanwhile. (Its
+// windows hold those calls: the Fallback records them there.)
 const fallbackStale = 2 * time.Second
 
 // fallbackLogEvery spaces the Fallback's log lines, so that an outage logs once a minute rather
