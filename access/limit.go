@@ -509,18 +509,24 @@ func (f *Fallback) keep(days []SubscriptionDay) {
 		return
 	}
 	f.missedMu.Lock()
-	if f.missed == nil {
-		f.missed = map[SubscriptionDay]bool{}
-	}
-	for _, d := range days {
-		f.missed[d] = true
-	}
+	f.missed = addDays(f.missed, days)
 	f.missedMu.Unlock()
 	f.pending.Store(true)
 }
 
 // SubscriptionDay names a subscription's day counter: its id and a UTC day ("2026-11-22").
 type SubscriptionDay struct{ Subscription, Day string }
+
+// addDays adds days to the set, making it if it is nil.
+func addDays(set map[SubscriptionDay]bool, days []SubscriptionDay) map[SubscriptionDay]bool {
+	if set == nil && len(days) > 0 {
+		set = make(map[SubscriptionDay]bool, len(days))
+	}
+	for _, d := range days {
+		set[d] = true
+	}
+	return set
+}
 
 // DayCatchUp is a limiter whose day counters can be caught up with durable usage after another
 // limiter decided in its place, or after calls were counted by other replicas (UsageRecorder).

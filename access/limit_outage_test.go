@@ -34,19 +34,7 @@ func TestFallback_RedisOutageAcrossReplicas(t *testing.T) {
 	rds := storetest.StartRedis(t)
 	db := storetest.Open(t, store.SQLite, os.Getenv)
 	ctx := context.Background()
-	svc := &access.Service{Store: store.NewAccessStore(db), Hasher: access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}, Now: time.Now}
-	if err := svc.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	demo, err := svc.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ka, err := store.NewAccessStore(db).KeyAccess(ctx, access.HashCredential(demo.APIKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := ka.Products["flightstatus"].SubscriptionID
+	sub := demoSubscription(t, db, "flightstatus")
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
 	const prefix = "fg:"
 

@@ -121,12 +121,7 @@ func (u *UsageRecorder) raise(ctx context.Context, stored []SubscriptionDay) {
 		return
 	}
 	u.mu.Lock()
-	if u.unraised == nil {
-		u.unraised = map[SubscriptionDay]bool{}
-	}
-	for _, d := range failed {
-		u.unraised[d] = true
-	}
+	u.unraised = addDays(u.unraised, failed)
 	u.mu.Unlock()
 	if u.Log != nil {
 		u.Log.Warn("the limiter's day counters are not raised to the stored usage yet; will retry", "err", err, "days", len(failed))
