@@ -417,7 +417,7 @@ type Fallback struct {
 
 	fallbacks     atomic.Int64
 	retryAt       atomic.Int64 // Unix ns before which the primary is not tried; 0 while it is healthy
-	lastSecondary atomic.Int64 // Unix ns of the secondary's latest decision
+	lastSecondary atomic.Int64 // Unix ns of the secondary's latest decision, or later
 	lastWarn      atomic.Int64 // Unix ns of the latest log line about the primary failing
 	lastRecover   atomic.Int64 // Unix ns of the latest log line about the primary recovering
 }
@@ -496,6 +496,10 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 	}
 	d, err := f.secondary.Admit(ctx, subscription, limits)
 	if err == nil && d.Allowed {
+		// The secondary read its clock after this call's start: the second during which calls
+		// need room in its window counts from its decision, later when this goroutine waited.
+		for at, last := f.Now().UnixNano(), f.lastSecondary.Load(); at > last && !f.lastSecondary.CompareAndSwap(last, at); last = f.lastSecondary.Load() {
+		}
 		if _, ok := f.primary.(DayCatchUp); ok {
 			f.keep([]SubscriptionDay{{subscription, d.At.UTC().Format(flightgraph.DateLayout)}})
 		}
