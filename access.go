@@ -125,6 +125,35 @@ type AccessStore interface {
 	AddUsage(ctx context.Context, day string, calls map[string]int64) error
 }
 
+// AccessChange names what a committed change to access touched, so that every process drops
+// what it cached of it: a key (KeyID: its status or secret, a subscription's status or plan, its
+// application deleted, its tokens revoked) or a token family (FamilyID: revoked for refresh
+// token reuse).
+type AccessChange struct{ KeyID, FamilyID string }
+
+// AccessWatcher is told of the changes an AccessFeed delivers; its methods are called one at a
+// time.
+type AccessWatcher interface {
+	// AccessChanged is told of a change committed by any process.
+	AccessChanged(c AccessChange)
+	// AccessFeedUp is called when the feed listens, at first or again: every change committed
+	// from then on is told; the ones committed before may not have been.
+	AccessFeedUp()
+	// AccessFeedDown is called when the feed stops listening: the changes committed from then on
+	// until the next AccessFeedUp may never be told.
+	AccessFeedDown(err error)
+}
+
+// AccessFeed tells every process of the changes to access that any of them commits, so that
+// revocations reach every replica at once rather than when a cache entry expires. The store
+// announces each change inside the transaction that makes it, so that a change rolled back is
+// never told and a committed one is told to every listening process.
+type AccessFeed interface {
+	// Watch tells w of the changes until ctx is done. Until its first AccessFeedUp the feed is
+	// down: the caller must not rely on it then.
+	Watch(ctx context.Context, w AccessWatcher) error
+}
+
 // MailStore is the outbox's delivery side.
 type MailStore interface {
 	// DueMail leases up to n undelivered messages due at now, oldest first: their next attempt

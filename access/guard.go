@@ -16,7 +16,8 @@ import (
 )
 
 // DefaultCacheTTL is how long the guard trusts what it read about a key or token. Changes made
-// through this process drop the entry at once; other replicas see them within this time.
+// through this process drop the entry at once; other replicas drop it at once too while they
+// follow the access feed (Guard.Changes; see Follow), and within this time otherwise.
 const DefaultCacheTTL = 5 * time.Second
 
 // Guard is the one access middleware of both edges: it authenticates the call, puts the Caller
@@ -29,19 +30,50 @@ type Guard struct {
 	Now      func() time.Time
 	Log      *slog.Logger
 	CacheTTL time.Duration
+	// Changes, when set, tells the guard of the changes to access that other processes commit;
+	// the cache is trusted only while it listens (see Follow).
+	Changes flightgraph.AccessFeed
 
 	keys   sync.Map // key hash, or "id:" and key id → *cached
 	tokens sync.Map // access token hash → *cached
 	stores atomic.Int64
+	// epoch counts the forgets, so that an entry read from the store before a forget is not
+	// cached after it.
+	epoch  atomic.Uint64
+	feedUp atomic.Bool // Changes listens
 }
 
 // sweepEvery is how many cache fills pass between sweeps of stale entries: without them, every
 // token ever used would stay in memory.
 const sweepEvery = 1024
 
-// remember caches c under k in m, and now and then drops the entries gone stale.
-func (g *Guard) remember(m *sync.Map, k string, c *cached, now time.Time) {
+// lookup returns the entry cached under k in m while it is fresh and the cache is trusted, and
+// the epoch to remember what is read instead with.
+func (g *Guard) lookup(m *sync.Map, k string, now time.Time) (*cached, uint64) {
+	epoch := g.epoch.Load()
+	if g.Changes != nil && !g.feedUp.Load() {
+		// The feed is down: a change committed by another replica may go unheard, so the
+		// store is read on every call.
+		return nil, epoch
+	}
+	if v, ok := m.Load(k); ok && now.Before(v.(*cached).expires) {
+		return v.(*cached), epoch
+	}
+	return nil, epoch
+}
+
+// remember caches c under k in m, unless something was forgotten since epoch, when c was read
+// (it may predate the change forgotten), and now and then drops the entries gone stale.
+func (g *Guard) remember(m *sync.Map, k string, c *cached, now time.Time, epoch uint64) {
+	if g.epoch.Load() != epoch || g.Changes != nil && !g.feedUp.Load() {
+		return
+	}
 	m.Store(k, c)
+	if g.epoch.Load() != epoch {
+		// A forget ran meanwhile and may have looked before c was stored.
+		m.CompareAndDelete(k, c)
+		return
+	}
 	if g.stores.Add(1)%sweepEvery != 0 {
 		return
 	}
@@ -182,8 +214,9 @@ func (g *Guard) ttl() time.Duration { return ttl(g.CacheTTL, DefaultCacheTTL) }
 // keyAccess reads what the guard needs of a key, by its hash or by "id:<key id>", from its cache
 // when fresh.
 func (g *Guard) keyAccess(ctx context.Context, ref string, now time.Time) (*flightgraph.KeyAccess, error) {
-	if c, ok := g.keys.Load(ref); ok && now.Before(c.(*cached).expires) {
-		return c.(*cached).access, nil
+	c, epoch := g.lookup(&g.keys, ref, now)
+	if c != nil {
+		return c.access, nil
 	}
 	var (
 		ka  *flightgraph.KeyAccess
@@ -197,7 +230,7 @@ func (g *Guard) keyAccess(ctx context.Context, ref string, now time.Time) (*flig
 	if err != nil {
 		return nil, err
 	}
-	g.remember(&g.keys, ref, &cached{access: ka, expires: now.Add(g.ttl())}, now)
+	g.remember(&g.keys, ref, &cached{access: ka, expires: now.Add(g.ttl())}, now, epoch)
 	return ka, nil
 }
 
@@ -229,10 +262,8 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 	bad := flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the access token is unknown, expired or revoked")
 	now := g.Now()
 	hash := HashCredential(token)
-	var c *cached
-	if v, ok := g.tokens.Load(hash); ok && now.Before(v.(*cached).expires) {
-		c = v.(*cached)
-	} else {
+	c, epoch := g.lookup(&g.tokens, hash, now)
+	if c == nil {
 		tk, err := g.Store.Token(ctx, hash)
 		if errIsNotFound(err) {
 			return anon, bad
@@ -243,7 +274,7 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 		for _, s := range strings.Fields(tk.Scope) {
 			c.scopeSet[s] = true
 		}
-		g.remember(&g.tokens, hash, c, now)
+		g.remember(&g.tokens, hash, c, now, epoch)
 	}
 	tk := c.token
 	if tk.Kind != flightgraph.TokenAccess || tk.RevokedAt != nil || !now.Before(tk.ExpiresAt) {
@@ -265,6 +296,7 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 
 // Forget drops what the guard cached about a key and its tokens, after a change to its access.
 func (g *Guard) Forget(keyID string) {
+	g.epoch.Add(1)
 	g.keys.Range(func(k, v any) bool {
 		if v.(*cached).access.Key.ID == keyID {
 			g.keys.Delete(k)
@@ -281,12 +313,20 @@ func (g *Guard) Forget(keyID string) {
 
 // ForgetFamily drops the cached tokens of a revoked token family.
 func (g *Guard) ForgetFamily(familyID string) {
+	g.epoch.Add(1)
 	g.tokens.Range(func(k, v any) bool {
 		if v.(*cached).token.FamilyID == familyID {
 			g.tokens.Delete(k)
 		}
 		return true
 	})
+}
+
+// forgetAll drops everything the guard cached.
+func (g *Guard) forgetAll() {
+	g.epoch.Add(1)
+	g.keys.Clear()
+	g.tokens.Clear()
 }
 
 // Admit authorizes the call of each product for the request's caller (its Pass), applies the

@@ -17,11 +17,68 @@ func TestGuardCacheSweeps(t *testing.T) {
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	tok := &flightgraph.Token{KeyID: "k"}
 	for i := 0; i < sweepEvery-1; i++ {
-		g.remember(&g.tokens, "old"+strconv.Itoa(i), &cached{token: tok, expires: now.Add(-time.Second)}, now)
+		g.remember(&g.tokens, "old"+strconv.Itoa(i), &cached{token: tok, expires: now.Add(-time.Second)}, now, 0)
 	}
-	g.remember(&g.tokens, "fresh", &cached{token: tok, expires: now.Add(time.Minute)}, now)
+	g.remember(&g.tokens, "fresh", &cached{token: tok, expires: now.Add(time.Minute)}, now, 0)
 	if n := size(&g.tokens); n != 1 {
 		t.Fatalf("%d entries after the sweep, want the 1 fresh one", n)
+	}
+}
+
+// TestGuardCachesNothingReadBeforeAForget: what was read from the store before a change was
+// forgotten (a notification from another replica, say) may predate the change, and must not be
+// cached after it, where it would stay for the cache's whole lifetime.
+func TestGuardCachesNothingReadBeforeAForget(t *testing.T) {
+	g := &Guard{}
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	stale := &cached{token: &flightgraph.Token{KeyID: "k", FamilyID: "f"}, expires: now.Add(time.Hour)}
+	for name, forget := range map[string]func(){"Forget": func() { g.Forget("k") }, "ForgetFamily": func() { g.ForgetFamily("f") }} {
+		_, epoch := g.lookup(&g.tokens, "t", now) // a miss: the store is read now ...
+		forget()                                  // ... the change is heard ...
+		g.remember(&g.tokens, "t", stale, now, epoch)
+		if c, _ := g.lookup(&g.tokens, "t", now); c != nil {
+			t.Errorf("a token read before %s is cached after it", name)
+		}
+	}
+}
+
+// guardFeed is an AccessFeed that tells nothing: the guard's feed stays down.
+type guardFeed struct{}
+
+func (guardFeed) Watch(ctx context.Context, w flightgraph.AccessWatcher) error { return nil }
+
+// TestGuardCacheOnlyWhileTheFeedListens: a guard that follows an access feed serves nothing from
+// its cache before the feed listens nor after it went down, and drops what it cached when the
+// feed listens again.
+func TestGuardCacheOnlyWhileTheFeedListens(t *testing.T) {
+	g := &Guard{Changes: guardFeed{}}
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	entry := &cached{token: &flightgraph.Token{KeyID: "k"}, expires: now.Add(time.Hour)}
+	fill := func() *cached {
+		_, epoch := g.lookup(&g.tokens, "t", now)
+		g.remember(&g.tokens, "t", entry, now, epoch)
+		c, _ := g.lookup(&g.tokens, "t", now)
+		return c
+	}
+	if fill() != nil {
+		t.Error("cached before the feed listened")
+	}
+	w := cacheWatcher{g}
+	w.AccessFeedUp()
+	if fill() == nil {
+		t.Fatal("not cached while the feed listens")
+	}
+	w.AccessFeedDown(nil)
+	if c, _ := g.lookup(&g.tokens, "t", now); c != nil {
+		t.Error("served from the cache while the feed is down")
+	}
+	if fill() != nil {
+		t.Error("cached while the feed is down")
+	}
+	g.tokens.Store("t", entry) // as if it had been cached before the feed went down
+	w.AccessFeedUp()
+	if size(&g.tokens) != 0 {
+		t.Error("the feed listens again and the entries of before are still cached")
 	}
 }
 

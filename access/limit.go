@@ -114,17 +114,7 @@ func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits f
 	st.mu.Lock()
 	defer st.mu.Unlock()
 
-	// The time is read under the lock so that the window's times are in admission order.
-	t := l.now().UnixNano()
-	if newest, ok := st.window.newest(); ok && t < newest {
-		if newest-t > int64(time.Second) {
-			// The clock stepped back further than the window: the old times would hold the
-			// window shut until the clock caught up with them.
-			st.window.reset()
-		} else {
-			t = newest
-		}
-	}
+	t := l.windowNow(st)
 	day := limitFloorDiv(t, limitNsPerDay)
 	if !st.dayKnown || st.day != day {
 		used, err := l.dayUsage(ctx, subscription, day)
@@ -133,7 +123,6 @@ func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits f
 		}
 		st.day, st.dayUsed, st.dayKnown = day, used, true
 	}
-	st.window.prune(t - int64(time.Second))
 
 	d := Decision{
 		Limits:   limits,
@@ -146,11 +135,7 @@ func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits f
 	case st.dayUsed >= int64(limits.PerDay):
 		d.Code, d.RetryAfter = flightgraph.ECodePerDayLimit, d.DayReset.Sub(d.At)
 	case n >= limits.PerSecond:
-		d.Code, d.RetryAfter = flightgraph.ECodePerSecondLimit, time.Second
-		if limits.PerSecond > 0 {
-			// The window has room once all but PerSecond-1 of its calls have left it.
-			d.RetryAfter = windowLeaves(st.window.at(n-limits.PerSecond), t)
-		}
+		d.Code, d.RetryAfter = flightgraph.ECodePerSecondLimit, st.window.retryAfter(limits.PerSecond, t)
 	default:
 		st.window.push(t)
 		st.dayUsed++
@@ -162,6 +147,72 @@ func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits f
 		d.SecondReset = windowLeaves(st.window.at(0), t)
 	}
 	return d, nil
+}
+
+// windowNow returns the time of a decision on st's window, which the caller has locked, and drops
+// the calls that have left the window by then. The time is read under the lock so that the
+// window's times are in admission order.
+func (l *MemoryLimiter) windowNow(st *memoryState) int64 {
+	t := l.now().UnixNano()
+	if newest, ok := st.window.newest(); ok && t < newest {
+		if newest-t > int64(time.Second) {
+			// The clock stepped back further than the window: the old times would hold the
+			// window shut until the clock caught up with them.
+			st.window.reset()
+		} else {
+			t = newest
+		}
+	}
+	st.window.prune(t - int64(time.Second))
+	return t
+}
+
+// The Fallback keeps its secondary's windows holding every call this replica admitted, through
+// either limiter, so that the replica never admits more than the per-second limit in one
+// sliding second when it switches between them (see Fallback). These three methods are the
+// windows' part of Admit for that; none of them touches the day counts, which the primary keeps.
+
+// record puts a call the primary admitted into the subscription's window, without a decision:
+// the primary has decided already.
+func (l *MemoryLimiter) record(subscription string) {
+	st := l.state(subscription)
+	st.mu.Lock()
+	st.window.insert(l.windowNow(st))
+	st.mu.Unlock()
+}
+
+// reserve holds a place in the subscription's window for a call that the primary is asked about
+// next, when the window has room; otherwise it returns the per-second refusal, whose DayUsed is
+// this limiter's count and may lag the primary's.
+func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits) (at int64, refusal Decision, ok bool) {
+	st := l.state(subscription)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t := l.windowNow(st)
+	if n := st.window.n; n >= limits.PerSecond {
+		day := limitFloorDiv(t, limitNsPerDay)
+		d := Decision{Code: flightgraph.ECodePerSecondLimit, Limits: limits, SecondUsed: n, DayUsed: st.dayUsed,
+			RetryAfter: st.window.retryAfter(limits.PerSecond, t), DayReset: time.Unix(0, (day+1)*limitNsPerDay).UTC(), At: time.Unix(0, t).UTC()}
+		if n > 0 {
+			d.SecondReset = windowLeaves(st.window.at(0), t)
+		}
+		return 0, d, false
+	}
+	st.window.push(t)
+	return t, Decision{}, true
+}
+
+// settle ends a reservation made at at: the place is dropped when the primary did not admit the
+// call, and otherwise moved to now, after the primary's answer, so that the window never lets the
+// call leave before the primary's does.
+func (l *MemoryLimiter) settle(subscription string, at int64, admitted bool) {
+	st := l.state(subscription)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.window.remove(at)
+	if admitted {
+		st.window.insert(l.windowNow(st))
+	}
 }
 
 // state returns the subscription's state, creating it on its first call.
@@ -194,22 +245,28 @@ func (l *MemoryLimiter) dayUsage(ctx context.Context, subscription string, day i
 	return used, nil
 }
 
-// forget drops every subscription's counters, so that each starts again from DayUsage. The
-// Fallback calls it when it turns to this limiter after a spell without it, during which the
-// counters missed every call the primary admitted.
+// forget drops every subscription's day counter, so that each starts again from DayUsage. The
+// Fallback calls it when it turns to this limiter after a spell without it, during which the day
+// counters missed every call the primary admitted. The windows stay: they hold the primary's
+// admissions of the last second (record).
 func (l *MemoryLimiter) forget() {
 	for i := range l.shards {
 		sh := &l.shards[i]
-		sh.mu.Lock()
-		clear(sh.subs)
-		sh.mu.Unlock()
+		sh.mu.RLock()
+		for _, st := range sh.subs {
+			st.mu.Lock()
+			st.dayKnown = false
+			st.mu.Unlock()
+		}
+		sh.mu.RUnlock()
 	}
 }
 
 // callWindow is a ring of the times (Unix nanoseconds) of the calls admitted in the last second,
-// oldest first. It never holds more than PerSecond times, since a full window refuses; it grows
-// by doubling rather than to PerSecond at once, so that a generous custom plan costs memory only
-// if its subscription really calls that fast.
+// oldest first. It holds about PerSecond times at most, since a full window refuses (only the
+// primary's admissions that a Fallback records can go past that); it grows by doubling rather
+// than to PerSecond at once, so that a generous custom plan costs memory only if its
+// subscription really calls that fast.
 type callWindow struct {
 	times   []int64
 	head, n int
@@ -246,6 +303,38 @@ func (w *callWindow) push(t int64) {
 
 func (w *callWindow) reset() { w.head, w.n = 0, 0 }
 
+// insert adds t in time order; it is push when t is the newest, as it nearly always is.
+func (w *callWindow) insert(t int64) {
+	w.push(t)
+	for i := w.n - 1; i > 0 && w.at(i-1) > t; i-- {
+		w.times[(w.head+i)%len(w.times)] = w.at(i - 1)
+		w.times[(w.head+i-1)%len(w.times)] = t
+	}
+}
+
+// remove drops one time equal to t, if the window holds one, keeping the others in order.
+func (w *callWindow) remove(t int64) {
+	for i := w.n - 1; i >= 0; i-- {
+		if w.at(i) != t {
+			continue
+		}
+		for ; i < w.n-1; i++ {
+			w.times[(w.head+i)%len(w.times)] = w.at(i + 1)
+		}
+		w.n--
+		return
+	}
+}
+
+// retryAfter is the time from now until a window holding perSecond or more calls has room.
+func (w *callWindow) retryAfter(perSecond int, now int64) time.Duration {
+	if perSecond <= 0 {
+		return time.Second
+	}
+	// The window has room once all but perSecond-1 of its calls have left it.
+	return windowLeaves(w.at(w.n-perSecond), now)
+}
+
 // windowLeaves returns the time from now until a call admitted at t leaves the window, both in Unix
 // nanoseconds.
 func windowLeaves(t, now int64) time.Duration {
@@ -267,9 +356,9 @@ func limitFloorDiv(a, b int64) int64 {
 // timeout does not add that wait to every call.
 const fallbackProbe = time.Second
 
-// fallbackStale is how long the secondary may go unused before its counters are dropped when the
-// Fallback turns to it again: they missed the calls the primary admitted meanwhile, and the
-// sliding window is stale after one second anyway.
+// fallbackStale is how long the secondary may go unused before its day counters are dropped when
+// the Fallback turns to it again: they missed the calls the primary admitted meanwhile. (Its
+// windows hold those calls: the Fallback records them there.)
 const fallbackStale = 2 * time.Second
 
 // fallbackLogEvery spaces the Fallback's log lines, so that an outage logs once a minute rather
@@ -288,19 +377,37 @@ const fallbackLogEvery = time.Minute
 // quota is overrun at most by what the other replicas admit during the outage, and only until
 // the primary answers again (see DayCatchUp).
 //
+// The switches both ways keep that bound: no one-second window admits more than replicas × the
+// per-second limit. Each replica's secondary (when it is a MemoryLimiter) holds in its windows
+// every call the replica admitted in the last second, through either limiter: the primary's
+// admissions are recorded there too. So when the primary fails, the secondary goes on from the
+// replica's own recent calls rather than from an empty window. When the primary answers again,
+// it knows nothing of the calls the secondary admitted; for one second after the secondary's
+// latest decision, until those calls have left every window, a call must also have room in the
+// secondary's window, which is reserved before the primary is asked and released if the primary
+// refuses. A window that holds a call the secondary admitted alone thus holds at most the limit
+// of that replica's calls, and the primary's admissions of the replicas that have none; so at
+// most replicas × limit. (Adding the secondary's recent calls to the Redis window instead would
+// mean moving every subscription's times from this clock to Redis's, and a second of calls
+// admitted before the move would still be missed: the reservation needs neither.)
+//
 // While the primary fails it is retried at most once a second; the other calls go straight to the
 // secondary. The switch is logged at most once a minute and counted by Fallbacks (served at
 // /metrics as flightgraph_limiter_fallbacks_total).
 //
 // When the primary is a DayCatchUp (the Redis limiter), the subscriptions and days the secondary
-// admitted calls for are caught up once the primary answers again: in the background, each of
-// their day counters is raised to the durable count (DayUsage), which includes those calls.
-// Raising to a count, never adding, cannot count a call twice, however often it is retried.
+// admitted calls for are caught up once the primary answers again: in the background, the usage
+// counts are flushed (when a UsageRecorder is attached), then each of those day counters is
+// raised to the durable count (DayUsage), which includes those calls. Raising to a count, never
+// adding, cannot count a call twice, however often it is retried.
 type Fallback struct {
 	primary, secondary Limiter
+	local              localWindows // the secondary's windows, when it has them
 	log                *slog.Logger
 	// Now is the clock of the retries and the staleness; time.Now unless set before first use.
 	Now func() time.Time
+	// flush stores the usage counts before a catch-up; set by UsageRecorder.Attach.
+	flush func(ctx context.Context) error
 
 	missedMu                        sync.Mutex
 	missed                          map[SubscriptionDay]bool // the days the secondary admitted calls for, to catch up
@@ -310,9 +417,17 @@ type Fallback struct {
 
 	fallbacks     atomic.Int64
 	retryAt       atomic.Int64 // Unix ns before which the primary is not tried; 0 while it is healthy
-	lastSecondary atomic.Int64 // Unix ns of the secondary's latest decision
+	lastSecondary atomic.Int64 // Unix ns of the secondary's latest decision, or later
 	lastWarn      atomic.Int64 // Unix ns of the latest log line about the primary failing
 	lastRecover   atomic.Int64 // Unix ns of the latest log line about the primary recovering
+}
+
+// localWindows is the MemoryLimiter's part that lets a Fallback keep its windows holding every
+// call of the replica.
+type localWindows interface {
+	record(subscription string)
+	reserve(subscription string, limits flightgraph.Limits) (int64, Decision, bool)
+	settle(subscription string, at int64, admitted bool)
 }
 
 // NewFallback returns a Fallback over primary and secondary that logs to log; a nil log discards.
@@ -320,7 +435,8 @@ func NewFallback(primary, secondary Limiter, log *slog.Logger) *Fallback {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Fallback{primary: primary, secondary: secondary, log: log, Now: time.Now}
+	local, _ := secondary.(localWindows)
+	return &Fallback{primary: primary, secondary: secondary, local: local, log: log, Now: time.Now}
 }
 
 // Admit decides with the primary and, when it fails or failed less than a second ago, with the
@@ -331,7 +447,30 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 	retryAt := f.retryAt.Load()
 	// While the primary is failing, one call at a time wins the right to probe it.
 	if retryAt == 0 || now >= retryAt && f.retryAt.CompareAndSwap(retryAt, now+int64(fallbackProbe)) {
+		// Within a second of the secondary's latest decision its window may hold calls the
+		// primary never saw: the call needs room there too.
+		var (
+			held    int64
+			holding bool
+		)
+		if f.local != nil && now-f.lastSecondary.Load() < int64(time.Second) {
+			at, refusal, ok := f.local.reserve(subscription, limits)
+			if !ok {
+				if retryAt != 0 {
+					// The probe was not made: let the next call make it.
+					f.retryAt.CompareAndSwap(now+int64(fallbackProbe), retryAt)
+				}
+				return refusal, nil
+			}
+			held, holding = at, true
+		}
 		d, err := f.primary.Admit(ctx, subscription, limits)
+		switch {
+		case holding:
+			f.local.settle(subscription, held, err == nil && d.Allowed)
+		case err == nil && d.Allowed && f.local != nil:
+			f.local.record(subscription)
+		}
 		if err == nil {
 			if retryAt != 0 && f.retryAt.CompareAndSwap(now+int64(fallbackProbe), 0) {
 				f.logOnce(ctx, &f.lastRecover, now, slog.LevelInfo, "access: the primary limiter answers again; limits are shared again",
@@ -357,28 +496,67 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 	}
 	d, err := f.secondary.Admit(ctx, subscription, limits)
 	if err == nil && d.Allowed {
+		// The secondary read its clock after this call's start: the second during which calls
+		// need room in its window counts from its decision, later when this goroutine waited.
+		for at, last := f.Now().UnixNano(), f.lastSecondary.Load(); at > last && !f.lastSecondary.CompareAndSwap(last, at); last = f.lastSecondary.Load() {
+		}
 		if _, ok := f.primary.(DayCatchUp); ok {
-			f.missedMu.Lock()
-			if f.missed == nil {
-				f.missed = map[SubscriptionDay]bool{}
-			}
-			f.missed[SubscriptionDay{subscription, d.At.UTC().Format(flightgraph.DateLayout)}] = true
-			f.missedMu.Unlock()
-			f.pending.Store(true)
+			f.keep([]SubscriptionDay{{subscription, d.At.UTC().Format(flightgraph.DateLayout)}})
 		}
 	}
 	return d, err
 }
 
+// keep adds days to catch up after the next call the primary answers.
+func (f *Fallback) keep(days []SubscriptionDay) {
+	if len(days) == 0 {
+		return
+	}
+	f.missedMu.Lock()
+	f.missed = addDays(f.missed, days)
+	f.missedMu.Unlock()
+	f.pending.Store(true)
+}
+
 // SubscriptionDay names a subscription's day counter: its id and a UTC day ("2026-11-22").
 type SubscriptionDay struct{ Subscription, Day string }
 
+// addDays adds days to the set, making it if it is nil.
+func addDays(set map[SubscriptionDay]bool, days []SubscriptionDay) map[SubscriptionDay]bool {
+	if set == nil && len(days) > 0 {
+		set = make(map[SubscriptionDay]bool, len(days))
+	}
+	for _, d := range days {
+		set[d] = true
+	}
+	return set
+}
+
 // DayCatchUp is a limiter whose day counters can be caught up with durable usage after another
-// limiter decided in its place.
+// limiter decided in its place, or after calls were counted by other replicas (UsageRecorder).
 type DayCatchUp interface {
 	// CatchUp raises each day counter it holds to the day's durable usage, and returns the days
 	// it could not, with the first error.
 	CatchUp(ctx context.Context, days []SubscriptionDay) ([]SubscriptionDay, error)
+}
+
+var _ DayCatchUp = (*Fallback)(nil)
+
+// CatchUp implements DayCatchUp by the primary's, at once while the primary answers, and after
+// the next call it answers while it fails; the Fallback keeps the days the primary could not
+// take and retries them then, so it returns none, only the first error.
+func (f *Fallback) CatchUp(ctx context.Context, days []SubscriptionDay) ([]SubscriptionDay, error) {
+	p, ok := f.primary.(DayCatchUp)
+	if !ok || len(days) == 0 {
+		return nil, nil
+	}
+	if f.retryAt.Load() != 0 {
+		f.keep(days)
+		return nil, nil
+	}
+	failed, err := p.CatchUp(ctx, days)
+	f.keep(failed)
+	return nil, err
 }
 
 // fallbackCatchUpTimeout bounds one catch-up.
@@ -390,6 +568,13 @@ func (f *Fallback) catchUp() {
 	defer f.catching.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), fallbackCatchUpTimeout)
 	defer cancel()
+	if f.flush != nil {
+		// The durable counts then hold this replica's calls of the outage, for the other
+		// replicas' catch-ups and seeds too; the flush raises the counters of what it stored.
+		if err := f.flush(ctx); err != nil {
+			f.log.Warn("access: could not store the usage counts before catching the primary limiter up", "err", err)
+		}
+	}
 	f.missedMu.Lock()
 	days := make([]SubscriptionDay, 0, len(f.missed))
 	for d := range f.missed {
@@ -407,15 +592,7 @@ func (f *Fallback) catchUp() {
 	}
 	f.logOnce(ctx, &f.lastCatchUpFailed, now, slog.LevelWarn, "access: could not catch the primary limiter's day counters up with the outage; will retry",
 		"err", err, "days", len(failed))
-	f.missedMu.Lock()
-	if f.missed == nil {
-		f.missed = map[SubscriptionDay]bool{}
-	}
-	for _, d := range failed {
-		f.missed[d] = true
-	}
-	f.missedMu.Unlock()
-	f.pending.Store(true)
+	f.keep(failed)
 }
 
 // CatchingUp reports whether days counted by the secondary still wait to be caught up in the

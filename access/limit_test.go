@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,9 +21,6 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
-
-// limitRedisURLEnv names the variable that points the Redis tests at a Redis server.
-const limitRedisURLEnv = "FLIGHTGRAPH_TEST_REDIS_URL"
 
 // limitBase is a Sunday noon, far from any UTC midnight, for the tests on an injected clock.
 var limitBase = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -192,10 +188,7 @@ func TestMemoryLimiter_Concurrent(t *testing.T) {
 
 func TestRedisLimiter_SlidingWindow(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
@@ -259,10 +252,7 @@ func TestRedisLimiter_SlidingWindow(t *testing.T) {
 
 func TestRedisLimiter_DayLimit(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
 	testLimiterDayLimit(t, l, "sub")
@@ -270,10 +260,7 @@ func TestRedisLimiter_DayLimit(t *testing.T) {
 
 func TestRedisLimiter_DayUsageSeed(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
 	testLimiterDayUsageSeed(t, func(usage access.DayUsage) access.Limiter {
@@ -301,10 +288,7 @@ func TestRedisLimiter_DayUsageSeed(t *testing.T) {
 
 func TestRedisLimiter_Keys(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
 	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(7, nil))
@@ -334,10 +318,7 @@ func TestRedisLimiter_Keys(t *testing.T) {
 // and between them never admit more than the plan allows.
 func TestRedisLimiter_TwoReplicas(t *testing.T) {
 	t.Parallel()
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c1, c2 := mustLimitRedis(t, url), mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c1)
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
@@ -466,6 +447,50 @@ func TestFallback_Recovers(t *testing.T) {
 	}
 }
 
+// TestFallback_SwitchesKeepTheWindow: a replica never admits more than the per-second limit in
+// one sliding second, not when it turns to its secondary (which goes on from the primary's
+// admissions of the second before) nor when the primary answers again (a call then needs room in
+// the secondary's window too, until the secondary's calls have left it).
+func TestFallback_SwitchesKeepTheWindow(t *testing.T) {
+	t.Parallel()
+	clock := newLimitClock(limitBase)
+	primary := &flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now)}
+	f := access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, nil), clock.Now), nil)
+	f.Now = clock.Now
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+	admit := func(n int) {
+		t.Helper()
+		for i := range n {
+			if d := mustLimiterAdmit(t, f, "sub", limits); !d.Allowed {
+				t.Fatalf("call %d of %d at %v refused: %+v", i+1, n, clock.Now().Sub(limitBase), d)
+			}
+		}
+	}
+
+	admit(5) // by the primary, at 0 s
+	clock.Add(500 * time.Millisecond)
+	primary.down.Store(true)
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+	if n := f.Fallbacks(); n != 1 {
+		t.Fatalf("the refusal at 0.5 s was not the secondary's: Fallbacks() = %d", n)
+	}
+
+	clock.Set(limitBase.Add(1200 * time.Millisecond))
+	admit(5) // by the secondary, the primary's calls having left the window
+	primary.down.Store(false)
+	clock.Set(limitBase.Add(1600 * time.Millisecond))
+	// The primary is probed and would admit, but the secondary's 5 calls of 1.2 s fill the window.
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+
+	clock.Set(limitBase.Add(2200 * time.Millisecond))
+	fallbacks := f.Fallbacks()
+	admit(5)
+	if n := f.Fallbacks(); n != fallbacks {
+		t.Fatalf("the calls at 2.2 s were not the primary's: Fallbacks() went from %d to %d", fallbacks, n)
+	}
+	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
+}
+
 // flakyRedis is the real Redis limiter, made to fail Admit while down is set and CatchUp while
 // catchUpDown is; its day counters stay reachable, as after a partition between one replica and
 // Redis heals.
@@ -513,10 +538,7 @@ func (u *durableUsage) usage(ctx context.Context, sub, day string) (int64, error
 // was unreachable count in Redis's day counter once Redis answers again, without counting any
 // call twice: not when Redis lost the counter and seeded it anew, not when a catch-up is retried.
 func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
-	url := limitRedisURL(t)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
 	prefix := mustLimitPrefix(t, c)
 	durable := &durableUsage{days: map[string]int64{}}
@@ -663,10 +685,7 @@ func BenchmarkMemoryLimiter(b *testing.B) {
 }
 
 func BenchmarkRedisLimiter(b *testing.B) {
-	url := limitRedisURL(b)
-	if url == "" {
-		return
-	}
+	url := storetest.RedisURL(b)
 	c := mustLimitRedis(b, url)
 	l := access.NewRedisLimiter(c, mustLimitPrefix(b, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1 << 50}
@@ -820,24 +839,13 @@ func fixedDayUsage(n int64, days *[]string) access.DayUsage {
 	}
 }
 
-// limitRedisURL returns the test Redis server's URL, or "" after logging that the Redis tests run in
-// CI.
-func limitRedisURL(t testing.TB) string {
-	t.Helper()
-	url := os.Getenv(limitRedisURLEnv)
-	if url == "" {
-		t.Logf("%s is not set: the Redis tests are covered in CI", limitRedisURLEnv)
-	}
-	return url
-}
-
 // mustLimitRedis returns a client of its own, failing the test when Redis does not answer: a
 // test pointed at a Redis must never pass without it.
 func mustLimitRedis(t testing.TB, url string) *redis.Client {
 	t.Helper()
 	opt, err := redis.ParseURL(url)
 	if err != nil {
-		t.Fatalf("%s: %v", limitRedisURLEnv, err)
+		t.Fatalf("%s: %v", storetest.EnvRedisURL, err)
 	}
 	c := redis.NewClient(opt)
 	t.Cleanup(func() { c.Close() })

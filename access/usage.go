@@ -18,6 +18,38 @@ type UsageRecorder struct {
 
 	mu      sync.Mutex
 	pending map[string]map[string]int64 // day → subscription → calls not yet stored
+
+	// limiter's day counters are raised after each flush; see Attach.
+	limiter  DayCatchUp
+	unraised map[SubscriptionDay]bool // stored days whose counters could not be raised yet
+}
+
+// Attach ties the recorder to the limiter that reads its DayUsage, when the limiter keeps day
+// counters of its own (a DayCatchUp: Redis, or a Fallback over it).
+//
+// After each flush the limiter's counters of the days flushed are raised to their durable
+// counts plus this process's pending ones (DayUsage). That is what makes a day counter exact
+// again after Redis lost it: the replica that seeds it from DayUsage sees only the counts stored
+// and its own pending ones, not the other replicas' pending ones. Each of those is stored by its
+// replica's next flush, and raised to right after. A raise never counts a call twice: it sets
+// the counter to a count of distinct admitted calls (the stored ones and this process's pending
+// ones are disjoint), and only if that is higher; seeds are such counts too, and an increment
+// is one more admitted call, so the counter never exceeds the calls admitted. And once every
+// replica has flushed the calls it admitted before some instant, the last raise sets the counter
+// to at least the number of those calls. So when the calls stop and each replica has flushed,
+// the counter is exact; under traffic it lags by at most the calls of one flush interval.
+//
+// A Fallback also flushes before it catches up after an outage, so that the calls it admitted
+// alone count in the durable usage the other replicas read.
+func (u *UsageRecorder) Attach(l Limiter) {
+	c, ok := l.(DayCatchUp)
+	if !ok {
+		return
+	}
+	u.limiter = c
+	if f, ok := l.(*Fallback); ok {
+		f.flush = u.Flush
+	}
 }
 
 // Add counts one admitted call.
@@ -44,10 +76,16 @@ func (u *UsageRecorder) Flush(ctx context.Context) error {
 	batch := u.pending
 	u.pending = nil
 	u.mu.Unlock()
-	var first error
+	var (
+		first  error
+		stored []SubscriptionDay
+	)
 	for day, calls := range batch {
 		err := u.Store.AddUsage(ctx, day, calls)
 		if err == nil {
+			for sub := range calls {
+				stored = append(stored, SubscriptionDay{sub, day})
+			}
 			continue
 		}
 		if first == nil {
@@ -59,7 +97,35 @@ func (u *UsageRecorder) Flush(ctx context.Context) error {
 		}
 		u.mu.Unlock()
 	}
+	if u.limiter != nil {
+		u.raise(ctx, stored)
+	}
 	return first
+}
+
+// raise raises the limiter's counters of the days stored, and of those it could not raise
+// before, to their durable counts; the ones it cannot raise now wait for the next flush.
+func (u *UsageRecorder) raise(ctx context.Context, stored []SubscriptionDay) {
+	u.mu.Lock()
+	days := stored
+	for d := range u.unraised {
+		days = append(days, d)
+	}
+	u.unraised = nil
+	u.mu.Unlock()
+	if len(days) == 0 {
+		return
+	}
+	failed, err := u.limiter.CatchUp(ctx, days)
+	if len(failed) == 0 {
+		return
+	}
+	u.mu.Lock()
+	u.unraised = addDays(u.unraised, failed)
+	u.mu.Unlock()
+	if u.Log != nil {
+		u.Log.Warn("the limiter's day counters are not raised to the stored usage yet; will retry", "err", err, "days", len(failed))
+	}
 }
 
 // Run flushes every interval until ctx is done, then once more.

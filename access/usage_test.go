@@ -12,6 +12,26 @@ import (
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
+// demoSubscription seeds the catalogue and the demo accounts in db, and returns the id of the
+// demo key's subscription to the API.
+func demoSubscription(t *testing.T, db *store.DB, api string) string {
+	t.Helper()
+	ctx := context.Background()
+	svc := &access.Service{Store: store.NewAccessStore(db), Hasher: access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}, Now: db.Now}
+	if err := svc.SyncCatalogue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := svc.SeedDemo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ka, err := store.NewAccessStore(db).KeyAccess(ctx, access.HashCredential(demo.APIKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ka.Products[api].SubscriptionID
+}
+
 // failingOnce is the real access store whose first AddUsage fails, as a database outage would.
 type failingOnce struct {
 	flightgraph.AccessStore
@@ -32,19 +52,7 @@ func TestUsageSurvivesAFailedFlush(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
-		svc := &access.Service{Store: store.NewAccessStore(db), Hasher: access.PasswordHasher{Time: 1, Memory: 64, Threads: 1}, Now: db.Now}
-		if err := svc.SyncCatalogue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		demo, err := svc.SeedDemo(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ka, err := store.NewAccessStore(db).KeyAccess(ctx, access.HashCredential(demo.APIKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sub := ka.Products["flightstatus"].SubscriptionID
+		sub := demoSubscription(t, db, "flightstatus")
 		u := &access.UsageRecorder{Store: &failingOnce{AccessStore: store.NewAccessStore(db)}}
 		for i := 0; i < 3; i++ {
 			u.Add(sub, "2026-11-22")

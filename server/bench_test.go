@@ -21,12 +21,10 @@ import (
 // BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on a
 // store holding the standard window of flights, and reports the median latency and the SQL round
 // trips per query beside ns/op. first=5 is the baseline measured in the same run. It runs on the
-// embedded store, and on PostgreSQL too when FLIGHTGRAPH_TEST_DATABASE_URL is set.
+// embedded store and on PostgreSQL (skipped when FLIGHTGRAPH_TEST_DATABASE_URL is unset).
 func BenchmarkDepartures(b *testing.B) {
 	server.TuneRuntime(os.Getenv) // as flightgraph serve does
-	for _, dialect := range storetest.Dialects(os.Getenv) {
-		b.Run(dialect, func(b *testing.B) { benchmarkDepartures(b, dialect) })
-	}
+	storetest.ForEachDialect(b, benchmarkDepartures)
 }
 
 func benchmarkDepartures(b *testing.B, dialect string) {

@@ -107,20 +107,6 @@ func (p *tcpProxy) Restore() {
 	p.mu.Unlock()
 }
 
-// requirePostgres returns the PostgreSQL URL of the tests; outside CI a test without one skips
-// with a message, in CI it fails.
-func requirePostgres(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv(storetest.EnvDatabaseURL)
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set in CI", storetest.EnvDatabaseURL)
-		}
-		t.Skipf("%s is not set: this test needs PostgreSQL", storetest.EnvDatabaseURL)
-	}
-	return u
-}
-
 // outcome is one answer of a load run.
 type outcome struct {
 	at     time.Time
@@ -136,7 +122,7 @@ type outcome struct {
 // told to sign in again, the outage answered as WS_502.000, and every kind of call served again
 // within a second of the database's return.
 func TestDatabaseOutageUnderLoad(t *testing.T) {
-	requirePostgres(t)
+	storetest.DatabaseURL(t)
 	ctx := context.Background()
 	dsn := storetest.DSN(t, store.Postgres, os.Getenv)
 	direct, err := store.Open(ctx, dsn)

@@ -51,12 +51,7 @@ func (r *recording) Admit(ctx context.Context, sub string, l flightgraph.Limits)
 // replicas behind a load balancer would: 1,000 concurrent calls with one key admit no more than
 // 5 in any one-second window, and with 4,990 calls used today exactly 10 more are admitted.
 func TestReplicasShareLimits(t *testing.T) {
-	url := os.Getenv("FLIGHTGRAPH_TEST_REDIS_URL")
-	if url == "" {
-		t.Log("FLIGHTGRAPH_TEST_REDIS_URL is not set: shared limits are covered in CI")
-		return
-	}
-	opts, err := redis.ParseURL(url)
+	opts, err := redis.ParseURL(storetest.RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,10 @@ type Config struct {
 	Mailer   access.Mailer // default: the log
 	// NewLimiter builds the limiter over the usage counts; default: in-process.
 	NewLimiter func(usage access.DayUsage) access.Limiter
+	// AccessFeed tells this replica of the changes to access that other replicas commit
+	// (PostgreSQL LISTEN/NOTIFY), so that its guard drops them from its cache at once; Run
+	// follows it. Nil for one process.
+	AccessFeed flightgraph.AccessFeed
 	Hasher     access.PasswordHasher
 	Tokens     access.TokenLifetimes
 	PortalURL  string
@@ -107,7 +111,8 @@ func New(cfg Config) *Server {
 	if cfg.NewLimiter != nil {
 		limiter = cfg.NewLimiter(s.Usage.DayUsage)
 	}
-	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log}
+	s.Usage.Attach(limiter)
+	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed}
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
 	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, PortalURL: cfg.PortalURL,
 		Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
@@ -305,11 +310,17 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(metrics) }()
 	}
-	// Background work of the access core: usage counts to the store, mail to the server.
+	// Background work of the access core: usage counts to the store, mail to the server, other
+	// replicas' changes to the guard's cache.
 	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Usage.Run(bg, 5*time.Second) })
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
+	wg.Go(func() {
+		if err := s.Guard.Follow(bg); err != nil {
+			s.cfg.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)
+		}
+	})
 	defer func() { stopBg(); wg.Wait() }()
 	var failed error
 	select {

@@ -379,8 +379,12 @@ func (t *accessTx) UpdateApplication(ctx context.Context, a *flightgraph.Applica
 }
 
 // DeleteApplication implements flightgraph.AccessTx: the application with its keys, their
-// subscriptions, usage, limit requests and tokens.
+// subscriptions, usage, limit requests and tokens. It announces each key's change (AccessFeed),
+// as UpdateKey, UpdateSubscription, RevokeKeyTokens and RevokeTokenFamily do theirs.
 func (t *accessTx) DeleteApplication(ctx context.Context, id string) error {
+	if err := t.announceApplication(ctx, id); err != nil {
+		return err
+	}
 	keys := `SELECT id FROM api_keys WHERE application_id = ?`
 	subs := `SELECT id FROM subscriptions WHERE key_id IN (` + keys + `)`
 	for _, q := range []string{
@@ -407,8 +411,10 @@ func (t *accessTx) CreateKey(ctx context.Context, k *flightgraph.Key) error {
 
 // UpdateKey implements flightgraph.AccessTx.
 func (t *accessTx) UpdateKey(ctx context.Context, k *flightgraph.Key) error {
-	_, err := t.db.exec(ctx, t.q, `UPDATE api_keys SET secret_hash = ?, status = ? WHERE id = ?`, k.SecretHash, k.Status, k.ID)
-	return err
+	if _, err := t.db.exec(ctx, t.q, `UPDATE api_keys SET secret_hash = ?, status = ? WHERE id = ?`, k.SecretHash, k.Status, k.ID); err != nil {
+		return err
+	}
+	return t.announce(ctx, flightgraph.AccessChange{KeyID: k.ID})
 }
 
 // CreatePlan implements flightgraph.AccessTx.
@@ -432,9 +438,11 @@ func (t *accessTx) CreateSubscription(ctx context.Context, s *flightgraph.Subscr
 
 // UpdateSubscription implements flightgraph.AccessTx.
 func (t *accessTx) UpdateSubscription(ctx context.Context, s *flightgraph.Subscription) error {
-	_, err := t.db.exec(ctx, t.q, `UPDATE subscriptions SET plan_id = ?, status = ?, reason = ?, decided_at = ?, decided_by = ? WHERE id = ?`,
-		s.PlanID, s.Status, s.Reason, utcPtr(s.DecidedAt), s.DecidedBy, s.ID)
-	return err
+	if _, err := t.db.exec(ctx, t.q, `UPDATE subscriptions SET plan_id = ?, status = ?, reason = ?, decided_at = ?, decided_by = ? WHERE id = ?`,
+		s.PlanID, s.Status, s.Reason, utcPtr(s.DecidedAt), s.DecidedBy, s.ID); err != nil {
+		return err
+	}
+	return t.announce(ctx, flightgraph.AccessChange{KeyID: s.KeyID})
 }
 
 // CreateLimitRequest implements flightgraph.AccessTx.
@@ -472,14 +480,18 @@ func (t *accessTx) UseRefreshToken(ctx context.Context, hash string, now time.Ti
 
 // RevokeTokenFamily implements flightgraph.AccessTx.
 func (t *accessTx) RevokeTokenFamily(ctx context.Context, familyID string, now time.Time) error {
-	_, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL`, now.UTC(), familyID)
-	return err
+	if _, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL`, now.UTC(), familyID); err != nil {
+		return err
+	}
+	return t.announce(ctx, flightgraph.AccessChange{FamilyID: familyID})
 }
 
 // RevokeKeyTokens implements flightgraph.AccessTx.
 func (t *accessTx) RevokeKeyTokens(ctx context.Context, keyID string, now time.Time) error {
-	_, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL`, now.UTC(), keyID)
-	return err
+	if _, err := t.db.exec(ctx, t.q, `UPDATE oauth_tokens SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL`, now.UTC(), keyID); err != nil {
+		return err
+	}
+	return t.announce(ctx, flightgraph.AccessChange{KeyID: keyID})
 }
 
 // AddAudit implements flightgraph.AccessTx.

@@ -45,6 +45,7 @@ var migrations embed.FS
 type DB struct {
 	db      *sqlx.DB
 	dialect string
+	dsn     string // for connections of its own, as the AccessFeed's listener
 	// OnQuery, when set, is called once per SQL round trip (for metrics).
 	OnQuery func()
 	// Now is the store's clock, injectable in tests.
@@ -106,7 +107,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open: %w", err)
 	}
-	s := &DB{db: db, dialect: dialect, Now: time.Now}
+	s := &DB{db: db, dialect: dialect, dsn: dsn, Now: time.Now}
 	if err := s.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err

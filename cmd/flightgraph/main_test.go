@@ -245,10 +245,7 @@ func TestServeEmbedded(t *testing.T) {
 }
 
 func TestPostgres(t *testing.T) {
-	if os.Getenv(storetest.EnvDatabaseURL) == "" {
-		t.Logf("%s is not set: PostgreSQL is covered in CI", storetest.EnvDatabaseURL)
-		return
-	}
+	storetest.DatabaseURL(t)
 	dsn := storetest.DSN(t, store.Postgres, os.Getenv)
 	env := map[string]string{"FLIGHTGRAPH_DATABASE_URL": dsn}
 	var out, errs bytes.Buffer

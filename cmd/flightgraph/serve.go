@@ -117,6 +117,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Tokens:    c.tokens,
 	}
 	cfg.Mailer, cfg.NewLimiter = mailer, newLimiter
+	if db.Dialect() == store.Postgres {
+		cfg.AccessFeed = store.NewAccessFeed(db, log)
+	}
 	srv := server.New(cfg)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		closeListeners()

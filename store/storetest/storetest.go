@@ -1,6 +1,7 @@
 // Package storetest opens stores for tests: a fresh SQLite file always, and a fresh PostgreSQL
 // schema when FLIGHTGRAPH_TEST_DATABASE_URL is set. A set URL that does not answer fails the
-// test; it never skips.
+// test. An unset URL skips the tests that need it, with a message, outside CI; in CI (CI=true)
+// it fails them, so that CI never passes without PostgreSQL or Redis.
 package storetest
 
 import (
@@ -25,22 +26,57 @@ import (
 // EnvDatabaseURL names the variable that points the tests at a PostgreSQL server.
 const EnvDatabaseURL = "FLIGHTGRAPH_TEST_DATABASE_URL"
 
+// EnvRedisURL names the variable that points the tests at a Redis server.
+const EnvRedisURL = "FLIGHTGRAPH_TEST_REDIS_URL"
+
+// DatabaseURL returns the test PostgreSQL server's URL; see required.
+func DatabaseURL(tb testing.TB) string {
+	tb.Helper()
+	return required(tb, EnvDatabaseURL, "PostgreSQL")
+}
+
+// RedisURL returns the test Redis server's URL; see required.
+func RedisURL(tb testing.TB) string {
+	tb.Helper()
+	return required(tb, EnvRedisURL, "Redis")
+}
+
+// required returns the variable env, and when it is unset skips the test with a message, or
+// fails it in CI (CI=true), where every service is there and a skip would hide a test that never
+// ran.
+func required(tb testing.TB, env, what string) string {
+	tb.Helper()
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s is not set: CI runs every test on %s", env, what)
+	}
+	tb.Skipf("%s is not set: this test needs %s (CI runs it)", env, what)
+	return ""
+}
+
 // Now is the clock of seeded test stores: a fixed morning, so statuses are repeatable.
 var Now = time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
 
-// Dialects returns the dialects to run a suite on: SQLite, and PostgreSQL when configured.
-func Dialects(getenv func(string) string) []string {
-	if getenv(EnvDatabaseURL) != "" {
-		return []string{store.SQLite, store.Postgres}
+// ForEachDialect runs fn as a subtest (or sub-benchmark) on SQLite and on PostgreSQL; the
+// PostgreSQL one skips with a message, or fails in CI, when FLIGHTGRAPH_TEST_DATABASE_URL is
+// unset (DatabaseURL).
+func ForEachDialect[T runner[T]](t T, fn func(t T, dialect string)) {
+	for _, d := range []string{store.SQLite, store.Postgres} {
+		t.Run(d, func(t T) {
+			if d == store.Postgres {
+				DatabaseURL(t)
+			}
+			fn(t, d)
+		})
 	}
-	return []string{store.SQLite}
 }
 
-// ForEachDialect runs fn as a subtest on each of Dialects(os.Getenv).
-func ForEachDialect(t *testing.T, fn func(t *testing.T, dialect string)) {
-	for _, d := range Dialects(os.Getenv) {
-		t.Run(d, func(t *testing.T) { fn(t, d) })
-	}
+// runner is *testing.T or *testing.B.
+type runner[T any] interface {
+	testing.TB
+	Run(name string, f func(T)) bool
 }
 
 // ClearOfMidnight sleeps past the next UTC midnight when now, the clock days are counted on, is
