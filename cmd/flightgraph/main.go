@@ -20,16 +20,20 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-func main() {
+func main() { os.Exit(mainWith(os.Args[1:])) }
+
+// mainWith is main for args: it runs until SIGINT or SIGTERM and returns the exit code.
+func mainWith(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The first signal starts a graceful stop; a second one, with the default handling back,
 	// ends the process at once.
 	context.AfterFunc(ctx, stop)
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "flightgraph:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // run is the whole program; tests call it with their own arguments, environment and outputs.
