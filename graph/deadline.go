@@ -27,9 +27,13 @@ func (Deadline) ExtensionName() string { return "Deadline" }
 // Validate implements graphql.HandlerExtension.
 func (Deadline) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptField implements graphql.FieldInterceptor. The non-blocking receive on Done is the
-// cheap way to ask: it takes no lock while the context is live.
+// InterceptField implements graphql.FieldInterceptor. Only resolvers are asked: a plain field of
+// an object already in hand costs nothing, and most fields of a large answer are plain. The
+// non-blocking receive on Done takes no lock while the context is live.
 func (Deadline) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && !fc.IsResolver {
+		return next(ctx)
+	}
 	select {
 	case <-ctx.Done():
 		return nil, stopped(ctx)
