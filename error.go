@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"time"
 )
 
 // Error codes. The INSP_, DEST_, ORI_, FLIGHT_, CC_, IATA_, CONTENT_ and WS_ codes are the original
@@ -42,12 +43,13 @@ const (
 	ECodePerSecondLimit     = "LIMIT_429.000"
 	ECodePerDayLimit        = "LIMIT_429.001"
 
-	ECodeNotSignedIn   = "PORTAL_401.000" // no or an expired portal session
-	ECodeBadLogin      = "PORTAL_401.001" // wrong e-mail or password
-	ECodeOperatorsOnly = "PORTAL_403.000"
-	ECodeNotFound      = "PORTAL_404.000" // no such application, key, subscription or request of yours
-	ECodeConflict      = "PORTAL_409.000" // e.g. the e-mail has an account already
-	ECodeInvalidState  = "PORTAL_409.001" // the workflow does not allow this change now
+	ECodeNotSignedIn    = "PORTAL_401.000" // no or an expired portal session
+	ECodeBadLogin       = "PORTAL_401.001" // wrong e-mail or password
+	ECodeOperatorsOnly  = "PORTAL_403.000"
+	ECodeNotFound       = "PORTAL_404.000" // no such application, key, subscription or request of yours
+	ECodeConflict       = "PORTAL_409.000" // e.g. the e-mail has an account already
+	ECodeInvalidState   = "PORTAL_409.001" // the workflow does not allow this change now
+	ECodeTooManySignIns = "PORTAL_429.000" // the e-mail's failed sign-ins are over the limit: locked for a while
 
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
 	ECodeTimeout  = "INSP_500.001" // the request ran out of time
@@ -101,6 +103,7 @@ func init() {
 	entry(ECodeNotFound, http.StatusNotFound, "NOT_FOUND", "No such application, key, subscription or request of yours.")
 	entry(ECodeConflict, http.StatusConflict, "CONFLICT", "It exists already.")
 	entry(ECodeInvalidState, http.StatusConflict, "INVALID_STATE", "The workflow does not allow this change now.")
+	entry(ECodeTooManySignIns, http.StatusTooManyRequests, "TOO_MANY_SIGN_INS", "Too many failed sign-ins; try again later.")
 	for i := 0; i <= 8; i++ {
 		code := fmt.Sprintf("INSP_500.%03d", i)
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")
@@ -130,12 +133,23 @@ func Lookup(code string) CatalogueEntry {
 }
 
 // Error is the one error type that crosses the edges. Code is a catalogue code; Message is safe
-// to show to the caller; Parameter names the offending input, if any.
+// to show to the caller; Parameter names the offending input, if any; RetryAfter, when positive,
+// is how long the caller should wait before trying again, which the edges send as Retry-After.
 type Error struct {
-	Code      string
-	Message   string
-	Parameter string
-	Err       error // the cause, for logs only: never shown to a caller
+	Code       string
+	Message    string
+	Parameter  string
+	RetryAfter time.Duration
+	Err        error // the cause, for logs only: never shown to a caller
+}
+
+// RetryAfterSeconds is RetryAfter in whole seconds as Retry-After states it, rounded up so that a
+// caller who waits that long is not refused again; 0 when there is nothing to wait for.
+func (e *Error) RetryAfterSeconds() int {
+	if e.RetryAfter <= 0 {
+		return 0
+	}
+	return int((e.RetryAfter + time.Second - 1) / time.Second)
 }
 
 // Unwrap returns the cause.

@@ -40,6 +40,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
+	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
@@ -48,10 +49,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if c.hashConcurrency < 1 {
+		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
+	}
 	// Bad URLs are refused before any work: opening and seeding a store takes seconds.
 	var (
 		mailer     access.Mailer
 		newLimiter func(access.DayUsage) access.Limiter
+		lockout    access.Lockout
 	)
 	if c.smtpURL != "" {
 		m, err := access.NewSMTPMailer(c.smtpURL)
@@ -71,6 +76,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		newLimiter = func(usage access.DayUsage) access.Limiter {
 			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
 		}
+		lockout = access.NewLockoutFallback(access.NewRedisLockout(rdb, "fg:login:"), access.NewMemoryLockout(time.Now), log)
 	}
 	gcPercent, memLimit := server.TuneRuntime(getenv)
 	reg := prometheus.NewRegistry()
@@ -97,6 +103,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
 		PortalURL: "http://" + ln.Addr().String() + "/portal",
 		Tokens:    c.tokens,
+		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
+		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 	}
 	cfg.Mailer, cfg.NewLimiter = mailer, newLimiter
 	srv := server.New(cfg)
