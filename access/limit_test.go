@@ -3,8 +3,6 @@ package access_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -197,7 +195,7 @@ func TestRedisLimiter_SlidingWindow(t *testing.T) {
 		return
 	}
 	c := mustLimitRedis(t, url)
-	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(t, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
 
 	// Start 900 ms into a second of the Redis clock, so that the refused call comes after a
@@ -264,7 +262,7 @@ func TestRedisLimiter_DayLimit(t *testing.T) {
 		return
 	}
 	c := mustLimitRedis(t, url)
-	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(t, c), fixedDayUsage(0, nil))
 	testLimiterDayLimit(t, l, "sub")
 }
 
@@ -275,7 +273,7 @@ func TestRedisLimiter_DayUsageSeed(t *testing.T) {
 		return
 	}
 	c := mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c)
+	prefix := storetest.RedisPrefix(t, c)
 	testLimiterDayUsageSeed(t, func(usage access.DayUsage) access.Limiter {
 		return access.NewRedisLimiter(c, prefix, usage)
 	})
@@ -306,7 +304,7 @@ func TestRedisLimiter_Keys(t *testing.T) {
 		return
 	}
 	c := mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c)
+	prefix := storetest.RedisPrefix(t, c)
 	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(7, nil))
 	d := mustLimiterAdmit(t, l, "sub-1", flightgraph.DefaultLimits)
 
@@ -339,7 +337,7 @@ func TestRedisLimiter_TwoReplicas(t *testing.T) {
 		return
 	}
 	c1, c2 := mustLimitRedis(t, url), mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c1)
+	prefix := storetest.RedisPrefix(t, c1)
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
 
 	t.Run("PerSecond", func(t *testing.T) {
@@ -518,7 +516,7 @@ func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
 		return
 	}
 	c := mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c)
+	prefix := storetest.RedisPrefix(t, c)
 	durable := &durableUsage{days: map[string]int64{}}
 	primary := &flakyRedis{release: make(chan struct{}, 1), RedisLimiter: access.NewRedisLimiter(c, prefix, durable.usage)}
 	var logs limitLogBuffer
@@ -668,7 +666,7 @@ func BenchmarkRedisLimiter(b *testing.B) {
 		return
 	}
 	c := mustLimitRedis(b, url)
-	l := access.NewRedisLimiter(c, mustLimitPrefix(b, c), fixedDayUsage(0, nil))
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(b, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1 << 50}
 	b.Run("Sequential", func(b *testing.B) {
 		ctx := context.Background()
@@ -854,25 +852,6 @@ func mustLimitRedis(t testing.TB, url string) *redis.Client {
 	}
 	storetest.ClearOfMidnight(t, now)
 	return c
-}
-
-// mustLimitPrefix returns a fresh key prefix and deletes its keys when the test ends.
-func mustLimitPrefix(t testing.TB, c *redis.Client) string {
-	t.Helper()
-	var b [8]byte
-	rand.Read(b[:])
-	prefix := "flightgraph-test:" + hex.EncodeToString(b[:]) + ":"
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			t.Errorf("deleting the test keys: %v", err)
-		}
-	})
-	return prefix
 }
 
 // limitDayKey is the Redis key of the subscription's counter on the UTC day of at.

@@ -1,6 +1,7 @@
 // Package storetest opens stores for tests: a fresh SQLite file always, and a fresh PostgreSQL
 // schema when FLIGHTGRAPH_TEST_DATABASE_URL is set. A set URL that does not answer fails the
-// test; it never skips.
+// test; it never skips. Redis, from FLIGHTGRAPH_TEST_REDIS_URL, comes with a key prefix of the
+// test's own.
 package storetest
 
 import (
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	_ "github.com/lib/pq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/store"
@@ -24,6 +26,54 @@ import (
 
 // EnvDatabaseURL names the variable that points the tests at a PostgreSQL server.
 const EnvDatabaseURL = "FLIGHTGRAPH_TEST_DATABASE_URL"
+
+// EnvRedisURL names the variable that points the tests at a Redis server.
+const EnvRedisURL = "FLIGHTGRAPH_TEST_REDIS_URL"
+
+// Redis returns a client of its own of the test Redis server and a fresh key prefix, whose keys
+// are deleted when the test ends. Without EnvRedisURL it skips the test, except under CI
+// (CI=true), where nothing that needs Redis may skip; a set URL that does not answer fails it.
+func Redis(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	raw := os.Getenv(EnvRedisURL)
+	if raw == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set: CI runs the Redis tests", EnvRedisURL)
+		}
+		t.Skipf("%s is not set: the Redis tests run in CI", EnvRedisURL)
+	}
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvRedisURL, err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("Redis at %s does not answer: %v", EnvRedisURL, err)
+	}
+	return c, RedisPrefix(t, c)
+}
+
+// RedisPrefix returns a fresh key prefix and deletes its keys from c when the test ends.
+func RedisPrefix(t testing.TB, c *redis.Client) string {
+	t.Helper()
+	var b [8]byte
+	rand.Read(b[:])
+	prefix := "flightgraph-test:" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("deleting the test keys: %v", err)
+		}
+	})
+	return prefix
+}
 
 // Now is the clock of seeded test stores: a fixed morning, so statuses are repeatable.
 var Now = time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
