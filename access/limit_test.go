@@ -406,9 +406,7 @@ func TestRedisLimiter_TwoReplicas(t *testing.T) {
 }
 
 func TestFallback_RedisDown(t *testing.T) {
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
-	t.Cleanup(func() { down.Close() })
-	primary := access.NewRedisLimiter(down, "test:", fixedDayUsage(0, nil))
+	primary := access.NewRedisLimiter(unreachableRedis(t), "test:", fixedDayUsage(0, nil))
 	if _, err := primary.Admit(t.Context(), "sub", flightgraph.DefaultLimits); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
 		t.Fatalf("Admit with Redis down: err = %v, want code %s", err, flightgraph.ECodeCache)
 	}
@@ -422,12 +420,27 @@ func TestFallback_RedisDown(t *testing.T) {
 		}
 	}
 	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
-	if n := f.Fallbacks(); n != 6 {
-		t.Fatalf("Fallbacks() = %d, want 6", n)
+	assertFellBack(t, f, 6, &logs)
+}
+
+// assertFellBack checks that f's secondary decided want times and that the outage was logged
+// once.
+func assertFellBack(t *testing.T, f interface{ Fallbacks() int64 }, want int64, logs *limitLogBuffer) {
+	t.Helper()
+	if n := f.Fallbacks(); n != want {
+		t.Fatalf("Fallbacks() = %d, want %d", n, want)
 	}
 	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
 		t.Fatalf("logged %d warnings, want 1:\n%s", n, logs.String())
 	}
+}
+
+// unreachableRedis returns a client of a Redis that is not there, which fails each call at once.
+func unreachableRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { down.Close() })
+	return down
 }
 
 func TestFallback_Recovers(t *testing.T) {
