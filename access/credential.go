@@ -185,11 +185,13 @@ const DefaultHashConcurrency = 2
 // arrive; the others wait their turn, for as long as their request's context allows.
 //
 // That alone is not flat enough: each finished hash leaves its 19 MiB as garbage, and the
-// collector, paced by GOGC (400 in serve, for latency), lets garbage pile up to several times the
-// live heap, which the hashes in flight inflate: 50 sign-ins in a row peaked at 253 MB. So once
-// the hashes finished since the collector last ran add up to another n hashes' memory, the gate
-// starts a collection in the background, unless the collector ran meanwhile of its own accord.
-// The hashes' memory then stays near 2n times the memory parameter (76 MiB for the default).
+// collector, paced by GOGC (400 in serve, for latency), lets garbage pile up to five times the
+// live heap, which the hashes in flight inflate: 50 sign-ins through two slots still peaked at
+// 253 MB. So once the hashes finished since the collector last ran add up to another n hashes'
+// memory, the hash that got there runs a collection before it gives its slot back, unless the
+// collector ran meanwhile of its own accord; no new hash allocates until the old ones' memory can
+// be reused, and the peak stays near 3n times the memory parameter over the live heap (about 100
+// MB for the default). A collection of a small heap costs little next to one argon2id hash.
 //
 // A nil *HashGate bounds nothing: tools that hash one password at a time use it.
 type HashGate struct {
