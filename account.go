@@ -61,7 +61,7 @@ const MinPasswordLength = 10
 // Validate checks and normalises the input; it returns ECodeMissingParameter or
 // ECodeInvalidParameter naming the field.
 func (in *SignUpInput) Validate() error {
-	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
+	in.Email = NormalizeEmail(in.Email)
 	in.Name = strings.TrimSpace(in.Name)
 	if err := ValidateEmail(in.Email); err != nil {
 		return err
@@ -71,6 +71,10 @@ func (in *SignUpInput) Validate() error {
 	}
 	return requiredText("name", in.Name, 100)
 }
+
+// NormalizeEmail is the form in which an account's e-mail is stored and looked up: trimmed and
+// in lower case, so that "Ada@Example.com " signs in as ada@example.com.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // ValidateEmail checks an e-mail address.
 func ValidateEmail(email string) error {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"time"
 )
 
 // Error codes. The INSP_, DEST_, ORI_, FLIGHT_, CC_, IATA_, CONTENT_ and WS_ codes are the original
@@ -42,12 +43,13 @@ const (
 	ECodePerSecondLimit     = "LIMIT_429.000"
 	ECodePerDayLimit        = "LIMIT_429.001"
 
-	ECodeNotSignedIn   = "PORTAL_401.000" // no or an expired portal session
-	ECodeBadLogin      = "PORTAL_401.001" // wrong e-mail or password
-	ECodeOperatorsOnly = "PORTAL_403.000"
-	ECodeNotFound      = "PORTAL_404.000" // no such application, key, subscription or request of yours
-	ECodeConflict      = "PORTAL_409.000" // e.g. the e-mail has an account already
-	ECodeInvalidState  = "PORTAL_409.001" // the workflow does not allow this change now
+	ECodeNotSignedIn    = "PORTAL_401.000" // no or an expired portal session
+	ECodeBadLogin       = "PORTAL_401.001" // wrong e-mail or password
+	ECodeOperatorsOnly  = "PORTAL_403.000"
+	ECodeNotFound       = "PORTAL_404.000" // no such application, key, subscription or request of yours
+	ECodeConflict       = "PORTAL_409.000" // e.g. the e-mail has an account already
+	ECodeInvalidState   = "PORTAL_409.001" // the workflow does not allow this change now
+	ECodeTooManySignIns = "PORTAL_429.000" // the e-mail's failed sign-ins are over the limit: locked for a while
 
 	ECodeQueryCost       = "QUERY_400.000" // the operation costs more than the plan allows
 	ECodeQueryDepth      = "QUERY_400.001" // the operation nests deeper than the plan allows
@@ -125,6 +127,7 @@ func init() {
 	entry(ECodeBodyTimeout, http.StatusRequestTimeout, "BODY_TIMEOUT", "The request body did not arrive in time.")
 	entry(ECodeBodyTooLarge, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "The request body is too large.")
 	entry(ECodeBadMediaType, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "The request body's media type is not one the endpoint takes.")
+	entry(ECodeTooManySignIns, http.StatusTooManyRequests, "TOO_MANY_SIGN_INS", "Too many failed sign-ins; try again later.")
 	for i := 0; i <= 8; i++ {
 		code := fmt.Sprintf("INSP_500.%03d", i)
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")
@@ -154,12 +157,23 @@ func Lookup(code string) CatalogueEntry {
 }
 
 // Error is the one error type that crosses the edges. Code is a catalogue code; Message is safe
-// to show to the caller; Parameter names the offending input, if any.
+// to show to the caller; Parameter names the offending input, if any; RetryAfter, when positive,
+// is how long the caller should wait before trying again, which the edges send as Retry-After.
 type Error struct {
-	Code      string
-	Message   string
-	Parameter string
-	Err       error // the cause, for logs only: never shown to a caller
+	Code       string
+	Message    string
+	Parameter  string
+	RetryAfter time.Duration
+	Err        error // the cause, for logs only: never shown to a caller
+}
+
+// RetryAfterSeconds is RetryAfter in whole seconds as Retry-After states it, rounded up so that a
+// caller who waits that long is not refused again; 0 when there is nothing to wait for.
+func (e *Error) RetryAfterSeconds() int {
+	if e.RetryAfter <= 0 {
+		return 0
+	}
+	return int((e.RetryAfter + time.Second - 1) / time.Second)
 }
 
 // Unwrap returns the cause.

@@ -5,6 +5,7 @@
 package access
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -15,10 +16,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/big"
+	"runtime"
+	"runtime/metrics"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
+
+	"github.com/flightgraph/flightgraph"
 )
 
 // Credential kinds, told apart by the prefix of their value.
@@ -124,19 +129,6 @@ type PasswordHasher struct {
 	Threads uint8
 }
 
-// decoy is a password hash to verify against when there is no account, so that an unknown name
-// costs the same one argon2id computation as a known one with a wrong password.
-type decoy struct {
-	once sync.Once
-	hash string
-}
-
-// waste verifies password against the decoy hash of h's parameters.
-func (d *decoy) waste(h PasswordHasher, password string) {
-	d.once.Do(func() { d.hash = h.Hash("decoy") })
-	h.Verify(password, d.hash)
-}
-
 // DefaultPasswordHasher follows OWASP's argon2id baseline (19 MiB, 2 iterations, 1 thread).
 var DefaultPasswordHasher = PasswordHasher{Time: 2, Memory: 19 * 1024, Threads: 1}
 
@@ -147,6 +139,14 @@ func (h PasswordHasher) Hash(password string) string {
 	sum := argon2.IDKey([]byte(password), salt, h.Time, h.Memory, h.Threads, 32)
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads, b64.EncodeToString(salt), b64.EncodeToString(sum))
+}
+
+// decoy returns a password hash with h's parameters for HashGate.Matches to verify against when
+// there is no account. It is built, not computed, so that it costs no hash of its own; its salt
+// and sum are zeros, and its answer is ignored anyway.
+func (h PasswordHasher) decoy() string {
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads, b64.EncodeToString(make([]byte, 16)), b64.EncodeToString(make([]byte, 32)))
 }
 
 var errBadHash = errors.New("access: malformed password hash")
@@ -176,4 +176,133 @@ func (PasswordHasher) Verify(password, encoded string) (bool, error) {
 	}
 	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// DefaultHashConcurrency is how many password hashes a server computes at once unless told
+// otherwise: two of DefaultPasswordHasher's hold 38 MiB, and on a small machine two cores' worth
+// of argon2id is all the CPU that sign-ins should take from the API.
+const DefaultHashConcurrency = 2
+
+// HashGate bounds how many password hashes are computed at once, and the memory they leave behind.
+//
+// Each argon2id computation allocates its whole memory parameter (19 MiB for
+// DefaultPasswordHasher) and holds it until it ends, so without a bound the memory of a server
+// grows with the number of concurrent sign-ins: 50 of them took 1 GB. With one gate shared by
+// every service that hashes, at most n hashes hold their memory at once, however many attempts
+// arrive; the others wait their turn, for as long as their request's context allows.
+//
+// That alone is not flat enough: each finished hash leaves its 19 MiB as garbage, and the
+// collector, paced by GOGC (400 in serve, for latency), lets garbage pile up to five times the
+// live heap, which the hashes in flight inflate: 50 sign-ins through two slots still peaked at
+// 253 MB. So once the hashes finished since the collector last ran add up to another n hashes'
+// memory, the hash that got there runs a collection before it gives its slot back, unless the
+// collector ran meanwhile of its own accord; no new hash allocates until the old ones' memory can
+// be reused, and the peak stays near 3n times the memory parameter over the live heap (about 100
+// MB for the default). A collection of a small heap costs little next to one argon2id hash.
+//
+// A nil *HashGate bounds nothing: tools that hash one password at a time use it.
+type HashGate struct {
+	slots    chan struct{}
+	computed atomic.Int64
+	waiting  atomic.Int64
+
+	garbage    atomic.Int64  // bytes the hashes finished since the collector last ran left behind
+	cycles     atomic.Uint64 // the collector's cycle count when garbage was last reset
+	collecting atomic.Bool
+}
+
+// NewHashGate returns a gate that lets n hashes be computed at once; n < 1 counts as 1.
+func NewHashGate(n int) *HashGate {
+	return &HashGate{slots: make(chan struct{}, max(n, 1))}
+}
+
+// Hash is h.Hash(password) once the gate lets it through. It returns ECodeTimeout when ctx ends
+// first.
+func (g *HashGate) Hash(ctx context.Context, h PasswordHasher, password string) (string, error) {
+	if err := g.enter(ctx); err != nil {
+		return "", err
+	}
+	defer g.leave(h)
+	return h.Hash(password), nil
+}
+
+// Verify is h.Verify(password, encoded) once the gate lets it through. It returns ECodeTimeout
+// when ctx ends first.
+func (g *HashGate) Verify(ctx context.Context, h PasswordHasher, password, encoded string) (bool, error) {
+	if err := g.enter(ctx); err != nil {
+		return false, err
+	}
+	// The memory of the hash is encoded's; it is h's too unless the parameters changed since.
+	defer g.leave(h)
+	return h.Verify(password, encoded)
+}
+
+// Matches verifies password against stored, a password hash, once the gate lets it through. With
+// stored "" (there is no account) it verifies against h's decoy instead and reports false, so that
+// an unknown name costs the same one argon2id computation as a known one with a wrong password.
+func (g *HashGate) Matches(ctx context.Context, h PasswordHasher, password, stored string) (bool, error) {
+	if stored == "" {
+		_, err := g.Verify(ctx, h, password, h.decoy())
+		return false, err
+	}
+	return g.Verify(ctx, h, password, stored)
+}
+
+// Computed returns how many hashes the gate let through: each one argon2id computation.
+func (g *HashGate) Computed() int64 { return g.computed.Load() }
+
+// Waiting returns how many hashes wait for the gate now.
+func (g *HashGate) Waiting() int64 { return g.waiting.Load() }
+
+func (g *HashGate) enter(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return g.timeout(ctx)
+	}
+	select {
+	case g.slots <- struct{}{}:
+	default:
+		g.waiting.Add(1)
+		defer g.waiting.Add(-1)
+		select {
+		case g.slots <- struct{}{}:
+		case <-ctx.Done():
+			return g.timeout(ctx)
+		}
+	}
+	g.computed.Add(1)
+	return nil
+}
+
+func (g *HashGate) timeout(ctx context.Context) error {
+	return &flightgraph.Error{Code: flightgraph.ECodeTimeout, Message: "The request ran out of time waiting to check the password.", Err: ctx.Err()}
+}
+
+// leave frees the slot of a hash by h. When the garbage of the hashes reaches another n hashes'
+// memory, it first collects it, holding the slot meanwhile, so that no new hash allocates before
+// the old ones' memory can be reused.
+func (g *HashGate) leave(h PasswordHasher) {
+	if g == nil {
+		return
+	}
+	defer func() { <-g.slots }()
+	perHash := int64(h.Memory) << 10
+	if g.garbage.Add(perHash) < int64(cap(g.slots))*perHash || !g.collecting.CompareAndSwap(false, true) {
+		return
+	}
+	defer g.collecting.Store(false)
+	g.garbage.Store(0)
+	if gcCycles() == g.cycles.Load() {
+		runtime.GC()
+	}
+	g.cycles.Store(gcCycles())
+}
+
+// gcCycles returns how many collections the runtime completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -34,12 +34,19 @@ func (s *Service) SeedDemo(ctx context.Context) (*DemoCredentials, error) {
 		OperatorEmail: "operator@demo.flightgraph.local", OperatorPassword: randomPassword(),
 		CustomerUsername: "demo.customer", CustomerPassword: randomPassword(), CustomerID: "1000000001",
 	}
+	var hashes [3]string
+	for i, pw := range []string{d.DeveloperPassword, d.OperatorPassword, d.CustomerPassword} {
+		var err error
+		if hashes[i], err = s.Hashes.Hash(ctx, s.Hasher, pw); err != nil {
+			return nil, err
+		}
+	}
 	dev := &flightgraph.Account{ID: NewID("acc"), Email: d.DeveloperEmail, Name: "Demo Developer", Role: flightgraph.RoleDeveloper,
-		PasswordHash: s.Hasher.Hash(d.DeveloperPassword), CreatedAt: now}
+		PasswordHash: hashes[0], CreatedAt: now}
 	op := &flightgraph.Account{ID: NewID("acc"), Email: d.OperatorEmail, Name: "Demo Operator", Role: flightgraph.RoleOperator,
-		PasswordHash: s.Hasher.Hash(d.OperatorPassword), CreatedAt: now}
+		PasswordHash: hashes[1], CreatedAt: now}
 	cust := &flightgraph.Customer{ID: d.CustomerID, Username: d.CustomerUsername, Name: "Demo Customer", Tier: "GOLD",
-		PasswordHash: s.Hasher.Hash(d.CustomerPassword)}
+		PasswordHash: hashes[2]}
 	app := &flightgraph.Application{ID: NewID("app"), AccountID: dev.ID, Name: "Demo application", Website: "https://example.com",
 		Description: "Made on the first start of the embedded store, to try every public API.", CreatedAt: now, UpdatedAt: now}
 	d.APIKey, d.ClientSecret = NewCredential(KindAPIKey), NewCredential(KindSecret)

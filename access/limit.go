@@ -351,19 +351,10 @@ func limitFloorDiv(a, b int64) int64 {
 	return q
 }
 
-// fallbackProbe is how long the Fallback sends every call to the secondary after the primary
-// failed before it tries the primary again, so that an outage in which each try waits for a dial
-// timeout does not add that wait to every call.
-const fallbackProbe = time.Second
-
 // fallbackStale is how long the secondary may go unused before its day counters are dropped when
 // the Fallback turns to it again: they missed the calls the primary admitted meanwhile. (Its
 // windows hold those calls: the Fallback records them there.)
 const fallbackStale = 2 * time.Second
-
-// fallbackLogEvery spaces the Fallback's log lines, so that an outage logs once a minute rather
-// than once a call.
-const fallbackLogEvery = time.Minute
 
 // Fallback is a Limiter that decides with a primary limiter and, while the primary fails,
 // with a secondary one.
@@ -401,9 +392,9 @@ const fallbackLogEvery = time.Minute
 // raised to the durable count (DayUsage), which includes those calls. Raising to a count, never
 // adding, cannot count a call twice, however often it is retried.
 type Fallback struct {
+	failover
 	primary, secondary Limiter
 	local              localWindows // the secondary's windows, when it has them
-	log                *slog.Logger
 	// Now is the clock of the retries and the staleness; time.Now unless set before first use.
 	Now func() time.Time
 	// flush stores the usage counts before a catch-up; set by UsageRecorder.Attach.
@@ -415,11 +406,7 @@ type Fallback struct {
 	catching                        atomic.Bool              // a catch-up runs
 	lastCaughtUp, lastCatchUpFailed atomic.Int64             // Unix ns of the latest log lines about catch-ups
 
-	fallbacks     atomic.Int64
-	retryAt       atomic.Int64 // Unix ns before which the primary is not tried; 0 while it is healthy
 	lastSecondary atomic.Int64 // Unix ns of the secondary's latest decision, or later
-	lastWarn      atomic.Int64 // Unix ns of the latest log line about the primary failing
-	lastRecover   atomic.Int64 // Unix ns of the latest log line about the primary recovering
 }
 
 // localWindows is the MemoryLimiter's part that lets a Fallback keep its windows holding every
@@ -432,11 +419,10 @@ type localWindows interface {
 
 // NewFallback returns a Fallback over primary and secondary that logs to log; a nil log discards.
 func NewFallback(primary, secondary Limiter, log *slog.Logger) *Fallback {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	local, _ := secondary.(localWindows)
-	return &Fallback{primary: primary, secondary: secondary, local: local, log: log, Now: time.Now}
+	return &Fallback{primary: primary, secondary: secondary, local: local, Now: time.Now,
+		failover: newFailover(log, "access: the primary limiter failed; limits are enforced per replica",
+			"access: the primary limiter answers again; limits are shared again")}
 }
 
 // Admit decides with the primary and, when it fails or failed less than a second ago, with the
@@ -473,8 +459,7 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 		}
 		if err == nil {
 			if retryAt != 0 && f.retryAt.CompareAndSwap(now+int64(fallbackProbe), 0) {
-				f.logOnce(ctx, &f.lastRecover, now, slog.LevelInfo, "access: the primary limiter answers again; limits are shared again",
-					"fallbacks", f.fallbacks.Load())
+				f.logOnce(ctx, &f.lastRecover, now, slog.LevelInfo, f.up, "fallbacks", f.fallbacks.Load())
 			}
 			if f.pending.Load() && f.catching.CompareAndSwap(false, true) {
 				go f.catchUp()
@@ -485,8 +470,7 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 			return d, err
 		}
 		f.retryAt.Store(f.Now().Add(fallbackProbe).UnixNano())
-		f.logOnce(ctx, &f.lastWarn, now, slog.LevelWarn, "access: the primary limiter failed; limits are enforced per replica",
-			"err", err, "fallbacks", f.fallbacks.Load())
+		f.logOnce(ctx, &f.lastWarn, now, slog.LevelWarn, f.down, "err", err, "fallbacks", f.fallbacks.Load())
 	}
 	f.fallbacks.Add(1)
 	if last := f.lastSecondary.Swap(now); now-last > int64(fallbackStale) {
@@ -598,15 +582,3 @@ func (f *Fallback) catchUp() {
 // CatchingUp reports whether days counted by the secondary still wait to be caught up in the
 // primary, or are being caught up.
 func (f *Fallback) CatchingUp() bool { return f.pending.Load() || f.catching.Load() }
-
-// Fallbacks returns how many decisions the secondary made.
-func (f *Fallback) Fallbacks() int64 { return f.fallbacks.Load() }
-
-// logOnce logs msg unless last says it was logged less than fallbackLogEvery ago.
-func (f *Fallback) logOnce(ctx context.Context, last *atomic.Int64, now int64, level slog.Level, msg string, args ...any) {
-	prev := last.Load()
-	if prev != 0 && now-prev < int64(fallbackLogEvery) || !last.CompareAndSwap(prev, now) {
-		return
-	}
-	f.log.Log(ctx, level, msg, args...)
-}

@@ -3,8 +3,6 @@ package access_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -190,7 +188,7 @@ func TestRedisLimiter_SlidingWindow(t *testing.T) {
 	t.Parallel()
 	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
-	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(t, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
 
 	// Start 900 ms into a second of the Redis clock, so that the refused call comes after a
@@ -254,7 +252,7 @@ func TestRedisLimiter_DayLimit(t *testing.T) {
 	t.Parallel()
 	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
-	l := access.NewRedisLimiter(c, mustLimitPrefix(t, c), fixedDayUsage(0, nil))
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(t, c), fixedDayUsage(0, nil))
 	testLimiterDayLimit(t, l, "sub")
 }
 
@@ -262,7 +260,7 @@ func TestRedisLimiter_DayUsageSeed(t *testing.T) {
 	t.Parallel()
 	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c)
+	prefix := storetest.RedisPrefix(t, c)
 	testLimiterDayUsageSeed(t, func(usage access.DayUsage) access.Limiter {
 		return access.NewRedisLimiter(c, prefix, usage)
 	})
@@ -290,7 +288,7 @@ func TestRedisLimiter_Keys(t *testing.T) {
 	t.Parallel()
 	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c)
+	prefix := storetest.RedisPrefix(t, c)
 	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(7, nil))
 	d := mustLimiterAdmit(t, l, "sub-1", flightgraph.DefaultLimits)
 
@@ -320,7 +318,7 @@ func TestRedisLimiter_TwoReplicas(t *testing.T) {
 	t.Parallel()
 	url := storetest.RedisURL(t)
 	c1, c2 := mustLimitRedis(t, url), mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c1)
+	prefix := storetest.RedisPrefix(t, c1)
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
 
 	t.Run("PerSecond", func(t *testing.T) {
@@ -389,9 +387,7 @@ func TestRedisLimiter_TwoReplicas(t *testing.T) {
 }
 
 func TestFallback_RedisDown(t *testing.T) {
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
-	t.Cleanup(func() { down.Close() })
-	primary := access.NewRedisLimiter(down, "test:", fixedDayUsage(0, nil))
+	primary := access.NewRedisLimiter(unreachableRedis(t), "test:", fixedDayUsage(0, nil))
 	if _, err := primary.Admit(t.Context(), "sub", flightgraph.DefaultLimits); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
 		t.Fatalf("Admit with Redis down: err = %v, want code %s", err, flightgraph.ECodeCache)
 	}
@@ -405,12 +401,27 @@ func TestFallback_RedisDown(t *testing.T) {
 		}
 	}
 	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
-	if n := f.Fallbacks(); n != 6 {
-		t.Fatalf("Fallbacks() = %d, want 6", n)
+	assertFellBack(t, f, 6, &logs)
+}
+
+// assertFellBack checks that f's secondary decided want times and that the outage was logged
+// once.
+func assertFellBack(t *testing.T, f interface{ Fallbacks() int64 }, want int64, logs *limitLogBuffer) {
+	t.Helper()
+	if n := f.Fallbacks(); n != want {
+		t.Fatalf("Fallbacks() = %d, want %d", n, want)
 	}
 	if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
 		t.Fatalf("logged %d warnings, want 1:\n%s", n, logs.String())
 	}
+}
+
+// unreachableRedis returns a client of a Redis that is not there, which fails each call at once.
+func unreachableRedis(t *testing.T) *redis.Client {
+	t.Helper()
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	t.Cleanup(func() { down.Close() })
+	return down
 }
 
 func TestFallback_Recovers(t *testing.T) {
@@ -540,7 +551,7 @@ func (u *durableUsage) usage(ctx context.Context, sub, day string) (int64, error
 func TestFallback_CatchesRedisUpAfterAnOutage(t *testing.T) {
 	url := storetest.RedisURL(t)
 	c := mustLimitRedis(t, url)
-	prefix := mustLimitPrefix(t, c)
+	prefix := storetest.RedisPrefix(t, c)
 	durable := &durableUsage{days: map[string]int64{}}
 	primary := &flakyRedis{release: make(chan struct{}, 1), RedisLimiter: access.NewRedisLimiter(c, prefix, durable.usage)}
 	var logs limitLogBuffer
@@ -687,7 +698,7 @@ func BenchmarkMemoryLimiter(b *testing.B) {
 func BenchmarkRedisLimiter(b *testing.B) {
 	url := storetest.RedisURL(b)
 	c := mustLimitRedis(b, url)
-	l := access.NewRedisLimiter(c, mustLimitPrefix(b, c), fixedDayUsage(0, nil))
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(b, c), fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1 << 50}
 	b.Run("Sequential", func(b *testing.B) {
 		ctx := context.Background()
@@ -862,25 +873,6 @@ func mustLimitRedis(t testing.TB, url string) *redis.Client {
 	}
 	storetest.ClearOfMidnight(t, now)
 	return c
-}
-
-// mustLimitPrefix returns a fresh key prefix and deletes its keys when the test ends.
-func mustLimitPrefix(t testing.TB, c *redis.Client) string {
-	t.Helper()
-	var b [8]byte
-	rand.Read(b[:])
-	prefix := "flightgraph-test:" + hex.EncodeToString(b[:]) + ":"
-	t.Cleanup(func() {
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
-		for iter.Next(ctx) {
-			c.Del(ctx, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			t.Errorf("deleting the test keys: %v", err)
-		}
-	})
-	return prefix
 }
 
 // limitDayKey is the Redis key of the subscription's counter on the UTC day of at.

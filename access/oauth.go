@@ -3,12 +3,14 @@ package access
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,15 +27,18 @@ const (
 // TokenService is the OAuth 2.0 token endpoint (RFC 6749 §3.2, spec 4.1 and 5.2): client
 // credentials, resource owner password credentials and refresh tokens with rotation.
 type TokenService struct {
-	Store     flightgraph.AccessStore
-	Hasher    PasswordHasher
+	Store  flightgraph.AccessStore
+	Hasher PasswordHasher
+	// Hashes bounds the password hashes computed at once; share one with the portal's Service.
+	Hashes *HashGate
+	// Lockout counts password grant attempts per customer user name; the password grant refuses
+	// to work without one.
+	Lockout   Lockout
 	Now       func() time.Time
 	Log       *slog.Logger
 	Lifetimes TokenLifetimes
 	// Revoked, when set, is told of every token family revoked, so that caches drop its tokens.
 	Revoked func(familyID string)
-
-	decoy decoy
 }
 
 // TokenLifetimes set how long tokens live, per grant; zero means the default.
@@ -46,7 +51,11 @@ type oauthError struct {
 	Status      int    `json:"-"`
 	Code        string `json:"error"`
 	Description string `json:"error_description,omitempty"`
+	RetryAfter  int    `json:"-"` // seconds, sent as Retry-After when positive
 }
+
+// errWrongPassword is the password grant's failure to match, answered as invalid_grant.
+var errWrongPassword = errors.New("access: wrong user name or password")
 
 func oerr(status int, code, format string, args ...any) *oauthError {
 	return &oauthError{Status: status, Code: code, Description: fmt.Sprintf(format, args...)}
@@ -76,6 +85,9 @@ func (t *TokenService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if oe.Status == http.StatusMethodNotAllowed {
 			h.Set("Allow", http.MethodPost)
+		}
+		if oe.RetryAfter > 0 {
+			h.Set("Retry-After", strconv.Itoa(oe.RetryAfter))
 		}
 		writeJSON(w, oe.Status, oe)
 		return
@@ -178,7 +190,8 @@ func (t *TokenService) internal(ctx context.Context, err error) *oauthError {
 		t.Log.ErrorContext(ctx, "token endpoint failed", "requestId", flightgraph.RequestIDFromContext(ctx), "err", err)
 	}
 	status := http.StatusInternalServerError
-	if flightgraph.ErrorCode(err) == flightgraph.ECodeDatabase {
+	if code := flightgraph.ErrorCode(err); code == flightgraph.ECodeDatabase || code == flightgraph.ECodeTimeout {
+		// The database is down, or the password check waited its turn too long: try again later.
 		status = http.StatusServiceUnavailable
 	}
 	return oerr(status, "server_error", "the token could not be issued; quote request id %s", flightgraph.RequestIDFromContext(ctx))
@@ -248,17 +261,38 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 		return nil, oe
 	}
 	bad := oerr(http.StatusBadRequest, "invalid_grant", "wrong user name or password")
-	c, err := t.Store.CustomerByUsername(ctx, user)
-	if errIsNotFound(err) {
-		t.decoy.waste(t.Hasher, pw)
+	// The attempt counts against the user name once the client is authenticated (a stranger
+	// without a key cannot lock customers out) and before the customer is looked up. The user
+	// name is counted exactly as sent, since it is looked up exactly as sent.
+	c, err := signIn(ctx, t.Lockout, t.Log, SignInKey(SignInCustomer, user), func() (*flightgraph.Customer, error) {
+		c, err := t.Store.CustomerByUsername(ctx, user)
+		stored := ""
+		if err == nil {
+			stored = c.PasswordHash
+		} else if !errIsNotFound(err) {
+			return nil, err
+		}
+		if ok, err := t.Hashes.Matches(ctx, t.Hasher, pw, stored); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, errWrongPassword
+		}
+		return c, nil
+	})
+	var fe *flightgraph.Error
+	switch {
+	case errors.Is(err, errWrongPassword):
 		return nil, bad
-	} else if err != nil {
+	case errors.As(err, &fe) && fe.Code == flightgraph.ECodeTooManySignIns:
+		// RFC 6749 has no error code for this. invalid_grant is the closest: the resource owner
+		// credentials cannot be used now, and clients treat it as "ask the user again", not as
+		// their own fault (invalid_client, invalid_request) or a server failure to retry at once
+		// (server_error). 429 and Retry-After tell the HTTP layer how long to wait; the body is
+		// the same for every user name, known or not.
+		return nil, &oauthError{Status: http.StatusTooManyRequests, Code: "invalid_grant", RetryAfter: fe.RetryAfterSeconds(),
+			Description: fmt.Sprintf("too many failed attempts for this user name; retry after %d s", fe.RetryAfterSeconds())}
+	case err != nil:
 		return nil, t.internal(ctx, err)
-	}
-	if ok, err := t.Hasher.Verify(pw, c.PasswordHash); err != nil {
-		return nil, t.internal(ctx, err)
-	} else if !ok {
-		return nil, bad
 	}
 	var resp *tokenResponse
 	err = t.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {

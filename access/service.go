@@ -21,14 +21,16 @@ const SessionTTL = 12 * time.Hour
 type Service struct {
 	Store  flightgraph.AccessStore
 	Hasher PasswordHasher
-	Now    func() time.Time
-	Log    *slog.Logger
+	// Hashes bounds the password hashes computed at once; share one with the TokenService.
+	Hashes *HashGate
+	// Lockout counts sign-in attempts per e-mail; SignIn refuses to work without one.
+	Lockout Lockout
+	Now     func() time.Time
+	Log     *slog.Logger
 	// PortalURL is put in mails as the place to go next, e.g. http://127.0.0.1:8080/portal.
 	PortalURL string
 	// Changed, when set, is told of every key whose access changed, so that caches drop it.
 	Changed func(keyID string)
-
-	decoy decoy
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
@@ -50,12 +52,15 @@ func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput,
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	acc := &flightgraph.Account{ID: NewID("acc"), Email: in.Email, Name: in.Name, Role: role,
-		PasswordHash: s.Hasher.Hash(in.Password), CreatedAt: s.now()}
+	hash, err := s.Hashes.Hash(ctx, s.Hasher, in.Password)
+	if err != nil {
+		return nil, err
+	}
+	acc := &flightgraph.Account{ID: NewID("acc"), Email: in.Email, Name: in.Name, Role: role, PasswordHash: hash, CreatedAt: s.now()}
 	if actor == "" {
 		actor = acc.ID
 	}
-	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		if err := tx.CreateAccount(ctx, acc); err != nil {
 			return err
 		}
@@ -68,22 +73,29 @@ func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput,
 }
 
 // SignIn checks an e-mail and password and opens a session; ECodeBadLogin otherwise, the same
-// for an unknown e-mail as for a wrong password.
+// for an unknown e-mail as for a wrong password. Every attempt is counted against the e-mail
+// before anything is looked up, and once MaxSignInAttempts were counted within SignInWindow the
+// next ones are refused with ECodeTooManySignIns and the time left, whatever the password and
+// whether or not the e-mail has an account. A success clears the count.
 func (s *Service) SignIn(ctx context.Context, email, password string) (*Session, error) {
-	bad := flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
-	acc, err := s.Store.AccountByEmail(ctx, strings.ToLower(strings.TrimSpace(email)))
-	if flightgraph.ErrorCode(err) == flightgraph.ECodeNotFound {
-		s.decoy.waste(s.Hasher, password) // spend the time a known e-mail costs
-		return nil, bad
-	} else if err != nil {
-		return nil, err
-	}
-	ok, err := s.Hasher.Verify(password, acc.PasswordHash)
+	email = flightgraph.NormalizeEmail(email)
+	acc, err := signIn(ctx, s.Lockout, s.Log, SignInKey(SignInPortal, email), func() (*flightgraph.Account, error) {
+		acc, err := s.Store.AccountByEmail(ctx, email)
+		stored := ""
+		if err == nil {
+			stored = acc.PasswordHash
+		} else if flightgraph.ErrorCode(err) != flightgraph.ECodeNotFound {
+			return nil, err
+		}
+		if ok, err := s.Hashes.Matches(ctx, s.Hasher, password, stored); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
+		}
+		return acc, nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, bad
 	}
 	return s.newSession(ctx, acc)
 }

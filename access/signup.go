@@ -28,10 +28,14 @@ func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) error 
 	if err := in.Validate(); err != nil {
 		return err
 	}
+	hash, err := s.Hashes.Hash(ctx, s.Hasher, in.Password)
+	if err != nil {
+		return err
+	}
 	token := NewCredential(KindSignUp)
 	now := s.now()
 	pending := &flightgraph.PendingSignUp{TokenHash: HashCredential(token), Email: in.Email, Name: in.Name,
-		PasswordHash: s.Hasher.Hash(in.Password), CreatedAt: now, ExpiresAt: now.Add(SignUpTTL)}
+		PasswordHash: hash, CreatedAt: now, ExpiresAt: now.Add(SignUpTTL)}
 	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		if err := tx.DeleteExpiredSignUps(ctx, now); err != nil {
 			return err

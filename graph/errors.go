@@ -17,7 +17,8 @@ import (
 )
 
 // ErrorPresenter maps errors to the wire once for GraphQL: a domain error keeps its message and
-// carries its code and HTTP status in extensions; anything else is logged with the request id and
+// carries its code and HTTP status in extensions, and, when it says when to try again, the
+// seconds to wait in extensions.retryAfter; anything else is logged with the request id and
 // shown as a masked internal error. Parse and validation errors from gqlgen pass through with
 // GRAPHQL_* codes, as clients of any GraphQL server expect, but without their "Did you mean …?"
 // suggestions for anonymous callers, to whom the schema is not open. Work stopped because the
@@ -32,6 +33,9 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		if errors.As(err, &fe) {
 			gerr.Message = fe.Message
 			gerr.Extensions = extensions(fe.Code, fe.Parameter)
+			if n := fe.RetryAfterSeconds(); n > 0 {
+				gerr.Extensions["retryAfter"] = n
+			}
 			if fe.Err != nil && ctx.Err() == nil {
 				log.WarnContext(ctx, "backing service failed", "requestId", flightgraph.RequestIDFromContext(ctx), "code", fe.Code, "path", gerr.Path.String(), "err", fe.Err)
 			}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
@@ -35,5 +36,18 @@ func TestErrorPresenterMasksInternalErrors(t *testing.T) {
 	backend := present(ctx, &flightgraph.Error{Code: flightgraph.ECodeDatabase, Message: "The database is not available.", Err: errors.New("dial tcp: connection refused")})
 	if strings.Contains(backend.Message, "dial") || backend.Extensions["status"] != 502 {
 		t.Fatalf("backend failure shown as %q %v", backend.Message, backend.Extensions)
+	}
+}
+
+// TestErrorPresenterRetryAfter: a domain error that says when to try again carries the whole
+// seconds to wait, rounded up, in extensions.retryAfter; others carry none.
+func TestErrorPresenterRetryAfter(t *testing.T) {
+	present := graph.ErrorPresenter(slog.New(slog.DiscardHandler))
+	e := present(context.Background(), &flightgraph.Error{Code: flightgraph.ECodeTooManySignIns, Message: "Too many failed sign-ins; try again later.", RetryAfter: 1500 * time.Millisecond})
+	if e.Extensions["retryAfter"] != 2 || e.Extensions["status"] != 429 {
+		t.Fatalf("extensions %v, want retryAfter 2 and status 429", e.Extensions)
+	}
+	if e := present(context.Background(), flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")); e.Extensions["retryAfter"] != nil {
+		t.Fatalf("extensions %v without a RetryAfter carry retryAfter", e.Extensions)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -37,8 +38,9 @@ type errorItem struct {
 	Parameter   string `json:"parameter,omitempty"`
 }
 
-// Error maps err to the wire once for REST: a domain error with its code's status, anything else
-// logged with the request id and masked as INSP_500.000.
+// Error maps err to the wire once for REST: a domain error with its code's status (and
+// Retry-After when it says when to try again), anything else logged with the request id and
+// masked as INSP_500.000.
 func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	code := flightgraph.ErrorCode(err)
 	e := flightgraph.Lookup(code)
@@ -47,6 +49,9 @@ func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	gone := r.Context().Err() != nil // the client left or the time ran out: not the server's fault to log
 	if errors.As(err, &fe) {
 		item.Parameter = fe.Parameter
+		if n := fe.RetryAfterSeconds(); n > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(n))
+		}
 		if fe.Err != nil && !gone {
 			a.Log.WarnContext(r.Context(), "backing service failed", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", fe.Err)
 		}

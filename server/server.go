@@ -53,6 +53,11 @@ type Config struct {
 	// follows it. Nil for one process.
 	AccessFeed flightgraph.AccessFeed
 	Hasher     access.PasswordHasher
+	// PasswordHashConcurrency bounds the password hashes computed at once by the portal and the
+	// token endpoint together; 0 means access.DefaultHashConcurrency.
+	PasswordHashConcurrency int
+	// Lockout counts sign-in and password grant attempts; default: in-process, on Now.
+	Lockout    access.Lockout
 	Tokens     access.TokenLifetimes
 	PortalURL  string
 	LoaderWait time.Duration
@@ -81,6 +86,8 @@ type Server struct {
 	Guard  *access.Guard
 	Usage  *access.UsageRecorder
 	Outbox *access.Outbox
+	// Hashes is the gate every password hash goes through.
+	Hashes *access.HashGate
 }
 
 // New builds the handler.
@@ -96,6 +103,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Hasher == (access.PasswordHasher{}) {
 		cfg.Hasher = access.DefaultPasswordHasher
+	}
+	if cfg.PasswordHashConcurrency <= 0 {
+		cfg.PasswordHashConcurrency = access.DefaultHashConcurrency
+	}
+	if cfg.Lockout == nil {
+		cfg.Lockout = access.NewMemoryLockout(cfg.Now)
 	}
 	if cfg.Mailer == nil {
 		cfg.Mailer = access.NewLogMailer(cfg.Log)
@@ -114,9 +127,12 @@ func New(cfg Config) *Server {
 	s.Usage.Attach(limiter)
 	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed}
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
-	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, PortalURL: cfg.PortalURL,
-		Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
-	tokens := &access.TokenService{Store: cfg.Access, Hasher: cfg.Hasher, Now: cfg.Now, Log: cfg.Log, Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens}
+	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
+	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
+	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
+		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
+	tokens := &access.TokenService{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
+		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens}
 	cfg.Stores.Access = cfg.Access
 	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
 		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
@@ -130,12 +146,18 @@ func New(cfg Config) *Server {
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"route", "method"})
 	cfg.Registry.MustRegister(s.requests, s.duration)
-	if f, ok := limiter.(interface{ Fallbacks() int64 }); ok {
-		cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "flightgraph_limiter_fallbacks_total",
-			Help: "Limit decisions this replica made on its own because the shared limiter (Redis) failed.",
-		}, func() float64 { return float64(f.Fallbacks()) }))
-	}
+	countFallbacks(cfg.Registry, limiter, "flightgraph_limiter_fallbacks_total",
+		"Limit decisions this replica made on its own because the shared limiter (Redis) failed.")
+	countFallbacks(cfg.Registry, cfg.Lockout, "flightgraph_signin_lockout_fallbacks_total",
+		"Sign-in attempts this replica counted on its own because the shared lockout (Redis) failed.")
+	cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "flightgraph_password_hashes_total",
+		Help: "Password hashes (argon2id) computed by sign-ins, password grants and sign-ups.",
+	}, func() float64 { return float64(s.Hashes.Computed()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "flightgraph_password_hashes_waiting",
+			Help: "Password hashes waiting for one of the --password-hash-concurrency slots.",
+		}, func() float64 { return float64(s.Hashes.Waiting()) }))
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphQL())
@@ -159,6 +181,14 @@ func New(cfg Config) *Server {
 // business, so Run serves them on a listener of their own, loopback by default.
 func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.cfg.Registry, promhttp.HandlerOpts{Registry: s.cfg.Registry})
+}
+
+// countFallbacks serves, as the counter name, how many decisions v made on its own while its
+// shared store failed, if v is a fallback that counts them.
+func countFallbacks(reg *prometheus.Registry, v any, name, help string) {
+	if f, ok := v.(interface{ Fallbacks() int64 }); ok {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f.Fallbacks()) }))
+	}
 }
 
 // ServeHTTP implements http.Handler.

@@ -35,8 +35,10 @@ type config struct {
 	smtpURL        string
 	demo           bool
 	tokens         access.TokenLifetimes
-	seed           int64
-	scale          int
+	// hashConcurrency bounds the password hashes computed at once.
+	hashConcurrency int
+	seed            int64
+	scale           int
 }
 
 // flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that

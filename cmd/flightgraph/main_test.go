@@ -292,6 +292,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
 		{[]string{"seed", "--scale", "two"}, `invalid value "two" for flag -scale`},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--redis-url", "http://user:s3cret@host"}, "is not a redis:// or rediss:// URL"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--password-hash-concurrency", "0"}, "--password-hash-concurrency 0: want 1 or more"},
 	} {
 		var out, errs bytes.Buffer
 		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)

@@ -43,6 +43,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "the time one request may work; its deadline stops resolvers and database calls (FLIGHTGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (FLIGHTGRAPH_DRAIN_PERIOD)")
+	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
@@ -51,10 +52,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	if c.hashConcurrency < 1 {
+		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
+	}
 	// Bad URLs are refused before any work: opening and seeding a store takes seconds.
 	var (
 		mailer     access.Mailer
 		newLimiter func(access.DayUsage) access.Limiter
+		lockout    access.Lockout
 	)
 	if c.smtpURL != "" {
 		m, err := access.NewSMTPMailer(c.smtpURL)
@@ -74,6 +79,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		newLimiter = func(usage access.DayUsage) access.Limiter {
 			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
 		}
+		lockout = access.NewLockoutFallback(access.NewRedisLockout(rdb, "fg:login:"), access.NewMemoryLockout(time.Now), log)
 	}
 	gcPercent, memLimit := server.TuneRuntime(getenv)
 	reg := prometheus.NewRegistry()
@@ -115,6 +121,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
 		PortalURL: "http://" + ln.Addr().String() + "/portal",
 		Tokens:    c.tokens,
+		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
+		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 	}
 	cfg.Mailer, cfg.NewLimiter = mailer, newLimiter
 	if db.Dialect() == store.Postgres {

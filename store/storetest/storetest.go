@@ -18,6 +18,7 @@ import (
 	"time"
 
 	_ "github.com/lib/pq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/store"
@@ -54,6 +55,45 @@ func required(tb testing.TB, env, what string) string {
 	}
 	tb.Skipf("%s is not set: this test needs %s (CI runs it)", env, what)
 	return ""
+}
+
+// RedisClient returns a client of its own of the test Redis server and a fresh key prefix, whose
+// keys are deleted when the test ends; without the server's URL it skips or fails as RedisURL
+// does, and a set URL that does not answer fails the test.
+func RedisClient(t testing.TB) (*redis.Client, string) {
+	t.Helper()
+	raw := RedisURL(t)
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvRedisURL, err)
+	}
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		t.Fatalf("Redis at %s does not answer: %v", EnvRedisURL, err)
+	}
+	return c, RedisPrefix(t, c)
+}
+
+// RedisPrefix returns a fresh key prefix and deletes its keys from c when the test ends.
+func RedisPrefix(t testing.TB, c *redis.Client) string {
+	t.Helper()
+	var b [8]byte
+	rand.Read(b[:])
+	prefix := "flightgraph-test:" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, prefix+"*", 100).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("deleting the test keys: %v", err)
+		}
+	})
+	return prefix
 }
 
 // Now is the clock of seeded test stores: a fixed morning, so statuses are repeatable.

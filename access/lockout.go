@@ -1,0 +1,205 @@
+package access
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// The sign-in lockout, after OWASP's authentication cheat sheet: once MaxSignInAttempts attempts
+// for one identifier were counted within SignInWindow, the next ones are refused, whatever the
+// password, until the window ends. A successful sign-in clears the count.
+const (
+	MaxSignInAttempts = 10
+	SignInWindow      = 15 * time.Minute
+)
+
+// Namespaces of sign-in identifiers: a portal account's e-mail and a loyalty customer's user name
+// are counted apart, so that one never locks the other.
+const (
+	SignInPortal   = "portal"
+	SignInCustomer = "customer"
+)
+
+// SignInKey names an identifier's attempt counter without the identifier: the hex SHA-256 of its
+// namespace and itself, so that neither Redis nor a log ever holds an e-mail or a user name. The
+// identifier must be in the form the account is looked up by (NormalizeEmail for e-mails), or
+// spelling variants of one account would each get their own attempts.
+func SignInKey(namespace, identifier string) string {
+	sum := sha256.Sum256([]byte(namespace + "\x00" + identifier))
+	return hex.EncodeToString(sum[:])
+}
+
+// LockoutDecision is a Lockout's answer for one sign-in attempt.
+type LockoutDecision struct {
+	Allowed bool
+	// Attempts is how many attempts the window counts, this one included when it is allowed.
+	Attempts int
+	// RetryAfter is, for a refused attempt, the time until the window ends and attempts are
+	// allowed again.
+	RetryAfter time.Duration
+}
+
+// Lockout counts sign-in attempts per identifier (a SignInKey). An attempt is counted before its
+// password is verified, so that concurrent attempts cannot all pass the check before any of them
+// is counted: of any number of attempts at once, at most MaxSignInAttempts get to a password.
+type Lockout interface {
+	// Attempt counts one attempt for key and allows it, or refuses it without counting it when
+	// the window counts MaxSignInAttempts already. Errors are ECodeCache when the lockout's store
+	// fails.
+	Attempt(ctx context.Context, key string) (LockoutDecision, error)
+	// Clear forgets key's attempts: its sign-in succeeded.
+	Clear(ctx context.Context, key string) error
+}
+
+var (
+	_ Lockout = (*MemoryLockout)(nil)
+	_ Lockout = (*RedisLockout)(nil)
+	_ Lockout = (*LockoutFallback)(nil)
+)
+
+// signInRefusal is the error of a refused attempt: the same for every identifier, known or not,
+// so that it tells nothing about whether an account exists.
+func signInRefusal(d LockoutDecision) error {
+	return &flightgraph.Error{Code: flightgraph.ECodeTooManySignIns, Message: "Too many failed sign-ins; try again later.", RetryAfter: d.RetryAfter}
+}
+
+// signIn runs check, which looks an account up by its identifier and verifies its password, under
+// the lockout l: the attempt is counted for key first and refused with ECodeTooManySignIns when
+// the window is full; a success clears the count. Without a lockout it refuses to sign anyone in,
+// since signing in without one is exactly what it exists to prevent.
+func signIn[T any](ctx context.Context, l Lockout, log *slog.Logger, key string, check func() (T, error)) (T, error) {
+	var zero T
+	if l == nil {
+		return zero, errors.New("access: no sign-in lockout is configured")
+	}
+	d, err := l.Attempt(ctx, key)
+	if err != nil {
+		return zero, err
+	}
+	if !d.Allowed {
+		return zero, signInRefusal(d)
+	}
+	v, err := check()
+	if err != nil {
+		return zero, err
+	}
+	if err := l.Clear(ctx, key); err != nil && log != nil {
+		log.WarnContext(ctx, "access: could not clear the attempts of a successful sign-in; they run out with their window", "err", err)
+	}
+	return v, nil
+}
+
+// lockoutSweepEvery is how often a MemoryLockout drops the windows that ended, so that attempts
+// at many identifiers (an enumeration) hold memory for one window at most.
+const lockoutSweepEvery = time.Minute
+
+// MemoryLockout is an in-process Lockout. Each replica counts only the attempts it saw itself;
+// it serves alone in development and as the LockoutFallback's stand-in while Redis fails.
+type MemoryLockout struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	windows map[string]lockoutWindow
+	sweepAt time.Time
+}
+
+// lockoutWindow is one identifier's count and the end of its window, which starts at the first
+// attempt counted.
+type lockoutWindow struct {
+	n    int
+	ends time.Time
+}
+
+// NewMemoryLockout returns a MemoryLockout on the clock now; nil means time.Now.
+func NewMemoryLockout(now func() time.Time) *MemoryLockout {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryLockout{now: now, windows: map[string]lockoutWindow{}}
+}
+
+// Attempt implements Lockout.
+func (l *MemoryLockout) Attempt(ctx context.Context, key string) (LockoutDecision, error) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !now.Before(l.sweepAt) {
+		for k, w := range l.windows {
+			if !now.Before(w.ends) {
+				delete(l.windows, k)
+			}
+		}
+		l.sweepAt = now.Add(lockoutSweepEvery)
+	}
+	w, ok := l.windows[key]
+	if !ok || !now.Before(w.ends) {
+		w = lockoutWindow{ends: now.Add(SignInWindow)}
+	}
+	if w.n >= MaxSignInAttempts {
+		// A clock stepped back would otherwise promise a wait longer than the window.
+		return LockoutDecision{Attempts: w.n, RetryAfter: min(w.ends.Sub(now), SignInWindow)}, nil
+	}
+	w.n++
+	l.windows[key] = w
+	return LockoutDecision{Allowed: true, Attempts: w.n}, nil
+}
+
+// Clear implements Lockout.
+func (l *MemoryLockout) Clear(ctx context.Context, key string) error {
+	l.mu.Lock()
+	delete(l.windows, key)
+	l.mu.Unlock()
+	return nil
+}
+
+// LockoutFallback is a Lockout that counts in a shared store (the RedisLockout) and, while that
+// store fails, in process (a MemoryLockout), like the limiter's Fallback and for the same reason:
+// refusing every sign-in would turn a cache outage into a portal outage, and allowing every one
+// would lift the lockout exactly when nobody watches. Counting per replica still bounds the
+// guesses: during an outage at most MaxSignInAttempts per replica and window, and the counts of
+// the outage are not carried to Redis when it answers again.
+//
+// The store is retried at most once a second; the switch is logged at most once a minute and
+// counted by Fallbacks (served at /metrics as flightgraph_signin_lockout_fallbacks_total).
+type LockoutFallback struct {
+	failover
+	primary, secondary Lockout
+	// Now is the clock of the retries; time.Now unless set before first use.
+	Now func() time.Time
+}
+
+// NewLockoutFallback returns a LockoutFallback over primary and secondary that logs to log; a
+// nil log discards.
+func NewLockoutFallback(primary, secondary Lockout, log *slog.Logger) *LockoutFallback {
+	return &LockoutFallback{primary: primary, secondary: secondary, Now: time.Now,
+		failover: newFailover(log, "access: the shared sign-in lockout failed; failed sign-ins are counted per replica",
+			"access: the shared sign-in lockout answers again; failed sign-ins are counted across replicas again")}
+}
+
+// Attempt implements Lockout: with the primary, or with the secondary while the primary fails.
+func (f *LockoutFallback) Attempt(ctx context.Context, key string) (LockoutDecision, error) {
+	d, ok, err := withPrimary(ctx, &f.failover, f.Now, func() (LockoutDecision, error) { return f.primary.Attempt(ctx, key) })
+	if ok || err != nil {
+		return d, err
+	}
+	return f.secondary.Attempt(ctx, key)
+}
+
+// Clear implements Lockout. The secondary is always cleared, so that the failures it counted in
+// an earlier outage do not lock out an account that has signed in since; the primary is cleared
+// unless it is known to fail, and its failure then only leaves the count to run out with its
+// window.
+func (f *LockoutFallback) Clear(ctx context.Context, key string) error {
+	f.secondary.Clear(ctx, key)
+	if !f.healthy() {
+		return nil
+	}
+	return f.primary.Clear(ctx, key)
+}
