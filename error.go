@@ -123,7 +123,7 @@ func init() {
 	entry(ECodeQueryTokens, http.StatusBadRequest, "QUERY_TOO_LARGE", "The document has more tokens or fields than allowed.")
 	entry(ECodeQueryRepeats, http.StatusBadRequest, "QUERY_REPEATS_FIELD", "The document repeats one field more often than allowed.")
 	entry(ECodeBadBody, http.StatusBadRequest, "MALFORMED_BODY", "The request body is not one well-formed request.")
-	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here: a mutation takes POST.")
+	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here; a mutation takes POST.")
 	entry(ECodeBodyTimeout, http.StatusRequestTimeout, "BODY_TIMEOUT", "The request body did not arrive in time.")
 	entry(ECodeBodyTooLarge, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "The request body is too large.")
 	entry(ECodeBadMediaType, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "The request body's media type is not one the endpoint takes.")

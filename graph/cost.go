@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 
@@ -22,9 +21,11 @@ import (
 // of the schema to declaring one, so this only ever meets a field added without one.
 const defaultListSize = 100
 
-// introspectionCost is the cost of __schema or __type, whose answers come from memory and are
-// bounded by the schema's size and the validator's MaxIntrospectionDepth rule.
-const introspectionCost = 100
+// introspectionCost is the cost of __schema or __type. Their answers come from memory and are
+// bounded by the schema's size and the validator's MaxIntrospectionDepth rule, but the whole
+// schema is some 80 KB of JSON: the cost keeps an operation to one or two of them on the
+// Default plan.
+const introspectionCost = 8_000
 
 // maxCost is where costs saturate: no operation can overflow the sum by piling up lists.
 const maxCost = math.MaxInt32
@@ -94,8 +95,7 @@ func (c *coster) field(f *ast.Field, sized map[string]int) int {
 	case sized[f.Name] > 0:
 		n = sized[f.Name]
 	case f.Name == "_entities":
-		reps, _ := args["representations"].([]any)
-		n = len(reps)
+		n = len(representations(args))
 	case def.Type.Elem != nil:
 		n = defaultListSize
 		if size := listSize(def); size != nil && len(size.sizedFields) == 0 {
@@ -189,29 +189,17 @@ func (s *sizing) of(args map[string]any) int {
 	return max(n, 0)
 }
 
-// toInt reads an Int argument as the validator left it: from the document an int64, from the
-// variables whatever JSON decoding made of it. It saturates at maxCost.
+// toInt reads an Int argument as gqlgen will unmarshal it for the resolver (an int64 from the
+// document; from the variables a JSON number, or even a string of digits), saturating at maxCost.
 func toInt(v any) (int, bool) {
-	var f float64
-	switch v := v.(type) {
-	case int:
-		return min(v, maxCost), true
-	case int32:
-		return int(v), true
-	case int64:
-		return int(min(v, maxCost)), true
-	case float64:
-		f = v
-	case json.Number:
-		n, err := v.Float64()
-		if err != nil {
-			return 0, false
-		}
-		f = n
-	default:
+	if v == nil {
 		return 0, false
 	}
-	return int(min(f, maxCost)), true
+	n, err := graphql.UnmarshalInt(v)
+	if err != nil {
+		return 0, false
+	}
+	return min(n, maxCost), true
 }
 
 // add and mul saturate at maxCost.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -35,7 +36,13 @@ type Gate struct {
 
 	schema   *ast.Schema
 	roots    map[string]map[string]rootField // root type → field → what calling it takes
-	entities map[string]string               // entity type → product; "" when it names none
+	entities map[string]entityType           // by name
+}
+
+// entityType is what resolving an entity of a type through _entities takes.
+type entityType struct {
+	product string   // "" when the type names none: refused
+	keys    []string // the fields of its @key, each of which a representation must give
 }
 
 // rootField is what calling one root field takes.
@@ -69,7 +76,7 @@ func (g *Gate) Validate(es graphql.ExecutableSchema) error {
 }
 
 // productTable reads which product each root field and entity type belongs to.
-func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[string]string) {
+func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[string]entityType) {
 	roots := map[string]map[string]rootField{}
 	for _, root := range []*ast.Definition{schema.Query, schema.Mutation} {
 		if root == nil {
@@ -90,10 +97,15 @@ func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[stri
 		}
 		roots[root.Name] = fields
 	}
-	entities := map[string]string{}
+	entities := map[string]entityType{}
 	for name, def := range schema.Types {
-		if def.Directives.ForName("key") != nil {
-			entities[name] = apiOf(def.Directives)
+		for _, key := range def.Directives.ForNames("key") {
+			e := entities[name]
+			e.product = apiOf(def.Directives)
+			if a := key.Arguments.ForName("fields"); a != nil && a.Value != nil {
+				e.keys = append(e.keys, strings.Fields(a.Value.Raw)...)
+			}
+			entities[name] = e
 		}
 	}
 	return roots, entities
@@ -115,25 +127,34 @@ type calls struct {
 	authenticated bool
 }
 
-// fieldCalls returns what calling one root field of the root type takes; an error for a field
-// that belongs to no product, or an entity type that names none.
+// fieldCalls returns what calling one root field of the root type takes. Its error is a domain
+// error for a request's own fault (a representation that is no entity), and any other error for a
+// schema that lets a field or entity type belong to no product.
 func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string]any, into *calls) error {
 	if f.Name == "__typename" {
 		return nil
 	}
 	if f.Name == "_entities" {
-		reps, _ := f.ArgumentMap(vars)["representations"].([]any)
-		for _, r := range reps {
+		// Every representation must be an entity the resolvers will resolve, so that the
+		// products charged are exactly those resolved: a representation gqlgen would refuse
+		// later is refused here, before anything runs.
+		for i, r := range representations(f.ArgumentMap(vars)) {
 			rep, _ := r.(map[string]any)
 			typename, _ := rep["__typename"].(string)
-			product, isEntity := g.entities[typename]
+			e, isEntity := g.entities[typename]
 			if !isEntity {
-				continue // gqlgen refuses an unknown type and resolves nothing for it
+				return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations",
+					"representation %d is not an object whose __typename is an entity type (Flight, Airport, City, Country, Aircraft)", i)
 			}
-			if product == "" {
+			for _, k := range e.keys {
+				if _, err := graphql.UnmarshalString(rep[k]); rep[k] == nil || err != nil {
+					return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations", "representation %d lacks its key %s", i, k)
+				}
+			}
+			if e.product == "" {
 				return fmt.Errorf("graph: the entity %s belongs to no API", typename)
 			}
-			into.add(product)
+			into.add(e.product)
 		}
 		return nil
 	}
@@ -179,7 +200,10 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 		return refusal(flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "a %s takes POST", oc.Operation.Operation))
 	}
 	c, err := g.operationCalls(oc)
-	if err != nil {
+	var fe *flightgraph.Error
+	if errors.As(err, &fe) {
+		return refusal(err)
+	} else if err != nil {
 		g.Log.ErrorContext(ctx, "defect: a GraphQL operation selects a field that belongs to no API", "requestId", flightgraph.RequestIDFromContext(ctx), "err", err)
 		return refusal(flightgraph.Errorf(flightgraph.ECodeNotApproved, "the operation selects a field that no API offers"))
 	}
@@ -245,6 +269,12 @@ func (g *Gate) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 }
 
 type getOnlyKey struct{}
+
+// representations returns _entities' argument as gqlgen coerces it: a single representation
+// stands for a list of one.
+func representations(args map[string]any) []any {
+	return graphql.CoerceList(args["representations"])
+}
 
 // getOnly reports whether the transport read the operation from a GET request, which must not
 // change anything.

@@ -59,7 +59,14 @@ func TestGateChargesWhatExecutes(t *testing.T) {
 		{`mutation { pm }`, nil, ""},
 		{`{ _entities(representations: [{__typename: "T", id: "1"}]) { __typename } }`, nil, "tee"},
 		{`query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`,
-			map[string]any{"r": []any{map[string]any{"__typename": "T"}, map[string]any{"__typename": "Nope"}}}, "tee"},
+			map[string]any{"r": []any{map[string]any{"__typename": "T", "id": "1"}, map[string]any{"__typename": "T", "id": 2}}}, "tee"},
+		{`query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`, map[string]any{"r": map[string]any{"__typename": "T", "id": "1"}}, "tee"},
+		{`{ _entities(representations: {__typename: "T", id: "1"}) { __typename } }`, nil, "tee"},
+		{`query($r: [_Any!]!) { _entities(representations: $r) { __typename } }`,
+			map[string]any{"r": []any{map[string]any{"__typename": "T", "id": "1"}, map[string]any{"__typename": "Nope"}}}, "error"},
+		{`{ _entities(representations: [{__typename: "T"}]) { __typename } }`, nil, "error"},
+		{`{ _entities(representations: [{__typename: "T", id: null}]) { __typename } }`, nil, "error"},
+		{`{ _entities(representations: ["T"]) { __typename } }`, nil, "error"},
 		{`{ _entities(representations: [{__typename: "U", id: "1"}]) { __typename } }`, nil, "error"},
 	} {
 		doc, errs := gqlparser.LoadQuery(schema, c.query)

@@ -51,16 +51,18 @@ type HTTP struct {
 
 var _ graphql.Transport = HTTP{}
 
-// Supports implements graphql.Transport: every GET and POST is this transport's to answer, even
-// the ones it refuses, so that no other reading of them exists.
-func (HTTP) Supports(r *http.Request) bool {
-	return r.Method == http.MethodGet || r.Method == http.MethodPost
-}
+// Supports implements graphql.Transport: every request but a CORS preflight (OPTIONS) is this
+// transport's to answer, even the ones it refuses, so that no other reading of them exists.
+func (HTTP) Supports(r *http.Request) bool { return r.Method != http.MethodOptions }
 
 // Do implements graphql.Transport.
 func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		t.refuse(w, r, flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "GraphQL takes GET (queries) and POST"))
+		return
+	}
 	params, err := t.read(w, r)
 	if err != nil {
 		t.refuse(w, r, err)
@@ -75,7 +77,11 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
-		w.WriteHeader(refusalStatus(resp.Errors))
+		status := refusalStatus(resp.Errors)
+		if status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", "POST") // the operation is a mutation
+		}
+		w.WriteHeader(status)
 		writeResponse(w, capErrors(resp))
 		return
 	}
@@ -172,7 +178,7 @@ func (t HTTP) refuse(w http.ResponseWriter, r *http.Request, err error) {
 			"reason", flightgraph.ErrorMessage(err))
 	}
 	if code == flightgraph.ECodeMethodNotAllowed {
-		w.Header().Set("Allow", "GET, POST")
+		w.Header().Set("Allow", "GET, POST, OPTIONS")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(flightgraph.Lookup(code).Status)

@@ -60,6 +60,13 @@ func abusiveShapes() []abusiveShape {
 		{"200 flights down to their amenities", q(`{ flights(origin: "AMS", first: 200) { edges { node { legs { aircraft { cabins { amenities { name } } } } } } } }`),
 			400, flightgraph.ECodeQueryCost},
 		{"first: 1,000,000", q(`{ airports(first: 1000000) { edges { node { code } } } }`), 400, flightgraph.ECodeQueryCost},
+		{"first as a string", jsonBody(`query($f: Int!) { flights(origin: "AMS", first: $f) { edges { node { legs { aircraft { cabins { amenities { name } } } } } } } }`,
+			map[string]any{"f": "200"}), 400, flightgraph.ECodeQueryCost},
+		{"one entity for the list, cycling", q(`{ a: _entities(representations: {__typename: "City", code: "LON"}) { ... on City { airports { city { airports { city { airports { city { airports { city { name } } } } } } } } } }
+			b: _entities(representations: {__typename: "City", code: "PAR"}) { ... on City { airports { city { airports { city { airports { city { airports { city { name } } } } } } } } } }
+			c: _entities(representations: {__typename: "City", code: "NYC"}) { ... on City { airports { city { airports { city { airports { city { airports { city { name } } } } } } } } } } }`),
+			400, flightgraph.ECodeQueryCost},
+		{"3 introspections", q(`{ a: __schema { types { name } } b: __schema { types { name } } c: __schema { types { name } } }`), 400, flightgraph.ECodeQueryCost},
 		{"eleven levels deep", q(`{ airports { edges { node { city { airports { city { airports { city { airports { city { code } } } } } } } } } } }`),
 			400, flightgraph.ECodeQueryDepth},
 		{"one field 17 times", q("{" + repeat(17, func(int) string { return " __typename" }) + " }"), 400, flightgraph.ECodeQueryRepeats},

@@ -133,6 +133,19 @@ func hostileShapes(flightID string) []hostileShape {
 			map[string]any{"r": []any{map[string]any{"__typename": "Flight", "id": flightID}}})},
 		{name: "entities aliased twice, two types", body: q(`{ a: _entities(representations: [{__typename: "Aircraft", configuration: "77W"}]) { ... on Aircraft { typeName } }
 			b: _entities(representations: [{__typename: "City", code: "PAR"}]) { ... on City { name } } }`)},
+		{name: "entities, one object for the list", body: q(`{ _entities(representations: {__typename: "Airport", code: "AMS"}) { ... on Airport { name } } }`)},
+		{name: "entities, one object in variables", body: jsonBody(`query($r: [_Any!]!) { _entities(representations: $r) { ... on Flight { id designator } } }`,
+			map[string]any{"r": map[string]any{"__typename": "Flight", "id": flightID}})},
+		{name: "entities, unknown type", body: q(`{ _entities(representations: [{__typename: "Nope"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, type in other case", body: q(`{ _entities(representations: [{__typename: "airport", code: "AMS"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, not an entity type", body: q(`{ _entities(representations: [{__typename: "Carrier", code: "XX"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, no typename", body: q(`{ _entities(representations: [{code: "FR"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, typename not a string", body: q(`{ _entities(representations: [{__typename: 1, code: "FR"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, key null", body: q(`{ _entities(representations: [{__typename: "Country", code: null}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, key missing", body: q(`{ _entities(representations: [{__typename: "Country"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, key an object", body: q(`{ _entities(representations: [{__typename: "Country", code: {a: 1}}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, a string", body: q(`{ _entities(representations: ["x"]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, a list in the list", body: q(`{ _entities(representations: [[{__typename: "Country", code: "NL"}]]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "entities in a fragment", body: q(`{ ...Q } fragment Q on Query { _entities(representations: [{__typename: "Country", code: "NL"}]) { ... on Country { name } } }`)},
 		{name: "operationName picks the second", body: func() string {
 			b, _ := json.Marshal(map[string]any{"query": `query A { __typename } query B { flight(id: "` + flightID + `") { id designator } }`, "operationName": "B"})
