@@ -7,6 +7,7 @@ package flightgraph
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"time"
@@ -221,4 +222,20 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "Internal error."
+}
+
+// BodyError is the error of a request body that could not be read: too large for the reader
+// http.MaxBytesReader put on it (ECodeBodyTooLarge), too slow to arrive before the server's read
+// deadline (ECodeBodyTimeout), or cut off (ECodeBadBody). Each is the client's fault, none the
+// server's.
+func BodyError(err error) *Error {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return Errorf(ECodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
+	case errors.As(err, &ne) && ne.Timeout():
+		return Errorf(ECodeBodyTimeout, "the body did not arrive in time")
+	}
+	return Errorf(ECodeBadBody, "the body could not be read: the client stopped sending it")
 }

@@ -1,10 +1,12 @@
 package access
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -109,7 +111,13 @@ func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
 		return nil, oerr(http.StatusBadRequest, "invalid_request", "the body must be application/x-www-form-urlencoded")
 	}
-	r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, 64<<10))
+	if err != nil {
+		// Too large (413), too slow (408) or cut off (400): the client's fault, said as such.
+		fe := flightgraph.BodyError(err)
+		return nil, oerr(flightgraph.Lookup(fe.Code).Status, "invalid_request", "%s", fe.Message)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err := r.ParseForm(); err != nil {
 		return nil, oerr(http.StatusBadRequest, "invalid_request", "the body is not a valid form")
 	}

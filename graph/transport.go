@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"strings"
 
@@ -120,7 +119,7 @@ func (t HTTP) read(w http.ResponseWriter, r *http.Request) (*graphql.RawParams, 
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
-		return nil, bodyError(err)
+		return nil, flightgraph.BodyError(err)
 	}
 	if err := decodeOne(bytes.NewReader(body), p); err != nil {
 		return nil, flightgraph.Errorf(flightgraph.ECodeBadBody, "the body must be one JSON object {query, operationName, variables, extensions}: %s", err)
@@ -153,20 +152,6 @@ func clip(err error) error {
 		msg = msg[:120] + "…"
 	}
 	return errors.New(msg)
-}
-
-// bodyError is the error of a body that could not be read: too large, too slow or cut off. These
-// are the client's faults, not the server's.
-func bodyError(err error) error {
-	var mbe *http.MaxBytesError
-	var ne net.Error
-	switch {
-	case errors.As(err, &mbe):
-		return flightgraph.Errorf(flightgraph.ECodeBodyTooLarge, "the body exceeds %d bytes", mbe.Limit)
-	case errors.As(err, &ne) && ne.Timeout():
-		return flightgraph.Errorf(flightgraph.ECodeBodyTimeout, "the body did not arrive in time")
-	}
-	return flightgraph.Errorf(flightgraph.ECodeBadBody, "the body could not be read: the client stopped sending it")
 }
 
 // refuse answers a request that could not be read, in GraphQL's shape, and logs it at INFO: a

@@ -410,7 +410,7 @@ func TestTokenEndpointRejects(t *testing.T) {
 			{"client credentials for a key approved only for offers, scope baggage", oaCall{auth: f.offers.basic(), form: with(cc, "scope", "baggage")}, 400, "invalid_scope"},
 			{"revoked key", oaCall{auth: f.revoked.basic(), form: cc}, 401, "invalid_client"},
 			{"revoked key in the body", oaCall{form: with(cc, "client_id", f.revoked.id, "client_secret", f.revoked.secret)}, 401, "invalid_client"},
-			{"body over 64 KiB", oaCall{auth: demo.basic(), rawBody: big}, 400, "invalid_request"},
+			{"body over 64 KiB", oaCall{auth: demo.basic(), rawBody: big}, 413, "invalid_request"},
 		}
 		// Where the error code alone does not tell which check refused, the description does.
 		descriptions := map[string]string{
