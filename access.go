@@ -76,6 +76,9 @@ type AccessReader interface {
 	// UsageOn returns each subscription's calls on the UTC day, in key order.
 	UsageOn(ctx context.Context, subscriptionIDs []string, day string) ([]int64, error)
 	Token(ctx context.Context, hash string) (*Token, error)
+	// SignUp returns the unexpired pending sign-up with this token hash; ECodeNotFound if there
+	// is none.
+	SignUp(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error)
 	// AuditLog returns entries newest first.
 	AuditLog(ctx context.Context, limit, offset int) ([]*AuditEntry, error)
 }
@@ -88,11 +91,10 @@ type AccessTx interface {
 	CreateAccount(ctx context.Context, a *Account) error // ECodeConflict if the e-mail is taken
 	CreateSession(ctx context.Context, tokenHash, accountID string, now, expires time.Time) error
 	CreateSignUp(ctx context.Context, p *PendingSignUp) error
-	// TakeSignUp deletes the unexpired pending sign-up with this token hash and returns it;
-	// ECodeNotFound if there is none. Of concurrent calls with one token, one gets it.
-	TakeSignUp(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error)
-	// DeleteSignUps deletes the pending sign-ups of an e-mail address.
-	DeleteSignUps(ctx context.Context, email string) error
+	// DeleteSignUps deletes the pending sign-ups of an e-mail address and returns their token
+	// hashes. Of concurrent calls for one address, one gets them; one statement takes every row
+	// of the address, so that two calls never lock them in different orders.
+	DeleteSignUps(ctx context.Context, email string) ([]string, error)
 	// DeleteExpiredSignUps deletes the pending sign-ups that expired by now.
 	DeleteExpiredSignUps(ctx context.Context, now time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,6 +34,9 @@ type Guard struct {
 	// Changes, when set, tells the guard of the changes to access that other processes commit;
 	// the cache is trusted only while it listens (see Follow).
 	Changes flightgraph.AccessFeed
+	// Uncharged bounds the calls that charge no API (see Admit); zero fields take
+	// DefaultUncharged's.
+	Uncharged UnchargedLimits
 
 	keys   sync.Map // key hash, or "id:" and key id → *cached
 	tokens sync.Map // access token hash → *cached
@@ -110,6 +114,7 @@ type Pass struct {
 	Caller  *flightgraph.Caller
 	AuthErr error // the credential's error, which matters only for calls that need it
 	header  http.Header
+	client  string // the client's address (host), which names anonymous callers
 
 	mu       sync.Mutex
 	admitted map[string]bool
@@ -149,7 +154,12 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				fail(w, r, authErr)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), NewPass(caller, authErr, w.Header()))))
+			pass := NewPass(caller, authErr, w.Header())
+			pass.client = r.RemoteAddr
+			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				pass.client = host
+			}
+			next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), pass)))
 		})
 	}
 }
@@ -329,16 +339,40 @@ func (g *Guard) forgetAll() {
 	g.tokens.Clear()
 }
 
+// UnchargedLimits bound the calls that charge no API: the portal's operations and introspection.
+// They answer from the database or from the schema like any API, and a caller could otherwise
+// repeat them without end; the limits are those of each key or portal account, and of each
+// client address for anonymous callers.
+type UnchargedLimits struct {
+	PerCaller, PerAddress flightgraph.Limits
+}
+
+// DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: twice the
+// Default plan's rate for a key or an account, the Default plan's for an anonymous address.
+var DefaultUncharged = UnchargedLimits{
+	PerCaller:  flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
+	PerAddress: flightgraph.DefaultLimits,
+}
+
 // Admit authorizes the call of each product for the request's caller (its Pass), applies the
 // products' limits, counts the call in their usage and writes the limit headers; the products it
 // admits are recorded in the Pass for Require. A call is counted only once every product admitted
-// it. Without a Pass it refuses: nothing authenticated the request.
+// it. A call of no product is held to the uncharged limits of its caller instead (and not counted
+// in any usage). Without a Pass it refuses: nothing authenticated the request.
 func (g *Guard) Admit(ctx context.Context, products []string) error {
 	pass := PassFromContext(ctx)
 	if pass == nil {
 		return errNoPass
 	}
 	h, caller := pass.header, pass.Caller
+	if len(products) == 0 {
+		id, limits := g.uncharged(pass)
+		d, err := g.Limiter.Admit(ctx, id, limits)
+		if err != nil {
+			return err
+		}
+		return limited(h, d)
+	}
 	for _, slug := range products {
 		p := product(slug)
 		if p == nil || !p.VisibleTo(caller.Role()) {
@@ -357,14 +391,8 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 		if err != nil {
 			return err
 		}
-		setLimitHeaders(h, d)
-		if !d.Allowed {
-			h.Set("Retry-After", strconv.Itoa(int((d.RetryAfter+time.Second-1)/time.Second)))
-			msg := fmt.Sprintf("over the plan's limit of %d calls per second", d.Limits.PerSecond)
-			if d.Code == flightgraph.ECodePerDayLimit {
-				msg = fmt.Sprintf("over the plan's limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
-			}
-			return flightgraph.Errorf(d.Code, "%s", msg)
+		if err := limited(h, d); err != nil {
+			return err
 		}
 		admitted = append(admitted, flightgraph.Usage{SubscriptionID: e.SubscriptionID, Day: d.At.UTC().Format(flightgraph.DateLayout)})
 	}
@@ -382,6 +410,39 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 	}
 	pass.mu.Unlock()
 	return nil
+}
+
+// limited writes the limit headers of a decision and returns the refusal it is, if it is one.
+func limited(h http.Header, d Decision) error {
+	setLimitHeaders(h, d)
+	if d.Allowed {
+		return nil
+	}
+	h.Set("Retry-After", strconv.Itoa(int((d.RetryAfter+time.Second-1)/time.Second)))
+	msg := fmt.Sprintf("over the limit of %d calls per second", d.Limits.PerSecond)
+	if d.Code == flightgraph.ECodePerDayLimit {
+		msg = fmt.Sprintf("over the limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
+	}
+	return flightgraph.Errorf(d.Code, "%s", msg)
+}
+
+// uncharged returns the limiter's name for the uncharged calls of the pass's caller, and their
+// limits: a key's (its tokens' too), a portal account's, or an anonymous client address's.
+func (g *Guard) uncharged(p *Pass) (string, flightgraph.Limits) {
+	l := g.Uncharged
+	if l.PerCaller == (flightgraph.Limits{}) {
+		l.PerCaller = DefaultUncharged.PerCaller
+	}
+	if l.PerAddress == (flightgraph.Limits{}) {
+		l.PerAddress = DefaultUncharged.PerAddress
+	}
+	switch c := p.Caller; {
+	case c.KeyID != "":
+		return "uncharged:key:" + c.KeyID, l.PerCaller
+	case c.Account != nil:
+		return "uncharged:account:" + c.Account.ID, l.PerCaller
+	}
+	return "uncharged:address:" + p.client, l.PerAddress
 }
 
 // errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.

@@ -25,6 +25,8 @@ const (
 const (
 	SignInPortal   = "portal"
 	SignInCustomer = "customer"
+	// SignUpAddress counts sign-ups of an address, each of which mails it (SignUp).
+	SignUpAddress = "signup"
 )
 
 // SignInKey names an identifier's attempt counter without the identifier: the hex SHA-256 of its

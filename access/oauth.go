@@ -273,7 +273,13 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 	// without a key cannot lock customers out) and before the customer is looked up. The user
 	// name is counted exactly as sent, since it is looked up exactly as sent.
 	c, err := signIn(ctx, t.Lockout, t.Log, SignInKey(SignInCustomer, user), func() (*flightgraph.Customer, error) {
-		c, err := t.Store.CustomerByUsername(ctx, user)
+		var (
+			c   *flightgraph.Customer
+			err error = errNobody
+		)
+		if lookupable(user) {
+			c, err = t.Store.CustomerByUsername(ctx, user)
+		}
 		stored := ""
 		if err == nil {
 			stored = c.PasswordHash

@@ -2,8 +2,10 @@ package access
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -24,9 +26,24 @@ const SignUpAnswer = "Thank you. We have sent a mail to the address: follow its 
 // mails the address a link with a token for VerifyEmail; for a registered one it mails the owner
 // that someone tried. Each mail is queued in the transaction of its record, so that nothing is
 // recorded unless its mail is queued.
+//
+// Sign-ups of one address are counted like sign-in attempts (the Lockout, in a namespace of their
+// own): past MaxSignInAttempts within SignInWindow, SignUp still answers the same but does
+// nothing, so that nobody can flood an address with mail, and the answer tells nothing either.
 func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) error {
 	if err := in.Validate(); err != nil {
 		return err
+	}
+	if s.Lockout == nil {
+		return errors.New("access: no lockout is configured to bound sign-ups")
+	}
+	if d, err := s.Lockout.Attempt(ctx, SignInKey(SignUpAddress, in.Email)); err != nil {
+		return err
+	} else if !d.Allowed {
+		if s.Log != nil {
+			s.Log.InfoContext(ctx, "sign-up not mailed: the address had its sign-ups for now", "requestId", flightgraph.RequestIDFromContext(ctx))
+		}
+		return nil
 	}
 	hash, err := s.Hashes.Hash(ctx, s.Hasher, in.Password)
 	if err != nil {
@@ -63,30 +80,43 @@ func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) error 
 	})
 }
 
-// VerifyEmail finishes a sign-up with the token its mail carried: it creates the developer account
-// and signs it in. A token works once and for SignUpTTL; an unknown, used, expired or malformed
-// one is ECodeInvalidParameter. If the address has an account by then (another of its sign-ups
-// was verified first, or an operator made one), it is ECodeConflict and the address's sign-ups
-// are dropped: the token's holder reads that mailbox, so this tells them nothing new.
-func (s *Service) VerifyEmail(ctx context.Context, token string) (*Session, error) {
-	bad := flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "token", "the sign-up link is unknown, used or expired: sign up again")
+// VerifyEmail finishes a sign-up with the token its mail carried and the password it was made
+// with: it creates the developer account and signs it in. The password must be the sign-up's, so
+// that whoever clicks a link in their mailbox gets an account only with the password they chose
+// themselves: a sign-up that someone else made for the address, with a password of theirs, stays
+// useless to both (OWASP's account pre-hijacking). A token works once and for SignUpTTL; an
+// unknown, used, expired or malformed one, or the wrong password, is ECodeInvalidParameter and
+// spends nothing. If the address has an account by then (another of its sign-ups was verified
+// first, or an operator made one), it is ECodeConflict and the address's sign-ups are dropped:
+// the token's holder reads that mailbox, so this tells them nothing new.
+func (s *Service) VerifyEmail(ctx context.Context, token, password string) (*Session, error) {
+	bad := flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "token", "the sign-up link is unknown, used or expired, or the password is not the sign-up's")
 	if CredentialKind(token) != KindSignUp {
 		return nil, bad
 	}
-	now := s.now()
+	hash, now := HashCredential(token), s.now()
+	p, err := s.Store.SignUp(ctx, hash, now)
+	if errIsNotFound(err) {
+		return nil, bad
+	} else if err != nil {
+		return nil, err
+	}
+	if ok, err := s.Hashes.Verify(ctx, s.Hasher, password, p.PasswordHash); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, bad
+	}
 	var (
 		session *Session
 		taken   bool
 	)
-	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		p, err := tx.TakeSignUp(ctx, HashCredential(token), now)
-		if errIsNotFound(err) {
-			return bad
-		} else if err != nil {
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		deleted, err := tx.DeleteSignUps(ctx, p.Email)
+		if err != nil {
 			return err
 		}
-		if err := tx.DeleteSignUps(ctx, p.Email); err != nil {
-			return err
+		if !slices.Contains(deleted, hash) {
+			return bad // another verification of the address won meanwhile
 		}
 		if _, err := tx.AccountByEmail(ctx, p.Email); err == nil {
 			taken = true // commit the deletions: the token is spent either way

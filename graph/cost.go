@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -21,12 +22,6 @@ import (
 // of the schema to declaring one, so this only ever meets a field added without one.
 const defaultListSize = 100
 
-// introspectionCost is the cost of __schema or __type. Their answers come from memory and are
-// bounded by the schema's size and the validator's MaxIntrospectionDepth rule, but the whole
-// schema is some 80 KB of JSON: the cost keeps an operation to one or two of them on the
-// Default plan.
-const introspectionCost = 8_000
-
 // maxCost is where costs saturate: no operation can overflow the sum by piling up lists.
 const maxCost = math.MaxInt32
 
@@ -34,13 +29,20 @@ type coster struct {
 	schema *ast.Schema
 	doc    *ast.QueryDocument
 	vars   map[string]any
+	// budget is where counting may stop: the answer is already a refusal.
+	budget int
+	// introspected is the part of the cost that introspection holds.
+	introspected int
 }
 
-// operationCost returns the cost of oc's validated operation with oc's variables. Its walk expands
-// fragment spreads, so it must only see documents that Bounds (or measure) found within MaxFields.
-func operationCost(schema *ast.Schema, oc *graphql.OperationContext) int {
-	c := coster{schema: schema, doc: oc.Doc, vars: oc.Variables}
-	return c.set(oc.Operation.SelectionSet, nil)
+// operationCost returns the cost of oc's validated operation with oc's variables, or some figure
+// above budget once it is clear that the cost exceeds it, and the part of it that introspection
+// holds. Its walk expands fragment spreads, so it must only see documents that Bounds (or measure)
+// found within MaxFields.
+func operationCost(schema *ast.Schema, oc *graphql.OperationContext, budget int) (cost, introspected int) {
+	c := coster{schema: schema, doc: oc.Doc, vars: oc.Variables, budget: budget}
+	cost = c.set(oc.Operation.SelectionSet, nil)
+	return cost, c.introspected
 }
 
 // set returns the cost of one selection set. sized gives the sizes that the parent field's
@@ -67,7 +69,14 @@ func (c *coster) field(f *ast.Field, sized map[string]int) int {
 	case "__typename":
 		return 0
 	case "__schema", "__type":
-		return introspectionCost
+		n := 0
+		if f.Name == "__schema" {
+			n = c.introspect(f.SelectionSet, introObject{kind: "__Schema"})
+		} else if name, _ := f.ArgumentMap(c.vars)["name"].(string); c.schema.Types[name] != nil {
+			n = c.introspect(f.SelectionSet, introObject{kind: "__Type", def: c.schema.Types[name]})
+		}
+		c.introspected = add(c.introspected, n)
+		return n
 	}
 	def := f.Definition
 	if def == nil {
@@ -175,18 +184,19 @@ func listSize(def *ast.FieldDefinition) *sizing {
 }
 
 // of returns the size for a field's arguments: the largest slicing argument given (with its
-// default), else the assumed size. A negative slice is empty.
+// default), else the assumed size. A slice of 0 or less counts as the assumed size: resolvers
+// take it for "the default page", not for nothing.
 func (s *sizing) of(args map[string]any) int {
-	n, found := 0, false
+	n := 0
 	for _, name := range s.slicing {
 		if v, ok := toInt(args[name]); ok {
-			n, found = max(n, v), true
+			n = max(n, v)
 		}
 	}
-	if !found {
+	if n <= 0 {
 		return s.assumed
 	}
-	return max(n, 0)
+	return n
 }
 
 // toInt reads an Int argument as gqlgen will unmarshal it for the resolver (an int64 from the
@@ -213,4 +223,131 @@ func mul(a, b int) int {
 		return maxCost
 	}
 	return a * b
+}
+
+// Introspection answers from the schema itself, so its cost is not estimated but counted: the
+// walk below follows the selection over the schema's definitions and counts every object the
+// answer will hold (each 1, scalars 0), as the introspection resolvers would produce them,
+// stopping once the count passes the budget. Aliases that repeat the whole schema, or lists
+// nested in lists, cost what they weigh.
+
+// introObject is one object of an introspection answer: the schema, a type (a definition, or a
+// wrapper of the NON_NULL or LIST kind), a field, an input value, an enum value or a directive.
+type introObject struct {
+	kind  string // its introspection type: __Schema, __Type, __Field, __InputValue, __EnumValue, __Directive
+	def   *ast.Definition
+	typ   *ast.Type // of a __Type that may be a wrapper, or of an __InputValue
+	field *ast.FieldDefinition
+	dir   *ast.DirectiveDefinition
+}
+
+// typeObject is the __Type of t: a wrapper while t is non-null or a list, else its definition.
+func (c *coster) typeObject(t *ast.Type) introObject {
+	if t.NonNull || t.Elem != nil {
+		return introObject{kind: "__Type", typ: t}
+	}
+	return introObject{kind: "__Type", def: c.schema.Types[t.NamedType]}
+}
+
+// introspect returns the cost of the object o with the selection set: 1 and what the selected
+// fields hold.
+func (c *coster) introspect(set ast.SelectionSet, o introObject) int {
+	total := 1
+	c.introspectSet(set, o, &total)
+	return total
+}
+
+func (c *coster) introspectSet(set ast.SelectionSet, o introObject, total *int) {
+	for _, sel := range set {
+		if *total > c.budget {
+			return
+		}
+		switch sel := sel.(type) {
+		case *ast.InlineFragment:
+			c.introspectSet(sel.SelectionSet, o, total)
+		case *ast.FragmentSpread:
+			if f := c.doc.Fragments.ForName(sel.Name); f != nil {
+				c.introspectSet(f.SelectionSet, o, total)
+			}
+		case *ast.Field:
+			for _, child := range c.introspectField(o, sel) {
+				*total = add(*total, c.introspect(sel.SelectionSet, child))
+				if *total > c.budget {
+					return
+				}
+			}
+		}
+	}
+}
+
+// introspectField returns the objects a field of o holds; none for a scalar.
+func (c *coster) introspectField(o introObject, f *ast.Field) []introObject {
+	var out []introObject
+	switch o.kind + "." + f.Name {
+	case "__Schema.types":
+		for _, d := range c.schema.Types {
+			out = append(out, introObject{kind: "__Type", def: d})
+		}
+	case "__Schema.queryType", "__Schema.mutationType", "__Schema.subscriptionType":
+		root := map[string]*ast.Definition{"__Schema.queryType": c.schema.Query, "__Schema.mutationType": c.schema.Mutation,
+			"__Schema.subscriptionType": c.schema.Subscription}[o.kind+"."+f.Name]
+		if root != nil {
+			out = append(out, introObject{kind: "__Type", def: root})
+		}
+	case "__Schema.directives":
+		for _, d := range c.schema.Directives {
+			out = append(out, introObject{kind: "__Directive", dir: d})
+		}
+	case "__Type.ofType":
+		if t := o.typ; t != nil {
+			inner := *t
+			if inner.NonNull {
+				inner.NonNull = false
+			} else {
+				inner = *t.Elem
+			}
+			out = append(out, c.typeObject(&inner))
+		}
+	case "__Type.fields", "__Type.inputFields":
+		if o.def != nil && (o.def.Kind == ast.InputObject) == (f.Name == "inputFields") {
+			for _, fd := range o.def.Fields {
+				if f.Name == "inputFields" {
+					out = append(out, introObject{kind: "__InputValue", typ: fd.Type})
+				} else if !strings.HasPrefix(fd.Name, "__") {
+					out = append(out, introObject{kind: "__Field", field: fd})
+				}
+			}
+		}
+	case "__Type.interfaces":
+		if o.def != nil {
+			for _, name := range o.def.Interfaces {
+				out = append(out, introObject{kind: "__Type", def: c.schema.Types[name]})
+			}
+		}
+	case "__Type.possibleTypes":
+		if o.def != nil && o.def.IsAbstractType() {
+			for _, d := range c.schema.GetPossibleTypes(o.def) {
+				out = append(out, introObject{kind: "__Type", def: d})
+			}
+		}
+	case "__Type.enumValues":
+		if o.def != nil {
+			for range o.def.EnumValues {
+				out = append(out, introObject{kind: "__EnumValue"})
+			}
+		}
+	case "__Field.args":
+		for _, a := range o.field.Arguments {
+			out = append(out, introObject{kind: "__InputValue", typ: a.Type})
+		}
+	case "__Directive.args":
+		for _, a := range o.dir.Arguments {
+			out = append(out, introObject{kind: "__InputValue", typ: a.Type})
+		}
+	case "__Field.type":
+		out = append(out, c.typeObject(o.field.Type))
+	case "__InputValue.type":
+		out = append(out, c.typeObject(o.typ))
+	}
+	return out
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -37,6 +39,10 @@ type Gate struct {
 	schema   *ast.Schema
 	roots    map[string]map[string]rootField // root type → field → what calling it takes
 	entities map[string]entityType           // by name
+	// maxIntrospection bounds the objects an operation's introspection holds: twice those of
+	// GraphiQL's whole-schema IntrospectionQuery, so that the schema can be read but not
+	// repeated by aliases.
+	maxIntrospection int
 }
 
 // entityType is what resolving an entity of a type through _entities takes.
@@ -72,6 +78,12 @@ func (g *Gate) Validate(es graphql.ExecutableSchema) error {
 	}
 	g.schema = es.Schema()
 	g.roots, g.entities = productTable(g.schema)
+	doc, errs := gqlparser.LoadQuery(g.schema, IntrospectionQuery)
+	if errs != nil {
+		return fmt.Errorf("graph: the introspection query does not validate: %w", errs)
+	}
+	_, whole := operationCost(g.schema, &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}, math.MaxInt32)
+	g.maxIntrospection = 2 * whole
 	return nil
 }
 
@@ -178,8 +190,14 @@ func (c *calls) add(product string) {
 
 // operationCalls returns what the operation of oc takes, from its root fields as execution
 // collects them.
-func (g *Gate) operationCalls(oc *graphql.OperationContext) (calls, error) {
-	var c calls
+func (g *Gate) operationCalls(oc *graphql.OperationContext) (c calls, err error) {
+	defer func() {
+		// gqlgen's CollectFields panics on a @skip or @include whose condition is a variable
+		// given as null, which validation lets through: the request's fault, said as such.
+		if r := recover(); r != nil {
+			err = flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "if", "a @skip or @include condition is not a boolean: %v", r)
+		}
+	}()
 	root := rootType(g.schema, oc.Operation.Operation)
 	if root == nil {
 		return c, fmt.Errorf("graph: the schema has no %s type", oc.Operation.Operation)
@@ -220,9 +238,14 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	if err := shape.Exceeds(limits); err != nil {
 		return refusal(err)
 	}
-	if cost := operationCost(g.schema, oc); cost > limits.MaxCost {
+	cost, introspected := operationCost(g.schema, oc, limits.MaxCost)
+	if cost > limits.MaxCost {
 		return refusal(flightgraph.Errorf(flightgraph.ECodeQueryCost,
 			"the operation costs %d (objects it can return, lists counted at their first argument or declared size); the plan allows %d", cost, limits.MaxCost))
+	}
+	if introspected > g.maxIntrospection {
+		return refusal(flightgraph.Errorf(flightgraph.ECodeQueryCost,
+			"the operation's introspection holds %d objects, more than twice the whole schema (%d)", introspected, g.maxIntrospection))
 	}
 	if c.authenticated {
 		if err := access.RequireCaller(ctx); err != nil {

@@ -294,7 +294,7 @@ type ComplexityRoot struct {
 		SignOut              func(childComplexity int) int
 		SignUp               func(childComplexity int, input flightgraph.SignUpInput) int
 		UpdateApplication    func(childComplexity int, id string, input flightgraph.ApplicationInput) int
-		VerifyEmail          func(childComplexity int, token string) int
+		VerifyEmail          func(childComplexity int, token string, password string) int
 	}
 
 	PageInfo struct {
@@ -445,7 +445,7 @@ type MovementResolver interface {
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.SignUpPayload, error)
-	VerifyEmail(ctx context.Context, token string) (*model.AuthPayload, error)
+	VerifyEmail(ctx context.Context, token string, password string) (*model.AuthPayload, error)
 	SignIn(ctx context.Context, email string, password string) (*model.AuthPayload, error)
 	SignOut(ctx context.Context) (bool, error)
 	RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput) (*flightgraph.Application, error)
@@ -1612,7 +1612,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.VerifyEmail(childComplexity, args["token"].(string)), true
+		return e.ComplexityRoot.Mutation.VerifyEmail(childComplexity, args["token"].(string), args["password"].(string)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -2125,7 +2125,7 @@ type Query {
   "Operators: limit increase requests, newest first; all when status is not given."
   limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]! @listSize(assumedSize: 100) @portal
   "Operators: the audit log, newest first."
-  auditLog(first: Int = 50, offset: Int = 0): [AuditEntry!]! @listSize(slicingArguments: ["first"]) @portal
+  auditLog(first: Int = 50, offset: Int = 0): [AuditEntry!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
 }
 
 "The public status of a flight or leg, following the clock."
@@ -2333,11 +2333,11 @@ type Mutation {
   """
   signUp(input: SignUpInput!): SignUpPayload! @portal
   """
-  Finish a sign-up with the token of its mail: creates the developer account and signs it in. An
-  unknown, used or expired token is INSP_400.001; an address that has an account by then,
-  PORTAL_409.000.
+  Finish a sign-up with the token of its mail and the password it was made with: creates the
+  developer account and signs it in. An unknown, used or expired token, or another password, is
+  INSP_400.001 (and spends nothing); an address that has an account by then, PORTAL_409.000.
   """
-  verifyEmail(token: String!): AuthPayload! @portal
+  verifyEmail(token: String!, password: String!): AuthPayload! @portal
   signIn(email: String!, password: String!): AuthPayload! @portal
   "End the session of the Authorization header."
   signOut: Boolean! @portal
@@ -3629,6 +3629,14 @@ func (ec *executionContext) field_Mutation_verifyEmail_args(ctx context.Context,
 		return nil, err
 	}
 	args["token"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "password",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["password"] = arg1
 	return args, nil
 }
 
@@ -7885,7 +7893,7 @@ func (ec *executionContext) _Mutation_verifyEmail(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().VerifyEmail(ctx, fc.Args["token"].(string))
+			return ec.Resolvers.Mutation().VerifyEmail(ctx, fc.Args["token"].(string), fc.Args["password"].(string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {

@@ -32,8 +32,10 @@ type HandlerConfig struct {
 func NewHandler(c HandlerConfig) http.Handler {
 	schema := NewExecutableSchema(Config{Resolvers: c.Resolvers})
 	h := handler.New(schema)
-	h.AddTransport(transport.Options{})
+	// The first transport that supports a request answers it: HTTP takes every method but
+	// OPTIONS (HEAD included, refused with its Allow), Options the preflights.
 	h.AddTransport(HTTP{Log: c.Log})
+	h.AddTransport(transport.Options{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	// Bounds holds each document to its caller's plan before gqlgen parses it; this is the
 	// backstop if it ever did not.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -80,6 +81,7 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		if status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", "POST") // the operation is a mutation
 		}
+		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)
 		writeResponse(w, capErrors(resp))
 		return
@@ -93,6 +95,7 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		return
 	}
 	if status := executedStatus(resp); status != http.StatusOK {
+		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)
 	}
 	writeResponse(w, capErrors(resp))
@@ -216,6 +219,20 @@ func executedStatus(resp *graphql.Response) int {
 		status = s
 	}
 	return status
+}
+
+// retryAfter sets the Retry-After header of a refusal from its errors' extensions.retryAfter (a
+// sign-in refused for too many attempts), unless the access guard has set it already (a limit).
+func retryAfter(h http.Header, errs gqlerror.List) {
+	if h.Get("Retry-After") != "" {
+		return
+	}
+	for _, e := range errs {
+		if n, ok := e.Extensions["retryAfter"].(int); ok && n > 0 {
+			h.Set("Retry-After", strconv.Itoa(n))
+			return
+		}
+	}
 }
 
 // capErrors keeps the first MaxErrors errors of resp and says how many it left out.

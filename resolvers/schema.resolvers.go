@@ -147,8 +147,8 @@ func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpI
 	return r.signUp(ctx, input)
 }
 
-func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*model.AuthPayload, error) {
-	return authPayload(r.Access.VerifyEmail(ctx, token))
+func (r *mutationResolver) VerifyEmail(ctx context.Context, token string, password string) (*model.AuthPayload, error) {
+	return authPayload(r.Access.VerifyEmail(ctx, token, password))
 }
 
 func (r *mutationResolver) SignIn(ctx context.Context, email string, password string) (*model.AuthPayload, error) {

@@ -180,7 +180,8 @@ func (s *testServer) signUp(t testing.TB, email, password, name string) *portal 
 	if token == "" {
 		t.Fatalf("signUp %s: no mail with a token", email)
 	}
-	resp = s.queryAs(t, nil, `mutation($t: String!) { verifyEmail(token: $t) { token account { email role } } }`, map[string]any{"t": token})
+	resp = s.queryAs(t, nil, `mutation($t: String!, $p: String!) { verifyEmail(token: $t, password: $p) { token account { email role } } }`,
+		map[string]any{"t": token, "p": password})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("verifyEmail %s: %+v", email, resp.Errors)
 	}

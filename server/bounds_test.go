@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -66,7 +67,10 @@ func abusiveShapes() []abusiveShape {
 			b: _entities(representations: {__typename: "City", code: "PAR"}) { ... on City { airports { city { airports { city { airports { city { airports { city { name } } } } } } } } } }
 			c: _entities(representations: {__typename: "City", code: "NYC"}) { ... on City { airports { city { airports { city { airports { city { airports { city { name } } } } } } } } } } }`),
 			400, flightgraph.ECodeQueryCost},
-		{"3 introspections", q(`{ a: __schema { types { name } } b: __schema { types { name } } c: __schema { types { name } } }`), 400, flightgraph.ECodeQueryCost},
+		{"the schema 20 times over", q(`fragment T on __Type { kind name description specifiedByURL fields(includeDeprecated: true) { name description isDeprecated deprecationReason
+			args { name description defaultValue type { kind name ofType { kind name ofType { kind name } } } } type { kind name ofType { kind name ofType { kind name } } } }
+			inputFields { name description defaultValue type { kind name } } enumValues(includeDeprecated: true) { name description isDeprecated } possibleTypes { name } interfaces { name } }
+			{ __schema {` + repeat(20, func(i int) string { return fmt.Sprintf(" t%d: types { ...T }", i) }) + ` } }`), 400, flightgraph.ECodeQueryCost},
 		{"eleven levels deep", q(`{ airports { edges { node { city { airports { city { airports { city { airports { city { code } } } } } } } } } } }`),
 			400, flightgraph.ECodeQueryDepth},
 		{"one field 17 times", q("{" + repeat(17, func(int) string { return " __typename" }) + " }"), 400, flightgraph.ECodeQueryRepeats},
@@ -154,5 +158,30 @@ func TestErrorsAreBounded(t *testing.T) {
 	resp := s.query(t, "{ airports { edges { node {"+fields.String()+" } } } }", nil)
 	if len(resp.Errors) != 21 || resp.Errors[20].Extensions["code"] != "ERRORS_TRUNCATED" || resp.Errors[20].Extensions["omitted"] != float64(40) {
 		t.Fatalf("%d errors, last %+v", len(resp.Errors), resp.Errors[len(resp.Errors)-1])
+	}
+}
+
+// TestIntrospectionIsCounted: introspection costs the objects its answer holds, counted over the
+// schema: GraphiQL's query fits the Default plan, while aliases that repeat the whole schema do
+// not, however they are spelled.
+func TestIntrospectionIsCounted(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := map[string]string{"api-key": keyFor(t, s, "schedule")}
+	resp := s.queryAs(t, key, graph.IntrospectionQuery, nil)
+	if len(resp.Errors) > 0 || !strings.Contains(string(resp.Data), `"FlightConnection"`) {
+		t.Fatalf("GraphiQL's introspection on the Default plan: %+v", resp.Errors)
+	}
+	var repeated strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&repeated, " t%d: types { ...T }", i)
+	}
+	for name, q := range map[string]string{
+		"aliased types": `{ __schema {` + repeated.String() + ` } } fragment T on __Type { kind name fields { name args { name type { kind name ofType { kind name } } } type { kind name ofType { kind name } } } }`,
+		"aliased roots": strings.Replace(graph.IntrospectionQuery, "__schema {", "a: __schema { types { ...FullType } } b: __schema { types { ...FullType } } c: __schema {", 1),
+	} {
+		resp := s.queryAs(t, key, q, nil)
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeQueryCost {
+			t.Errorf("%s: %.200s %+v", name, resp.Data, resp.Errors)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/resolvers"
+	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 	"github.com/flightgraph/flightgraph/travel"
@@ -158,6 +159,8 @@ func hostileShapes(flightID string) []hostileShape {
 		{name: "trailing second body", body: `{"query":"{ __typename }"} {"query":"{ fleet { typeName } }"}`, status: 400, code: flightgraph.ECodeBadBody},
 		{name: "batched array", body: `[{"query":"{ fleet { typeName } }"}]`, status: 400, code: flightgraph.ECodeBadBody},
 		{name: "not JSON", body: `query={ fleet { typeName } }`, status: 400, code: flightgraph.ECodeBadBody},
+		{name: "include condition null", body: `{"query":"query($i: Boolean = true) { fleet @include(if: $i) { typeName } }","variables":{"i":null}}`,
+			status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "introspection", body: q(`{ __schema { queryType { name } } }`), authenticatedOnly: true},
 		{name: "federation SDL", body: q(`{ _service { sdl } }`), authenticatedOnly: true},
 	}
@@ -371,5 +374,70 @@ func TestSecondLineRefusesWhatTheFirstMissed(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "defect: a GraphQL root field reached execution without admission"); n == 0 {
 		t.Errorf("no defect logged:\n%s", logs)
+	}
+}
+
+// TestGraphQLMethods: GraphQL takes GET and POST, answers OPTIONS with what it allows, and refuses
+// every other method with 405 REQ_405.000 and its Allow header, HEAD included.
+func TestGraphQLMethods(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	for _, m := range []string{http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		req, _ := http.NewRequest(m, s.URL+"/graphql", strings.NewReader(`{"query":"{ __typename }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(resp.Header.Get("Allow"), "POST") {
+			t.Errorf("%s: %d, Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	req, _ := http.NewRequest(http.MethodOptions, s.URL+"/graphql", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Allow"), "POST") {
+		t.Errorf("OPTIONS: %d, Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+	}
+}
+
+// TestUnchargedCallsAreLimited: the calls that charge no API (portal operations, introspection)
+// are held to limits too, per key or account, and per client address for anonymous callers, with
+// the limit headers and 429s of any API.
+func TestUnchargedCallsAreLimited(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Uncharged = access.UnchargedLimits{} })
+	session := "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		query   string
+		allowed int
+	}{
+		{"key, introspection", map[string]string{"api-key": keyFor(t, s, "schedule")}, `{ __schema { queryType { name } } }`, access.DefaultUncharged.PerCaller.PerSecond},
+		{"another key", map[string]string{"api-key": keyFor(t, s, "opendata")}, `{ __type(name: "Flight") { name } }`, access.DefaultUncharged.PerCaller.PerSecond},
+		{"session, portal", map[string]string{"Authorization": session}, `{ me { account { email } } }`, access.DefaultUncharged.PerCaller.PerSecond},
+		{"anonymous (after its sign-in above)", nil, `{ __typename }`, access.DefaultUncharged.PerAddress.PerSecond - 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			admitted := 0
+			for range 15 {
+				code, h, body := s.call(t, http.MethodPost, "/graphql", c.headers, jsonBody(c.query, nil))
+				switch {
+				case code == http.StatusOK:
+					admitted++
+					if h.Get("RateLimit") == "" {
+						t.Errorf("admitted without limit headers")
+					}
+				case code != http.StatusTooManyRequests || gqlCode(t, body) != flightgraph.ECodePerSecondLimit || h.Get("Retry-After") == "":
+					t.Fatalf("%d %s", code, body)
+				}
+			}
+			if admitted != c.allowed {
+				t.Errorf("%d of 15 admitted in one second, want %d", admitted, c.allowed)
+			}
+		})
 	}
 }

@@ -70,6 +70,9 @@ type Config struct {
 	// RequestTimeout bounds the work of one request: its context's deadline, which every
 	// resolver, loader and store call honours; DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
+	// Uncharged bounds the calls that charge no API (portal operations, introspection);
+	// access.DefaultUncharged when zero.
+	Uncharged access.UnchargedLimits
 }
 
 // Server is the HTTP edge of flightgraph.
@@ -125,7 +128,8 @@ func New(cfg Config) *Server {
 		limiter = cfg.NewLimiter(s.Usage.DayUsage)
 	}
 	s.Usage.Attach(limiter)
-	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed}
+	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
+		Uncharged: cfg.Uncharged}
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)

@@ -63,6 +63,9 @@ func testConfig(db *store.DB, logs io.Writer) server.Config {
 		PortalURL: testPortalURL,
 		Now:       func() time.Time { return storetest.Now },
 		Version:   "test",
+		// The clock is frozen, so a second never ends: portal calls get limits that tests of
+		// other things never meet (TestUnchargedCallsAreLimited tests the defaults).
+		Uncharged: access.UnchargedLimits{PerCaller: generousRates, PerAddress: generousRates},
 	}
 }
 
@@ -103,6 +106,9 @@ func startServer(t testing.TB, cfg server.Config) (*server.Server, *access.DemoC
 	return h, demo
 }
 
+// generousRates are call limits that tests of other things never meet.
+var generousRates = flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_000}
+
 // generousQueries are operation bounds that tests of other things never meet; the plans' own
 // bounds are tested on their own.
 var generousQueries = flightgraph.QueryLimits{MaxCost: 10_000_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}
@@ -127,8 +133,7 @@ func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string, queries flight
 	}
 	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		for slug, e := range ka.Products {
-			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_000},
-				QueryLimits: queries}
+			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: generousRates, QueryLimits: queries}
 			if err := tx.CreatePlan(ctx, plan); err != nil {
 				return err
 			}

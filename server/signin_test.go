@@ -78,6 +78,11 @@ func (s *testServer) lockOutPortal(t *testing.T, email, password string) gqlResp
 	if n := s.queries.Load(); n != 0 {
 		t.Fatalf("the refused attempt made %d SQL round trips, want none", n)
 	}
+	body, _ := json.Marshal(map[string]any{"query": signInMutation, "variables": map[string]any{"e": email, "p": password}})
+	if status, h, _ := s.call(t, http.MethodPost, "/graphql", nil, string(body)); status != http.StatusTooManyRequests ||
+		h.Get("Retry-After") != fmt.Sprint(int(access.SignInWindow/time.Second)) {
+		t.Fatalf("the refusal over HTTP: %d, Retry-After %q", status, h.Get("Retry-After"))
+	}
 	return r
 }
 
@@ -426,4 +431,32 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no counter %s", name)
 	return 0
+}
+
+// TestUnlookupableNamesAreUnknown: an e-mail or user name that no database can hold (a NUL,
+// invalid UTF-8) is an unknown name, answered as such on both dialects, never a 500 or an ERROR
+// line; and any value PostgreSQL refuses is the caller's INSP_400.002.
+func TestUnlookupableNamesAreUnknown(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		for _, email := range []string{"nobody@example.com\x00", "demo\xff@example.com", strings.Repeat("a", 400) + "@example.com"} {
+			if code, r := s.trySignIn(t, email, "any password"); code != flightgraph.ECodeBadLogin {
+				t.Errorf("signIn %q: %s %+v", email, code, r.Errors)
+			}
+		}
+		for _, user := range []string{"demo.customer\x00", "demo\xff"} {
+			r := s.oaToken(t, oaCall{auth: s.oaDemoClient().basic(), form: url.Values{"grant_type": {"password"}, "username": {user}, "password": {"x"}}})
+			if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "invalid_grant") {
+				t.Errorf("password grant for %q: %s", user, r)
+			}
+		}
+		dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		r := dev.try(t, `mutation { registerApplication(input: {name: "nul\u0000name", description: "d"}) { id } }`, nil)
+		if len(r.Errors) == 0 || r.Errors[0].Extensions["status"] != float64(http.StatusBadRequest) {
+			t.Errorf("an application named with a NUL: %s %+v", r.Data, r.Errors)
+		}
+		if strings.Contains(s.log.String(), "level=ERROR") {
+			t.Errorf("a caller's bad text logged an error:\n%s", s.log)
+		}
+	})
 }

@@ -254,6 +254,12 @@ func (a accessQ) UsageOn(ctx context.Context, subscriptionIDs []string, day stri
 
 const tokenCols = `token_hash, kind, key_id, customer_id, grant_type, family_id, scope, created_at, expires_at, used_at, revoked_at`
 
+// SignUp implements flightgraph.AccessReader.
+func (a accessQ) SignUp(ctx context.Context, tokenHash string, now time.Time) (*flightgraph.PendingSignUp, error) {
+	var p flightgraph.PendingSignUp
+	return &p, a.one(ctx, &p, "sign-up", `SELECT `+signUpCols+` FROM signups WHERE token_hash = ? AND expires_at > ?`, tokenHash, now.UTC())
+}
+
 // Token implements flightgraph.AccessReader.
 func (a accessQ) Token(ctx context.Context, hash string) (*flightgraph.Token, error) {
 	var t flightgraph.Token
@@ -332,17 +338,11 @@ func (t *accessTx) CreateSignUp(ctx context.Context, p *flightgraph.PendingSignU
 	return err
 }
 
-// TakeSignUp implements flightgraph.AccessTx. The DELETE is the arbiter among concurrent
-// verifications of one token: exactly one of them gets the row back.
-func (t *accessTx) TakeSignUp(ctx context.Context, tokenHash string, now time.Time) (*flightgraph.PendingSignUp, error) {
-	var p flightgraph.PendingSignUp
-	return &p, t.one(ctx, &p, "sign-up", `DELETE FROM signups WHERE token_hash = ? AND expires_at > ? RETURNING `+signUpCols, tokenHash, now.UTC())
-}
-
 // DeleteSignUps implements flightgraph.AccessTx.
-func (t *accessTx) DeleteSignUps(ctx context.Context, email string) error {
-	_, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE email = ?`, email)
-	return err
+func (t *accessTx) DeleteSignUps(ctx context.Context, email string) ([]string, error) {
+	var hashes []string
+	err := t.db.selectIn(ctx, t.q, &hashes, `DELETE FROM signups WHERE email = ? RETURNING token_hash`, email)
+	return hashes, err
 }
 
 // DeleteExpiredSignUps implements flightgraph.AccessTx.

@@ -410,7 +410,18 @@ func translate(err error) error {
 	if isUniqueViolation(err) {
 		return &flightgraph.Error{Code: flightgraph.ECodeConflict, Message: "It exists already.", Err: err}
 	}
+	if isBadValue(err) {
+		return &flightgraph.Error{Code: flightgraph.ECodeBadFormat, Message: "An input parameter has an invalid format.", Err: err}
+	}
 	return err
+}
+
+// isBadValue reports whether err is PostgreSQL's refusal of a value (class 22, data exception:
+// a NUL or invalid UTF-8 in text, a number out of range …): the caller's input, not a fault.
+// SQLite stores such values as they are.
+func isBadValue(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && strings.HasPrefix(string(pe.Code), "22")
 }
 
 // isUniqueViolation reports whether err is a unique or primary key violation.
