@@ -118,3 +118,12 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 	w.WriteHeader(e.Status)
 	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": msg, "extensions": ext}}})
 }
+
+// stopped is the error of work stopped because its request's context is done: the deadline
+// passed (every Load asks, so no resolver gets another value), or the client went away.
+func stopped(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return flightgraph.Errorf(flightgraph.ECodeTimeout, "the request ran out of time")
+	}
+	return flightgraph.Errorf(flightgraph.ECodeTimeout, "the request was cancelled")
+}

@@ -61,7 +61,7 @@ type rootField struct {
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-	graphql.FieldInterceptor
+	graphql.RootFieldInterceptor
 } = (*Gate)(nil)
 
 // ExtensionName implements graphql.HandlerExtension.
@@ -259,17 +259,23 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	return nil
 }
 
-// InterceptField implements graphql.FieldInterceptor: the second line, on root fields. A root
-// field whose products the first line did not admit is refused with no data, as the first line
-// would have refused it, and the miss is logged as the defect it is.
-func (g *Gate) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || fc.Parent == nil || fc.Parent.Parent != nil {
-		return next(ctx) // not a root field
-	}
+// InterceptRootField implements graphql.RootFieldInterceptor: the second line, around every root
+// field. A root field whose products the first line did not admit is refused before its resolver
+// runs, as the first line would have refused it; the miss is logged as the defect it is, and the
+// answer then carries no data at all (see refusedAtExecution).
+func (g *Gate) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	rfc := graphql.GetRootFieldContext(ctx)
 	oc := graphql.GetOperationContext(ctx)
-	var c calls
-	err := g.fieldCalls(fc.Object, fc.Field, oc.Variables, &c)
+	root := rootType(g.schema, oc.Operation.Operation)
+	var (
+		c   calls
+		err error
+	)
+	if rfc == nil || root == nil {
+		err = errors.New("graph: a root field without its context")
+	} else {
+		err = g.fieldCalls(root.Name, rfc.Field, oc.Variables, &c)
+	}
 	for _, p := range c.products {
 		if err != nil {
 			break
@@ -279,17 +285,29 @@ func (g *Gate) InterceptField(ctx context.Context, next graphql.Resolver) (any, 
 	if err == nil && c.authenticated {
 		err = access.RequireCaller(ctx)
 	}
-	if err != nil {
-		g.Log.ErrorContext(ctx, "defect: a GraphQL root field reached execution without admission", "requestId", flightgraph.RequestIDFromContext(ctx),
-			"field", fc.Object+"."+fc.Field.Name, "err", err)
-		var fe *flightgraph.Error
-		if !errors.As(err, &fe) {
-			err = flightgraph.Errorf(flightgraph.ECodeNotApproved, "the field %s is not offered by any API", fc.Field.Name)
-		}
-		return nil, err
+	if err == nil {
+		return next(ctx)
 	}
-	return next(ctx)
+	name := "?"
+	if rfc != nil {
+		name = rfc.Field.Name
+	}
+	g.Log.ErrorContext(ctx, "defect: a GraphQL root field reached execution without admission", "requestId", flightgraph.RequestIDFromContext(ctx),
+		"field", name, "err", err)
+	var fe *flightgraph.Error
+	if !errors.As(err, &fe) {
+		err = flightgraph.Errorf(flightgraph.ECodeNotApproved, "the field %s is not offered by any API", name)
+	}
+	graphql.AddError(ctx, &gqlerror.Error{Message: flightgraph.ErrorMessage(err), Path: ast.Path{ast.PathName(name)}, Err: refusedAtExecution{err}})
+	return graphql.Null
 }
+
+// refusedAtExecution marks the error of a root field the second line refused: the transport
+// then answers with no data at all, whatever the other root fields made, since the operation
+// was admitted on a wrong reading of it.
+type refusedAtExecution struct{ error }
+
+func (r refusedAtExecution) Unwrap() error { return r.error }
 
 type getOnlyKey struct{}
 

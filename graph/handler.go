@@ -43,7 +43,6 @@ func NewHandler(c HandlerConfig) http.Handler {
 	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	h.Use(NewBounds())
 	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
-	h.Use(Deadline{})
 	h.AroundOperations(PlanPrefetch(schema.Schema()))
 	h.SetErrorPresenter(ErrorPresenter(c.Log))
 	h.SetRecoverFunc(Recover(c.Log))

@@ -177,6 +177,15 @@ func Middleware(st Stores, wait time.Duration, next http.Handler) http.Handler {
 // Load runs one load through a loader: the value of key or the batch's error. A prefetched key
 // needs no batch.
 func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
+	// Once the request's deadline passed or its client left, no resolver gets another value:
+	// the rest of the answer, prefetched or not, is not built. The non-blocking receive takes no
+	// lock while the context is live.
+	select {
+	case <-ctx.Done():
+		var zero V
+		return zero, stopped(ctx)
+	default:
+	}
 	if v, ok := l.prefetched(key); ok {
 		return v, nil
 	}

@@ -94,6 +94,12 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		t.gone(w, r, ctx)
 		return
 	}
+	for _, e := range resp.Errors {
+		if errors.As(e, new(refusedAtExecution)) {
+			resp.Data = nil // the operation was admitted on a wrong reading: none of it is answered
+			break
+		}
+	}
 	if status := executedStatus(resp); status != http.StatusOK {
 		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)

@@ -106,7 +106,7 @@ func TestClientHangUpIsNotAServerError(t *testing.T) {
 }
 
 // TestDeadlineStopsTheWork: once a request's deadline passes, nothing more of it reaches the
-// database: gqlgen resolves no further field (graph.Deadline), no loader fetches (Loader.get),
+// database: no resolver gets another value (graph.Load), no loader fetches (Loader.get),
 // and the answer says the time ran out.
 func TestDeadlineStopsTheWork(t *testing.T) {
 	const timeout = 100 * time.Millisecond
