@@ -29,18 +29,19 @@ type coster struct {
 	schema *ast.Schema
 	doc    *ast.QueryDocument
 	vars   map[string]any
-	// budget is where counting may stop: the answer is already a refusal.
-	budget int
+	// budget and introBudget are where counting may stop, the answer being a refusal already:
+	// above the cost the plan allows, or above the introspection an operation may hold.
+	budget, introBudget int
 	// introspected is the part of the cost that introspection holds.
 	introspected int
 }
 
-// operationCost returns the cost of oc's validated operation with oc's variables, or some figure
-// above budget once it is clear that the cost exceeds it, and the part of it that introspection
-// holds. Its walk expands fragment spreads, so it must only see documents that Bounds (or measure)
-// found within MaxFields.
-func operationCost(schema *ast.Schema, oc *graphql.OperationContext, budget int) (cost, introspected int) {
-	c := coster{schema: schema, doc: oc.Doc, vars: oc.Variables, budget: budget}
+// operationCost returns the cost of oc's validated operation with oc's variables and the part of
+// it that introspection holds, or figures above budget or introBudget once it is clear that they
+// exceed them. Its walk expands fragment spreads, so it must only see documents that Bounds (or
+// measure) found within MaxFields.
+func operationCost(schema *ast.Schema, oc *graphql.OperationContext, budget, introBudget int) (cost, introspected int) {
+	c := coster{schema: schema, doc: oc.Doc, vars: oc.Variables, budget: budget, introBudget: introBudget}
 	cost = c.set(oc.Operation.SelectionSet, nil)
 	return cost, c.introspected
 }
@@ -259,7 +260,7 @@ func (c *coster) introspect(set ast.SelectionSet, o introObject) int {
 
 func (c *coster) introspectSet(set ast.SelectionSet, o introObject, total *int) {
 	for _, sel := range set {
-		if *total > c.budget {
+		if c.exhausted(*total) {
 			return
 		}
 		switch sel := sel.(type) {
@@ -272,12 +273,17 @@ func (c *coster) introspectSet(set ast.SelectionSet, o introObject, total *int) 
 		case *ast.Field:
 			for _, child := range c.introspectField(o, sel) {
 				*total = add(*total, c.introspect(sel.SelectionSet, child))
-				if *total > c.budget {
+				if c.exhausted(*total) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// exhausted reports whether an introspection walk that has counted total so far may stop.
+func (c *coster) exhausted(total int) bool {
+	return total > c.budget || add(c.introspected, total) > c.introBudget
 }
 
 // introspectField returns the objects a field of o holds; none for a scalar.

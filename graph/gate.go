@@ -82,7 +82,7 @@ func (g *Gate) Validate(es graphql.ExecutableSchema) error {
 	if errs != nil {
 		return fmt.Errorf("graph: the introspection query does not validate: %w", errs)
 	}
-	_, whole := operationCost(g.schema, &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}, math.MaxInt32)
+	_, whole := operationCost(g.schema, &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}, math.MaxInt32, math.MaxInt32)
 	g.maxIntrospection = 2 * whole
 	return nil
 }
@@ -238,7 +238,7 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	if err := shape.Exceeds(limits); err != nil {
 		return refusal(err)
 	}
-	cost, introspected := operationCost(g.schema, oc, limits.MaxCost)
+	cost, introspected := operationCost(g.schema, oc, limits.MaxCost, g.maxIntrospection)
 	if cost > limits.MaxCost {
 		return refusal(flightgraph.Errorf(flightgraph.ECodeQueryCost,
 			"the operation costs %d (objects it can return, lists counted at their first argument or declared size); the plan allows %d", cost, limits.MaxCost))
