@@ -76,13 +76,17 @@ func (in *SignUpInput) Validate() error {
 // in lower case, so that "Ada@Example.com " signs in as ada@example.com.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
-// ValidateEmail checks an e-mail address.
+// ValidateEmail checks an e-mail address. It takes printable ASCII only (an international domain
+// in its xn-- form): Unicode would let one mailbox have endless spellings (a soft hyphen, a
+// zero-width space, full-width letters in its domain), each counted apart by every bound that
+// counts per address.
 func ValidateEmail(email string) error {
 	if email == "" {
 		return ParamErrorf(ECodeMissingParameter, "email", "email is required")
 	}
 	a, err := mail.ParseAddress(email)
-	if err != nil || a.Address != email || len(email) > 254 || !strings.Contains(email[strings.LastIndex(email, "@"):], ".") {
+	if err != nil || a.Address != email || len(email) > 254 || !strings.Contains(email[strings.LastIndex(email, "@"):], ".") ||
+		strings.IndexFunc(email, func(r rune) bool { return r < '!' || r > '~' }) >= 0 {
 		return ParamErrorf(ECodeInvalidParameter, "email", "%q is not an e-mail address", email)
 	}
 	return nil

@@ -3,6 +3,7 @@ package flightgraph
 import (
 	"context"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -101,6 +102,9 @@ func (f *AirportFilter) Validate() error {
 	}
 	if utf8.RuneCountInString(f.Search) > MaxSearchLength {
 		return ParamErrorf(ECodeInvalidParameter, "search", "search is at most %d characters", MaxSearchLength)
+	}
+	if strings.IndexFunc(f.Search, unicode.IsControl) >= 0 || !utf8.ValidString(f.Search) {
+		return ParamErrorf(ECodeBadFormat, "search", "search must be text without control characters")
 	}
 	return f.Page.Validate()
 }

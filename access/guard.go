@@ -347,11 +347,14 @@ type UnchargedLimits struct {
 	PerCaller, PerAddress flightgraph.Limits
 }
 
-// DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: twice the
-// Default plan's rate for a key or an account, the Default plan's for an anonymous address.
+// DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: per portal
+// account (its session, and all its keys and their tokens together, however many it makes), twice
+// the Default plan's rate; per client address, about what the password hashes of sign-ins can
+// serve, and no daily quota: behind a proxy or a NAT one address is many people, and a day's
+// quota spent by one of them would shut the others out of signing in.
 var DefaultUncharged = UnchargedLimits{
 	PerCaller:  flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
-	PerAddress: flightgraph.DefaultLimits,
+	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: 1_000_000_000},
 }
 
 // Admit authorizes the call of each product for the request's caller (its Pass), applies the
@@ -427,22 +430,27 @@ func limited(h http.Header, d Decision) error {
 }
 
 // uncharged returns the limiter's name for the uncharged calls of the pass's caller, and their
-// limits: a key's (its tokens' too), a portal account's, or an anonymous client address's.
+// limits: those of the portal account behind the session, key or token, or of the client
+// address of an anonymous caller.
 func (g *Guard) uncharged(p *Pass) (string, flightgraph.Limits) {
-	l := g.Uncharged
-	if l.PerCaller == (flightgraph.Limits{}) {
-		l.PerCaller = DefaultUncharged.PerCaller
+	if p.Caller.Account != nil {
+		return AccountUncharged(p.Caller.Account.ID, g.Uncharged)
 	}
-	if l.PerAddress == (flightgraph.Limits{}) {
-		l.PerAddress = DefaultUncharged.PerAddress
+	l := g.Uncharged.PerAddress
+	if l == (flightgraph.Limits{}) {
+		l = DefaultUncharged.PerAddress
 	}
-	switch c := p.Caller; {
-	case c.KeyID != "":
-		return "uncharged:key:" + c.KeyID, l.PerCaller
-	case c.Account != nil:
-		return "uncharged:account:" + c.Account.ID, l.PerCaller
+	return "uncharged:address:" + p.client, l
+}
+
+// AccountUncharged returns the limiter's name for the uncharged calls of an account, and their
+// limits under u (DefaultUncharged's where u has none): the guard's and the token endpoint's.
+func AccountUncharged(accountID string, u UnchargedLimits) (string, flightgraph.Limits) {
+	l := u.PerCaller
+	if l == (flightgraph.Limits{}) {
+		l = DefaultUncharged.PerCaller
 	}
-	return "uncharged:address:" + p.client, l.PerAddress
+	return "uncharged:account:" + accountID, l
 }
 
 // errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.

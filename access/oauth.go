@@ -41,6 +41,11 @@ type TokenService struct {
 	Lifetimes TokenLifetimes
 	// Revoked, when set, is told of every token family revoked, so that caches drop its tokens.
 	Revoked func(familyID string)
+	// Limiter, when set, holds the grants of each key's account to its uncharged limits
+	// (Uncharged, DefaultUncharged's where zero), as the guard holds its portal calls: every
+	// grant writes tokens to the database.
+	Limiter   Limiter
+	Uncharged UnchargedLimits
 }
 
 // TokenLifetimes set how long tokens live, per grant; zero means the default.
@@ -133,6 +138,20 @@ func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
 	ka, oe := t.client(ctx, r, form)
 	if oe != nil {
 		return nil, oe
+	}
+	if t.Limiter != nil {
+		id, limits := AccountUncharged(ka.Account.ID, t.Uncharged)
+		d, err := t.Limiter.Admit(ctx, id, limits)
+		if err != nil {
+			return nil, t.internal(ctx, err)
+		}
+		if !d.Allowed {
+			// 429 and Retry-After tell the HTTP layer to wait; RFC 6749 has no error for it, and
+			// invalid_request is the one that does not send a client back to its user.
+			n := int((d.RetryAfter + time.Second - 1) / time.Second)
+			return nil, &oauthError{Status: http.StatusTooManyRequests, Code: "invalid_request", RetryAfter: n,
+				Description: fmt.Sprintf("too many token requests for this account; retry after %d s", n)}
+		}
 	}
 	grant := flightgraph.Grant(form.Get("grant_type"))
 	switch grant {

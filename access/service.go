@@ -13,6 +13,14 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
+// An account has at most MaxApplications applications, each with at most MaxKeys active keys:
+// every key is a client of its own, requesting one mails the operators, and the portal lists
+// them all (the schema's @listSize declares these bounds for the cost of such lists).
+const (
+	MaxApplications = 20
+	MaxKeys         = 5
+)
+
 // SessionTTL is how long a portal session lasts.
 const SessionTTL = 12 * time.Hour
 
@@ -246,6 +254,11 @@ func (s *Service) RegisterApplication(ctx context.Context, in flightgraph.Applic
 	app := &flightgraph.Application{ID: NewID("app"), AccountID: acc.ID, Name: in.Name, Website: in.Website,
 		Description: in.Description, CallbackURL: in.CallbackURL, CreatedAt: now, UpdatedAt: now}
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if apps, err := tx.ApplicationsByAccount(ctx, acc.ID); err != nil {
+			return err
+		} else if len(apps) >= MaxApplications {
+			return flightgraph.Errorf(flightgraph.ECodeInvalidState, "an account has at most %d applications: delete one first", MaxApplications)
+		}
 		if err := tx.CreateApplication(ctx, app); err != nil {
 			return err
 		}
@@ -400,6 +413,19 @@ func (s *Service) RequestKey(ctx context.Context, req KeyRequest) (*flightgraph.
 		app, err := ownApplication(ctx, tx, acc, req.ApplicationID, "applicationId")
 		if err != nil {
 			return err
+		}
+		keys, err := tx.KeysByApplications(ctx, []string{app.ID})
+		if err != nil {
+			return err
+		}
+		active := 0
+		for _, k := range keys[0] {
+			if k.Status == flightgraph.KeyActive {
+				active++
+			}
+		}
+		if active >= MaxKeys {
+			return flightgraph.Errorf(flightgraph.ECodeInvalidState, "an application has at most %d active keys: revoke one first", MaxKeys)
 		}
 		if err := tx.CreateKey(ctx, k); err != nil {
 			return err

@@ -188,16 +188,60 @@ func (c *calls) add(product string) {
 	}
 }
 
+// conditions refuses an operation whose @skip or @include condition is a variable that is not a
+// boolean, which validation lets through when the variable has a default and the request gives it
+// as null: gqlgen's CollectFields would panic on it wherever it stands, and the client would get
+// a 500 for its own mistake. Every selection of the document is looked at once.
+func conditions(oc *graphql.OperationContext) error {
+	var walk func(ast.SelectionSet) error
+	check := func(dirs ast.DirectiveList) error {
+		for _, d := range dirs {
+			if d.Name != "skip" && d.Name != "include" {
+				continue
+			}
+			if a := d.Arguments.ForName("if"); a != nil && a.Value != nil && a.Value.Kind == ast.Variable {
+				if _, ok := oc.Variables[a.Value.Raw].(bool); !ok {
+					return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, a.Value.Raw, "the condition of @%s, $%s, must be true or false", d.Name, a.Value.Raw)
+				}
+			}
+		}
+		return nil
+	}
+	walk = func(set ast.SelectionSet) error {
+		for _, sel := range set {
+			var err error
+			switch sel := sel.(type) {
+			case *ast.Field:
+				if err = check(sel.Directives); err == nil {
+					err = walk(sel.SelectionSet)
+				}
+			case *ast.InlineFragment:
+				if err = check(sel.Directives); err == nil {
+					err = walk(sel.SelectionSet)
+				}
+			case *ast.FragmentSpread:
+				err = check(sel.Directives)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(oc.Operation.SelectionSet); err != nil {
+		return err
+	}
+	for _, f := range oc.Doc.Fragments {
+		if err := walk(f.SelectionSet); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // operationCalls returns what the operation of oc takes, from its root fields as execution
 // collects them.
 func (g *Gate) operationCalls(oc *graphql.OperationContext) (c calls, err error) {
-	defer func() {
-		// gqlgen's CollectFields panics on a @skip or @include whose condition is a variable
-		// given as null, which validation lets through: the request's fault, said as such.
-		if r := recover(); r != nil {
-			err = flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "if", "a @skip or @include condition is not a boolean: %v", r)
-		}
-	}()
 	root := rootType(g.schema, oc.Operation.Operation)
 	if root == nil {
 		return c, fmt.Errorf("graph: the schema has no %s type", oc.Operation.Operation)
@@ -216,6 +260,9 @@ func (g *Gate) operationCalls(oc *graphql.OperationContext) (c calls, err error)
 func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	if getOnly(ctx) && oc.Operation.Operation != ast.Query {
 		return refusal(flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "a %s takes POST", oc.Operation.Operation))
+	}
+	if err := conditions(oc); err != nil {
+		return refusal(err)
 	}
 	c, err := g.operationCalls(oc)
 	var fe *flightgraph.Error

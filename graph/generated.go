@@ -2409,7 +2409,7 @@ type AuthPayload {
 
 type Me {
   account: Account!
-  applications: [Application!]! @listSize(assumedSize: 10)
+  applications: [Application!]! @listSize(assumedSize: 20)
 }
 
 type Account {
@@ -2429,7 +2429,7 @@ type Application {
   callbackUrl: String!
   createdAt: DateTime!
   updatedAt: DateTime!
-  keys: [Key!]! @listSize(assumedSize: 5)
+  keys: [Key!]! @listSize(assumedSize: 10)
   "Operators and the owner: who registered it."
   owner: Account!
 }

@@ -161,6 +161,8 @@ func hostileShapes(flightID string) []hostileShape {
 		{name: "not JSON", body: `query={ fleet { typeName } }`, status: 400, code: flightgraph.ECodeBadBody},
 		{name: "include condition null", body: `{"query":"query($i: Boolean = true) { fleet @include(if: $i) { typeName } }","variables":{"i":null}}`,
 			status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "skip condition null below the root", body: `{"query":"query($s: Boolean = true) { fleet { typeName @skip(if: $s) configuration } ...F } fragment F on Query { carriers { code @include(if: $s) } }","variables":{"s":null}}`,
+			status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "introspection", body: q(`{ __schema { queryType { name } } }`), authenticatedOnly: true},
 		{name: "federation SDL", body: q(`{ _service { sdl } }`), authenticatedOnly: true},
 	}
@@ -404,40 +406,85 @@ func TestGraphQLMethods(t *testing.T) {
 	}
 }
 
-// TestUnchargedCallsAreLimited: the calls that charge no API (portal operations, introspection)
-// are held to limits too, per key or account, and per client address for anonymous callers, with
-// the limit headers and 429s of any API.
+// TestUnchargedCallsAreLimited: the calls that charge no API (portal operations, introspection,
+// token grants) are held to limits too: per portal account, whose session and keys share one
+// budget however many keys it makes, and per client address for anonymous callers; with the limit
+// headers and 429s of any API.
 func TestUnchargedCallsAreLimited(t *testing.T) {
-	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Uncharged = access.UnchargedLimits{} })
-	session := "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token
-	for _, c := range []struct {
-		name    string
-		headers map[string]string
-		query   string
-		allowed int
-	}{
-		{"key, introspection", map[string]string{"api-key": keyFor(t, s, "schedule")}, `{ __schema { queryType { name } } }`, access.DefaultUncharged.PerCaller.PerSecond},
-		{"another key", map[string]string{"api-key": keyFor(t, s, "opendata")}, `{ __type(name: "Flight") { name } }`, access.DefaultUncharged.PerCaller.PerSecond},
-		{"session, portal", map[string]string{"Authorization": session}, `{ me { account { email } } }`, access.DefaultUncharged.PerCaller.PerSecond},
-		{"anonymous (after its sign-in above)", nil, `{ __typename }`, access.DefaultUncharged.PerAddress.PerSecond - 1},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			admitted := 0
-			for range 15 {
-				code, h, body := s.call(t, http.MethodPost, "/graphql", c.headers, jsonBody(c.query, nil))
-				switch {
-				case code == http.StatusOK:
-					admitted++
-					if h.Get("RateLimit") == "" {
-						t.Errorf("admitted without limit headers")
-					}
-				case code != http.StatusTooManyRequests || gqlCode(t, body) != flightgraph.ECodePerSecondLimit || h.Get("Retry-After") == "":
-					t.Fatalf("%d %s", code, body)
-				}
-			}
-			if admitted != c.allowed {
-				t.Errorf("%d of 15 admitted in one second, want %d", admitted, c.allowed)
-			}
-		})
+	fresh := func(t *testing.T) *testServer {
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Uncharged = access.UnchargedLimits{} })
 	}
+	count := func(t *testing.T, s *testServer, calls []map[string]string, query string) int {
+		admitted := 0
+		for _, h := range calls {
+			code, hdr, body := s.call(t, http.MethodPost, "/graphql", h, jsonBody(query, nil))
+			switch {
+			case code == http.StatusOK:
+				admitted++
+				if hdr.Get("RateLimit") == "" {
+					t.Errorf("admitted without limit headers")
+				}
+			case code != http.StatusTooManyRequests || gqlCode(t, body) != flightgraph.ECodePerSecondLimit || hdr.Get("Retry-After") == "":
+				t.Fatalf("%d %s", code, body)
+			}
+		}
+		return admitted
+	}
+	t.Run("an account's session and keys together", func(t *testing.T) {
+		s := fresh(t)
+		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
+		key1, key2 := map[string]string{"api-key": keyFor(t, s, "schedule")}, map[string]string{"api-key": keyFor(t, s, "opendata")}
+		var calls []map[string]string
+		for range 10 {
+			calls = append(calls, session, key1, key2)
+		}
+		if n, want := count(t, s, calls, `{ __schema { queryType { name } } }`), access.DefaultUncharged.PerCaller.PerSecond; n != want {
+			t.Errorf("%d of 30 admitted in one second, want %d", n, want)
+		}
+	})
+	t.Run("anonymous address", func(t *testing.T) {
+		s := fresh(t)
+		calls := make([]map[string]string, 30)
+		if n, want := count(t, s, calls, `{ __typename }`), access.DefaultUncharged.PerAddress.PerSecond; n != want {
+			t.Errorf("%d of 30 admitted in one second, want %d", n, want)
+		}
+	})
+	t.Run("token grants", func(t *testing.T) {
+		s := fresh(t)
+		admitted := 0
+		for range 15 {
+			r := s.oaToken(t, oaCall{auth: s.oaDemoClient().basic(), form: url.Values{"grant_type": {"client_credentials"}}})
+			switch {
+			case r.status == http.StatusOK:
+				admitted++
+			case r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "":
+				t.Fatalf("grant: %s", r)
+			}
+		}
+		if want := access.DefaultUncharged.PerCaller.PerSecond; admitted != want {
+			t.Errorf("%d of 15 grants admitted in one second, want %d", admitted, want)
+		}
+	})
+}
+
+// TestPortalCaps: an account has at most access.MaxApplications applications, an application at
+// most access.MaxKeys active keys; a revoked key makes room.
+func TestPortalCaps(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+	var app struct{ RegisterApplication struct{ ID string } }
+	for i := 1; i < access.MaxApplications; i++ { // the demo application is the first
+		dev.do(t, `mutation { registerApplication(input: {name: "App", description: "d"}) { id } }`, nil, &app)
+	}
+	dev.fails(t, flightgraph.ECodeInvalidState, `mutation { registerApplication(input: {name: "One too many", description: "d"}) { id } }`, nil)
+	requestKey := `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "schedule"}) { key { id } } }`
+	var key struct {
+		RequestKey struct{ Key struct{ ID string } }
+	}
+	for range access.MaxKeys {
+		dev.do(t, requestKey, map[string]any{"a": app.RegisterApplication.ID}, &key)
+	}
+	dev.fails(t, flightgraph.ECodeInvalidState, requestKey, map[string]any{"a": app.RegisterApplication.ID})
+	dev.do(t, `mutation($k: ID!) { revokeKey(keyId: $k) { id } }`, map[string]any{"k": key.RequestKey.Key.ID}, nil)
+	dev.do(t, requestKey, map[string]any{"a": app.RegisterApplication.ID}, nil)
 }

@@ -194,3 +194,13 @@ func TestClientFaultsAreNotServerFaults(t *testing.T) {
 		t.Errorf("a client's fault is logged as an error:\n%s", log)
 	}
 }
+
+// TestSearchTextIsText: a search with a control character (a NUL cut the pattern short on SQLite
+// and matched every airport) is refused with INSP_400.002.
+func TestSearchTextIsText(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `query($q: String!) { airports(search: $q) { totalCount } }`, map[string]any{"q": "\x00zzz"})
+	if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeBadFormat {
+		t.Fatalf("%s %+v", resp.Data, resp.Errors)
+	}
+}

@@ -136,7 +136,7 @@ func New(cfg Config) *Server {
 	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
 	tokens := &access.TokenService{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
-		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens}
+		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: limiter, Uncharged: cfg.Uncharged}
 	cfg.Stores.Access = cfg.Access
 	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
 		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
