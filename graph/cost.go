@@ -25,10 +25,33 @@ const defaultListSize = 100
 // maxCost is where costs saturate: no operation can overflow the sum by piling up lists.
 const maxCost = math.MaxInt32
 
-type coster struct {
+// costModel is what the schema's @cost and @listSize say of each field, read once, when the
+// schema is: every operation's cost is computed from it.
+type costModel struct {
 	schema *ast.Schema
-	doc    *ast.QueryDocument
-	vars   map[string]any
+	fields map[*ast.FieldDefinition]fieldCost
+}
+
+// fieldCost is one field's part of the model.
+type fieldCost struct {
+	weight int     // of one value
+	size   *sizing // nil when the field declares none
+}
+
+func newCostModel(schema *ast.Schema) *costModel {
+	m := &costModel{schema: schema, fields: map[*ast.FieldDefinition]fieldCost{}}
+	for _, def := range schema.Types {
+		for _, f := range def.Fields {
+			m.fields[f] = fieldCost{weight: weight(f.Directives, schema.Types[f.Type.Name()]), size: listSize(f)}
+		}
+	}
+	return m
+}
+
+type coster struct {
+	*costModel
+	doc  *ast.QueryDocument
+	vars map[string]any
 	// budget and introBudget are where counting may stop, the answer being a refusal already:
 	// above the cost the plan allows, or above the introspection an operation may hold.
 	budget, introBudget int
@@ -40,8 +63,8 @@ type coster struct {
 // it that introspection holds, or figures above budget or introBudget once it is clear that they
 // exceed them. Its walk expands fragment spreads, so it must only see documents that Bounds (or
 // measure) found within MaxFields.
-func operationCost(schema *ast.Schema, oc *graphql.OperationContext, budget, introBudget int) (cost, introspected int) {
-	c := coster{schema: schema, doc: oc.Doc, vars: oc.Variables, budget: budget, introBudget: introBudget}
+func operationCost(m *costModel, oc *graphql.OperationContext, budget, introBudget int) (cost, introspected int) {
+	c := coster{costModel: m, doc: oc.Doc, vars: oc.Variables, budget: budget, introBudget: introBudget}
 	cost = c.set(oc.Operation.SelectionSet, nil)
 	return cost, c.introspected
 }
@@ -83,21 +106,25 @@ func (c *coster) field(f *ast.Field, sized map[string]int) int {
 	if def == nil {
 		return 0 // not a field of the schema: validation refused the document already
 	}
-	named := c.schema.Types[def.Type.Name()]
-	item := weight(def.Directives, named)
+	fc, ok := c.fields[def]
+	if !ok {
+		// A definition the model has not seen: read it now, as the model would have.
+		fc = fieldCost{weight: weight(def.Directives, c.schema.Types[def.Type.Name()]), size: listSize(def)}
+	}
+	size, item := fc.size, fc.weight
 	var args map[string]any
-	if size := listSize(def); size != nil || f.Name == "_entities" {
+	if size != nil || f.Name == "_entities" {
 		args = f.ArgumentMap(c.vars)
 	}
 	var childSized map[string]int
-	if size := listSize(def); size != nil && len(size.sizedFields) > 0 {
+	if size != nil && len(size.sizedFields) > 0 {
 		n := size.of(args)
 		childSized = make(map[string]int, len(size.sizedFields))
 		for _, name := range size.sizedFields {
 			childSized[name] = n
 		}
 	}
-	if named != nil && named.IsCompositeType() {
+	if named := c.schema.Types[def.Type.Name()]; named != nil && named.IsCompositeType() {
 		item = add(item, c.set(f.SelectionSet, childSized))
 	}
 	n := 1
@@ -108,7 +135,7 @@ func (c *coster) field(f *ast.Field, sized map[string]int) int {
 		n = len(representations(args))
 	case def.Type.Elem != nil:
 		n = defaultListSize
-		if size := listSize(def); size != nil && len(size.sizedFields) == 0 {
+		if size != nil && len(size.sizedFields) == 0 {
 			n = size.of(args)
 		}
 	}

@@ -37,6 +37,7 @@ type Gate struct {
 	Log   *slog.Logger
 
 	schema   *ast.Schema
+	cost     *costModel
 	roots    map[string]map[string]rootField // root type → field → what calling it takes
 	entities map[string]entityType           // by name
 	// maxIntrospection bounds the objects an operation's introspection holds: twice those of
@@ -47,15 +48,16 @@ type Gate struct {
 
 // entityType is what resolving an entity of a type through _entities takes.
 type entityType struct {
-	product string   // "" when the type names none: refused
-	keys    []string // the fields of its @key, each of which a representation must give
+	product string     // "" when the type names none: refused
+	keys    [][]string // the fields of each of its @key; a representation must give one whole set
 }
 
-// rootField is what calling one root field takes.
+// rootField is what calling one root field takes: its API product, or any authenticated caller
+// (introspection), or neither (a portal field: the portal's own rules apply). A field that is not
+// in the table takes what nobody has.
 type rootField struct {
-	product       string // the API product it belongs to
-	portal        bool   // a portal field: the portal's own rules apply, no product
-	authenticated bool   // introspection: any authenticated caller
+	product       string
+	authenticated bool
 }
 
 var _ interface {
@@ -77,12 +79,13 @@ func (g *Gate) Validate(es graphql.ExecutableSchema) error {
 		g.Log = slog.New(slog.DiscardHandler)
 	}
 	g.schema = es.Schema()
+	g.cost = newCostModel(g.schema)
 	g.roots, g.entities = productTable(g.schema)
 	doc, errs := gqlparser.LoadQuery(g.schema, IntrospectionQuery)
 	if errs != nil {
 		return fmt.Errorf("graph: the introspection query does not validate: %w", errs)
 	}
-	_, whole := operationCost(g.schema, &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}, math.MaxInt32, math.MaxInt32)
+	_, whole := operationCost(g.cost, &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}, math.MaxInt32, math.MaxInt32)
 	g.maxIntrospection = 2 * whole
 	return nil
 }
@@ -100,7 +103,7 @@ func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[stri
 			case f.Name == "__schema" || f.Name == "__type" || f.Name == "_service":
 				fields[f.Name] = rootField{authenticated: true}
 			case f.Directives.ForName("portal") != nil:
-				fields[f.Name] = rootField{portal: true}
+				fields[f.Name] = rootField{}
 			default:
 				if p := apiOf(f.Directives); p != "" {
 					fields[f.Name] = rootField{product: p}
@@ -115,7 +118,7 @@ func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[stri
 			e := entities[name]
 			e.product = apiOf(def.Directives)
 			if a := key.Arguments.ForName("fields"); a != nil && a.Value != nil {
-				e.keys = append(e.keys, strings.Fields(a.Value.Raw)...)
+				e.keys = append(e.keys, strings.Fields(a.Value.Raw))
 			}
 			entities[name] = e
 		}
@@ -158,10 +161,8 @@ func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string
 				return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations",
 					"representation %d is not an object whose __typename is an entity type (Flight, Airport, City, Country, Aircraft)", i)
 			}
-			for _, k := range e.keys {
-				if _, err := graphql.UnmarshalString(rep[k]); rep[k] == nil || err != nil {
-					return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations", "representation %d lacks its key %s", i, k)
-				}
+			if !slices.ContainsFunc(e.keys, func(key []string) bool { return givesKey(rep, key) }) {
+				return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations", "representation %d lacks the key of %s", i, typename)
 			}
 			if e.product == "" {
 				return fmt.Errorf("graph: the entity %s belongs to no API", typename)
@@ -180,6 +181,17 @@ func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string
 		into.add(rf.product)
 	}
 	return nil
+}
+
+// givesKey reports whether a representation gives every field of a key, each a value the entity
+// resolver can take as a string.
+func givesKey(rep map[string]any, key []string) bool {
+	for _, k := range key {
+		if _, err := graphql.UnmarshalString(rep[k]); rep[k] == nil || err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *calls) add(product string) {
@@ -285,7 +297,7 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	if err := shape.Exceeds(limits); err != nil {
 		return refusal(err)
 	}
-	cost, introspected := operationCost(g.schema, oc, limits.MaxCost, g.maxIntrospection)
+	cost, introspected := operationCost(g.cost, oc, limits.MaxCost, g.maxIntrospection)
 	if cost > limits.MaxCost {
 		return refusal(flightgraph.Errorf(flightgraph.ECodeQueryCost,
 			"the operation costs %d (objects it can return, lists counted at their first argument or declared size); the plan allows %d", cost, limits.MaxCost))
