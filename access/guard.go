@@ -339,12 +339,13 @@ func (g *Guard) forgetAll() {
 	g.tokens.Clear()
 }
 
-// UnchargedLimits bound the calls that charge no API: the portal's operations and introspection.
-// They answer from the database or from the schema like any API, and a caller could otherwise
-// repeat them without end; the limits are those of each key or portal account, and of each
-// client address for anonymous callers.
+// UnchargedLimits bound the calls that charge no API: the portal's operations, introspection and
+// the token endpoint's grants. They answer from the database or from the schema like any API,
+// and a caller could otherwise repeat them without end; the limits are those of each portal
+// account (its session, keys and tokens together), and of each client address for anonymous
+// callers.
 type UnchargedLimits struct {
-	PerCaller, PerAddress flightgraph.Limits
+	PerAccount, PerAddress flightgraph.Limits
 }
 
 // DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: per portal
@@ -353,7 +354,7 @@ type UnchargedLimits struct {
 // serve, and no daily quota: behind a proxy or a NAT one address is many people, and a day's
 // quota spent by one of them would shut the others out of signing in.
 var DefaultUncharged = UnchargedLimits{
-	PerCaller:  flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
+	PerAccount:  flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
 	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: 1_000_000_000},
 }
 
@@ -446,9 +447,9 @@ func (g *Guard) uncharged(p *Pass) (string, flightgraph.Limits) {
 // AccountUncharged returns the limiter's name for the uncharged calls of an account, and their
 // limits under u (DefaultUncharged's where u has none): the guard's and the token endpoint's.
 func AccountUncharged(accountID string, u UnchargedLimits) (string, flightgraph.Limits) {
-	l := u.PerCaller
+	l := u.PerAccount
 	if l == (flightgraph.Limits{}) {
-		l = DefaultUncharged.PerCaller
+		l = DefaultUncharged.PerAccount
 	}
 	return "uncharged:account:" + accountID, l
 }

@@ -438,7 +438,7 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 		for range 10 {
 			calls = append(calls, session, key1, key2)
 		}
-		if n, want := count(t, s, calls, `{ __schema { queryType { name } } }`), access.DefaultUncharged.PerCaller.PerSecond; n != want {
+		if n, want := count(t, s, calls, `{ __schema { queryType { name } } }`), access.DefaultUncharged.PerAccount.PerSecond; n != want {
 			t.Errorf("%d of 30 admitted in one second, want %d", n, want)
 		}
 	})
@@ -461,7 +461,7 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 				t.Fatalf("grant: %s", r)
 			}
 		}
-		if want := access.DefaultUncharged.PerCaller.PerSecond; admitted != want {
+		if want := access.DefaultUncharged.PerAccount.PerSecond; admitted != want {
 			t.Errorf("%d of 15 grants admitted in one second, want %d", admitted, want)
 		}
 	})

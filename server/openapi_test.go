@@ -913,12 +913,12 @@ func TestRESTResponsesValidate(t *testing.T) {
 	})
 }
 
-// TestOpenAPIPerCaller: /openapi.json describes only the APIs the caller may see. Anonymous
+// TestOpenAPIPerAccount: /openapi.json describes only the APIs the caller may see. Anonymous
 // callers, bad credentials and developers get the public document, with no trace of the partner
 // and internal APIs in any byte; a partner's session or key adds the partner API, staff and
 // operators see every API. Each variant is a valid OpenAPI document whose {api} parameter lists
 // exactly the caller's APIs.
-func TestOpenAPIPerCaller(t *testing.T) {
+func TestOpenAPIPerAccount(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	ctx := context.Background()
 	for email, role := range map[string]flightgraph.Role{"pat@partner.example": flightgraph.RolePartner, "sam@staff.example": flightgraph.RoleStaff} {

@@ -65,7 +65,7 @@ func testConfig(db *store.DB, logs io.Writer) server.Config {
 		Version:   "test",
 		// The clock is frozen, so a second never ends: portal calls get limits that tests of
 		// other things never meet (TestUnchargedCallsAreLimited tests the defaults).
-		Uncharged: access.UnchargedLimits{PerCaller: generousRates, PerAddress: generousRates},
+		Uncharged: access.UnchargedLimits{PerAccount: generousRates, PerAddress: generousRates},
 	}
 }
 
