@@ -354,7 +354,7 @@ type UnchargedLimits struct {
 // serve, and no daily quota: behind a proxy or a NAT one address is many people, and a day's
 // quota spent by one of them would shut the others out of signing in.
 var DefaultUncharged = UnchargedLimits{
-	PerAccount:  flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
+	PerAccount: flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
 	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: 1_000_000_000},
 }
 
