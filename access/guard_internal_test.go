@@ -158,3 +158,45 @@ func TestRequireFailsClosed(t *testing.T) {
 		t.Errorf("Admit without a pass: %v", err)
 	}
 }
+
+// TestMemoryLimiterForgetsIdleNames: the limiter keeps no state for a name that made no call in
+// the last second once a sweep has passed, so that every address that ever called does not stay
+// in memory; a subscription's day count comes back from DayUsage, exact.
+func TestMemoryLimiterForgetsIdleNames(t *testing.T) {
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	used := map[string]int64{"sub": 41}
+	l := NewMemoryLimiter(func(_ context.Context, sub, _ string) (int64, error) { return used[sub], nil }, func() time.Time { return now })
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 1000}
+	for i := range 1000 {
+		if _, err := l.Admit(context.Background(), "uncharged:address:10.0.0."+strconv.Itoa(i), limits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, _ := l.Admit(context.Background(), "sub", limits); d.DayUsed != 42 {
+		t.Fatalf("day used %d, want 42", d.DayUsed)
+	}
+	used["sub"] = 42 // the usage recorder holds the admitted call
+	now = now.Add(memorySweepEvery + time.Second)
+	swept := func() bool { // every shard has seen a new name since the clock moved, and swept
+		for i := range l.shards {
+			if l.shards[i].swept != now.UnixNano() {
+				return false
+			}
+		}
+		return true
+	}
+	fresh := 0
+	for ; !swept() && fresh < 100_000; fresh++ {
+		l.Admit(context.Background(), "new:"+strconv.Itoa(fresh), limits)
+	}
+	states := 0
+	for i := range l.shards {
+		states += len(l.shards[i].subs)
+	}
+	if states != fresh {
+		t.Errorf("%d states after the sweeps, want the %d new names' only", states, fresh)
+	}
+	if d, _ := l.Admit(context.Background(), "sub", limits); !d.Allowed || d.DayUsed != 43 {
+		t.Errorf("after the sweep: %+v, want the day count read again (43)", d)
+	}
+}

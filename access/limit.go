@@ -78,9 +78,10 @@ type MemoryLimiter struct {
 // memoryShard holds the states of the subscriptions that hash to it. The padding keeps two
 // shards' locks off one cache line, since different cores take them at once.
 type memoryShard struct {
-	mu   sync.RWMutex
-	subs map[string]*memoryState
-	_    [32]byte
+	mu    sync.RWMutex
+	subs  map[string]*memoryState
+	swept int64 // Unix ns of the latest sweep of idle states
+	_     [24]byte
 }
 
 // memoryState is one subscription's counters; its own mutex keeps calls of different
@@ -91,7 +92,15 @@ type memoryState struct {
 	day      int64 // days since the Unix epoch of dayUsed
 	dayKnown bool
 	dayUsed  int64
+	dropped  bool // swept out of its shard: whoever holds it looks it up again
 }
+
+// memorySweepEvery is how often a shard drops the states of the names that made no call in the
+// last second. Every name a replica admits is kept (behind a Fallback, every call is recorded
+// here, including the uncharged calls of each client address), so without the sweep the map
+// would grow with every address that ever called. A dropped day count is read again from
+// DayUsage, which holds it.
+const memorySweepEvery = time.Minute
 
 // NewMemoryLimiter returns a MemoryLimiter that reads the time from now and the usage of a day it
 // has no counter for from usage. A nil usage starts every day from 0, which only tests and
@@ -110,8 +119,7 @@ func NewMemoryLimiter(usage DayUsage, now func() time.Time) *MemoryLimiter {
 // Admit decides one call in O(1) and, once the subscription is known and its window has grown to
 // its rate, without allocating.
 func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits) (Decision, error) {
-	st := l.state(subscription)
-	st.mu.Lock()
+	st := l.locked(subscription)
 	defer st.mu.Unlock()
 
 	t := l.windowNow(st)
@@ -175,8 +183,7 @@ func (l *MemoryLimiter) windowNow(st *memoryState) int64 {
 // record puts a call the primary admitted into the subscription's window, without a decision:
 // the primary has decided already.
 func (l *MemoryLimiter) record(subscription string) {
-	st := l.state(subscription)
-	st.mu.Lock()
+	st := l.locked(subscription)
 	st.window.insert(l.windowNow(st))
 	st.mu.Unlock()
 }
@@ -185,8 +192,7 @@ func (l *MemoryLimiter) record(subscription string) {
 // next, when the window has room; otherwise it returns the per-second refusal, whose DayUsed is
 // this limiter's count and may lag the primary's.
 func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits) (at int64, refusal Decision, ok bool) {
-	st := l.state(subscription)
-	st.mu.Lock()
+	st := l.locked(subscription)
 	defer st.mu.Unlock()
 	t := l.windowNow(st)
 	if n := st.window.n; n >= limits.PerSecond {
@@ -206,8 +212,7 @@ func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits) 
 // call, and otherwise moved to now, after the primary's answer, so that the window never lets the
 // call leave before the primary's does.
 func (l *MemoryLimiter) settle(subscription string, at int64, admitted bool) {
-	st := l.state(subscription)
-	st.mu.Lock()
+	st := l.locked(subscription)
 	defer st.mu.Unlock()
 	st.window.remove(at)
 	if admitted {
@@ -227,10 +232,41 @@ func (l *MemoryLimiter) state(subscription string) *memoryState {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if st = sh.subs[subscription]; st == nil {
+		l.sweep(sh)
 		st = &memoryState{}
 		sh.subs[subscription] = st
 	}
 	return st
+}
+
+// locked returns the subscription's state, locked; never one a sweep dropped meanwhile.
+func (l *MemoryLimiter) locked(subscription string) *memoryState {
+	for {
+		st := l.state(subscription)
+		st.mu.Lock()
+		if !st.dropped {
+			return st
+		}
+		st.mu.Unlock()
+	}
+}
+
+// sweep drops, at most every memorySweepEvery, the states of sh whose window is empty; the caller
+// holds sh's lock (taken before any state's, as everywhere).
+func (l *MemoryLimiter) sweep(sh *memoryShard) {
+	now := l.now().UnixNano()
+	if now-sh.swept < int64(memorySweepEvery) {
+		return
+	}
+	sh.swept = now
+	for name, st := range sh.subs {
+		st.mu.Lock()
+		if st.window.prune(now - int64(time.Second)); st.window.n == 0 {
+			st.dropped = true
+			delete(sh.subs, name)
+		}
+		st.mu.Unlock()
+	}
 }
 
 func (l *MemoryLimiter) dayUsage(ctx context.Context, subscription string, day int64) (int64, error) {
