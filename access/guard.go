@@ -351,12 +351,16 @@ type UnchargedLimits struct {
 // DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: per portal
 // account (its session, and all its keys and their tokens together, however many it makes), twice
 // the Default plan's rate; per client address, about what the password hashes of sign-ins can
-// serve, and no daily quota: behind a proxy or a NAT one address is many people, and a day's
-// quota spent by one of them would shut the others out of signing in.
+// serve. Neither has a daily quota: these calls leave no durable count to keep one by (the
+// limiter forgets an idle name), and behind a proxy or a NAT one address is many people, whom a
+// quota spent by one of them would shut out of signing in.
 var DefaultUncharged = UnchargedLimits{
-	PerAccount: flightgraph.Limits{PerSecond: 10, PerDay: 20_000},
-	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: 1_000_000_000},
+	PerAccount: flightgraph.Limits{PerSecond: 10, PerDay: noDailyQuota},
+	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: noDailyQuota},
 }
+
+// noDailyQuota is the per-day limit of limits that have none.
+const noDailyQuota = 1_000_000_000
 
 // Admit authorizes the call of each product for the request's caller (its Pass), applies the
 // products' limits, counts the call in their usage and writes the limit headers; the products it
@@ -422,7 +426,7 @@ func limited(h http.Header, d Decision) error {
 	if d.Allowed {
 		return nil
 	}
-	h.Set("Retry-After", strconv.Itoa(int((d.RetryAfter+time.Second-1)/time.Second)))
+	h.Set("Retry-After", strconv.Itoa(flightgraph.Seconds(d.RetryAfter)))
 	msg := fmt.Sprintf("over the limit of %d calls per second", d.Limits.PerSecond)
 	if d.Code == flightgraph.ECodePerDayLimit {
 		msg = fmt.Sprintf("over the limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
@@ -552,7 +556,7 @@ func setLimitHeaders(h http.Header, d Decision) {
 	secLeft := max(d.Limits.PerSecond-d.SecondUsed, 0)
 	dayLeft := max(int64(d.Limits.PerDay)-d.DayUsed, 0)
 	dayReset := int(d.DayReset.Sub(d.At).Seconds() + 0.999)
-	secReset := int((d.SecondReset + time.Second - 1) / time.Second)
+	secReset := flightgraph.Seconds(d.SecondReset)
 	h.Set("RateLimit-Policy", fmt.Sprintf(`"second";q=%d;w=1, "day";q=%d;w=86400`, d.Limits.PerSecond, d.Limits.PerDay))
 	h.Set("RateLimit", fmt.Sprintf(`"second";r=%d;t=%d, "day";r=%d;t=%d`, secLeft, secReset, dayLeft, dayReset))
 	h.Set("X-Packagekey-Qps-Allotted", strconv.Itoa(d.Limits.PerSecond))
