@@ -62,6 +62,8 @@ type AccessReader interface {
 	Key(ctx context.Context, id string) (*Key, error)
 	// KeysByApplications returns each application's keys, newest first, in key order.
 	KeysByApplications(ctx context.Context, appIDs []string) ([][]*Key, error)
+	// ActiveKeys counts the active keys of an application.
+	ActiveKeys(ctx context.Context, applicationID string) (int, error)
 	// KeyAccess returns what authentication needs of the key with this hash.
 	KeyAccess(ctx context.Context, keyHash string) (*KeyAccess, error)
 	// KeyAccessByID is KeyAccess for the key with this id.
@@ -89,6 +91,9 @@ type AccessTx interface {
 	// SyncProducts inserts or updates the built-in products and their standard plans.
 	SyncProducts(ctx context.Context, products []*Product, plans []*Plan) error
 	CreateAccount(ctx context.Context, a *Account) error // ECodeConflict if the e-mail is taken
+	// LockAccount holds the account until the transaction ends, so that what its changes count
+	// (its applications, their keys) cannot change under them.
+	LockAccount(ctx context.Context, id string) error
 	CreateSession(ctx context.Context, tokenHash, accountID string, now, expires time.Time) error
 	CreateSignUp(ctx context.Context, p *PendingSignUp) error
 	// DeleteSignUps deletes the pending sign-ups of an e-mail address and returns their token

@@ -254,6 +254,9 @@ func (s *Service) RegisterApplication(ctx context.Context, in flightgraph.Applic
 	app := &flightgraph.Application{ID: NewID("app"), AccountID: acc.ID, Name: in.Name, Website: in.Website,
 		Description: in.Description, CallbackURL: in.CallbackURL, CreatedAt: now, UpdatedAt: now}
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if err := tx.LockAccount(ctx, acc.ID); err != nil {
+			return err
+		}
 		if apps, err := tx.ApplicationsByAccount(ctx, acc.ID); err != nil {
 			return err
 		} else if len(apps) >= MaxApplications {
@@ -414,17 +417,12 @@ func (s *Service) RequestKey(ctx context.Context, req KeyRequest) (*flightgraph.
 		if err != nil {
 			return err
 		}
-		keys, err := tx.KeysByApplications(ctx, []string{app.ID})
-		if err != nil {
+		if err := tx.LockAccount(ctx, acc.ID); err != nil {
 			return err
 		}
-		active := 0
-		for _, k := range keys[0] {
-			if k.Status == flightgraph.KeyActive {
-				active++
-			}
-		}
-		if active >= MaxKeys {
+		if active, err := tx.ActiveKeys(ctx, app.ID); err != nil {
+			return err
+		} else if active >= MaxKeys {
 			return flightgraph.Errorf(flightgraph.ECodeInvalidState, "an application has at most %d active keys: revoke one first", MaxKeys)
 		}
 		if err := tx.CreateKey(ctx, k); err != nil {

@@ -488,3 +488,27 @@ func TestPortalCaps(t *testing.T) {
 	dev.do(t, `mutation($k: ID!) { revokeKey(keyId: $k) { id } }`, map[string]any{"k": key.RequestKey.Key.ID}, nil)
 	dev.do(t, requestKey, map[string]any{"a": app.RegisterApplication.ID}, nil)
 }
+
+// TestPortalCapsHoldUnderConcurrency: applications registered all at once stop at the cap too,
+// on both dialects (on PostgreSQL, counting then inserting in read committed transactions let
+// every one of them through until the account row was locked first).
+func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		var wg sync.WaitGroup
+		for range 2 * access.MaxApplications {
+			wg.Go(func() {
+				dev.try(t, `mutation { registerApplication(input: {name: "Racing", description: "d"}) { id } }`, nil)
+			})
+		}
+		wg.Wait()
+		var me struct {
+			Me struct{ Applications []struct{ ID string } }
+		}
+		dev.do(t, `{ me { applications { id } } }`, nil, &me)
+		if n := len(me.Me.Applications); n != access.MaxApplications {
+			t.Errorf("%d applications, want %d", n, access.MaxApplications)
+		}
+	})
+}

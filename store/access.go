@@ -147,6 +147,12 @@ func (a accessQ) KeysByApplications(ctx context.Context, appIDs []string) ([][]*
 	return groupByKey(appIDs, rows, func(k *flightgraph.Key) string { return k.ApplicationID }), nil
 }
 
+// ActiveKeys implements flightgraph.AccessReader.
+func (a accessQ) ActiveKeys(ctx context.Context, applicationID string) (int, error) {
+	var n int
+	return n, a.db.get(ctx, a.q, &n, `SELECT COUNT(*) FROM api_keys WHERE application_id = ? AND status = 'active'`, applicationID)
+}
+
 // KeyAccess implements flightgraph.AccessReader.
 func (a accessQ) KeyAccess(ctx context.Context, keyHash string) (*flightgraph.KeyAccess, error) {
 	return a.keyAccess(ctx, "k.key_hash = ?", keyHash)
@@ -320,6 +326,16 @@ func (t *accessTx) CreateAccount(ctx context.Context, a *flightgraph.Account) er
 	_, err := t.db.exec(ctx, t.q, `INSERT INTO accounts (id, email, name, role, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Email, a.Name, a.Role, a.PasswordHash, a.CreatedAt.UTC())
 	return conflict(err, "an account with this e-mail exists already")
+}
+
+// LockAccount implements flightgraph.AccessTx. SQLite's transactions hold the whole database
+// already (they begin IMMEDIATE); PostgreSQL's read committed ones lock the row.
+func (t *accessTx) LockAccount(ctx context.Context, id string) error {
+	if t.db.dialect != Postgres {
+		return nil
+	}
+	_, err := t.db.exec(ctx, t.q, `SELECT 1 FROM accounts WHERE id = ? FOR UPDATE`, id)
+	return err
 }
 
 // CreateSession implements flightgraph.AccessTx.
