@@ -170,11 +170,15 @@ type Error struct {
 
 // RetryAfterSeconds is RetryAfter in whole seconds as Retry-After states it, rounded up so that a
 // caller who waits that long is not refused again; 0 when there is nothing to wait for.
-func (e *Error) RetryAfterSeconds() int {
-	if e.RetryAfter <= 0 {
+func (e *Error) RetryAfterSeconds() int { return Seconds(e.RetryAfter) }
+
+// Seconds is d in whole seconds, rounded up, as Retry-After and the rate-limit headers state a
+// wait: whoever waits that long is not refused again. It is 0 when d is not positive.
+func Seconds(d time.Duration) int {
+	if d <= 0 {
 		return 0
 	}
-	return int((e.RetryAfter + time.Second - 1) / time.Second)
+	return int((d + time.Second - 1) / time.Second)
 }
 
 // Unwrap returns the cause.

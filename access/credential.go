@@ -136,7 +136,11 @@ var DefaultPasswordHasher = PasswordHasher{Time: 2, Memory: 19 * 1024, Threads: 
 func (h PasswordHasher) Hash(password string) string {
 	salt := make([]byte, 16)
 	rand.Read(salt)
-	sum := argon2.IDKey([]byte(password), salt, h.Time, h.Memory, h.Threads, 32)
+	return h.encode(salt, argon2.IDKey([]byte(password), salt, h.Time, h.Memory, h.Threads, 32))
+}
+
+// encode writes a salt and sum in the PHC string of h's parameters.
+func (h PasswordHasher) encode(salt, sum []byte) string {
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads, b64.EncodeToString(salt), b64.EncodeToString(sum))
 }
@@ -144,10 +148,7 @@ func (h PasswordHasher) Hash(password string) string {
 // decoy returns a password hash with h's parameters for HashGate.Matches to verify against when
 // there is no account. It is built, not computed, so that it costs no hash of its own; its salt
 // and sum are zeros, and its answer is ignored anyway.
-func (h PasswordHasher) decoy() string {
-	b64 := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, h.Memory, h.Time, h.Threads, b64.EncodeToString(make([]byte, 16)), b64.EncodeToString(make([]byte, 32)))
-}
+func (h PasswordHasher) decoy() string { return h.encode(make([]byte, 16), make([]byte, 32)) }
 
 var errBadHash = errors.New("access: malformed password hash")
 

@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -205,3 +207,36 @@ func (f *LockoutFallback) Clear(ctx context.Context, key string) error {
 	}
 	return f.primary.Clear(ctx, key)
 }
+
+// verify looks a name up with find, which returns what it found and its password hash, and
+// checks password against that hash, spending one password hash whether or not the name exists
+// (an unknown one is checked against a decoy), so that neither the answer nor its time tells
+// which names exist. A name that cannot be looked up at all (lookupable) is an unknown one. It
+// reports whether the password is right; its error is find's, other than not-found, or the hash
+// gate's.
+func verify[T any](ctx context.Context, gate *HashGate, h PasswordHasher, name, password string, find func(name string) (T, string, error)) (T, bool, error) {
+	var (
+		found  T
+		stored string
+		err    = error(errNobody)
+	)
+	if lookupable(name) {
+		found, stored, err = find(name)
+	}
+	if err != nil && !errIsNotFound(err) {
+		return found, false, err
+	}
+	ok, err := gate.Matches(ctx, h, password, stored)
+	return found, ok && err == nil, err
+}
+
+// lookupable reports whether a name a caller typed (an e-mail, a user name) can be looked up at
+// all: text a database can hold, no longer than any address (RFC 5321 allows 254 characters; a
+// user name is shorter). Anything else names nobody, and is answered as an unknown name, after
+// the same work, rather than sent to the database to fail there.
+func lookupable(s string) bool {
+	return len(s) <= 320 && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// errNobody is the not-found answer for a name that cannot be looked up (see lookupable).
+var errNobody = flightgraph.Errorf(flightgraph.ECodeNotFound, "not found")

@@ -148,7 +148,7 @@ func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
 		if !d.Allowed {
 			// 429 and Retry-After tell the HTTP layer to wait; RFC 6749 has no error for it, and
 			// invalid_request is the one that does not send a client back to its user.
-			n := int((d.RetryAfter + time.Second - 1) / time.Second)
+			n := flightgraph.Seconds(d.RetryAfter)
 			return nil, &oauthError{Status: http.StatusTooManyRequests, Code: "invalid_request", RetryAfter: n,
 				Description: fmt.Sprintf("too many token requests for this account; retry after %d s", n)}
 		}
@@ -292,25 +292,17 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 	// without a key cannot lock customers out) and before the customer is looked up. The user
 	// name is counted exactly as sent, since it is looked up exactly as sent.
 	c, err := signIn(ctx, t.Lockout, t.Log, SignInKey(SignInCustomer, user), func() (*flightgraph.Customer, error) {
-		var (
-			c   *flightgraph.Customer
-			err error = errNobody
-		)
-		if lookupable(user) {
-			c, err = t.Store.CustomerByUsername(ctx, user)
+		c, ok, err := verify(ctx, t.Hashes, t.Hasher, user, pw, func(user string) (*flightgraph.Customer, string, error) {
+			c, err := t.Store.CustomerByUsername(ctx, user)
+			if err != nil {
+				return nil, "", err
+			}
+			return c, c.PasswordHash, nil
+		})
+		if err == nil && !ok {
+			err = errWrongPassword
 		}
-		stored := ""
-		if err == nil {
-			stored = c.PasswordHash
-		} else if !errIsNotFound(err) {
-			return nil, err
-		}
-		if ok, err := t.Hashes.Matches(ctx, t.Hasher, pw, stored); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, errWrongPassword
-		}
-		return c, nil
+		return c, err
 	})
 	var fe *flightgraph.Error
 	switch {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -89,25 +88,17 @@ func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput,
 func (s *Service) SignIn(ctx context.Context, email, password string) (*Session, error) {
 	email = flightgraph.NormalizeEmail(email)
 	acc, err := signIn(ctx, s.Lockout, s.Log, SignInKey(SignInPortal, email), func() (*flightgraph.Account, error) {
-		var (
-			acc *flightgraph.Account
-			err error = errNobody
-		)
-		if lookupable(email) {
-			acc, err = s.Store.AccountByEmail(ctx, email)
+		acc, ok, err := verify(ctx, s.Hashes, s.Hasher, email, password, func(email string) (*flightgraph.Account, string, error) {
+			acc, err := s.Store.AccountByEmail(ctx, email)
+			if err != nil {
+				return nil, "", err
+			}
+			return acc, acc.PasswordHash, nil
+		})
+		if err == nil && !ok {
+			err = flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
 		}
-		stored := ""
-		if err == nil {
-			stored = acc.PasswordHash
-		} else if flightgraph.ErrorCode(err) != flightgraph.ECodeNotFound {
-			return nil, err
-		}
-		if ok, err := s.Hashes.Matches(ctx, s.Hasher, password, stored); err != nil {
-			return nil, err
-		} else if !ok {
-			return nil, flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
-		}
-		return acc, nil
+		return acc, err
 	})
 	if err != nil {
 		return nil, err
@@ -311,16 +302,6 @@ func notYours(err error, what, param string) error {
 // wellFormedID returns id if it has the shape NewID gives ids of prefix, and otherwise "", which
 // no row has. A malformed id thus costs the same query as a well-formed one and finds nothing,
 // rather than reaching the database as bytes it may refuse (PostgreSQL refuses a NUL in text).
-// lookupable reports whether a name a caller typed (an e-mail, a user name) can be looked up at
-// all: text a database can hold. Anything else names nobody, and is answered as an unknown
-// name, after the same work, rather than sent to the database to fail there.
-func lookupable(s string) bool {
-	return len(s) <= 320 && utf8.ValidString(s) && !strings.ContainsRune(s, 0)
-}
-
-// errNobody is the not-found answer for a name that cannot be looked up (see lookupable).
-var errNobody = flightgraph.Errorf(flightgraph.ECodeNotFound, "not found")
-
 func wellFormedID(prefix, id string) string {
 	rest, ok := strings.CutPrefix(id, prefix+"_")
 	if !ok || len(rest) != idLen || strings.Trim(rest, idAlphabet) != "" {
