@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,6 +36,9 @@ type Guard struct {
 	// Uncharged bounds the calls that charge no API (see Admit); zero fields take
 	// DefaultUncharged's.
 	Uncharged UnchargedLimits
+	// Refusals bounds the work done for the requests Authenticated sees refused; nil bounds
+	// nothing.
+	Refusals *Refusals
 
 	keys   sync.Map // key hash, or "id:" and key id → *cached
 	tokens sync.Map // access token hash → *cached
@@ -118,6 +120,14 @@ type Pass struct {
 
 	mu       sync.Mutex
 	admitted map[string]bool
+	passed   bool // Admit let a call through: of products, or uncharged
+}
+
+// served reports whether Admit let the request's call through.
+func (p *Pass) served() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.passed
 }
 
 // NewPass returns the pass of a caller whose credential failed with authErr (nil if it did not);
@@ -146,20 +156,37 @@ func PassFromContext(ctx context.Context) *Pass {
 // decides nothing else, except that a request whose credential could not be checked because a
 // backing service failed (the database did not answer) is refused at once with fail: it must not
 // go on as anonymous, which would tell a signed-in user to sign in again.
+//
+// A request that ends with nothing admitted (a preflight aside) was refused, and counts in the
+// guard's Refusals; a caller over them is refused before its credential is looked up (an address)
+// or before its request is read (an account).
 func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			client := clientAddress(r)
+			if err := g.Refusals.Check(client, ""); err != nil {
+				fail(w, r, err)
+				return
+			}
 			caller, authErr := g.Authenticate(r)
 			if authErr != nil && flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
 				fail(w, r, authErr)
 				return
 			}
-			pass := NewPass(caller, authErr, w.Header())
-			pass.client = r.RemoteAddr
-			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-				pass.client = host
+			var account string
+			if caller.Account != nil {
+				account = caller.Account.ID
+				if err := g.Refusals.Check(client, account); err != nil {
+					fail(w, r, err)
+					return
+				}
 			}
+			pass := NewPass(caller, authErr, w.Header())
+			pass.client = client
 			next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), pass)))
+			if r.Method != http.MethodOptions && !pass.served() {
+				g.Refusals.Count(client, account)
+			}
 		})
 	}
 }
@@ -379,7 +406,13 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 		if err != nil {
 			return err
 		}
-		return limited(h, d)
+		if err := limited(h, d); err != nil {
+			return err
+		}
+		pass.mu.Lock()
+		pass.passed = true
+		pass.mu.Unlock()
+		return nil
 	}
 	for _, slug := range products {
 		p := product(slug)
@@ -410,6 +443,7 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 		}
 	}
 	pass.mu.Lock()
+	pass.passed = true
 	if pass.admitted == nil {
 		pass.admitted = make(map[string]bool, len(products))
 	}
@@ -441,11 +475,17 @@ func (g *Guard) uncharged(p *Pass) (string, flightgraph.Limits) {
 	if p.Caller.Account != nil {
 		return AccountUncharged(p.Caller.Account.ID, g.Uncharged)
 	}
-	l := g.Uncharged.PerAddress
+	return AddressUncharged(p.client, g.Uncharged)
+}
+
+// AddressUncharged returns the limiter's name for the uncharged calls of a client address, and
+// their limits under u (DefaultUncharged's where u has none).
+func AddressUncharged(address string, u UnchargedLimits) (string, flightgraph.Limits) {
+	l := u.PerAddress
 	if l == (flightgraph.Limits{}) {
 		l = DefaultUncharged.PerAddress
 	}
-	return "uncharged:address:" + p.client, l
+	return "uncharged:address:" + address, l
 }
 
 // AccountUncharged returns the limiter's name for the uncharged calls of an account, and their

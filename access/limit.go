@@ -220,9 +220,32 @@ func (l *MemoryLimiter) settle(subscription string, at int64, admitted bool) {
 	}
 }
 
+// waits returns how long a call of the subscription would wait for room in its window under
+// limits, without counting one: 0 when there is room. It keeps nothing for a name it does not
+// know, which has room.
+func (l *MemoryLimiter) waits(subscription string, limits flightgraph.Limits) time.Duration {
+	sh := l.shard(subscription)
+	sh.mu.RLock()
+	st := sh.subs[subscription]
+	sh.mu.RUnlock()
+	if st == nil {
+		return 0
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if t := l.windowNow(st); st.window.n >= limits.PerSecond {
+		return st.window.retryAfter(limits.PerSecond, t)
+	}
+	return 0
+}
+
+func (l *MemoryLimiter) shard(subscription string) *memoryShard {
+	return &l.shards[maphash.String(l.seed, subscription)%memoryShards]
+}
+
 // state returns the subscription's state, creating it on its first call.
 func (l *MemoryLimiter) state(subscription string) *memoryState {
-	sh := &l.shards[maphash.String(l.seed, subscription)%memoryShards]
+	sh := l.shard(subscription)
 	sh.mu.RLock()
 	st := sh.subs[subscription]
 	sh.mu.RUnlock()

@@ -46,6 +46,9 @@ type TokenService struct {
 	// grant writes tokens to the database.
 	Limiter   Limiter
 	Uncharged UnchargedLimits
+	// Refusals bounds the work done for refused token requests, as the guard's does for its
+	// requests (share the guard's); nil bounds nothing.
+	Refusals *Refusals
 }
 
 // TokenLifetimes set how long tokens live, per grant; zero means the default.
@@ -108,8 +111,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
+func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError) {
 	ctx := r.Context()
+	client := clientAddress(r)
+	if err := t.Refusals.Check(client, ""); err != nil {
+		return nil, tooMany(err.RetryAfter, err.Message)
+	}
+	var account string // the client's, once it authenticated
+	defer func() {
+		if oe != nil && oe.Status < http.StatusInternalServerError {
+			t.Refusals.Count(client, account)
+		}
+	}()
 	if r.Method != http.MethodPost {
 		return nil, oerr(http.StatusMethodNotAllowed, "invalid_request", "the token endpoint takes POST")
 	}
@@ -139,6 +152,10 @@ func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
 	if oe != nil {
 		return nil, oe
 	}
+	account = ka.Account.ID
+	if err := t.Refusals.Check(client, account); err != nil {
+		return nil, tooMany(err.RetryAfter, err.Message)
+	}
 	if t.Limiter != nil {
 		id, limits := AccountUncharged(ka.Account.ID, t.Uncharged)
 		d, err := t.Limiter.Admit(ctx, id, limits)
@@ -146,11 +163,7 @@ func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
 			return nil, t.internal(ctx, err)
 		}
 		if !d.Allowed {
-			// 429 and Retry-After tell the HTTP layer to wait; RFC 6749 has no error for it, and
-			// invalid_request is the one that does not send a client back to its user.
-			n := flightgraph.Seconds(d.RetryAfter)
-			return nil, &oauthError{Status: http.StatusTooManyRequests, Code: "invalid_request", RetryAfter: n,
-				Description: fmt.Sprintf("too many token requests for this account; retry after %d s", n)}
+			return nil, tooMany(d.RetryAfter, fmt.Sprintf("too many token requests for this account; retry after %d s", flightgraph.Seconds(d.RetryAfter)))
 		}
 	}
 	grant := flightgraph.Grant(form.Get("grant_type"))
@@ -168,6 +181,12 @@ func (t *TokenService) handle(r *http.Request) (*tokenResponse, *oauthError) {
 		return t.password(ctx, ka, form)
 	}
 	return t.refresh(ctx, ka, form)
+}
+
+// tooMany is a 429 with the wait: Retry-After tells the HTTP layer to wait. RFC 6749 has no
+// error for it, and invalid_request is the one that does not send a client back to its user.
+func tooMany(wait time.Duration, description string) *oauthError {
+	return &oauthError{Status: http.StatusTooManyRequests, Code: "invalid_request", RetryAfter: flightgraph.Seconds(wait), Description: description}
 }
 
 // client authenticates the client: HTTP Basic (RFC 6749 §2.3.1) or, equally allowed, client_id

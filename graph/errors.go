@@ -109,6 +109,10 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 	if code == flightgraph.ECodeInternal || code == flightgraph.ECodeDatabase || code == flightgraph.ECodeCache {
 		ext["requestId"] = flightgraph.RequestIDFromContext(r.Context())
 	}
+	var fe *flightgraph.Error
+	if errors.As(err, &fe) && fe.RetryAfterSeconds() > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfterSeconds()))
+	}
 	if ra := w.Header().Get("Retry-After"); ra != "" {
 		if n, err := strconv.Atoi(ra); err == nil {
 			ext["retryAfter"] = n

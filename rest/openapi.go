@@ -138,28 +138,23 @@ func set(m any, key string, value any) bool {
 	return false
 }
 
-// OpenAPIHandler serves the OpenAPI document as application/json, to GET and HEAD. Mount it at
-// GET /openapi.json. It needs no credentials, but a caller who sends some (a portal session, or
-// a key or token whose account is a partner's or staff's) gets the document of what that role
-// may see; credentials that do not authenticate count as none.
+// OpenAPIHandler serves the OpenAPI document as application/json, to GET and HEAD; mount it at
+// /openapi.json for every method, since it answers the others 405. It needs no credentials, but a
+// caller who sends some (a portal session, or a key or token whose account is a partner's or
+// staff's) gets the document of what that role may see; credentials that do not authenticate count as none. It is an uncharged call, behind
+// the guard like any other: held to the caller's uncharged limits.
 func (a *API) OpenAPIHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	uncharged := func(*http.Request) ([]string, error) { return nil, nil }
+	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		var role flightgraph.Role
-		if a != nil && a.Guard != nil {
-			if caller, err := a.Guard.Authenticate(r); err == nil {
-				role = caller.Role()
-			}
-		}
+		role := flightgraph.CallerFromContext(r.Context()).Role()
 		doc, err := OpenAPI(role)
 		if err != nil {
-			if a != nil && a.Log != nil {
-				a.Log.ErrorContext(r.Context(), "openapi document", "err", err)
-			}
+			a.Log.ErrorContext(r.Context(), "openapi document", "err", err)
 			http.Error(w, "the OpenAPI document is not available", http.StatusInternalServerError)
 			return
 		}
@@ -168,7 +163,8 @@ func (a *API) OpenAPIHandler() http.Handler {
 		h.Set("Content-Length", strconv.Itoa(len(doc)))
 		// The document depends on the credentials: a shared cache keeps the anonymous one only.
 		h.Set("Vary", "api-key, Authorization")
-		if role == "" {
+		if r.Header.Get("api-key") == "" && r.Header.Get("Authorization") == "" {
+			// Whether a credential authenticated is no shared cache's business either.
 			h.Set("Cache-Control", "public, max-age=300")
 		} else {
 			h.Set("Cache-Control", "private, max-age=300")
@@ -177,5 +173,5 @@ func (a *API) OpenAPIHandler() http.Handler {
 		if r.Method != http.MethodHead {
 			w.Write(doc)
 		}
-	})
+	}))
 }

@@ -512,3 +512,93 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestRefusalsAreBounded: a caller sending nothing but refused requests makes the replica look up
+// at most the uncharged limit's worth of credentials and parse that many documents a second;
+// beyond it, it is refused with 429 before its credential is looked up (no SQL) or its body read.
+// Refusals count against the account when the credential authenticated, else the address, so a
+// signed-in caller who fills its own second does not lock out its address.
+func TestRefusalsAreBounded(t *testing.T) {
+	fresh := func(t *testing.T) *testServer {
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Uncharged = access.UnchargedLimits{} })
+	}
+	// flood sends n requests and returns how many were refused with something other than 429
+	// before the first 429, failing the test if a 429 took more than maxSQL round trips or a
+	// later answer was not a 429.
+	flood := func(t *testing.T, s *testServer, n int, maxSQL int64, send func(i int) (int, http.Header, string)) int {
+		t.Helper()
+		before := -1
+		for i := range n {
+			code, h, body := send(i)
+			if code != http.StatusTooManyRequests {
+				if before >= 0 {
+					t.Fatalf("request %d after a 429: %d %.200s", i, code, body)
+				}
+				if code < 400 {
+					t.Fatalf("request %d: %d %.200s: not refused", i, code, body)
+				}
+				continue
+			}
+			if before < 0 {
+				before = i
+			}
+			if h.Get("Retry-After") == "" {
+				t.Errorf("429 without Retry-After: %.200s", body)
+			}
+			if q := s.queries.Load(); q > maxSQL {
+				t.Errorf("a 429 took %d SQL round trips; want at most %d", q, maxSQL)
+			}
+		}
+		if before < 0 {
+			return n
+		}
+		return before
+	}
+	perAddress, perAccount := access.DefaultUncharged.PerAddress.PerSecond, access.DefaultUncharged.PerAccount.PerSecond
+
+	t.Run("unknown keys on REST", func(t *testing.T) {
+		s := fresh(t)
+		n := flood(t, s, 3*perAddress, 0, func(int) (int, http.Header, string) {
+			return s.call(t, http.MethodGet, "/opendata/inspire/v2/amenities?aircraftConfiguration=E90",
+				map[string]string{"api-key": access.NewCredential(access.KindAPIKey)}, "")
+		})
+		if n != perAddress {
+			t.Errorf("%d unknown keys looked up in one second, want %d", n, perAddress)
+		}
+	})
+	t.Run("refused GraphQL documents", func(t *testing.T) {
+		s := fresh(t)
+		n := flood(t, s, 3*perAddress, 0, func(int) (int, http.Header, string) {
+			return s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ flights(origin: "AMS", destination: "CDG", date: "2026-11-23") { edges { node { number } } } }`, nil))
+		})
+		if n != perAddress {
+			t.Errorf("%d refused documents parsed in one second, want %d", n, perAddress)
+		}
+	})
+	t.Run("unknown OAuth clients", func(t *testing.T) {
+		s := fresh(t)
+		n := flood(t, s, 3*perAddress, 0, func(int) (int, http.Header, string) {
+			r := s.oaToken(t, oaCall{auth: oaBasic(access.NewCredential(access.KindAPIKey), access.NewCredential(access.KindSecret)),
+				form: url.Values{"grant_type": {"client_credentials"}}})
+			return r.status, r.header, r.String()
+		})
+		if n != perAddress {
+			t.Errorf("%d unknown clients looked up in one second, want %d", n, perAddress)
+		}
+	})
+	t.Run("an account's refusals are its own", func(t *testing.T) {
+		s := fresh(t)
+		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
+		// A portal session charges no API: a flight query is refused for want of a key. The
+		// session is looked up before its account is known, and no more.
+		n := flood(t, s, 3*perAccount, 1, func(int) (int, http.Header, string) {
+			return s.call(t, http.MethodPost, "/graphql", session, jsonBody(`{ flights(origin: "AMS", destination: "CDG", date: "2026-11-23") { edges { node { number } } } }`, nil))
+		})
+		if n != perAccount {
+			t.Errorf("%d refused documents of one account in one second, want %d", n, perAccount)
+		}
+		if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ __typename }`, nil)); code != http.StatusOK {
+			t.Errorf("an anonymous call from the account's address: %d %.200s; want 200", code, body)
+		}
+	})
+}

@@ -128,15 +128,16 @@ func New(cfg Config) *Server {
 		limiter = cfg.NewLimiter(s.Usage.DayUsage)
 	}
 	s.Usage.Attach(limiter)
+	refusals := access.NewRefusals(cfg.Uncharged, cfg.Now)
 	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
-		Uncharged: cfg.Uncharged}
+		Uncharged: cfg.Uncharged, Refusals: refusals}
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
 	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
 	tokens := &access.TokenService{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
-		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: limiter, Uncharged: cfg.Uncharged}
+		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
 	cfg.Stores.Access = cfg.Access
 	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
 		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
@@ -168,7 +169,7 @@ func New(cfg Config) *Server {
 	mux.Handle("/oauthcust/oauth/token", tokens)
 	api := &rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)
-	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
+	mux.Handle("/openapi.json", api.OpenAPIHandler()) // it answers other methods 405
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other path is the original's unknown URL, in the REST error shape.

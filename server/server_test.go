@@ -81,15 +81,36 @@ func newServerWith(t testing.TB, db *store.DB, tweak func(*server.Config)) *test
 	h, demo := startServer(t, cfg)
 	s := &testServer{db: db, log: logs, srv: h, demo: demo}
 	s.raiseLimits(t)
-	// Count the SQL round trips of each request so tests and benchmarks can read them.
+	// Count the SQL round trips of each request so tests and benchmarks can read them. The count
+	// is published as the answer starts too: a client may read a short answer before the handler
+	// has returned.
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := store.WithQueryCounter(r.Context())
-		h.ServeHTTP(w, r.WithContext(ctx))
+		h.ServeHTTP(&countingWriter{w, ctx, &s.queries}, r.WithContext(ctx))
 		s.queries.Store(store.QueryCount(ctx))
 	}))
 	t.Cleanup(s.Close)
 	return s
 }
+
+// countingWriter publishes its request's SQL round trips to n whenever the answer is written.
+type countingWriter struct {
+	http.ResponseWriter
+	ctx context.Context
+	n   *atomic.Int64
+}
+
+func (c *countingWriter) WriteHeader(code int) {
+	c.n.Store(store.QueryCount(c.ctx))
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.n.Store(store.QueryCount(c.ctx))
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // startServer builds the server of cfg, syncs the API catalogue and seeds the demo accounts.
 func startServer(t testing.TB, cfg server.Config) (*server.Server, *access.DemoCredentials) {
