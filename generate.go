@@ -1,5 +1,7 @@
 package flightgraph
 
 // The GraphQL executor in graph/ and the resolver stubs in resolvers/ are generated from
-// schema.graphql and gqlgen.yml; gqlgen resolves their paths from this directory.
+// schema.graphql and gqlgen.yml; the portal's, in graph/portal and resolvers/portal, from
+// portal.graphql and gqlgen.portal.yml. gqlgen resolves their paths from this directory.
 //go:generate go tool gqlgen generate
+//go:generate go tool gqlgen generate --config gqlgen.portal.yml

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
@@ -15,9 +16,8 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 )
 
-// HandlerConfig is what the GraphQL endpoint is made of.
+// HandlerConfig is what a GraphQL endpoint is made of.
 type HandlerConfig struct {
-	Resolvers ResolverRoot
 	// Admit admits a call of the products an operation calls (access.Guard.Admit); the request
 	// must have come through the guard's Authenticated middleware.
 	Admit      func(ctx context.Context, products []string) error
@@ -26,11 +26,17 @@ type HandlerConfig struct {
 	Log        *slog.Logger
 }
 
-// NewHandler returns the GraphQL endpoint: the request's dataloaders, then gqlgen with the HTTP
-// transport and, in this order, persisted queries, the document bounds (Bounds), the access gate
-// with the operation's cost (Gate), the deadline, the prefetch plan, and one error presenter.
-func NewHandler(c HandlerConfig) http.Handler {
-	schema := NewExecutableSchema(Config{Resolvers: c.Resolvers})
+// NewHandler returns the flight subgraph's endpoint: Serve with the prefetch plan of its flights.
+func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
+	schema := NewExecutableSchema(Config{Resolvers: resolvers})
+	return Serve(schema, c, PlanPrefetch(schema.Schema()))
+}
+
+// Serve returns the GraphQL endpoint of schema: the request's dataloaders, then gqlgen with the
+// HTTP transport and, in this order, persisted queries, the document bounds (Bounds), the access
+// gate with the operation's cost (Gate), the deadline, the operation middlewares around, and one
+// error presenter. Every endpoint is served this way: the flight subgraph and the portal.
+func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)
 	// The first transport that supports a request answers it: HTTP takes every method but
 	// OPTIONS (HEAD included, refused with its Allow), Options the preflights.
@@ -43,7 +49,9 @@ func NewHandler(c HandlerConfig) http.Handler {
 	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	h.Use(NewBounds())
 	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
-	h.AroundOperations(PlanPrefetch(schema.Schema()))
+	for _, m := range around {
+		h.AroundOperations(m)
+	}
 	h.SetErrorPresenter(ErrorPresenter(c.Log))
 	h.SetRecoverFunc(Recover(c.Log))
 	wait := c.LoaderWait

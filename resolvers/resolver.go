@@ -6,14 +6,12 @@ package resolvers
 import (
 	"time"
 
-	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
 // Resolver is the root resolver.
 type Resolver struct {
 	Travel *travel.Service
-	Access *access.Service
 	// Now is the clock that statuses and actual times follow.
 	Now func() time.Time
 }

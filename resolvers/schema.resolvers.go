@@ -10,14 +10,9 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
 )
-
-func (r *accountResolver) Role(ctx context.Context, obj *flightgraph.Account) (string, error) {
-	return string(obj.Role), nil
-}
 
 func (r *aircraftResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error) {
 	return graph.Load(ctx, graph.For(ctx).Cabins, obj.Configuration)
@@ -29,30 +24,6 @@ func (r *airportResolver) City(ctx context.Context, obj *flightgraph.Airport) (*
 
 func (r *airportResolver) Country(ctx context.Context, obj *flightgraph.Airport) (*flightgraph.Country, error) {
 	return r.country(ctx, obj.CountryCode)
-}
-
-func (r *apiResolver) Visibility(ctx context.Context, obj *flightgraph.Product) (string, error) {
-	return string(obj.Visibility), nil
-}
-
-func (r *apiResolver) Auth(ctx context.Context, obj *flightgraph.Product) (model.APIAuth, error) {
-	return apiAuth(obj), nil
-}
-
-func (r *apiResolver) Grants(ctx context.Context, obj *flightgraph.Product) ([]string, error) {
-	return grants(obj), nil
-}
-
-func (r *apiResolver) Plans(ctx context.Context, obj *flightgraph.Product) ([]*flightgraph.Plan, error) {
-	return r.Access.PlansOf(ctx, obj.Slug)
-}
-
-func (r *applicationResolver) Keys(ctx context.Context, obj *flightgraph.Application) ([]*flightgraph.NewKey, error) {
-	return r.appKeys(ctx, obj)
-}
-
-func (r *applicationResolver) Owner(ctx context.Context, obj *flightgraph.Application) (*flightgraph.Account, error) {
-	return r.Access.ApplicationOwner(ctx, obj)
 }
 
 func (r *cabinResolver) Amenities(ctx context.Context, obj *flightgraph.Cabin, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error) {
@@ -95,116 +66,8 @@ func (r *flightLegResolver) Aircraft(ctx context.Context, obj *flightgraph.Fligh
 	return r.legAircraft(ctx, obj)
 }
 
-func (r *keyResolver) APIKey(ctx context.Context, obj *flightgraph.NewKey) (string, error) {
-	return apiKey(obj), nil
-}
-
-func (r *keyResolver) Secret(ctx context.Context, obj *flightgraph.NewKey) (*string, error) {
-	return secret(obj), nil
-}
-
-func (r *keyResolver) Status(ctx context.Context, obj *flightgraph.NewKey) (string, error) {
-	return string(obj.Status), nil
-}
-
-func (r *keyResolver) Subscriptions(ctx context.Context, obj *flightgraph.NewKey) ([]*flightgraph.Subscription, error) {
-	return graph.Load(ctx, graph.For(ctx).KeySubs, obj.ID)
-}
-
-func (r *keySubscriptionResolver) Plan(ctx context.Context, obj *flightgraph.Subscription) (string, error) {
-	return r.planName(ctx, obj)
-}
-
-func (r *keySubscriptionResolver) Status(ctx context.Context, obj *flightgraph.Subscription) (string, error) {
-	return string(obj.Status), nil
-}
-
-func (r *keySubscriptionResolver) UsageToday(ctx context.Context, obj *flightgraph.Subscription) (int, error) {
-	return r.usageToday(ctx, obj)
-}
-
-func (r *keySubscriptionResolver) Limits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Limits, error) {
-	return r.limits(ctx, obj)
-}
-
-func (r *keySubscriptionResolver) Application(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Application, error) {
-	return r.Access.SubscriptionApplication(ctx, obj)
-}
-
-func (r *limitIncreaseRequestResolver) Subscription(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (*flightgraph.Subscription, error) {
-	return r.limitRequestSubscription(ctx, obj)
-}
-
-func (r *limitIncreaseRequestResolver) Status(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (string, error) {
-	return string(obj.Status), nil
-}
-
 func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error) {
 	return obj.ActualAt(r.Now()), nil
-}
-
-func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpInput) (*model.SignUpPayload, error) {
-	return r.signUp(ctx, input)
-}
-
-func (r *mutationResolver) VerifyEmail(ctx context.Context, token string, password string) (*model.AuthPayload, error) {
-	return authPayload(r.Access.VerifyEmail(ctx, token, password))
-}
-
-func (r *mutationResolver) SignIn(ctx context.Context, email string, password string) (*model.AuthPayload, error) {
-	return authPayload(r.Access.SignIn(ctx, email, password))
-}
-
-func (r *mutationResolver) SignOut(ctx context.Context) (bool, error) {
-	return ok(r.Access.SignOut(ctx))
-}
-
-func (r *mutationResolver) RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput) (*flightgraph.Application, error) {
-	return r.Access.RegisterApplication(ctx, input)
-}
-
-func (r *mutationResolver) UpdateApplication(ctx context.Context, id string, input flightgraph.ApplicationInput) (*flightgraph.Application, error) {
-	return r.Access.UpdateApplication(ctx, id, input)
-}
-
-func (r *mutationResolver) DeleteApplication(ctx context.Context, id string) (bool, error) {
-	return ok(r.Access.DeleteApplication(ctx, id))
-}
-
-func (r *mutationResolver) RequestKey(ctx context.Context, input model.RequestKeyInput) (*model.KeyPayload, error) {
-	return r.requestKey(ctx, input)
-}
-
-func (r *mutationResolver) AddAPIToApplication(ctx context.Context, input model.AddAPIInput) (*flightgraph.Subscription, error) {
-	return r.Access.AddAPI(ctx, access.KeyRequest{KeyID: input.KeyID, API: input.API, Plan: deref(input.Plan)})
-}
-
-func (r *mutationResolver) RotateKeySecret(ctx context.Context, keyID string) (*model.KeyPayload, error) {
-	return r.rotate(ctx, keyID)
-}
-
-func (r *mutationResolver) RevokeKey(ctx context.Context, keyID string) (*flightgraph.NewKey, error) {
-	return r.revokeKey(ctx, keyID)
-}
-
-func (r *mutationResolver) RequestLimitIncrease(ctx context.Context, input flightgraph.LimitIncreaseInput) (*flightgraph.LimitIncreaseRequest, error) {
-	return r.Access.RequestLimitIncrease(ctx, input)
-}
-
-func (r *mutationResolver) ApproveSubscription(ctx context.Context, id string) (*flightgraph.Subscription, error) {
-	return r.Access.ApproveSubscription(ctx, id)
-}
-
-func (r *mutationResolver) RejectSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error) {
-	return r.Access.RejectSubscription(ctx, id, reason)
-}
-
-func (r *mutationResolver) RevokeSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error) {
-	return r.Access.RevokeSubscription(ctx, id, reason)
-}
-
-func (r *mutationResolver) ReviewLimitIncrease(ctx context.Context, id string, approve bool, perSecond *int, perDay *int, reply string) (*flightgraph.LimitIncreaseRequest, error) {
-	return r.reviewLimit(ctx, id, approve, perSecond, perDay, reply)
 }
 
 func (r *queryResolver) Flight(ctx context.Context, id string) (*flightgraph.Flight, error) {
@@ -263,26 +126,6 @@ func (r *queryResolver) Carriers(ctx context.Context) ([]*flightgraph.Carrier, e
 	return r.Travel.Carriers(ctx)
 }
 
-func (r *queryResolver) Me(ctx context.Context) (*model.Me, error) {
-	return r.me(ctx)
-}
-
-func (r *queryResolver) Apis(ctx context.Context) ([]*flightgraph.Product, error) {
-	return r.Access.Catalogue(ctx)
-}
-
-func (r *queryResolver) PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error) {
-	return r.Access.PendingSubscriptions(ctx)
-}
-
-func (r *queryResolver) LimitIncreaseRequests(ctx context.Context, status *flightgraph.LimitRequestStatus) ([]*flightgraph.LimitIncreaseRequest, error) {
-	return r.Access.LimitIncreaseRequests(ctx, deref(status))
-}
-
-func (r *queryResolver) AuditLog(ctx context.Context, first *int, offset *int) ([]*flightgraph.AuditEntry, error) {
-	return r.Access.AuditLog(ctx, deref(first), deref(offset))
-}
-
 func (r *routeResolver) Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error) {
 	return r.carrier(ctx, obj.CarrierCode)
 }
@@ -295,15 +138,9 @@ func (r *routeResolver) Destination(ctx context.Context, obj *flightgraph.Route)
 	return r.airport(ctx, obj.DestinationCode)
 }
 
-func (r *Resolver) Account() graph.AccountResolver { return &accountResolver{r} }
-
 func (r *Resolver) Aircraft() graph.AircraftResolver { return &aircraftResolver{r} }
 
 func (r *Resolver) Airport() graph.AirportResolver { return &airportResolver{r} }
-
-func (r *Resolver) Api() graph.ApiResolver { return &apiResolver{r} }
-
-func (r *Resolver) Application() graph.ApplicationResolver { return &applicationResolver{r} }
 
 func (r *Resolver) Cabin() graph.CabinResolver { return &cabinResolver{r} }
 
@@ -315,40 +152,21 @@ func (r *Resolver) Flight() graph.FlightResolver { return &flightResolver{r} }
 
 func (r *Resolver) FlightLeg() graph.FlightLegResolver { return &flightLegResolver{r} }
 
-func (r *Resolver) Key() graph.KeyResolver { return &keyResolver{r} }
-
-func (r *Resolver) KeySubscription() graph.KeySubscriptionResolver {
-	return &keySubscriptionResolver{r}
-}
-
-func (r *Resolver) LimitIncreaseRequest() graph.LimitIncreaseRequestResolver {
-	return &limitIncreaseRequestResolver{r}
-}
-
 func (r *Resolver) Movement() graph.MovementResolver { return &movementResolver{r} }
-
-func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
 
 type (
-	accountResolver              struct{ *Resolver }
-	aircraftResolver             struct{ *Resolver }
-	airportResolver              struct{ *Resolver }
-	apiResolver                  struct{ *Resolver }
-	applicationResolver          struct{ *Resolver }
-	cabinResolver                struct{ *Resolver }
-	carrierResolver              struct{ *Resolver }
-	cityResolver                 struct{ *Resolver }
-	flightResolver               struct{ *Resolver }
-	flightLegResolver            struct{ *Resolver }
-	keyResolver                  struct{ *Resolver }
-	keySubscriptionResolver      struct{ *Resolver }
-	limitIncreaseRequestResolver struct{ *Resolver }
-	movementResolver             struct{ *Resolver }
-	mutationResolver             struct{ *Resolver }
-	queryResolver                struct{ *Resolver }
-	routeResolver                struct{ *Resolver }
+	aircraftResolver  struct{ *Resolver }
+	airportResolver   struct{ *Resolver }
+	cabinResolver     struct{ *Resolver }
+	carrierResolver   struct{ *Resolver }
+	cityResolver      struct{ *Resolver }
+	flightResolver    struct{ *Resolver }
+	flightLegResolver struct{ *Resolver }
+	movementResolver  struct{ *Resolver }
+	queryResolver     struct{ *Resolver }
+	routeResolver     struct{ *Resolver }
 )

@@ -28,7 +28,7 @@ type portal struct {
 
 func (s *testServer) signIn(t *testing.T, email, password string) *portal {
 	t.Helper()
-	resp := s.queryAs(t, nil, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token account { id role } } }`,
+	resp := s.portalAs(t, nil, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token account { id role } } }`,
 		map[string]any{"e": email, "p": password})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("signIn %s: %+v", email, resp.Errors)
@@ -54,7 +54,7 @@ func (p *portal) do(t *testing.T, q string, vars map[string]any, into any) {
 
 func (p *portal) try(t *testing.T, q string, vars map[string]any) gqlResponse {
 	t.Helper()
-	return p.s.queryAs(t, map[string]string{"Authorization": "Bearer " + p.token}, q, vars)
+	return p.s.portalAs(t, map[string]string{"Authorization": "Bearer " + p.token}, q, vars)
 }
 
 // fails runs an operation that must fail with code.
@@ -171,7 +171,7 @@ var signUpTokenRE = regexp.MustCompile(access.KindSignUp + `[0-9A-Za-z]+`)
 // it returns the new account's portal session.
 func (s *testServer) signUp(t testing.TB, email, password, name string) *portal {
 	t.Helper()
-	resp := s.queryAs(t, nil, `mutation($in: SignUpInput!) { signUp(input: $in) { message } }`,
+	resp := s.portalAs(t, nil, `mutation($in: SignUpInput!) { signUp(input: $in) { message } }`,
 		map[string]any{"in": map[string]any{"email": email, "password": password, "name": name}})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("signUp %s: %+v", email, resp.Errors)
@@ -180,7 +180,7 @@ func (s *testServer) signUp(t testing.TB, email, password, name string) *portal 
 	if token == "" {
 		t.Fatalf("signUp %s: no mail with a token", email)
 	}
-	resp = s.queryAs(t, nil, `mutation($t: String!, $p: String!) { verifyEmail(token: $t, password: $p) { token account { email role } } }`,
+	resp = s.portalAs(t, nil, `mutation($t: String!, $p: String!) { verifyEmail(token: $t, password: $p) { token account { email role } } }`,
 		map[string]any{"t": token, "p": password})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("verifyEmail %s: %+v", email, resp.Errors)

@@ -329,12 +329,8 @@ func TestSecondLineRefusesWhatTheFirstMissed(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	st := stores(s.db)
 	now := func() time.Time { return storetest.Now }
-	h := graph.NewHandler(graph.HandlerConfig{
-		Resolvers: &resolvers.Resolver{Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: now},
-			Access: s.srv.Access, Now: now},
-		Admit:  func(context.Context, []string) error { return nil },
-		Stores: st, Log: log,
-	})
+	h := graph.NewHandler(&resolvers.Resolver{Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: now}, Now: now},
+		graph.HandlerConfig{Admit: func(context.Context, []string) error { return nil }, Stores: st, Log: log})
 	broken := httptest.NewServer(s.srv.Guard.Authenticated(graph.ErrorWriter(log))(h))
 	defer broken.Close()
 	shapes := hostileShapes("20261122+XX+0001")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -560,4 +561,41 @@ func TestAttachedHopsWhenPrefetchesOverlapOrFail(t *testing.T) {
 			t.Errorf("the log does not say which reference dangles:\n%s", s.log)
 		}
 	})
+}
+
+// TestPortalIsNotInTheSubgraph: the flight subgraph's SDL, which a company's supergraph composes,
+// holds nothing of the portal, and /graphql refuses the portal's operations as unknown; the
+// portal answers them at /portal/graphql, behind the same guard, and knows no flight field.
+func TestPortalIsNotInTheSubgraph(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `{ _service { sdl } }`, nil)
+	var svc struct {
+		Service struct{ SDL string } `json:"_service"`
+	}
+	json.Unmarshal(resp.Data, &svc)
+	if svc.Service.SDL == "" {
+		t.Fatalf("no SDL: %+v", resp.Errors)
+	}
+	portalNames := regexp.MustCompile(`(?m)^\s*(type (Mutation|Me|Account|Key|Api|Application)\b|(me|apis|signIn|signUp|requestKey)\b)|@portal`)
+	if found := portalNames.FindAllString(svc.Service.SDL, -1); len(found) > 0 {
+		t.Errorf("the subgraph's SDL holds the portal's %q", found)
+	}
+	dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+	session := map[string]string{"Authorization": "Bearer " + dev.token}
+	if r := s.queryAs(t, session, `{ me { account { email } } }`, nil); len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
+		t.Errorf("me on /graphql: %s %+v, want a validation error", r.Data, r.Errors)
+	}
+	var me struct {
+		Me struct{ Account struct{ Email string } }
+	}
+	dev.do(t, `{ me { account { email } } }`, nil, &me)
+	if me.Me.Account.Email != s.demo.DeveloperEmail {
+		t.Errorf("me on /portal/graphql: %+v", me)
+	}
+	if r := s.portalAs(t, map[string]string{"api-key": s.demo.APIKey}, `{ airport(code: "AMS") { name } }`, nil); len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
+		t.Errorf("a flight field on /portal/graphql: %s %+v, want a validation error", r.Data, r.Errors)
+	}
+	if r := s.portalAs(t, nil, `{ me { account { email } } }`, nil); len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != flightgraph.ECodeNotSignedIn {
+		t.Errorf("me without a session: %s %+v, want %s", r.Data, r.Errors, flightgraph.ECodeNotSignedIn)
+	}
 }

@@ -191,7 +191,7 @@ func (p *oaPortal) gql(t testing.TB, q string, vars map[string]any, out any) {
 	if p.session != "" {
 		headers["Authorization"] = "Bearer " + p.session
 	}
-	resp := p.s.queryAs(t, headers, q, vars)
+	resp := p.s.portalAs(t, headers, q, vars)
 	if len(resp.Errors) > 0 {
 		t.Fatalf("%s: %+v", q, resp.Errors)
 	}

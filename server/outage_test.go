@@ -163,7 +163,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 		{"readyz", http.MethodGet, "/readyz", "", nil},
 	}
 	for _, tok := range sessions {
-		calls = append(calls, call{"session", http.MethodPost, "/graphql", jsonBody(`{ me { account { email } } }`, nil), map[string]string{"Authorization": "Bearer " + tok}})
+		calls = append(calls, call{"session", http.MethodPost, "/portal/graphql", jsonBody(`{ me { account { email } } }`, nil), map[string]string{"Authorization": "Bearer " + tok}})
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	do := func(c call) outcome {

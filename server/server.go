@@ -22,7 +22,9 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/portal"
 	"github.com/flightgraph/flightgraph/resolvers"
+	portalresolvers "github.com/flightgraph/flightgraph/resolvers/portal"
 	"github.com/flightgraph/flightgraph/rest"
 	"github.com/flightgraph/flightgraph/travel"
 )
@@ -166,6 +168,7 @@ func New(cfg Config) *Server {
 
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphQL())
+	mux.Handle("/portal/graphql", s.portalGraphQL())
 	mux.Handle("/oauthcust/oauth/token", tokens)
 	api := &rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)
@@ -202,11 +205,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // graphQL is /graphql: the access guard authenticates, then the GraphQL handler admits the
 // operation that will execute (graph.Gate) and runs it.
 func (s *Server) graphQL() http.Handler {
-	h := graph.NewHandler(graph.HandlerConfig{
-		Resolvers: &resolvers.Resolver{Travel: s.travel, Access: s.Access, Now: s.cfg.Now},
-		Admit:     s.Guard.Admit, Stores: s.cfg.Stores, LoaderWait: s.cfg.LoaderWait, Log: s.cfg.Log,
-	})
+	h := graph.NewHandler(&resolvers.Resolver{Travel: s.travel, Now: s.cfg.Now}, s.graphConfig())
 	return s.Guard.Authenticated(graph.ErrorWriter(s.cfg.Log))(h)
+}
+
+// portalGraphQL is the portal's GraphQL endpoint, apart from the flight subgraph so that nothing
+// of the portal enters a company's supergraph; the same guard, bounds and gate stand before it.
+func (s *Server) portalGraphQL() http.Handler {
+	schema := portal.NewExecutableSchema(portal.Config{Resolvers: &portalresolvers.Resolver{Access: s.Access}})
+	return s.Guard.Authenticated(graph.ErrorWriter(s.cfg.Log))(graph.Serve(schema, s.graphConfig()))
+}
+
+func (s *Server) graphConfig() graph.HandlerConfig {
+	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.cfg.Stores, LoaderWait: s.cfg.LoaderWait, Log: s.cfg.Log}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

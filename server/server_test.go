@@ -199,8 +199,19 @@ func (s *testServer) query(t testing.TB, q string, vars map[string]any) gqlRespo
 // queryAs posts a GraphQL operation with the given headers and decodes the answer.
 func (s *testServer) queryAs(t testing.TB, headers map[string]string, q string, vars map[string]any) gqlResponse {
 	t.Helper()
+	return s.queryAt(t, "/graphql", headers, q, vars)
+}
+
+// portalAs is queryAs on the portal's endpoint.
+func (s *testServer) portalAs(t testing.TB, headers map[string]string, q string, vars map[string]any) gqlResponse {
+	t.Helper()
+	return s.queryAt(t, "/portal/graphql", headers, q, vars)
+}
+
+func (s *testServer) queryAt(t testing.TB, path string, headers map[string]string, q string, vars map[string]any) gqlResponse {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range headers {
 		req.Header.Set(k, v)

@@ -45,7 +45,7 @@ func (c *signInClock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 // trySignIn signs in over GraphQL and returns the code of the first error, "" on success.
 func (s *testServer) trySignIn(t *testing.T, email, password string) (string, gqlResponse) {
 	t.Helper()
-	r := s.queryAs(t, nil, signInMutation, map[string]any{"e": email, "p": password})
+	r := s.portalAs(t, nil, signInMutation, map[string]any{"e": email, "p": password})
 	if len(r.Errors) == 0 {
 		return "", r
 	}
@@ -79,7 +79,7 @@ func (s *testServer) lockOutPortal(t *testing.T, email, password string) gqlResp
 		t.Fatalf("the refused attempt made %d SQL round trips, want none", n)
 	}
 	body, _ := json.Marshal(map[string]any{"query": signInMutation, "variables": map[string]any{"e": email, "p": password}})
-	if status, h, _ := s.call(t, http.MethodPost, "/graphql", nil, string(body)); status != http.StatusTooManyRequests ||
+	if status, h, _ := s.call(t, http.MethodPost, "/portal/graphql", nil, string(body)); status != http.StatusTooManyRequests ||
 		h.Get("Retry-After") != fmt.Sprint(int(access.SignInWindow/time.Second)) {
 		t.Fatalf("the refusal over HTTP: %d, Retry-After %q", status, h.Get("Retry-After"))
 	}
@@ -223,7 +223,7 @@ func TestSignInBurst(t *testing.T) {
 		return counts
 	}
 	signIn := func(email string) (string, error) {
-		status, body, err := post(s.URL+"/graphql", "application/json", nil, fmt.Sprintf(`{"query":%q,"variables":{"e":%q,"p":"wrong password"}}`, signInMutation, email))
+		status, body, err := post(s.URL+"/portal/graphql", "application/json", nil, fmt.Sprintf(`{"query":%q,"variables":{"e":%q,"p":"wrong password"}}`, signInMutation, email))
 		if err != nil {
 			return "", err
 		}

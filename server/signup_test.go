@@ -22,7 +22,7 @@ import (
 // postRaw posts a GraphQL operation without credentials and returns the body as sent.
 func (s *testServer) postRaw(t *testing.T, body string) string {
 	t.Helper()
-	resp, err := http.Post(s.URL+"/graphql", "application/json", strings.NewReader(body))
+	resp, err := http.Post(s.URL+"/portal/graphql", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func BenchmarkSignUp(b *testing.B) {
 		} {
 			b.Run(c.name, func(b *testing.B) {
 				for i := range b.N {
-					resp, err := http.Post(s.URL+"/graphql", "application/json", strings.NewReader(signUpBody(c.email(i))))
+					resp, err := http.Post(s.URL+"/portal/graphql", "application/json", strings.NewReader(signUpBody(c.email(i))))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -234,7 +234,7 @@ func TestSignUpMailIsBounded(t *testing.T) {
 	for _, addr := range []string{"victim@example.org", s.demo.DeveloperEmail} {
 		var answers []string
 		for range 15 {
-			code, _, body := s.call(t, http.MethodPost, "/graphql", nil, signUpBody(addr))
+			code, _, body := s.call(t, http.MethodPost, "/portal/graphql", nil, signUpBody(addr))
 			answers = append(answers, fmt.Sprint(code, body))
 		}
 		for _, a := range answers[1:] {
@@ -288,7 +288,7 @@ func TestConcurrentVerifications(t *testing.T) {
 		for range 3 {
 			for _, tok := range tokens {
 				wg.Go(func() {
-					r := s.queryAs(t, nil, `mutation($t: String!) { verifyEmail(token: $t, password: "a racing password") { token } }`, map[string]any{"t": tok})
+					r := s.portalAs(t, nil, `mutation($t: String!) { verifyEmail(token: $t, password: "a racing password") { token } }`, map[string]any{"t": tok})
 					mu.Lock()
 					defer mu.Unlock()
 					if len(r.Errors) == 0 {

@@ -90,7 +90,7 @@ func TestOthersObjectsAreNotFound(t *testing.T) {
 func (p *portal) rawErrors(t *testing.T, q string, vars map[string]any) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, p.s.URL+"/graphql", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, p.s.URL+"/portal/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+p.token)
 	resp, err := http.DefaultClient.Do(req)

@@ -348,7 +348,7 @@ func TestOperatorAdd(t *testing.T) {
 	// The operator can sign in to the portal of the server on that data folder.
 	srv := start(t, map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}, "--addr", "127.0.0.1:0", "--roll-every", "0")
 	body, _ := json.Marshal(map[string]any{"query": `mutation { signIn(email: "grace@example.com", password: "a long operator password") { account { role } } }`})
-	resp, err := http.Post(srv.url+"/graphql", "application/json", bytes.NewReader(body))
+	resp, err := http.Post(srv.url+"/portal/graphql", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,19 +3,8 @@
 package model
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"strconv"
-
 	"github.com/flightgraph/flightgraph"
 )
-
-type AddAPIInput struct {
-	KeyID string  `json:"keyId"`
-	API   string  `json:"api"`
-	Plan  *string `json:"plan,omitempty"`
-}
 
 type AirportConnection struct {
 	TotalCount int            `json:"totalCount"`
@@ -26,12 +15,6 @@ type AirportConnection struct {
 type AirportEdge struct {
 	Cursor string               `json:"cursor"`
 	Node   *flightgraph.Airport `json:"node"`
-}
-
-type AuthPayload struct {
-	// The portal session token: send it as Authorization: Bearer <token>.
-	Token   string               `json:"token"`
-	Account *flightgraph.Account `json:"account"`
 }
 
 type FlightConnection struct {
@@ -45,18 +28,6 @@ type FlightEdge struct {
 	Node   *flightgraph.Flight `json:"node"`
 }
 
-type KeyPayload struct {
-	Key *flightgraph.NewKey `json:"key"`
-}
-
-type Me struct {
-	Account      *flightgraph.Account       `json:"account"`
-	Applications []*flightgraph.Application `json:"applications"`
-}
-
-type Mutation struct {
-}
-
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`
@@ -65,12 +36,6 @@ type PageInfo struct {
 }
 
 type Query struct {
-}
-
-type RequestKeyInput struct {
-	ApplicationID string  `json:"applicationId"`
-	API           string  `json:"api"`
-	Plan          *string `json:"plan,omitempty"`
 }
 
 type RouteConnection struct {
@@ -82,65 +47,4 @@ type RouteConnection struct {
 type RouteEdge struct {
 	Cursor string             `json:"cursor"`
 	Node   *flightgraph.Route `json:"node"`
-}
-
-// signUp's answer, the same for every address.
-type SignUpPayload struct {
-	// What happens next: a mail to the address, whose link finishes the sign-up.
-	Message string `json:"message"`
-}
-
-type APIAuth string
-
-const (
-	APIAuthAPIKey APIAuth = "API_KEY"
-	APIAuthOauth  APIAuth = "OAUTH"
-)
-
-var AllAPIAuth = []APIAuth{
-	APIAuthAPIKey,
-	APIAuthOauth,
-}
-
-func (e APIAuth) IsValid() bool {
-	switch e {
-	case APIAuthAPIKey, APIAuthOauth:
-		return true
-	}
-	return false
-}
-
-func (e APIAuth) String() string {
-	return string(e)
-}
-
-func (e *APIAuth) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = APIAuth(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid ApiAuth", str)
-	}
-	return nil
-}
-
-func (e APIAuth) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *APIAuth) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e APIAuth) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
 }

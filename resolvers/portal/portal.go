@@ -1,4 +1,4 @@
-package resolvers
+package portal
 
 import (
 	"context"
@@ -7,25 +7,25 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
-	"github.com/flightgraph/flightgraph/graph/model"
+	"github.com/flightgraph/flightgraph/graph/portal"
 )
 
-func authPayload(s *access.Session, err error) (*model.AuthPayload, error) {
+func authPayload(s *access.Session, err error) (*portal.AuthPayload, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.AuthPayload{Token: s.Token, Account: s.Account}, nil
+	return &portal.AuthPayload{Token: s.Token, Account: s.Account}, nil
 }
 
 // signUp answers the same payload for every address that passes validation.
-func (r *Resolver) signUp(ctx context.Context, in flightgraph.SignUpInput) (*model.SignUpPayload, error) {
+func (r *Resolver) signUp(ctx context.Context, in flightgraph.SignUpInput) (*portal.SignUpPayload, error) {
 	if err := r.Access.SignUp(ctx, in); err != nil {
 		return nil, err
 	}
-	return &model.SignUpPayload{Message: access.SignUpAnswer}, nil
+	return &portal.SignUpPayload{Message: access.SignUpAnswer}, nil
 }
 
-func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
+func (r *Resolver) me(ctx context.Context) (*portal.Me, error) {
 	acc, err := r.Access.Me(ctx)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &model.Me{Account: acc, Applications: apps}, nil
+	return &portal.Me{Account: acc, Applications: apps}, nil
 }
 
 // appKeys lists an application's keys; their plaintext halves are never kept, so lists show hints.
@@ -85,20 +85,20 @@ func (r *Resolver) usageToday(ctx context.Context, s *flightgraph.Subscription) 
 	return int(n), err
 }
 
-func (r *Resolver) requestKey(ctx context.Context, in model.RequestKeyInput) (*model.KeyPayload, error) {
+func (r *Resolver) requestKey(ctx context.Context, in portal.RequestKeyInput) (*portal.KeyPayload, error) {
 	k, _, err := r.Access.RequestKey(ctx, access.KeyRequest{ApplicationID: in.ApplicationID, API: in.API, Plan: deref(in.Plan)})
 	if err != nil {
 		return nil, err
 	}
-	return &model.KeyPayload{Key: k}, nil
+	return &portal.KeyPayload{Key: k}, nil
 }
 
-func (r *Resolver) rotate(ctx context.Context, keyID string) (*model.KeyPayload, error) {
+func (r *Resolver) rotate(ctx context.Context, keyID string) (*portal.KeyPayload, error) {
 	k, err := r.Access.RotateKeySecret(ctx, keyID)
 	if err != nil {
 		return nil, err
 	}
-	return &model.KeyPayload{Key: k}, nil
+	return &portal.KeyPayload{Key: k}, nil
 }
 
 func (r *Resolver) revokeKey(ctx context.Context, keyID string) (*flightgraph.NewKey, error) {
@@ -118,8 +118,8 @@ func (r *Resolver) limitRequestSubscription(ctx context.Context, req *flightgrap
 	return r.Access.LimitRequestSubscription(ctx, req)
 }
 
-func apiAuth(p *flightgraph.Product) model.APIAuth {
-	return model.APIAuth(strings.ToUpper(string(p.Auth)))
+func apiAuth(p *flightgraph.Product) portal.APIAuth {
+	return portal.APIAuth(strings.ToUpper(string(p.Auth)))
 }
 
 func grants(p *flightgraph.Product) []string {
