@@ -36,8 +36,8 @@ type Guard struct {
 	// Uncharged bounds the calls that charge no API (see Admit); zero fields take
 	// DefaultUncharged's.
 	Uncharged UnchargedLimits
-	// Refusals bounds the work done for the requests Authenticated sees refused; nil bounds
-	// nothing.
+	// Refusals bounds the work done for refused requests, per client address (see
+	// Authenticated); nil bounds nothing.
 	Refusals *Refusals
 
 	keys   sync.Map // key hash, or "id:" and key id → *cached
@@ -157,39 +157,107 @@ func PassFromContext(ctx context.Context) *Pass {
 // backing service failed (the database did not answer) is refused at once with fail: it must not
 // go on as anonymous, which would tell a signed-in user to sign in again.
 //
-// A request that ends with nothing admitted (a preflight aside) was refused, and counts in the
-// guard's Refusals; a caller over them is refused before its credential is looked up (an address)
-// or before its request is read (an account).
+// The guard's Refusals bound the work done for refused requests from one client address: a
+// credential that is not cached is looked up only with a place in the address's second, and a
+// request without credentials that is refused counts there; a request without credentials from
+// an address whose second is full is refused before its body is read. A preflight (OPTIONS) is
+// answered as anonymous without looking at its credentials, which browsers do not send on one.
 func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			client := clientAddress(r)
-			if err := g.Refusals.Check(client, ""); err != nil {
-				fail(w, r, err)
-				return
-			}
-			caller, authErr := g.Authenticate(r)
-			if authErr != nil && flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
-				fail(w, r, authErr)
-				return
-			}
-			var account string
-			if caller.Account != nil {
-				account = caller.Account.ID
-				if err := g.Refusals.Check(client, account); err != nil {
+			anonymous := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+			switch {
+			case r.Method == http.MethodOptions:
+				g.serve(w, r, next, client, anonymous, nil)
+			case r.Header.Get("api-key") == "" && r.Header.Get("Authorization") == "":
+				if err := g.Refusals.Check(client); err != nil {
 					fail(w, r, err)
 					return
 				}
-			}
-			pass := NewPass(caller, authErr, w.Header())
-			pass.client = client
-			next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), pass)))
-			if r.Method != http.MethodOptions && !pass.served() {
-				g.Refusals.Count(client, account)
+				sw := &statusWriter{ResponseWriter: w}
+				if pass := g.serve(sw, r, next, client, anonymous, nil); !pass.served() && sw.status >= http.StatusBadRequest {
+					// Refused, so it counts. An answer of 200 with errors (a persisted query
+					// the cache does not hold) asks the client to go on, and does not.
+					g.Refusals.Count(client)
+				}
+			default:
+				caller, authErr, err := g.authenticate(r, client)
+				if err != nil {
+					fail(w, r, err)
+					return
+				}
+				g.serve(w, r, next, client, caller, authErr)
 			}
 		})
 	}
 }
+
+// authenticate is Authenticate for Authenticated, with a place in the client address's refusals
+// for a credential that is not cached. err refuses the request at once: the address is over its
+// refusals, or the credential could not be checked because a backing service failed.
+func (g *Guard) authenticate(r *http.Request, client string) (_ *flightgraph.Caller, authErr, err error) {
+	done := func(bool) {}
+	if !g.cached(r) {
+		var refused *flightgraph.Error
+		if done, refused = g.Refusals.Reserve(client); refused != nil {
+			return nil, nil, refused
+		}
+	}
+	caller, authErr := g.Authenticate(r)
+	if authErr != nil && flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
+		done(false)
+		return nil, nil, authErr
+	}
+	done(authErr != nil)
+	return caller, authErr, nil
+}
+
+// serve serves next with the caller's pass in the context, and returns the pass.
+func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler, client string, caller *flightgraph.Caller, authErr error) *Pass {
+	pass := NewPass(caller, authErr, w.Header())
+	pass.client = client
+	next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), pass)))
+	return pass
+}
+
+// cached reports whether the request's credential is in the guard's cache, and so costs no
+// lookup: an api-key or an access token (sessions are read on every request).
+func (g *Guard) cached(r *http.Request) bool {
+	now := g.Now()
+	if key := r.Header.Get("api-key"); key != "" {
+		c, _ := g.lookup(&g.keys, HashCredential(key), now)
+		return c != nil
+	}
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") || CredentialKind(token) != KindAccessToken {
+		return false
+	}
+	c, _ := g.lookup(&g.tokens, HashCredential(token), now)
+	return c != nil
+}
+
+// statusWriter remembers the status an answer started with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Middleware guards next with a product list known from the request alone (a REST route):
 // Authenticated, then Admit of what classify names. The handler behind it is expected to Require

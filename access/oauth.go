@@ -46,8 +46,8 @@ type TokenService struct {
 	// grant writes tokens to the database.
 	Limiter   Limiter
 	Uncharged UnchargedLimits
-	// Refusals bounds the work done for refused token requests, as the guard's does for its
-	// requests (share the guard's); nil bounds nothing.
+	// Refusals bounds the work done for refused token requests per client address, as the
+	// guard's does for its requests (share the guard's); nil bounds nothing.
 	Refusals *Refusals
 }
 
@@ -113,14 +113,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError) {
 	ctx := r.Context()
+	// The client address's refusals bound the work done for refused requests, as the guard's do:
+	// the request is read only with room in them, a malformed one counts, and the client is
+	// looked up (a database read, every time) only with a place there, given back when it
+	// authenticates. What befalls an authenticated client's grant counts nowhere here: the
+	// lockout and the uncharged limits bound it.
 	client := clientAddress(r)
-	if err := t.Refusals.Check(client, ""); err != nil {
+	if err := t.Refusals.Check(client); err != nil {
 		return nil, tooMany(err.RetryAfter, err.Message)
 	}
-	var account string // the client's, once it authenticated
+	looked := false
 	defer func() {
-		if oe != nil && oe.Status < http.StatusInternalServerError {
-			t.Refusals.Count(client, account)
+		if !looked && oe != nil && oe.Status < http.StatusInternalServerError {
+			t.Refusals.Count(client)
 		}
 	}()
 	if r.Method != http.MethodPost {
@@ -148,13 +153,15 @@ func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError
 			return nil, oerr(http.StatusBadRequest, "invalid_request", "parameter %s is repeated", name)
 		}
 	}
+	done, refused := t.Refusals.Reserve(client)
+	if refused != nil {
+		return nil, tooMany(refused.RetryAfter, refused.Message)
+	}
+	looked = true
 	ka, oe := t.client(ctx, r, form)
+	done(oe != nil && oe.Status < http.StatusInternalServerError)
 	if oe != nil {
 		return nil, oe
-	}
-	account = ka.Account.ID
-	if err := t.Refusals.Check(client, account); err != nil {
-		return nil, tooMany(err.RetryAfter, err.Message)
 	}
 	if t.Limiter != nil {
 		id, limits := AccountUncharged(ka.Account.ID, t.Uncharged)

@@ -1,73 +1,105 @@
 package access
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
 )
 
-// Refusals bounds the work a replica does for requests it then refuses. A refused request charges
-// no API, so no plan limits it, yet it was read, authenticated (an unknown key is a database
-// lookup) and parsed and validated before it was refused: a caller sending nothing but refused
-// requests would otherwise keep the cores busy. Each refusal counts against its caller, the
-// portal account behind its credential or else its client address, under the uncharged limits
-// per second; a caller with that many refusals in the last second is refused at once, before
-// its credential is looked up or its body read, until the oldest leaves the second.
+// DefaultRefusalsPerSecond is how many refused requests a second a client address may send, per
+// replica, before it is refused at once.
+const DefaultRefusalsPerSecond = 20
+
+// Refusals bounds the work a replica does for requests it refuses, per client address. A refused
+// request charges no API, so no plan limits it, yet it cost work: a credential that is not in the
+// guard's cache is a database lookup (an unknown key, token or OAuth client costs one every time),
+// and a document is read and parsed before it is refused. Both count against the client address,
+// in a window of a second:
 //
-// It counts in process: the bound is per replica, which is what the work is. A nil Refusals
-// bounds nothing.
+//   - a credential lookup takes a place before it starts (Reserve), and gives it back when the
+//     credential authenticates, so lookups in flight count too and a burst cannot slip past;
+//   - a request without credentials is refused at once when the address's second is full
+//     (Check), and counts when it was refused (Count).
+//
+// A credential the guard has cached costs nothing to check and is never held back, so a valid key
+// or token keeps working when others at its address (a NAT, a proxy) send garbage. A request whose
+// credential authenticated never counts: its refusals are its plan's business, or the portal's.
+//
+// It counts in process: the bound is per replica, which is what the work is. A nil Refusals bounds
+// nothing.
 type Refusals struct {
-	limits UnchargedLimits
+	limits flightgraph.Limits
 	window *MemoryLimiter
 }
 
-// NewRefusals returns Refusals under limits (DefaultUncharged's where limits has none), reading
-// the time from now.
-func NewRefusals(limits UnchargedLimits, now func() time.Time) *Refusals {
-	return &Refusals{limits: limits, window: NewMemoryLimiter(nil, now)}
+// NewRefusals returns Refusals of perSecond refused requests a second per client address
+// (DefaultRefusalsPerSecond when 0 or less), reading the time from now.
+func NewRefusals(perSecond int, now func() time.Time) *Refusals {
+	if perSecond <= 0 {
+		perSecond = DefaultRefusalsPerSecond
+	}
+	return &Refusals{limits: flightgraph.Limits{PerSecond: perSecond}, window: NewMemoryLimiter(nil, now)}
 }
 
-// Check refuses, with ECodePerSecondLimit and the wait, a request of a caller whose refusals fill
-// their second: the account's when account is not "", else the client address's.
-func (f *Refusals) Check(address, account string) *flightgraph.Error {
+// Reserve takes a place for a credential lookup from address, or refuses the request with
+// ECodePerSecondLimit and the wait when the address's second is full. done ends the lookup:
+// refused keeps the place (the lookup found nothing), otherwise it is given back.
+func (f *Refusals) Reserve(address string) (done func(refused bool), _ *flightgraph.Error) {
+	if f == nil {
+		return func(bool) {}, nil
+	}
+	name := refusalName(address)
+	at, d, ok := f.window.reserve(name, f.limits)
+	if !ok {
+		return nil, f.tooMany(d.RetryAfter)
+	}
+	return func(refused bool) { f.window.settle(name, at, refused) }, nil
+}
+
+// Check refuses, with ECodePerSecondLimit and the wait, a request from an address whose refused
+// requests fill their second.
+func (f *Refusals) Check(address string) *flightgraph.Error {
 	if f == nil {
 		return nil
 	}
-	name, limits := f.name(address, account)
-	wait := f.window.waits(name, limits)
-	if wait <= 0 {
-		return nil
+	if wait := f.window.waits(refusalName(address), f.limits); wait > 0 {
+		return f.tooMany(wait)
 	}
-	return &flightgraph.Error{Code: flightgraph.ECodePerSecondLimit, RetryAfter: wait,
-		Message: fmt.Sprintf("over %d refused requests in a second; retry after %d s", limits.PerSecond, flightgraph.Seconds(wait))}
+	return nil
 }
 
-// Count counts one refused request: against the account when there is one, else against the
-// client address.
-func (f *Refusals) Count(address, account string) {
+// Count counts one refused request from address.
+func (f *Refusals) Count(address string) {
 	if f == nil {
 		return
 	}
-	name, limits := f.name(address, account)
 	// A full window refuses without counting, which changes nothing: it is full already.
-	f.window.Admit(context.Background(), name, limits)
-}
-
-func (f *Refusals) name(address, account string) (string, flightgraph.Limits) {
-	if account != "" {
-		return AccountUncharged(account, f.limits)
+	if at, _, ok := f.window.reserve(refusalName(address), f.limits); ok {
+		f.window.settle(refusalName(address), at, true)
 	}
-	return AddressUncharged(address, f.limits)
 }
 
-// clientAddress is the host of the request's remote address: the name of an anonymous caller.
+func (f *Refusals) tooMany(wait time.Duration) *flightgraph.Error {
+	return &flightgraph.Error{Code: flightgraph.ECodePerSecondLimit, RetryAfter: wait,
+		Message: fmt.Sprintf("over %d refused requests in a second from this address; retry after %d s", f.limits.PerSecond, flightgraph.Seconds(wait))}
+}
+
+func refusalName(address string) string { return "refused:" + address }
+
+// clientAddress names the client of a request by its connection's address: the host, and for
+// IPv6 its /64, which one subscriber commonly holds whole (X-Forwarded-For is not trusted).
 func clientAddress(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
 	}
-	return r.RemoteAddr
+	if a, err := netip.ParseAddr(host); err == nil && a.Is6() && !a.Is4In6() {
+		p, _ := a.Prefix(64)
+		return p.String()
+	}
+	return host
 }

@@ -138,19 +138,15 @@ func set(m any, key string, value any) bool {
 	return false
 }
 
-// OpenAPIHandler serves the OpenAPI document as application/json, to GET and HEAD; mount it at
-// /openapi.json for every method, since it answers the others 405. It needs no credentials, but a
-// caller who sends some (a portal session, or a key or token whose account is a partner's or
-// staff's) gets the document of what that role may see; credentials that do not authenticate count as none. It is an uncharged call, behind
-// the guard like any other: held to the caller's uncharged limits.
+// OpenAPIHandler serves the OpenAPI document as application/json. Mount it at GET /openapi.json
+// (which takes HEAD too), and OpenAPIElse at /openapi.json for the other methods. It needs no
+// credentials, but a caller who sends some (a portal session, or a key or token whose account is
+// a partner's or staff's) gets the document of what that role may see; credentials that do not
+// authenticate count as none. It is an uncharged call, behind the guard like any other: held to
+// the caller's uncharged limits.
 func (a *API) OpenAPIHandler() http.Handler {
 	uncharged := func(*http.Request) ([]string, error) { return nil, nil }
 	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
 		role := flightgraph.CallerFromContext(r.Context()).Role()
 		doc, err := OpenAPI(role)
 		if err != nil {
@@ -174,4 +170,13 @@ func (a *API) OpenAPIHandler() http.Handler {
 			w.Write(doc)
 		}
 	}))
+}
+
+// OpenAPIElse answers the methods OpenAPIHandler does not take: 405 with Allow, before any
+// credential is looked at.
+func (a *API) OpenAPIElse() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD")
+		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "%s is not allowed on %s: use GET", r.Method, r.URL.Path))
+	})
 }

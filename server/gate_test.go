@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -509,40 +510,39 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 	})
 }
 
-// TestRefusalsAreBounded: a caller sending nothing but refused requests makes the replica look up
-// at most the uncharged limit's worth of credentials and parse that many documents a second;
-// beyond it, it is refused with 429 before its credential is looked up (no SQL) or its body read.
-// Refusals count against the account when the credential authenticated, else the address, so a
-// signed-in caller who fills its own second does not lock out its address.
+// TestRefusalsAreBounded: a client address sending refused requests makes a replica look up at
+// most access.DefaultRefusalsPerSecond unknown credentials and parse that many refused documents
+// a second; beyond it, it is refused with 429 before its credential is looked up (no SQL) or its
+// body read, and a burst sent at once does not slip past. A key the replica has cached keeps
+// working from that address, an authenticated caller's refusals do not count, and neither do the
+// answers that are not refusals (a persisted query the cache does not hold).
 func TestRefusalsAreBounded(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Uncharged = access.UnchargedLimits{} })
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.RefusalsPerSecond = 0 })
 	}
-	// flood sends n requests and returns how many were refused with something other than 429
-	// before the first 429, failing the test if a 429 took more than maxSQL round trips or a
-	// later answer was not a 429.
-	flood := func(t *testing.T, s *testServer, n int, maxSQL int64, send func(i int) (int, http.Header, string)) int {
+	unknownKey := func() map[string]string { return map[string]string{"api-key": access.NewCredential(access.KindAPIKey)} }
+	const amenities = "/opendata/inspire/v2/amenities?aircraftConfiguration=E90"
+	refusedDoc := jsonBody(`{ nope }`, nil)
+	// flood sends n requests one after the other and returns how many were answered before the
+	// first 429, failing the test if a 429 took SQL or a later answer was not a 429.
+	flood := func(t *testing.T, s *testServer, n int, send func() (int, http.Header, string)) int {
 		t.Helper()
 		before := -1
 		for i := range n {
-			code, h, body := send(i)
-			if code != http.StatusTooManyRequests {
-				if before >= 0 {
-					t.Fatalf("request %d after a 429: %d %.200s", i, code, body)
+			code, h, body := send()
+			switch {
+			case code != http.StatusTooManyRequests && before >= 0:
+				t.Fatalf("request %d after a 429: %d %.200s", i, code, body)
+			case code == http.StatusTooManyRequests:
+				if before < 0 {
+					before = i
 				}
-				if code < 400 {
-					t.Fatalf("request %d: %d %.200s: not refused", i, code, body)
+				if h.Get("Retry-After") == "" || !strings.Contains(body, flightgraph.ECodePerSecondLimit) && !strings.Contains(body, "invalid_request") {
+					t.Errorf("429 without Retry-After or its code: %v %.200s", h, body)
 				}
-				continue
-			}
-			if before < 0 {
-				before = i
-			}
-			if h.Get("Retry-After") == "" {
-				t.Errorf("429 without Retry-After: %.200s", body)
-			}
-			if q := s.queries.Load(); q > maxSQL {
-				t.Errorf("a 429 took %d SQL round trips; want at most %d", q, maxSQL)
+				if q := s.queries.Load(); q != 0 {
+					t.Errorf("a 429 took %d SQL round trips; want none", q)
+				}
 			}
 		}
 		if before < 0 {
@@ -550,51 +550,81 @@ func TestRefusalsAreBounded(t *testing.T) {
 		}
 		return before
 	}
-	perAddress, perAccount := access.DefaultUncharged.PerAddress.PerSecond, access.DefaultUncharged.PerAccount.PerSecond
+	limit := access.DefaultRefusalsPerSecond
 
-	t.Run("unknown keys on REST", func(t *testing.T) {
+	t.Run("unknown keys", func(t *testing.T) {
 		s := fresh(t)
-		n := flood(t, s, 3*perAddress, 0, func(int) (int, http.Header, string) {
-			return s.call(t, http.MethodGet, "/opendata/inspire/v2/amenities?aircraftConfiguration=E90",
-				map[string]string{"api-key": access.NewCredential(access.KindAPIKey)}, "")
-		})
-		if n != perAddress {
-			t.Errorf("%d unknown keys looked up in one second, want %d", n, perAddress)
+		if n := flood(t, s, 3*limit, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unknownKey(), "") }); n != limit {
+			t.Errorf("%d unknown keys looked up in one second, want %d", n, limit)
 		}
 	})
-	t.Run("refused GraphQL documents", func(t *testing.T) {
+	t.Run("unknown keys at once", func(t *testing.T) {
 		s := fresh(t)
-		n := flood(t, s, 3*perAddress, 0, func(int) (int, http.Header, string) {
-			return s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ flights(origin: "AMS", destination: "CDG", date: "2026-11-23") { edges { node { number } } } }`, nil))
-		})
-		if n != perAddress {
-			t.Errorf("%d refused documents parsed in one second, want %d", n, perAddress)
+		var lookups atomic.Int64
+		s.db.OnQuery = func() { lookups.Add(1) }
+		codes := make([]int, 5*limit)
+		var wg sync.WaitGroup
+		for i := range codes {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodGet, s.URL+amenities, nil)
+				req.Header.Set("api-key", access.NewCredential(access.KindAPIKey))
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					codes[i] = resp.StatusCode
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		if n := lookups.Load(); n > int64(limit) {
+			t.Errorf("%d unknown keys sent at once made %d SQL round trips, want at most %d (answers %v)", len(codes), n, limit, codes)
+		}
+	})
+	t.Run("refused documents", func(t *testing.T) {
+		s := fresh(t)
+		if n := flood(t, s, 3*limit, func() (int, http.Header, string) { return s.call(t, http.MethodPost, "/graphql", nil, refusedDoc) }); n != limit {
+			t.Errorf("%d refused documents parsed in one second, want %d", n, limit)
 		}
 	})
 	t.Run("unknown OAuth clients", func(t *testing.T) {
 		s := fresh(t)
-		n := flood(t, s, 3*perAddress, 0, func(int) (int, http.Header, string) {
+		n := flood(t, s, 3*limit, func() (int, http.Header, string) {
 			r := s.oaToken(t, oaCall{auth: oaBasic(access.NewCredential(access.KindAPIKey), access.NewCredential(access.KindSecret)),
 				form: url.Values{"grant_type": {"client_credentials"}}})
 			return r.status, r.header, r.String()
 		})
-		if n != perAddress {
-			t.Errorf("%d unknown clients looked up in one second, want %d", n, perAddress)
+		if n != limit {
+			t.Errorf("%d unknown clients looked up in one second, want %d", n, limit)
 		}
 	})
-	t.Run("an account's refusals are its own", func(t *testing.T) {
+	t.Run("a cached key from a refused address", func(t *testing.T) {
 		s := fresh(t)
-		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
-		// A portal session charges no API: a flight query is refused for want of a key. The
-		// session is looked up before its account is known, and no more.
-		n := flood(t, s, 3*perAccount, 1, func(int) (int, http.Header, string) {
-			return s.call(t, http.MethodPost, "/graphql", session, jsonBody(`{ flights(origin: "AMS", destination: "CDG", date: "2026-11-23") { edges { node { number } } } }`, nil))
-		})
-		if n != perAccount {
-			t.Errorf("%d refused documents of one account in one second, want %d", n, perAccount)
+		good := map[string]string{"api-key": s.demo.APIKey}
+		if code, _, body := s.call(t, http.MethodGet, amenities, good, ""); code != http.StatusOK {
+			t.Fatalf("%d %.200s", code, body)
+		}
+		flood(t, s, 2*limit, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unknownKey(), "") })
+		if code, _, body := s.call(t, http.MethodGet, amenities, good, ""); code != http.StatusOK {
+			t.Errorf("the cached demo key after its address's refusals: %d %.200s; want 200", code, body)
+		}
+	})
+	t.Run("what does not count", func(t *testing.T) {
+		s := fresh(t)
+		unapproved := map[string]string{"api-key": keyFor(t, s, "schedule")}
+		ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}
+		hashOnly, _ := json.Marshal(map[string]any{"extensions": ext})
+		for i := range 2 * limit {
+			if code, _, body := s.call(t, http.MethodGet, amenities, unapproved, ""); code == http.StatusTooManyRequests {
+				t.Fatalf("refusal %d of an authenticated key: %d %.200s", i, code, body)
+			}
+			if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, string(hashOnly)); code != http.StatusOK {
+				t.Fatalf("persisted query miss %d: %d %.200s", i, code, body)
+			}
+			if code, _, body := s.call(t, http.MethodOptions, "/graphql", unknownKey(), ""); code >= 400 || s.queries.Load() != 0 {
+				t.Fatalf("preflight %d: %d %.200s, %d SQL round trips", i, code, body, s.queries.Load())
+			}
 		}
 		if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ __typename }`, nil)); code != http.StatusOK {
-			t.Errorf("an anonymous call from the account's address: %d %.200s; want 200", code, body)
+			t.Errorf("an anonymous call from the address: %d %.200s; want 200", code, body)
 		}
 	})
 }

@@ -75,6 +75,9 @@ type Config struct {
 	// Uncharged bounds the calls that charge no API (portal operations, introspection);
 	// access.DefaultUncharged when zero.
 	Uncharged access.UnchargedLimits
+	// RefusalsPerSecond bounds the refused requests a second of one client address (see
+	// access.Refusals); access.DefaultRefusalsPerSecond when zero.
+	RefusalsPerSecond int
 }
 
 // Server is the HTTP edge of flightgraph.
@@ -130,7 +133,7 @@ func New(cfg Config) *Server {
 		limiter = cfg.NewLimiter(s.Usage.DayUsage)
 	}
 	s.Usage.Attach(limiter)
-	refusals := access.NewRefusals(cfg.Uncharged, cfg.Now)
+	refusals := access.NewRefusals(cfg.RefusalsPerSecond, cfg.Now)
 	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
 		Uncharged: cfg.Uncharged, Refusals: refusals}
 	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
@@ -172,7 +175,8 @@ func New(cfg Config) *Server {
 	mux.Handle("/oauthcust/oauth/token", tokens)
 	api := &rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)
-	mux.Handle("/openapi.json", api.OpenAPIHandler()) // it answers other methods 405
+	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
+	mux.Handle("/openapi.json", api.OpenAPIElse())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other path is the original's unknown URL, in the REST error shape.
