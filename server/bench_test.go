@@ -15,7 +15,6 @@ import (
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on a
@@ -30,7 +29,7 @@ func BenchmarkDepartures(b *testing.B) {
 func benchmarkDepartures(b *testing.B, dialect string) {
 	db := storetest.SeededWindow(b, dialect, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 	cfg := testConfig(db, io.Discard)
-	cfg.ReferenceTTL = travel.DefaultReferenceTTL // as flightgraph serve does
+	cfg.SnapshotTTL = store.DefaultSnapshotTTL // as flightgraph serve does
 	h, demo := startServer(b, cfg)
 	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	for _, first := range []int{5, 50} {

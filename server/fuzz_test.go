@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -280,7 +279,7 @@ func (g *opGen) request() (body string, get bool) {
 // defect of the second line, nor a client's fault taken for the server's.
 func FuzzGate(f *testing.F) {
 	t := &touches{}
-	s := newServerWith(f, storetest.Seeded(f, store.SQLite, os.Getenv), func(c *server.Config) {
+	s := newServerWith(f, storetest.Seeded(f, store.SQLite, os.Getenv), func(c *serverConfig) {
 		c.Stores.Flights = touchedFlights{c.Stores.Flights, t}
 		c.Stores.Places = touchedPlaces{c.Stores.Places, t}
 		c.Stores.Aircraft = touchedAircraft{c.Stores.Aircraft, t}

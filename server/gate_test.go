@@ -15,16 +15,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/resolvers"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // lockedBuffer is a log sink that goroutines may share.
@@ -328,10 +325,9 @@ func TestSecondLineRefusesWhatTheFirstMissed(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	st := stores(s.db)
-	now := func() time.Time { return storetest.Now }
-	h := graph.NewHandler(&resolvers.Resolver{Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: now}, Now: now},
-		graph.HandlerConfig{Admit: func(context.Context, []string) error { return nil }, Stores: st, Log: log})
+	svc := s.srv.Services
+	h := graph.NewHandler(&resolvers.Resolver{Travel: svc.Travel, Now: svc.Now},
+		graph.HandlerConfig{Admit: func(context.Context, []string) error { return nil }, Stores: svc.Graph, Log: log})
 	broken := httptest.NewServer(s.srv.Guard.Authenticated(graph.ErrorWriter(log))(h))
 	defer broken.Close()
 	shapes := hostileShapes("20261122+XX+0001")
@@ -409,7 +405,7 @@ func TestGraphQLMethods(t *testing.T) {
 // headers and 429s of any API.
 func TestUnchargedCallsAreLimited(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Uncharged = access.UnchargedLimits{} })
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Uncharged = access.UnchargedLimits{} })
 	}
 	count := func(t *testing.T, s *testServer, calls []map[string]string, query string) int {
 		admitted := 0
@@ -518,7 +514,7 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 // answers that are not refusals (a persisted query the cache does not hold).
 func TestRefusalsAreBounded(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) { c.RefusalsPerSecond = 0 })
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.RefusalsPerSecond = 0 })
 	}
 	unknownKey := func() map[string]string { return map[string]string{"api-key": access.NewCredential(access.KindAPIKey)} }
 	const amenities = "/opendata/inspire/v2/amenities?aircraftConfiguration=E90"

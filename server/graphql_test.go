@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // departures is the front-end team's query from the foundation issue.
@@ -141,7 +139,7 @@ func TestDeparturesRoundTrips(t *testing.T) {
 
 		// As flightgraph serve runs it, places and the fleet come from the reference snapshot:
 		// only the flights and their legs are read, within the issue's bar of 8.
-		s = newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *server.Config) { c.ReferenceTTL = travel.DefaultReferenceTTL })
+		s = newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) { c.SnapshotTTL = store.DefaultSnapshotTTL })
 		s.query(t, departures, departuresVars(1)) // loads the snapshot
 		for _, first := range []int{5, 50, 200} {
 			if resp := s.query(t, departures, departuresVars(first)); len(resp.Errors) > 0 {
@@ -506,7 +504,7 @@ func TestAttachedHopsWhenPrefetchesOverlapOrFail(t *testing.T) {
 	boards := `query($d: Date!) { dep: flights(origin: "AMS", date: $d, first: 20) { ` + legs + ` }
 		arr: flights(destination: "AMS", date: $d, first: 20) { ` + legs + ` } }`
 	newLagging := func(t *testing.T, st *lagging) *testServer {
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *server.Config) {
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
 			st.FlightStore = c.Stores.Flights
 			c.Stores.Flights = st
 			c.Stores.Places = laggingPlaces{c.Stores.Places, st.lag}

@@ -927,7 +927,7 @@ func newGatedServer(t *testing.T, dialect string) (*testServer, *oaGatedStore) {
 	db := storetest.Seeded(t, dialect, os.Getenv)
 	gate := &oaGatedStore{AccessStore: store.NewAccessStore(db), parked: make(chan struct{}), release: make(chan struct{})}
 	cfg := testConfig(db, io.Discard)
-	cfg.Access = gate
+	cfg.Stores.Access = gate
 	h, demo := startServer(t, cfg)
 	s := &testServer{Server: httptest.NewServer(h), db: db, srv: h, demo: demo}
 	t.Cleanup(s.Close)

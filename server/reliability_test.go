@@ -17,7 +17,6 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -64,14 +63,14 @@ func TestClientHangUpIsNotAServerError(t *testing.T) {
 	const stall = 150 * time.Millisecond
 	for _, c := range []struct {
 		name  string
-		tweak func(*server.Config)
+		tweak func(*serverConfig)
 	}{
-		{"during admission", func(c *server.Config) {
+		{"during admission", func(c *serverConfig) {
 			c.NewLimiter = func(usage access.DayUsage) access.Limiter {
 				return stalledLimiter{access.NewMemoryLimiter(usage, c.Now), stall}
 			}
 		}},
-		{"during execution", func(c *server.Config) { c.Stores.Flights = stalledLegs{c.Stores.Flights, stall} }},
+		{"during execution", func(c *serverConfig) { c.Stores.Flights = stalledLegs{c.Stores.Flights, stall} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), c.tweak)
@@ -115,8 +114,8 @@ func TestDeadlineStopsTheWork(t *testing.T) {
 		late    atomic.Int64 // queries attempted after the deadline
 	)
 	db := storetest.Seeded(t, store.SQLite, os.Getenv)
-	s := newServerWith(t, db, func(c *server.Config) {
-		c.RequestTimeout = timeout
+	s := newServerWith(t, db, func(c *serverConfig) {
+		c.Server.RequestTimeout = timeout
 		c.Stores.Flights = stalledLegs{c.Stores.Flights, 3 * timeout}
 	})
 	db.OnQuery = func() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/app"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -70,13 +70,12 @@ func TestReplicasShareLimits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Redis at FLIGHTGRAPH_TEST_REDIS_URL does not answer: %v", err)
 		}
-		srv := server.New(server.Config{
-			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: prometheus.NewRegistry(), DB: db, Stores: stores(db),
-			Access: store.NewAccessStore(db), Mail: store.NewMailStore(db), Hasher: fastHasher, Now: time.Now, Version: "test",
+		srv := server.New(server.Config{Registry: prometheus.NewRegistry(), DB: db, Version: "test"}, app.New(app.Config{
+			Stores: app.StoresOf(db), Hasher: fastHasher, Now: time.Now,
 			NewLimiter: func(usage access.DayUsage) access.Limiter {
 				return &recording{Limiter: access.NewRedisLimiter(rdb, prefix, usage), into: seen}
 			},
-		})
+		}))
 		svc = srv.Access
 		ts := httptest.NewServer(srv)
 		t.Cleanup(ts.Close)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -244,7 +243,7 @@ func TestRESTErrorCodes(t *testing.T) {
 		t.Run("WS_502.001 the limiter store is down", func(t *testing.T) {
 			rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1})
 			t.Cleanup(func() { rdb.Close() })
-			r := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *server.Config) {
+			r := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) {
 				c.NewLimiter = func(u access.DayUsage) access.Limiter {
 					return access.NewRedisLimiter(rdb, "x:", u)
 				}

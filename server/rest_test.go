@@ -7,10 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // TestRESTAndGraphQLAgree reads the same flights over REST and over GraphQL and compares the
@@ -138,9 +136,9 @@ func TestRESTRoundTrips(t *testing.T) {
 		why  string
 	}{
 		{0, 9, "the flight, its legs, airports, cities, countries, aircraft, carriers, and the country and host checks"},
-		{travel.DefaultReferenceTTL, 2, "the flight and its legs"},
+		{store.DefaultSnapshotTTL, 2, "the flight and its legs"},
 	} {
-		s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(cfg *server.Config) { cfg.ReferenceTTL = c.ttl })
+		s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(cfg *serverConfig) { cfg.SnapshotTTL = c.ttl })
 		h := map[string]string{"api-key": s.demo.APIKey, "svc-travel-country": "NL", "svc-travel-host": "XX", "Accept-Language": "nl-NL"}
 		path := "/opendata/flightstatus/" + url.PathEscape("20261122+XX+0001")
 		s.call(t, "GET", path, h, "") // warm the key cache and the snapshot

@@ -59,7 +59,7 @@ func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *f
 	cfg := testConfig(db, io.Discard)
 	cfg.Now = time.Now
 	cfg.AccessFeed = store.NewAccessFeed(db, cfg.Log)
-	srv := server.New(cfg)
+	srv := cfg.build()
 	srv.Guard.CacheTTL = cacheTTL
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -20,13 +20,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/app"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/portal"
 	"github.com/flightgraph/flightgraph/resolvers"
 	portalresolvers "github.com/flightgraph/flightgraph/resolvers/portal"
 	"github.com/flightgraph/flightgraph/rest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // DefaultRequestTimeout bounds the work of one request unless Config says otherwise.
@@ -37,117 +36,43 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// Config holds the server's dependencies.
+// Config is what the server adds to the services: its HTTP side.
 type Config struct {
-	Log *slog.Logger
 	// Registry is where metrics are registered; MetricsHandler serves it, on a listener of its
 	// own (Run), never on the API's.
 	Registry *prometheus.Registry
-	DB       Pinger
-	Stores   graph.Stores // what GraphQL, REST and the dataloaders read of the flight graph
-	Access   flightgraph.AccessStore
-	Mail     flightgraph.MailStore
-	Mailer   access.Mailer // default: the log
-	// NewLimiter builds the limiter over the usage counts; default: in-process.
-	NewLimiter func(usage access.DayUsage) access.Limiter
-	// AccessFeed tells this replica of the changes to access that other replicas commit
-	// (PostgreSQL LISTEN/NOTIFY), so that its guard drops them from its cache at once; Run
-	// follows it. Nil for one process.
-	AccessFeed flightgraph.AccessFeed
-	Hasher     access.PasswordHasher
-	// PasswordHashConcurrency bounds the password hashes computed at once by the portal and the
-	// token endpoint together; 0 means access.DefaultHashConcurrency.
-	PasswordHashConcurrency int
-	// Lockout counts sign-in and password grant attempts; default: in-process, on Now.
-	Lockout    access.Lockout
-	Tokens     access.TokenLifetimes
-	PortalURL  string
+	// DB is what readiness checks.
+	DB         Pinger
 	LoaderWait time.Duration
-	// ReferenceTTL is how long the snapshot of reference data (places, fleet, carriers) is
-	// trusted (travel.Reference); 0 reads them from the store on every request.
-	ReferenceTTL time.Duration
-	Now          func() time.Time
-	Version      string
-	BuildTime    time.Time
+	Version    string
+	BuildTime  time.Time
 	// RequestTimeout bounds the work of one request: its context's deadline, which every
 	// resolver, loader and store call honours; DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
-	// Uncharged bounds the calls that charge no API (portal operations, introspection);
-	// access.DefaultUncharged when zero.
-	Uncharged access.UnchargedLimits
-	// RefusalsPerSecond bounds the refused requests a second of one client address (see
-	// access.Refusals); access.DefaultRefusalsPerSecond when zero.
-	RefusalsPerSecond int
 }
 
-// Server is the HTTP edge of flightgraph.
+// Server is the HTTP edge of flightgraph over its services.
 type Server struct {
+	*app.Services
 	cfg      Config
-	travel   *travel.Service
 	handler  http.Handler
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	draining atomic.Bool // Run is draining: not ready, and answers close their connections
-
-	// Access is the portal's service, for the commands that seed accounts and keys.
-	Access *access.Service
-	Guard  *access.Guard
-	Usage  *access.UsageRecorder
-	Outbox *access.Outbox
-	// Hashes is the gate every password hash goes through.
-	Hashes *access.HashGate
 }
 
-// New builds the handler.
-func New(cfg Config) *Server {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+// New builds the handler over the services.
+func New(cfg Config, svc *app.Services) *Server {
 	if cfg.LoaderWait == 0 {
 		cfg.LoaderWait = graph.DefaultLoaderWait
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
 	}
-	if cfg.Hasher == (access.PasswordHasher{}) {
-		cfg.Hasher = access.DefaultPasswordHasher
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
 	}
-	if cfg.PasswordHashConcurrency <= 0 {
-		cfg.PasswordHashConcurrency = access.DefaultHashConcurrency
-	}
-	if cfg.Lockout == nil {
-		cfg.Lockout = access.NewMemoryLockout(cfg.Now)
-	}
-	if cfg.Mailer == nil {
-		cfg.Mailer = access.NewLogMailer(cfg.Log)
-	}
-	if cfg.ReferenceTTL > 0 {
-		ref := travel.NewReference(cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network, cfg.ReferenceTTL, cfg.Log)
-		cfg.Stores.Places, cfg.Stores.Aircraft, cfg.Stores.Network = ref.Places(), ref.Fleet(), ref.Network()
-	}
-	s := &Server{cfg: cfg, travel: &travel.Service{Flights: cfg.Stores.Flights, Places: cfg.Stores.Places,
-		Aircraft: cfg.Stores.Aircraft, Network: cfg.Stores.Network, Now: cfg.Now}}
-	s.Usage = &access.UsageRecorder{Store: cfg.Access, Log: cfg.Log}
-	var limiter access.Limiter = access.NewMemoryLimiter(s.Usage.DayUsage, cfg.Now)
-	if cfg.NewLimiter != nil {
-		limiter = cfg.NewLimiter(s.Usage.DayUsage)
-	}
-	s.Usage.Attach(limiter)
-	refusals := access.NewRefusals(cfg.RefusalsPerSecond, cfg.Now)
-	s.Guard = &access.Guard{Store: cfg.Access, Limiter: limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
-		Uncharged: cfg.Uncharged, Refusals: refusals}
-	s.Outbox = access.NewOutbox(cfg.Mail, cfg.Mailer, cfg.Log)
-	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
-	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
-	s.Access = &access.Service{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
-		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
-	tokens := &access.TokenService{Store: cfg.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
-		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
-	cfg.Stores.Access = cfg.Access
-	cfg.Stores.UsageToday = func(ctx context.Context, subs []string) ([]int64, error) {
-		return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
-	}
-	s.cfg = cfg
+	s := &Server{Services: svc, cfg: cfg}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flightgraph_http_requests_total", Help: "HTTP requests by route, method and status code.",
 	}, []string{"route", "method", "code"})
@@ -156,9 +81,9 @@ func New(cfg Config) *Server {
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"route", "method"})
 	cfg.Registry.MustRegister(s.requests, s.duration)
-	countFallbacks(cfg.Registry, limiter, "flightgraph_limiter_fallbacks_total",
+	countFallbacks(cfg.Registry, svc.Limiter, "flightgraph_limiter_fallbacks_total",
 		"Limit decisions this replica made on its own because the shared limiter (Redis) failed.")
-	countFallbacks(cfg.Registry, cfg.Lockout, "flightgraph_signin_lockout_fallbacks_total",
+	countFallbacks(cfg.Registry, svc.Lockout, "flightgraph_signin_lockout_fallbacks_total",
 		"Sign-in attempts this replica counted on its own because the shared lockout (Redis) failed.")
 	cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "flightgraph_password_hashes_total",
@@ -172,8 +97,8 @@ func New(cfg Config) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", s.graphQL())
 	mux.Handle("/portal/graphql", s.portalGraphQL())
-	mux.Handle("/oauthcust/oauth/token", tokens)
-	api := &rest.API{Travel: s.travel, Guard: s.Guard, Log: cfg.Log, Now: cfg.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
+	mux.Handle("/oauthcust/oauth/token", s.Tokens)
+	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)
 	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
 	mux.Handle("/openapi.json", api.OpenAPIElse())
@@ -209,19 +134,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // graphQL is /graphql: the access guard authenticates, then the GraphQL handler admits the
 // operation that will execute (graph.Gate) and runs it.
 func (s *Server) graphQL() http.Handler {
-	h := graph.NewHandler(&resolvers.Resolver{Travel: s.travel, Now: s.cfg.Now}, s.graphConfig())
-	return s.Guard.Authenticated(graph.ErrorWriter(s.cfg.Log))(h)
+	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now}, s.graphConfig())
+	return s.Guard.Authenticated(graph.ErrorWriter(s.Log))(h)
 }
 
 // portalGraphQL is the portal's GraphQL endpoint, apart from the flight subgraph so that nothing
 // of the portal enters a company's supergraph; the same guard, bounds and gate stand before it.
 func (s *Server) portalGraphQL() http.Handler {
 	schema := portal.NewExecutableSchema(portal.Config{Resolvers: &portalresolvers.Resolver{Access: s.Access}})
-	return s.Guard.Authenticated(graph.ErrorWriter(s.cfg.Log))(graph.Serve(schema, s.graphConfig()))
+	return s.Guard.Authenticated(graph.ErrorWriter(s.Log))(graph.Serve(schema, s.graphConfig()))
 }
 
 func (s *Server) graphConfig() graph.HandlerConfig {
-	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.cfg.Stores, LoaderWait: s.cfg.LoaderWait, Log: s.cfg.Log}
+	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +163,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.cfg.DB.Ping(ctx); err != nil {
-		s.cfg.Log.Warn("not ready", "err", err)
+		s.Log.Warn("not ready", "err", err)
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "down"})
 		return
 	}
@@ -318,7 +243,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		elapsed := time.Since(start)
 		s.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.status)).Inc()
 		s.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
-		s.cfg.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		s.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", sw.status), slog.Duration("elapsed", elapsed), slog.String("requestId", flightgraph.RequestIDFromContext(r.Context())))
 	})
 }
@@ -338,7 +263,7 @@ type Shutdown struct {
 // served), stops accepting, lets requests in flight finish for up to the grace period, and
 // returns. If either listener fails, Run shuts the other down and returns the error.
 func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown) error {
-	errorLog := slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelWarn)
+	errorLog := slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -368,7 +293,7 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
 	wg.Go(func() {
 		if err := s.Guard.Follow(bg); err != nil {
-			s.cfg.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)
+			s.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)
 		}
 	})
 	defer func() { stopBg(); wg.Wait() }()
@@ -379,13 +304,13 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 	}
 	if failed == nil && sd.Drain > 0 {
 		s.draining.Store(true)
-		s.cfg.Log.Info("draining: /readyz answers 503 while requests are still served", "drain", sd.Drain)
+		s.Log.Info("draining: /readyz answers 503 while requests are still served", "drain", sd.Drain)
 		select {
 		case <-time.After(sd.Drain):
 		case failed = <-errc:
 		}
 	}
-	s.cfg.Log.Info("shutting down: no new connections; requests in flight finish", "grace", sd.Grace)
+	s.Log.Info("shutting down: no new connections; requests in flight finish", "grace", sd.Grace)
 	sctx, cancel := context.WithTimeout(context.Background(), sd.Grace)
 	defer cancel()
 	var errs []error

@@ -20,7 +20,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/app"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -49,31 +49,38 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 	return newServerWith(t, db, nil)
 }
 
+// serverConfig is a test server's configuration: its services' and its HTTP side's.
+type serverConfig struct {
+	app.Config
+	Server server.Config
+}
+
+// build builds the server of the configuration, on services of its own.
+func (c serverConfig) build() *server.Server { return server.New(c.Server, app.New(c.Config)) }
+
 // testConfig is a test server's configuration on db: the store's services, a cheap password
 // hasher and the frozen clock.
-func testConfig(db *store.DB, logs io.Writer) server.Config {
-	return server.Config{
-		Log:       slog.New(slog.NewTextHandler(logs, nil)),
-		Registry:  prometheus.NewRegistry(),
-		DB:        db,
-		Stores:    stores(db),
-		Access:    store.NewAccessStore(db),
-		Mail:      store.NewMailStore(db),
-		Hasher:    fastHasher,
-		PortalURL: testPortalURL,
-		Now:       func() time.Time { return storetest.Now },
-		Version:   "test",
-		// The clock is frozen, so a second never ends: portal calls get limits that tests of
-		// other things never meet (TestUnchargedCallsAreLimited tests the defaults).
-		Uncharged: access.UnchargedLimits{PerAccount: generousRates, PerAddress: generousRates},
-		// Tests send many refused requests from one address; TestRefusalsAreBounded tests the bound.
-		RefusalsPerSecond: 1 << 20,
+func testConfig(db *store.DB, logs io.Writer) serverConfig {
+	return serverConfig{
+		Config: app.Config{
+			Log:       slog.New(slog.NewTextHandler(logs, nil)),
+			Stores:    app.StoresOf(db),
+			Hasher:    fastHasher,
+			PortalURL: testPortalURL,
+			Now:       func() time.Time { return storetest.Now },
+			// The clock is frozen, so a second never ends: portal calls get limits that tests of
+			// other things never meet (TestUnchargedCallsAreLimited tests the defaults).
+			Uncharged: access.UnchargedLimits{PerAccount: generousRates, PerAddress: generousRates},
+			// Tests send many refused requests from one address; TestRefusalsAreBounded tests the bound.
+			RefusalsPerSecond: 1 << 20,
+		},
+		Server: server.Config{Registry: prometheus.NewRegistry(), DB: db, Version: "test"},
 	}
 }
 
 // newServerWith is newServer with the configuration changed by tweak first. The demo key gets
 // generous limits unless tweak names a limiter of its own.
-func newServerWith(t testing.TB, db *store.DB, tweak func(*server.Config)) *testServer {
+func newServerWith(t testing.TB, db *store.DB, tweak func(*serverConfig)) *testServer {
 	t.Helper()
 	logs := &lockedBuffer{}
 	cfg := testConfig(db, logs)
@@ -115,9 +122,9 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // startServer builds the server of cfg, syncs the API catalogue and seeds the demo accounts.
-func startServer(t testing.TB, cfg server.Config) (*server.Server, *access.DemoCredentials) {
+func startServer(t testing.TB, cfg serverConfig) (*server.Server, *access.DemoCredentials) {
 	t.Helper()
-	h := server.New(cfg)
+	h := cfg.build()
 	ctx := context.Background()
 	if err := h.Access.SyncCatalogue(ctx); err != nil {
 		t.Fatal(err)
@@ -175,11 +182,6 @@ func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string, queries flight
 		t.Fatal(err)
 	}
 	return ka.Key.ID
-}
-
-func stores(db *store.DB) graph.Stores {
-	return graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
-		Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)}
 }
 
 // gqlResponse is a GraphQL answer.
@@ -340,7 +342,7 @@ func TestRunServesMetricsApart(t *testing.T) {
 func TestMetricsCountLimiterFallbacks(t *testing.T) {
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
 	t.Cleanup(func() { down.Close() })
-	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *server.Config) {
+	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *serverConfig) {
 		c.NewLimiter = func(usage access.DayUsage) access.Limiter {
 			return access.NewFallback(access.NewRedisLimiter(down, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), c.Log)
 		}

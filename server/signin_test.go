@@ -91,7 +91,7 @@ func (s *testServer) lockOutPortal(t *testing.T, email, password string) gqlResp
 // window ends, and a success clears the count.
 func TestSignInLockout(t *testing.T) {
 	clock := newSignInClock(storetest.Now)
-	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Now = clock.Now })
+	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Now = clock.Now })
 	email, password := s.demo.DeveloperEmail, s.demo.DeveloperPassword
 
 	known := s.lockOutPortal(t, email, password)
@@ -131,7 +131,7 @@ func TestSignInLockout(t *testing.T) {
 // from the portal's e-mails, and refuses the 11th with 429, Retry-After and an RFC 6749 body.
 func TestPasswordGrantLockout(t *testing.T) {
 	clock := newSignInClock(storetest.Now)
-	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Now = clock.Now })
+	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Now = clock.Now })
 	client := s.oaDemoClient()
 	grant := func(user, password string) oaReply {
 		return s.oaToken(t, oaCall{auth: client.basic(), form: url.Values{"grant_type": {"password"}, "username": {user}, "password": {password}}})
@@ -190,7 +190,7 @@ func TestPasswordGrantLockout(t *testing.T) {
 func TestSignInBurst(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(server.GCPercent))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(server.MemoryLimit))
-	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *server.Config) { c.Hasher = access.DefaultPasswordHasher })
+	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Hasher = access.DefaultPasswordHasher })
 	client := s.oaDemoClient()
 
 	runtime.GC()
@@ -356,11 +356,11 @@ func lockoutReplica(t *testing.T, db *store.DB, opts *redis.Options, prefix stri
 	if demo == nil {
 		s.srv, s.demo = startServer(t, cfg)
 	} else {
-		s.srv = server.New(cfg)
+		s.srv = cfg.build()
 	}
 	s.Server = httptest.NewServer(s.srv)
 	t.Cleanup(s.Close)
-	return s, cfg.Registry
+	return s, cfg.Server.Registry
 }
 
 // TestSignInLockoutReplicas: two replicas on one database and one Redis share the count, so the

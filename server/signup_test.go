@@ -14,7 +14,6 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -96,7 +95,7 @@ func TestVerifyEmail(t *testing.T) {
 		var now atomic.Pointer[time.Time]
 		start := storetest.Now
 		now.Store(&start)
-		s := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *server.Config) {
+		s := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) {
 			c.Now = func() time.Time { return *now.Load() }
 		})
 		anon := &portal{s: s}
@@ -205,7 +204,7 @@ func TestSignUpNeedsItsMail(t *testing.T) {
 // password hasher: the two should cost about the same, the argon2id hash dominating both.
 func BenchmarkSignUp(b *testing.B) {
 	storetest.ForEachDialect(b, func(b *testing.B, dialect string) {
-		s := newServerWith(b, storetest.Seeded(b, dialect, os.Getenv), func(c *server.Config) { c.Hasher = access.DefaultPasswordHasher })
+		s := newServerWith(b, storetest.Seeded(b, dialect, os.Getenv), func(c *serverConfig) { c.Hasher = access.DefaultPasswordHasher })
 		for _, c := range []struct {
 			name  string
 			email func(i int) string

@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/app"
 )
 
 // operatorCmd is `flightgraph operator add --email E --name N`, with the password on the first
@@ -42,8 +41,8 @@ func operatorCmd(ctx context.Context, args []string, getenv func(string) string,
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	svc := &access.Service{Store: store.NewAccessStore(db), Hasher: access.DefaultPasswordHasher, Now: db.Now}
-	acc, err := svc.CreateAccount(ctx, in, flightgraph.RoleOperator, "cli")
+	svc := app.New(app.Config{Stores: app.StoresOf(db), Now: db.Now})
+	acc, err := svc.Access.CreateAccount(ctx, in, flightgraph.RoleOperator, "cli")
 	if err != nil {
 		return err
 	}

@@ -20,11 +20,11 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/app"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -33,7 +33,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (FLIGHTGRAPH_ADDR)")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address to serve GET /metrics on, apart from the API; empty to serve no metrics (FLIGHTGRAPH_METRICS_ADDR)")
 	fs.DurationVar(&c.loaderWait, "loader-wait", graph.DefaultLoaderWait, "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
-	fs.DurationVar(&c.referenceTTL, "reference-ttl", travel.DefaultReferenceTTL, "how long the in-memory snapshot of places, fleet and carriers is trusted; 0 reads them from the database on every request (FLIGHTGRAPH_REFERENCE_TTL)")
+	fs.DurationVar(&c.referenceTTL, "reference-ttl", store.DefaultSnapshotTTL, "how long the in-memory snapshot of places, fleet and carriers is trusted; 0 reads them from the database on every request (FLIGHTGRAPH_REFERENCE_TTL)")
 	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
 	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
 	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
@@ -113,22 +113,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			metricsLn.Close()
 		}
 	}
-	cfg := server.Config{
-		Log: log, Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
-		ReferenceTTL: c.referenceTTL, RequestTimeout: c.requestTimeout,
-		Stores: graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
-			Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)},
-		Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
+	svc := app.New(app.Config{
+		Log: log, Stores: app.StoresOf(db), SnapshotTTL: c.referenceTTL,
 		PortalURL: "http://" + ln.Addr().String() + "/portal",
-		Tokens:    c.tokens,
+		Tokens:    c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
-	}
-	cfg.Mailer, cfg.NewLimiter = mailer, newLimiter
-	if db.Dialect() == store.Postgres {
-		cfg.AccessFeed = store.NewAccessFeed(db, log)
-	}
-	srv := server.New(cfg)
+		AccessFeed: accessFeed(db, log),
+	})
+	srv := server.New(server.Config{Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
+		RequestTimeout: c.requestTimeout}, svc)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		closeListeners()
 		return fmt.Errorf("sync the API catalogue: %w", err)
@@ -151,6 +145,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	return srv.Run(ctx, ln, metricsLn, server.Shutdown{Drain: c.drain, Grace: c.grace})
+}
+
+// accessFeed is the feed of other replicas' changes to access: PostgreSQL's LISTEN/NOTIFY, and
+// nothing for the embedded store, which one process serves.
+func accessFeed(db *store.DB, log *slog.Logger) flightgraph.AccessFeed {
+	if db.Dialect() == store.Postgres {
+		return store.NewAccessFeed(db, log)
+	}
+	return nil
 }
 
 // prepare brings the store up to date before serving and reports whether this was the embedded

@@ -1,4 +1,4 @@
-package travel
+package store_test
 
 import (
 	"bytes"
@@ -17,16 +17,16 @@ import (
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
-// TestReference runs the snapshot against the real stores: it answers what the stores answer,
+// TestSnapshot runs the snapshot against the real stores: it answers what the stores answer,
 // with no round trip once loaded, asks the store for the codes it lacks, and reloads after its TTL.
-func TestReference(t *testing.T) {
+func TestSnapshot(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		places, fleet, network := store.NewPlaceStore(db), store.NewAircraftStore(db), store.NewNetworkStore(db)
 		var logs syncBuffer
-		ref := NewReference(places, fleet, network, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
+		ref := store.NewSnapshot(places, fleet, network, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
 		clock := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-		ref.now = func() time.Time { return clock }
+		ref.SetClock(func() time.Time { return clock })
 		cp, cf, cn := ref.Places(), ref.Fleet(), ref.Network()
 
 		roundTrips := func(fn func(ctx context.Context)) int64 {
@@ -114,15 +114,15 @@ func TestReference(t *testing.T) {
 			t.Errorf("after the TTL: %d round trips, %v; want 1 (ZZZ read through) and both airports", n, got)
 		}
 		waitForReload(t, ref)
-		if s := ref.snap.Load(); !s.loaded.Equal(clock) {
-			t.Errorf("snapshot loaded at %v, want the reload at %v", s.loaded, clock)
+		if loaded := ref.LoadedAt(); !loaded.Equal(clock) {
+			t.Errorf("snapshot loaded at %v, want the reload at %v", loaded, clock)
 		}
 		if n := roundTrips(func(ctx context.Context) { _, err = cp.AirportsByCodes(ctx, []string{"ZZZ"}); must(err) }); n != 0 {
 			t.Errorf("ZZZ after the reload: %d round trips, want 0", n)
 		}
 
 		// When the store cannot be read, the stale snapshot is still served, the failed
-		// reload is logged and not tried again for referenceRetry, and codes the snapshot
+		// reload is logged and not tried again for store.SnapshotRetry, and codes the snapshot
 		// lacks report the store's error.
 		clock = clock.Add(time.Minute)
 		must(db.Close())
@@ -133,8 +133,8 @@ func TestReference(t *testing.T) {
 		if !strings.Contains(logs.String(), "reference data: load failed") {
 			t.Errorf("the failed reload is not logged: %q", logs.String())
 		}
-		if retry := ref.retryAt.Sub(clock); retry != referenceRetry {
-			t.Errorf("next try in %v, want %v", retry, referenceRetry)
+		if retry := ref.RetryAt().Sub(clock); retry != store.SnapshotRetry {
+			t.Errorf("next try in %v, want %v", retry, store.SnapshotRetry)
 		}
 		if got, err = cp.AirportsByCodes(ctx, []string{"QQQ"}); err == nil {
 			t.Errorf("a code the snapshot lacks, closed store: %v and no error", got)
@@ -193,27 +193,25 @@ func within(t *testing.T, what string, fn func()) {
 }
 
 // waitForReload returns once no load is under way.
-func waitForReload(t *testing.T, r *Reference) {
+func waitForReload(t *testing.T, r *store.Snapshot) {
 	t.Helper()
-	select {
-	case r.reload <- struct{}{}:
-		<-r.reload
-	case <-time.After(10 * time.Second):
+	if !r.WaitForReload(10 * time.Second) {
 		t.Fatal("the reload did not finish")
 	}
 }
 
-// TestReferenceLoadsDoNotBlockReaders: while the first snapshot is being loaded, other callers
+// TestSnapshotLoadsDoNotBlockReaders: while the first snapshot is being loaded, other callers
 // read the store; while a stale one is reloaded, every caller reads the stale one.
-func TestReferenceLoadsDoNotBlockReaders(t *testing.T) {
+func TestSnapshotLoadsDoNotBlockReaders(t *testing.T) {
 	db := storetest.Seeded(t, store.SQLite, os.Getenv)
 	places := gatedPlaces{store.NewPlaceStore(db), make(chan struct{}, 1), make(chan struct{})}
-	ref := NewReference(places, store.NewAircraftStore(db), store.NewNetworkStore(db), time.Minute, nil)
+	ref := store.NewSnapshot(places, store.NewAircraftStore(db), store.NewNetworkStore(db), time.Minute, nil)
 	var (
 		mu    sync.Mutex
 		clock = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	)
-	ref.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	ref.SetClock(now)
 	ctx := context.Background()
 	lookup := func(code string) {
 		t.Helper()
@@ -231,7 +229,7 @@ func TestReferenceLoadsDoNotBlockReaders(t *testing.T) {
 	<-first
 
 	places.gate = make(chan struct{})
-	ref.places = places
+	ref.SetPlaces(places)
 	mu.Lock()
 	clock = clock.Add(2 * time.Minute)
 	mu.Unlock()
@@ -240,8 +238,8 @@ func TestReferenceLoadsDoNotBlockReaders(t *testing.T) {
 	within(t, "a reader during the reload", func() { lookup("CDG") })
 	close(places.gate)
 	waitForReload(t, ref)
-	if s := ref.snap.Load(); !s.loaded.Equal(ref.now()) {
-		t.Errorf("snapshot loaded at %v, want the reload's %v", s.loaded, ref.now())
+	if loaded := ref.LoadedAt(); !loaded.Equal(now()) {
+		t.Errorf("snapshot loaded at %v, want the reload's %v", loaded, now())
 	}
 }
 

@@ -1,4 +1,4 @@
-package travel
+package store
 
 import (
 	"context"
@@ -11,15 +11,15 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
-// DefaultReferenceTTL is how long a snapshot of the reference data is trusted by default.
-const DefaultReferenceTTL = time.Minute
+// DefaultSnapshotTTL is how long a snapshot of the reference data is trusted by default.
+const DefaultSnapshotTTL = time.Minute
 
-// Reference serves the reference data (airports, cities, countries, carriers, and the fleet with
+// Snapshot serves the reference data (airports, cities, countries, carriers, and the fleet with
 // its cabins and amenities) from a snapshot in memory, so that a flight's places and aircraft
 // cost no round trip. Reference data changes only when the data set is loaded again, so the
 // snapshot is trusted for a TTL and then reloaded in one go (seven queries) in the background,
 // while every caller keeps reading the old one. A reload that fails is logged and keeps the old
-// snapshot (reference data a little stale beats errors); it is tried again after referenceRetry.
+// snapshot (reference data a little stale beats errors); it is tried again after snapshotRetry.
 // No caller ever waits for another's load: before the first snapshot exists, the one caller that
 // loads it waits for its own load and the others read the store.
 //
@@ -30,7 +30,7 @@ const DefaultReferenceTTL = time.Minute
 //
 // The records are shared by every request that reads them: callers must not change them (none
 // does: a leg's aircraft, for one, is a copy with the leg's registration).
-type Reference struct {
+type Snapshot struct {
 	places  flightgraph.PlaceStore
 	fleet   flightgraph.AircraftStore
 	network flightgraph.NetworkStore
@@ -45,35 +45,35 @@ type Reference struct {
 	retryAt time.Time // no load before this, after a failed one
 }
 
-// referenceRetry is how long a failed load is not tried again; referenceLoadTimeout bounds a
+// snapshotRetry is how long a failed load is not tried again; snapshotLoadTimeout bounds a
 // background reload.
 const (
-	referenceRetry       = 5 * time.Second
-	referenceLoadTimeout = 10 * time.Second
+	snapshotRetry       = 5 * time.Second
+	snapshotLoadTimeout = 10 * time.Second
 )
 
 // errNoSnapshot tells a caller there is no snapshot to read yet (another caller is loading the
 // first one, or it failed a moment ago): read the store.
-var errNoSnapshot = errors.New("travel: reference snapshot loading")
+var errNoSnapshot = errors.New("store: reference snapshot loading")
 
-// NewReference returns a Reference over the stores that trusts a snapshot for ttl and logs failed
+// NewSnapshot returns a Snapshot over the stores that trusts a snapshot for ttl and logs failed
 // loads to log.
-func NewReference(places flightgraph.PlaceStore, fleet flightgraph.AircraftStore, network flightgraph.NetworkStore, ttl time.Duration, log *slog.Logger) *Reference {
+func NewSnapshot(places flightgraph.PlaceStore, fleet flightgraph.AircraftStore, network flightgraph.NetworkStore, ttl time.Duration, log *slog.Logger) *Snapshot {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reference{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now, log: log, reload: make(chan struct{}, 1)}
+	return &Snapshot{places: places, fleet: fleet, network: network, ttl: ttl, now: time.Now, log: log, reload: make(chan struct{}, 1)}
 }
 
 // Places returns the place store that reads the snapshot; searches go to the store.
-func (r *Reference) Places() flightgraph.PlaceStore { return cachedPlaces{r.places, r} }
+func (r *Snapshot) Places() flightgraph.PlaceStore { return cachedPlaces{r.places, r} }
 
 // Fleet returns the aircraft store that reads the snapshot.
-func (r *Reference) Fleet() flightgraph.AircraftStore { return cachedFleet{r.fleet, r} }
+func (r *Snapshot) Fleet() flightgraph.AircraftStore { return cachedFleet{r.fleet, r} }
 
 // Network returns the network store whose carriers come from the snapshot; routes and schedules
 // go to the store.
-func (r *Reference) Network() flightgraph.NetworkStore { return cachedNetwork{r.network, r} }
+func (r *Snapshot) Network() flightgraph.NetworkStore { return cachedNetwork{r.network, r} }
 
 type snapshot struct {
 	loaded time.Time
@@ -92,8 +92,8 @@ type snapshot struct {
 
 // current returns the snapshot to read: a fresh one; else the stale one, while a reload runs in
 // the background; else (at start) the first one, loaded by this caller, or errNoSnapshot while
-// another caller loads it, or the error of a load that failed less than referenceRetry ago.
-func (r *Reference) current(ctx context.Context) (*snapshot, error) {
+// another caller loads it, or the error of a load that failed less than snapshotRetry ago.
+func (r *Snapshot) current(ctx context.Context) (*snapshot, error) {
 	s := r.snap.Load()
 	if s != nil && r.fresh(s) {
 		return s, nil
@@ -116,7 +116,7 @@ func (r *Reference) current(ctx context.Context) (*snapshot, error) {
 	if s != nil {
 		go func() {
 			defer func() { <-r.reload }()
-			ctx, cancel := context.WithTimeout(context.Background(), referenceLoadTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), snapshotLoadTimeout)
 			defer cancel()
 			r.loadLocked(ctx)
 		}()
@@ -126,19 +126,19 @@ func (r *Reference) current(ctx context.Context) (*snapshot, error) {
 	return r.loadLocked(ctx)
 }
 
-func (r *Reference) fresh(s *snapshot) bool { return r.now().Sub(s.loaded) < r.ttl }
+func (r *Snapshot) fresh(s *snapshot) bool { return r.now().Sub(s.loaded) < r.ttl }
 
 // loadLocked loads and keeps a snapshot, unless a fresh one arrived meanwhile; a failure is
-// logged and not tried again for referenceRetry. The caller holds r.reload.
-func (r *Reference) loadLocked(ctx context.Context) (*snapshot, error) {
+// logged and not tried again for snapshotRetry. The caller holds r.reload.
+func (r *Snapshot) loadLocked(ctx context.Context) (*snapshot, error) {
 	if s := r.snap.Load(); s != nil && r.fresh(s) {
 		return s, nil
 	}
 	s, err := r.load(ctx)
 	if err != nil {
 		if ctx.Err() == nil { // not the cancellation of the request that loads the first one
-			r.retryAt = r.now().Add(referenceRetry)
-			r.log.Warn("reference data: load failed; serving the previous snapshot, if any", "err", err, "retryIn", referenceRetry)
+			r.retryAt = r.now().Add(snapshotRetry)
+			r.log.Warn("reference data: load failed; serving the previous snapshot, if any", "err", err, "retryIn", snapshotRetry)
 		}
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (r *Reference) loadLocked(ctx context.Context) (*snapshot, error) {
 	return s, nil
 }
 
-func (r *Reference) load(ctx context.Context) (*snapshot, error) {
+func (r *Snapshot) load(ctx context.Context) (*snapshot, error) {
 	s := &snapshot{loaded: r.now()}
 	var err error
 	if s.airportList, err = r.places.Airports(ctx); err != nil {
@@ -224,7 +224,7 @@ func index[T any](rows []*T, key func(*T) string) map[string]int {
 
 // lookup answers a batch lookup from the snapshot, asking the store for the keys it lacks, or for
 // all of them when no snapshot can be loaded.
-func lookup[V any](ctx context.Context, r *Reference, keys []string, get func(*snapshot, string) (V, bool), store func(context.Context, []string) ([]V, error)) ([]V, error) {
+func lookup[V any](ctx context.Context, r *Snapshot, keys []string, get func(*snapshot, string) (V, bool), store func(context.Context, []string) ([]V, error)) ([]V, error) {
 	if len(keys) == 0 {
 		return []V{}, nil
 	}
@@ -260,7 +260,7 @@ func lookup[V any](ctx context.Context, r *Reference, keys []string, get func(*s
 }
 
 // whole returns a whole list of the snapshot, or the store's when no snapshot can be loaded.
-func whole[T any](ctx context.Context, r *Reference, list func(*snapshot) []*T, store func(context.Context) ([]*T, error)) ([]*T, error) {
+func whole[T any](ctx context.Context, r *Snapshot, list func(*snapshot) []*T, store func(context.Context) ([]*T, error)) ([]*T, error) {
 	s, err := r.current(ctx)
 	if err != nil {
 		return store(ctx)
@@ -278,7 +278,7 @@ func record[T any](m map[string]int, list []*T, k string) (*T, bool) {
 
 type cachedPlaces struct {
 	flightgraph.PlaceStore
-	r *Reference
+	r *Snapshot
 }
 
 func (p cachedPlaces) AirportsByCodes(ctx context.Context, keys []string) ([]*flightgraph.Airport, error) {
@@ -320,7 +320,7 @@ func (p cachedPlaces) Countries(ctx context.Context) ([]*flightgraph.Country, er
 
 type cachedFleet struct {
 	flightgraph.AircraftStore
-	r *Reference
+	r *Snapshot
 }
 
 func (f cachedFleet) AircraftByConfigurations(ctx context.Context, keys []string) ([]*flightgraph.Aircraft, error) {
@@ -349,7 +349,7 @@ func (f cachedFleet) AllAircraft(ctx context.Context) ([]*flightgraph.Aircraft, 
 
 type cachedNetwork struct {
 	flightgraph.NetworkStore
-	r *Reference
+	r *Snapshot
 }
 
 func (n cachedNetwork) CarriersByCodes(ctx context.Context, keys []string) ([]*flightgraph.Carrier, error) {

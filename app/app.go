@@ -1,0 +1,137 @@
+// Package app builds flightgraph's services once, from its stores and options: the travel
+// service over the flight stores (behind the reference snapshot), and the access core (guard,
+// limiter, usage, outbox, portal and token services) over the access store. flightgraph serve,
+// the other subcommands, the tests and the load harness all build them here, so that each is
+// wired one way; server.New takes them built.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/travel"
+)
+
+// Stores are what the services read and write.
+type Stores struct {
+	Flights  flightgraph.FlightStore
+	Places   flightgraph.PlaceStore
+	Aircraft flightgraph.AircraftStore
+	Network  flightgraph.NetworkStore
+	Access   flightgraph.AccessStore
+	Mail     flightgraph.MailStore
+}
+
+// StoresOf returns the stores of db.
+func StoresOf(db *store.DB) Stores {
+	return Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
+		Network: store.NewNetworkStore(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db)}
+}
+
+// Config is what the services are built of. Only Stores is required; the zero value of every
+// other field takes its default.
+type Config struct {
+	Stores Stores
+	Log    *slog.Logger // default: discard
+	Now    func() time.Time
+	// SnapshotTTL is how long the snapshot of reference data (places, fleet, carriers) is
+	// trusted (store.Snapshot); 0 reads them from the store on every request.
+	SnapshotTTL time.Duration
+	Mailer      access.Mailer // default: the log
+	// NewLimiter builds the limiter over the usage counts; default: in-process.
+	NewLimiter func(usage access.DayUsage) access.Limiter
+	// AccessFeed tells this replica of the changes to access that other replicas commit
+	// (PostgreSQL LISTEN/NOTIFY), so that its guard drops them from its cache at once. Nil for
+	// one process.
+	AccessFeed flightgraph.AccessFeed
+	Hasher     access.PasswordHasher // default: access.DefaultPasswordHasher
+	// PasswordHashConcurrency bounds the password hashes computed at once by the portal and the
+	// token endpoint together; 0 means access.DefaultHashConcurrency.
+	PasswordHashConcurrency int
+	// Lockout counts sign-in and password grant attempts; default: in-process, on Now.
+	Lockout   access.Lockout
+	Tokens    access.TokenLifetimes
+	PortalURL string
+	// Uncharged bounds the calls that charge no API (portal operations, introspection);
+	// access.DefaultUncharged when zero.
+	Uncharged access.UnchargedLimits
+	// RefusalsPerSecond bounds the refused requests a second of one client address (see
+	// access.Refusals); access.DefaultRefusalsPerSecond when zero.
+	RefusalsPerSecond int
+}
+
+// Services are flightgraph's services, built once.
+type Services struct {
+	Log *slog.Logger
+	Now func() time.Time
+	// Travel is the flight domain, over the flight stores.
+	Travel *travel.Service
+	// Graph is what the GraphQL dataloaders read.
+	Graph graph.Stores
+	// Access is the portal's service: accounts, applications, keys, approval.
+	Access *access.Service
+	// Tokens is the OAuth 2.0 token endpoint.
+	Tokens *access.TokenService
+	Guard  *access.Guard
+	Usage  *access.UsageRecorder
+	Outbox *access.Outbox
+	// Hashes is the gate every password hash goes through.
+	Hashes  *access.HashGate
+	Limiter access.Limiter
+	Lockout access.Lockout
+}
+
+// New builds the services of cfg.
+func New(cfg Config) *Services {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Hasher == (access.PasswordHasher{}) {
+		cfg.Hasher = access.DefaultPasswordHasher
+	}
+	if cfg.PasswordHashConcurrency <= 0 {
+		cfg.PasswordHashConcurrency = access.DefaultHashConcurrency
+	}
+	if cfg.Lockout == nil {
+		cfg.Lockout = access.NewMemoryLockout(cfg.Now)
+	}
+	if cfg.Mailer == nil {
+		cfg.Mailer = access.NewLogMailer(cfg.Log)
+	}
+	st := cfg.Stores
+	if cfg.SnapshotTTL > 0 {
+		snap := store.NewSnapshot(st.Places, st.Aircraft, st.Network, cfg.SnapshotTTL, cfg.Log)
+		st.Places, st.Aircraft, st.Network = snap.Places(), snap.Fleet(), snap.Network()
+	}
+	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout,
+		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now}}
+	s.Usage = &access.UsageRecorder{Store: st.Access, Log: cfg.Log}
+	s.Limiter = access.NewMemoryLimiter(s.Usage.DayUsage, cfg.Now)
+	if cfg.NewLimiter != nil {
+		s.Limiter = cfg.NewLimiter(s.Usage.DayUsage)
+	}
+	s.Usage.Attach(s.Limiter)
+	refusals := access.NewRefusals(cfg.RefusalsPerSecond, cfg.Now)
+	s.Guard = &access.Guard{Store: st.Access, Limiter: s.Limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
+		Uncharged: cfg.Uncharged, Refusals: refusals}
+	s.Outbox = access.NewOutbox(st.Mail, cfg.Mailer, cfg.Log)
+	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
+	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
+	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
+		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
+	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
+		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
+	s.Graph = graph.Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
+		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
+			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
+		}}
+	return s
+}
