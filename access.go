@@ -120,7 +120,7 @@ type AccessTx interface {
 	RevokeTokenFamily(ctx context.Context, familyID string, now time.Time) error
 	RevokeKeyTokens(ctx context.Context, keyID string, now time.Time) error
 	AddAudit(ctx context.Context, e *AuditEntry) error
-	EnqueueMail(ctx context.Context, m *Mail) error
+	MailQueue
 }
 
 // AccessStore is the access core's store.
@@ -159,15 +159,4 @@ type AccessFeed interface {
 	// Watch tells w of the changes until ctx is done. Until its first AccessFeedUp the feed is
 	// down: the caller must not rely on it then.
 	Watch(ctx context.Context, w AccessWatcher) error
-}
-
-// MailStore is the outbox's delivery side.
-type MailStore interface {
-	// DueMail leases up to n undelivered messages due at now, oldest first: their next attempt
-	// moves to now+lease and their attempts count up, so that another replica does not send them
-	// at the same time.
-	DueMail(ctx context.Context, now time.Time, n int, lease time.Duration) ([]*Mail, error)
-	MarkMailSent(ctx context.Context, id int64, at time.Time) error
-	// MarkMailFailed records a failed attempt and when to try again.
-	MarkMailFailed(ctx context.Context, id int64, reason string, next time.Time) error
 }

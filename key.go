@@ -126,17 +126,3 @@ type AuditEntry struct {
 	Before     string    `db:"before"` // JSON, secrets never included
 	After      string    `db:"after"`
 }
-
-// Mail is one message of the outbox. It is written in the same transaction as the change it
-// tells of, and delivered afterwards, with retries.
-type Mail struct {
-	ID            int64      `db:"id"`
-	To            string     `db:"recipient"`
-	Subject       string     `db:"subject"`
-	Body          string     `db:"body"`
-	CreatedAt     time.Time  `db:"created_at"`
-	Attempts      int        `db:"attempts"`
-	NextAttemptAt time.Time  `db:"next_attempt_at"`
-	SentAt        *time.Time `db:"sent_at"`
-	LastError     string     `db:"last_error"`
-}

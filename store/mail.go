@@ -61,9 +61,3 @@ func (s *DB) enqueueMail(ctx context.Context, q queryer, m *flightgraph.Mail) er
 		VALUES (?, ?, ?, ?, 0, ?, '')`, m.To, m.Subject, m.Body, m.CreatedAt.UTC(), m.NextAttemptAt.UTC())
 	return err
 }
-
-// Enqueue adds one message to the outbox on its own. Changes that send mail enqueue it inside
-// their transaction instead (flightgraph.AccessTx.EnqueueMail).
-func (s *MailStore) Enqueue(ctx context.Context, m *flightgraph.Mail) error {
-	return s.db.enqueueMail(ctx, s.db.db, m)
-}
