@@ -90,7 +90,7 @@ type AccessTx interface {
 	AccessReader
 	// SyncProducts inserts or updates the built-in products and their standard plans.
 	SyncProducts(ctx context.Context, products []*Product, plans []*Plan) error
-	CreateAccount(ctx context.Context, a *Account) error // ECodeConflict if the e-mail is taken
+	CreateAccount(ctx context.Context, a *Account) error // ErrExists if the e-mail is taken
 	// LockAccount holds the account until the transaction ends, so that what its changes count
 	// (its applications, their keys) cannot change under them.
 	LockAccount(ctx context.Context, id string) error
@@ -103,14 +103,14 @@ type AccessTx interface {
 	// DeleteExpiredSignUps deletes the pending sign-ups that expired by now.
 	DeleteExpiredSignUps(ctx context.Context, now time.Time) error
 	DeleteSession(ctx context.Context, tokenHash string) error
-	CreateCustomer(ctx context.Context, c *Customer) error
+	CreateCustomer(ctx context.Context, c *Customer) error // ErrExists if the user name is taken
 	CreateApplication(ctx context.Context, a *Application) error
 	UpdateApplication(ctx context.Context, a *Application) error
 	DeleteApplication(ctx context.Context, id string) error
 	CreateKey(ctx context.Context, k *Key) error
 	UpdateKey(ctx context.Context, k *Key) error
 	CreatePlan(ctx context.Context, p *Plan) error
-	CreateSubscription(ctx context.Context, s *Subscription) error // ECodeConflict if the key has the product
+	CreateSubscription(ctx context.Context, s *Subscription) error // ErrExists if the key has the product
 	UpdateSubscription(ctx context.Context, s *Subscription) error
 	CreateLimitRequest(ctx context.Context, r *LimitIncreaseRequest) error
 	UpdateLimitRequest(ctx context.Context, r *LimitIncreaseRequest) error

@@ -5,8 +5,10 @@
 package flightgraph
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
@@ -203,6 +205,46 @@ func Errorf(code, format string, args ...any) *Error {
 func ParamErrorf(code, parameter, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Parameter: parameter}
 }
+
+// Public is what a client is told of err: the one masking rule of every edge (REST, GraphQL, the
+// token endpoint). The *Error in err's chain is told as it is, its code, message, parameter and
+// wait, never its cause (Err); work stopped because ctx is done (the client went away, the time
+// ran out) is ECodeTimeout; anything else is ECodeInternal, quoting only the request id.
+//
+// It also logs what the log must hold, with the request id and attrs: an unexpected error at
+// ERROR, a failure of a backing service (an *Error of status 5xx with a cause) at WARN, and
+// nothing for work stopped by its context, which is nobody's failure, nor for the caller's
+// mistakes. log may be nil.
+func Public(ctx context.Context, log *slog.Logger, err error, attrs ...any) *Error {
+	if err == nil {
+		return nil
+	}
+	done := ctx.Err() != nil
+	if done && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return &Error{Code: ECodeTimeout, Message: "the request ran out of time"}
+		}
+		return &Error{Code: ECodeTimeout, Message: "the request was cancelled"}
+	}
+	rid := RequestIDFromContext(ctx)
+	var fe *Error
+	if errors.As(err, &fe) {
+		if fe.Err != nil && !done && log != nil && Lookup(fe.Code).Status >= http.StatusInternalServerError {
+			log.WarnContext(ctx, "backing service failed", append([]any{"requestId", rid, "code", fe.Code, "err", fe.Err}, attrs...)...)
+		}
+		return &Error{Code: fe.Code, Message: fe.Message, Parameter: fe.Parameter, RetryAfter: fe.RetryAfter}
+	}
+	if !done && log != nil {
+		log.ErrorContext(ctx, "internal error", append([]any{"requestId", rid, "err", err}, attrs...)...)
+	}
+	return &Error{Code: ECodeInternal, Message: "Internal error; quote request id " + rid + "."}
+}
+
+// ErrExists is a store's answer to a write of something that exists already (a unique key
+// violated). It speaks for no edge: the service that expects it says what exists, in its own
+// words and code (the portal: ECodeConflict); anywhere else it is a defect, masked as an internal
+// error.
+var ErrExists = errors.New("it exists already")
 
 // ErrorCode returns the code of the *Error in err's chain, or ECodeInternal for any other error
 // and "" for nil.

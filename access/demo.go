@@ -56,14 +56,14 @@ func (s *Service) SeedDemo(ctx context.Context) (*DemoCredentials, error) {
 	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		for _, a := range []*flightgraph.Account{op, dev} {
 			if err := tx.CreateAccount(ctx, a); err != nil {
-				return err
+				return exists(err, "the demo accounts exist already")
 			}
 			if err := s.audit(ctx, tx, "system", "account.create", "account", a.ID, nil, a); err != nil {
 				return err
 			}
 		}
 		if err := tx.CreateCustomer(ctx, cust); err != nil {
-			return err
+			return exists(err, "the demo customer exists already")
 		}
 		if err := tx.CreateApplication(ctx, app); err != nil {
 			return err

@@ -238,16 +238,18 @@ func (t *TokenService) client(ctx context.Context, r *http.Request, form url.Val
 	return ka, nil
 }
 
+// internal answers a failure that is not the client's, as flightgraph.Public tells it: the code's
+// status (the database down is 502, as on every edge) and, since RFC 6749 knows no codes of ours,
+// server_error with the message.
 func (t *TokenService) internal(ctx context.Context, err error) *oauthError {
-	if t.Log != nil {
-		t.Log.ErrorContext(ctx, "token endpoint failed", "requestId", flightgraph.RequestIDFromContext(ctx), "err", err)
+	fe := flightgraph.Public(ctx, t.Log, err)
+	desc := fe.Message // an internal error's quotes the request id
+	if fe.Code != flightgraph.ECodeInternal {
+		desc = fmt.Sprintf("%s; quote request id %s", fe.Message, flightgraph.RequestIDFromContext(ctx))
 	}
-	status := http.StatusInternalServerError
-	if code := flightgraph.ErrorCode(err); code == flightgraph.ECodeDatabase || code == flightgraph.ECodeTimeout {
-		// The database is down, or the password check waited its turn too long: try again later.
-		status = http.StatusServiceUnavailable
-	}
-	return oerr(status, "server_error", "the token could not be issued; quote request id %s", flightgraph.RequestIDFromContext(ctx))
+	oe := oerr(flightgraph.Lookup(fe.Code).Status, "server_error", "%s", desc)
+	oe.RetryAfter = fe.RetryAfterSeconds()
+	return oe
 }
 
 // scope returns the products a token of grant may call: those the key is approved for, that

@@ -70,7 +70,7 @@ func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput,
 	}
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		if err := tx.CreateAccount(ctx, acc); err != nil {
-			return err
+			return exists(err, "an account with this e-mail exists already")
 		}
 		return s.audit(ctx, tx, actor, "account.create", "account", acc.ID, nil, acc)
 	})
@@ -464,7 +464,7 @@ func (s *Service) subscribe(ctx context.Context, tx flightgraph.AccessTx, acc *f
 	sub := &flightgraph.Subscription{ID: NewID("sub"), KeyID: k.ID, Product: p.Slug, PlanID: plan.ID,
 		Status: flightgraph.SubscriptionPending, CreatedAt: s.now()}
 	if err := tx.CreateSubscription(ctx, sub); err != nil {
-		return nil, err
+		return nil, exists(err, "this key has a subscription to this API already")
 	}
 	if err := s.audit(ctx, tx, acc.ID, "subscription.request", "subscription", sub.ID, nil, sub); err != nil {
 		return nil, err
@@ -836,6 +836,15 @@ func (s *Service) audit(ctx context.Context, tx flightgraph.AccessTx, actor, act
 		return err
 	}
 	return tx.AddAudit(ctx, &flightgraph.AuditEntry{At: s.now(), Actor: actor, Action: action, TargetType: targetType, TargetID: targetID, Before: b, After: a})
+}
+
+// exists says a store's ErrExists in the portal's words: ECodeConflict with msg; any other error
+// as it is.
+func exists(err error, msg string) error {
+	if errors.Is(err, flightgraph.ErrExists) {
+		return &flightgraph.Error{Code: flightgraph.ECodeConflict, Message: msg, Err: err}
+	}
+	return err
 }
 
 // errIsNotFound reports whether err is ECodeNotFound.

@@ -127,7 +127,7 @@ func (s *Service) VerifyEmail(ctx context.Context, token, password string) (*Ses
 		acc := &flightgraph.Account{ID: NewID("acc"), Email: p.Email, Name: p.Name, Role: flightgraph.RoleDeveloper,
 			PasswordHash: p.PasswordHash, CreatedAt: now}
 		if err := tx.CreateAccount(ctx, acc); err != nil {
-			return err
+			return exists(err, "an account with this e-mail exists already")
 		}
 		if err := s.audit(ctx, tx, acc.ID, "account.create", "account", acc.ID, nil, acc); err != nil {
 			return err

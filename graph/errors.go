@@ -26,21 +26,6 @@ import (
 func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
-		if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-			err = stopped(ctx)
-		}
-		var fe *flightgraph.Error
-		if errors.As(err, &fe) {
-			gerr.Message = fe.Message
-			gerr.Extensions = extensions(fe.Code, fe.Parameter)
-			if n := fe.RetryAfterSeconds(); n > 0 {
-				gerr.Extensions["retryAfter"] = n
-			}
-			if fe.Err != nil && ctx.Err() == nil {
-				log.WarnContext(ctx, "backing service failed", "requestId", flightgraph.RequestIDFromContext(ctx), "code", fe.Code, "path", gerr.Path.String(), "err", fe.Err)
-			}
-			return gerr
-		}
 		var ge *gqlerror.Error
 		if errors.As(err, &ge) && ge.Err == nil {
 			// A parse, validation or argument error made by gqlgen itself.
@@ -49,11 +34,15 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			return gerr
 		}
-		rid := flightgraph.RequestIDFromContext(ctx)
-		log.ErrorContext(ctx, "internal error", "requestId", rid, "path", gerr.Path.String(), "err", err)
-		gerr.Message = fmt.Sprintf("Internal error; quote request id %s.", rid)
-		gerr.Extensions = extensions(flightgraph.ECodeInternal, "")
-		gerr.Extensions["requestId"] = rid
+		fe := flightgraph.Public(ctx, log, err, "path", gerr.Path.String())
+		gerr.Message = fe.Message
+		gerr.Extensions = extensions(fe.Code, fe.Parameter)
+		if n := fe.RetryAfterSeconds(); n > 0 {
+			gerr.Extensions["retryAfter"] = n
+		}
+		if fe.Code == flightgraph.ECodeInternal {
+			gerr.Extensions["requestId"] = flightgraph.RequestIDFromContext(ctx)
+		}
 		return gerr
 	}
 }
@@ -93,25 +82,14 @@ func ErrorWriter(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, 
 }
 
 func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
-	code := flightgraph.ErrorCode(err)
-	if e := flightgraph.Lookup(code); e.Status >= 500 && r.Context().Err() == nil {
-		// A backing service that failed (WS_502.*) is a warning, as on the other paths; only
-		// the unexpected is an error.
-		level := slog.LevelWarn
-		if e.Name == flightgraph.Lookup(flightgraph.ECodeInternal).Name {
-			level = slog.LevelError
-		}
-		log.Log(r.Context(), level, "request refused by a failure", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", err)
-	}
-	e := flightgraph.Lookup(code)
-	msg := flightgraph.ErrorMessage(err)
-	ext := extensions(code, "")
-	if code == flightgraph.ECodeInternal || code == flightgraph.ECodeDatabase || code == flightgraph.ECodeCache {
+	fe := flightgraph.Public(r.Context(), log, err, "path", r.URL.Path)
+	e := flightgraph.Lookup(fe.Code)
+	ext := extensions(fe.Code, fe.Parameter)
+	if e.Status >= http.StatusInternalServerError {
 		ext["requestId"] = flightgraph.RequestIDFromContext(r.Context())
 	}
-	var fe *flightgraph.Error
-	if errors.As(err, &fe) && fe.RetryAfterSeconds() > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(fe.RetryAfterSeconds()))
+	if n := fe.RetryAfterSeconds(); n > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(n))
 	}
 	if ra := w.Header().Get("Retry-After"); ra != "" {
 		if n, err := strconv.Atoi(ra); err == nil {
@@ -120,7 +98,7 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.Status)
-	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": msg, "extensions": ext}}})
+	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": fe.Message, "extensions": ext}}})
 }
 
 // stopped is the error of work stopped because its request's context is done: the deadline

@@ -4,7 +4,6 @@ package rest
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -38,30 +37,15 @@ type errorItem struct {
 	Parameter   string `json:"parameter,omitempty"`
 }
 
-// Error maps err to the wire once for REST: a domain error with its code's status (and
-// Retry-After when it says when to try again), anything else logged with the request id and
-// masked as INSP_500.000.
+// Error writes err for REST as flightgraph.Public tells it: the code's status, Retry-After when
+// it says when to try again, the message (masked for anything unexpected), and the parameter.
 func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
-	code := flightgraph.ErrorCode(err)
-	e := flightgraph.Lookup(code)
-	item := errorItem{Code: code, Name: e.Name, Description: flightgraph.ErrorMessage(err), Severity: "ERROR"}
-	var fe *flightgraph.Error
-	gone := r.Context().Err() != nil // the client left or the time ran out: not the server's fault to log
-	if errors.As(err, &fe) {
-		item.Parameter = fe.Parameter
-		if n := fe.RetryAfterSeconds(); n > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(n))
-		}
-		if fe.Err != nil && !gone {
-			a.Log.WarnContext(r.Context(), "backing service failed", "requestId", flightgraph.RequestIDFromContext(r.Context()), "code", code, "err", fe.Err)
-		}
-	} else {
-		rid := flightgraph.RequestIDFromContext(r.Context())
-		if !gone {
-			a.Log.ErrorContext(r.Context(), "internal error", "requestId", rid, "path", r.URL.Path, "err", err)
-		}
-		item.Description = "Internal error; quote request id " + rid + "."
+	fe := flightgraph.Public(r.Context(), a.Log, err, "path", r.URL.Path)
+	e := flightgraph.Lookup(fe.Code)
+	if n := fe.RetryAfterSeconds(); n > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(n))
 	}
+	item := errorItem{Code: fe.Code, Name: e.Name, Description: fe.Message, Parameter: fe.Parameter, Severity: "ERROR"}
 	writeJSON(w, e.Status, "application/json", errorBody{Errors: []errorItem{item}})
 }
 

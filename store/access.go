@@ -325,7 +325,7 @@ func (t *accessTx) SyncProducts(ctx context.Context, products []*flightgraph.Pro
 func (t *accessTx) CreateAccount(ctx context.Context, a *flightgraph.Account) error {
 	_, err := t.db.exec(ctx, t.q, `INSERT INTO accounts (id, email, name, role, password_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Email, a.Name, a.Role, a.PasswordHash, a.CreatedAt.UTC())
-	return conflict(err, "an account with this e-mail exists already")
+	return err
 }
 
 // LockAccount implements flightgraph.AccessTx. SQLite's transactions hold the whole database
@@ -377,7 +377,7 @@ func (t *accessTx) DeleteSession(ctx context.Context, tokenHash string) error {
 func (t *accessTx) CreateCustomer(ctx context.Context, c *flightgraph.Customer) error {
 	_, err := t.db.exec(ctx, t.q, `INSERT INTO customers (id, username, name, tier, password_hash) VALUES (?, ?, ?, ?, ?)`,
 		c.ID, c.Username, c.Name, c.Tier, c.PasswordHash)
-	return conflict(err, "a customer with this user name exists already")
+	return err
 }
 
 // CreateApplication implements flightgraph.AccessTx.
@@ -449,7 +449,7 @@ func (t *accessTx) upsertPlan(ctx context.Context, p *flightgraph.Plan, onConfli
 func (t *accessTx) CreateSubscription(ctx context.Context, s *flightgraph.Subscription) error {
 	_, err := t.db.exec(ctx, t.q, `INSERT INTO subscriptions (id, key_id, product, plan_id, status, reason, created_at, decided_at, decided_by)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, s.KeyID, s.Product, s.PlanID, s.Status, s.Reason, s.CreatedAt.UTC(), utcPtr(s.DecidedAt), s.DecidedBy)
-	return conflict(err, "this key has a subscription to this API already")
+	return err
 }
 
 // UpdateSubscription implements flightgraph.AccessTx.
@@ -527,13 +527,4 @@ func utcPtr(t *time.Time) any {
 		return nil
 	}
 	return t.UTC()
-}
-
-// conflict turns a unique violation into ECodeConflict with a message for the caller.
-func conflict(err error, msg string) error {
-	var fe *flightgraph.Error
-	if errors.As(err, &fe) && fe.Code == flightgraph.ECodeConflict {
-		return &flightgraph.Error{Code: flightgraph.ECodeConflict, Message: msg, Err: fe.Err}
-	}
-	return err
 }

@@ -408,7 +408,7 @@ func translate(err error) error {
 		return &flightgraph.Error{Code: flightgraph.ECodeDatabase, Message: "The database is not available.", Err: err}
 	}
 	if isUniqueViolation(err) {
-		return &flightgraph.Error{Code: flightgraph.ECodeConflict, Message: "It exists already.", Err: err}
+		return fmt.Errorf("%w: %w", flightgraph.ErrExists, err)
 	}
 	if isBadValue(err) {
 		return &flightgraph.Error{Code: flightgraph.ECodeBadFormat, Message: "An input parameter has an invalid format.", Err: err}

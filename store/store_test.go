@@ -301,3 +301,26 @@ func TestSeedRefreshesPlannerStatistics(t *testing.T) {
 		}
 	})
 }
+
+// TestExistsSpeaksForNoEdge: a write of something that exists already is the store's ErrExists,
+// with the driver's error kept for the log; the store does not choose the portal's code for it
+// (access does, where it expects one), so that anywhere else it is masked as a defect.
+func TestExistsSpeaksForNoEdge(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		db := storetest.Open(t, dialect, os.Getenv)
+		ctx := context.Background()
+		acc := &flightgraph.Account{ID: "acc-1", Email: "ada@example.com", Name: "Ada", Role: flightgraph.RoleDeveloper, PasswordHash: "x", CreatedAt: storetest.Now}
+		create := func(a flightgraph.Account) error {
+			return store.NewAccessStore(db).InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.CreateAccount(ctx, &a) })
+		}
+		if err := create(*acc); err != nil {
+			t.Fatal(err)
+		}
+		twin := *acc
+		twin.ID = "acc-2"
+		err := create(twin)
+		if !errors.Is(err, flightgraph.ErrExists) || flightgraph.ErrorCode(err) != flightgraph.ECodeInternal {
+			t.Errorf("the same e-mail again: %v (code %s), want ErrExists and no code of its own", err, flightgraph.ErrorCode(err))
+		}
+	})
+}
