@@ -55,6 +55,9 @@ const (
 	LanguageNL Language = "nl"
 )
 
+// Spoken reports whether the service keeps labels in l.
+func (l Language) Spoken() bool { return l == LanguageEN || l == LanguageFR || l == LanguageNL }
+
 // Localized returns the label in a language, English when none is given. It takes no context so
 // that GraphQL resolves it in line rather than in a goroutine of its own.
 func (l Labels) Localized(language *Language) string {

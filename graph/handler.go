@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 )
 
@@ -24,6 +25,10 @@ type HandlerConfig struct {
 	Stores     Stores
 	LoaderWait time.Duration
 	Log        *slog.Logger
+	// Markets, when set, checks the point of sale of every request's headers
+	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
+	// refuses the request. The portal sells nothing and has none.
+	Markets flightgraph.Markets
 }
 
 // NewHandler returns the flight subgraph's endpoint: Serve with the prefetch plan of its flights.
@@ -58,5 +63,20 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	if wait == 0 {
 		wait = DefaultLoaderWait
 	}
-	return Middleware(c.Stores, wait, h)
+	loaded := Middleware(c.Stores, wait, h)
+	if c.Markets == nil {
+		return loaded
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			loaded.ServeHTTP(w, r)
+			return
+		}
+		pos, err := flightgraph.PointOfSaleOf(r.Context(), r.Header, c.Markets)
+		if err != nil {
+			writeError(c.Log, w, r, err)
+			return
+		}
+		loaded.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(r.Context(), pos)))
+	})
 }

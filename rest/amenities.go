@@ -79,7 +79,7 @@ func (a *API) amenities(w http.ResponseWriter, r *http.Request) {
 		}
 		carrier := strings.ToUpper(q.Get("carrier"))
 		if carrier == "" {
-			carrier = localeFrom(ctx).Host
+			carrier = flightgraph.PointOfSaleFromContext(ctx).Brand
 		}
 		if carrier == "" {
 			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "carrier", "a flight needs its carrier, or an svc-travel-host header"))
@@ -109,7 +109,7 @@ func (a *API) amenities(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, am := range list {
-		out.Amenities = append(out.Amenities, amenityDoc{CabinClass: string(am.CabinClass), CabinClassLabel: pick(cabinLabels[am.CabinClass], localeFrom(ctx).Lang),
+		out.Amenities = append(out.Amenities, amenityDoc{CabinClass: string(am.CabinClass), CabinClassLabel: pick(cabinLabels[am.CabinClass], language(ctx)),
 			Category: strings.ToLower(string(am.Category)), Feature: am.Feature, Name: am.Name, Description: am.Description, Weight: am.Weight})
 	}
 	render(w, r, out)

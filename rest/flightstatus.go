@@ -260,7 +260,7 @@ func (a *API) flight(w http.ResponseWriter, r *http.Request) {
 		a.Error(w, r, err)
 		return
 	}
-	doc := flightDoc(b, f, a.Now(), localeFrom(ctx).Lang)
+	doc := flightDoc(b, f, a.Now(), language(ctx))
 	l := self(r)
 	doc.Links = &l
 	render(w, r, doc)
@@ -285,7 +285,7 @@ func (a *API) flights(w http.ResponseWriter, r *http.Request) {
 		a.Error(w, r, err)
 		return
 	}
-	now, lang := a.Now(), localeFrom(ctx).Lang
+	now, lang := a.Now(), language(ctx)
 	out := flightList{OperationalFlights: make([]*operationalFlight, len(list))}
 	for i, fl := range list {
 		out.OperationalFlights[i] = flightDoc(b, fl, now, lang)

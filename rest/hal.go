@@ -94,5 +94,5 @@ func self(r *http.Request) links { return links{Self: link{Href: r.URL.RequestUR
 
 // render writes a HAL document in the negotiated media type.
 func render(w http.ResponseWriter, r *http.Request, v any) {
-	writeJSON(w, http.StatusOK, localeFrom(r.Context()).ContentType, v)
+	writeJSON(w, http.StatusOK, contentType(r.Context()), v)
 }

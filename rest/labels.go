@@ -1,6 +1,10 @@
 package rest
 
-import "github.com/flightgraph/flightgraph"
+import (
+	"context"
+
+	"github.com/flightgraph/flightgraph"
+)
 
 // Labels of the REST documents in the service's languages.
 var (
@@ -34,4 +38,9 @@ func pick(l [3]string, lang string) string {
 		return l[2]
 	}
 	return l[0]
+}
+
+// language is the language of the request's point of sale, as the label tables name it.
+func language(ctx context.Context) string {
+	return string(flightgraph.PointOfSaleFromContext(ctx).Language)
 }

@@ -33,9 +33,9 @@ func (a *API) ping(w http.ResponseWriter, r *http.Request) {
 		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist"))
 		return
 	}
-	loc := localeFrom(r.Context())
+	pos := flightgraph.PointOfSaleFromContext(r.Context())
 	render(w, r, pingResponse{
 		BuildTimestamp: a.BuildTime.UTC().Format(time.RFC3339), Timestamp: a.Now().UTC().Format(time.RFC3339),
-		Version: a.Version, Response: "pong", Language: loc.Lang, Country: loc.Country,
+		Version: a.Version, Response: "pong", Language: string(pos.Language), Country: pos.Country,
 	})
 }

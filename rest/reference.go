@@ -37,7 +37,7 @@ const DefaultMarket = "NL"
 // passenger types, labelled in the request's language.
 func (a *API) referenceData(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	loc := localeFrom(ctx)
+	pos, lang := flightgraph.PointOfSaleFromContext(ctx), language(ctx)
 	countries, err := a.Travel.Countries(ctx)
 	if err != nil {
 		a.Error(w, r, err)
@@ -53,7 +53,7 @@ func (a *API) referenceData(w http.ResponseWriter, r *http.Request) {
 		a.Error(w, r, err)
 		return
 	}
-	market := loc.Country
+	market := pos.Country
 	if market == "" {
 		market = DefaultMarket
 	}
@@ -72,7 +72,7 @@ func (a *API) referenceData(w http.ResponseWriter, r *http.Request) {
 	}
 	var types []passengerType
 	for _, code := range []string{"ADT", "YTH", "CHD", "INF"} {
-		types = append(types, passengerType{Code: code, Label: pick(passengerLabels[code], loc.Lang)})
+		types = append(types, passengerType{Code: code, Label: pick(passengerLabels[code], lang)})
 	}
 	out := referenceData{Market: market, Links: self(r), Country: []countryData{}}
 	for _, c := range countries {
@@ -80,7 +80,7 @@ func (a *API) referenceData(w http.ResponseWriter, r *http.Request) {
 		if len(aps) == 0 {
 			continue
 		}
-		cd := countryData{Code: c.Code, Label: c.Label(loc.Lang), MaximumNumberOfSeats: 9, MinimumNumberOfAdults: 1,
+		cd := countryData{Code: c.Code, Label: c.Label(lang), MaximumNumberOfSeats: 9, MinimumNumberOfAdults: 1,
 			DefaultAirport: aps[0].Code, Destinations: dests[c.Code], PassengerTypes: types}
 		for _, ap := range aps {
 			cd.Origins = append(cd.Origins, ap.Code)

@@ -597,3 +597,28 @@ func TestPortalIsNotInTheSubgraph(t *testing.T) {
 		t.Errorf("me without a session: %s %+v, want %s", r.Data, r.Errors, flightgraph.ECodeNotSignedIn)
 	}
 }
+
+// TestGraphQLReadsThePointOfSale: the flight subgraph reads the point of sale from the headers
+// REST reads it from, with REST's codes for bad ones, naming the header.
+func TestGraphQLReadsThePointOfSale(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	for _, c := range []struct {
+		headers map[string]string
+		code    string
+	}{
+		{map[string]string{"svc-travel-country": "NL", "svc-travel-host": "XX", "Accept-Language": "fr-FR"}, ""},
+		{map[string]string{"svc-travel-country": "NLD"}, flightgraph.ECodeBadFormat},
+		{map[string]string{"svc-travel-country": "ZZ"}, flightgraph.ECodeInvalidParameter},
+		{map[string]string{"svc-travel-host": "Q9"}, flightgraph.ECodeInvalidParameter},
+		{map[string]string{"Accept-Language": "de"}, flightgraph.ECodeInvalidParameter},
+	} {
+		c.headers["api-key"] = s.demo.APIKey
+		r := s.queryAs(t, c.headers, `{ airport(code: "AMS") { code } }`, nil)
+		switch {
+		case c.code == "" && len(r.Errors) > 0:
+			t.Errorf("%v: %+v", c.headers, r.Errors)
+		case c.code != "" && (len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != c.code || r.Errors[0].Extensions["parameter"] == nil):
+			t.Errorf("%v: %s %+v, want %s naming its header", c.headers, r.Data, r.Errors, c.code)
+		}
+	}
+}

@@ -134,7 +134,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // graphQL is /graphql: the access guard authenticates, then the GraphQL handler admits the
 // operation that will execute (graph.Gate) and runs it.
 func (s *Server) graphQL() http.Handler {
-	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now}, s.graphConfig())
+	c := s.graphConfig()
+	c.Markets = s.Travel
+	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now}, c)
 	return s.Guard.Authenticated(graph.ErrorWriter(s.Log))(h)
 }
 

@@ -59,13 +59,24 @@ func (s *Service) airportCodes(ctx context.Context, code string) ([]string, erro
 	return codes, nil
 }
 
-// CountryServed reports whether code is a country of the network.
-func (s *Service) CountryServed(ctx context.Context, code string) (bool, error) {
+// MarketCountry implements flightgraph.Markets: the country of code, nil when the network does
+// not sell there.
+func (s *Service) MarketCountry(ctx context.Context, code string) (*flightgraph.Country, error) {
 	cs, err := s.Places.CountriesByCodes(ctx, []string{code})
+	if err != nil {
+		return nil, err
+	}
+	return cs[0], nil
+}
+
+// IsHost implements flightgraph.Markets: whether code is a carrier of the network.
+func (s *Service) IsHost(ctx context.Context, code string) (bool, error) {
+	names, err := s.CarrierNames(ctx)
 	if err != nil {
 		return false, err
 	}
-	return cs[0] != nil, nil
+	_, ok := names[code]
+	return ok, nil
 }
 
 // CarrierNames maps each carrier code of the network to its name.
