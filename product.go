@@ -35,8 +35,42 @@ type Product struct {
 	Auth        AuthKind   `db:"auth"`
 	// Grants are the OAuth grants whose tokens this product accepts; empty for API-key products.
 	Grants []Grant `db:"-"`
-	// Operations name what the product offers, for the catalogue.
+	// Operations name what the product offers, for the catalogue: what the edges declare of it
+	// (see Operation), grouped per edge.
 	Operations []string `db:"-"`
+}
+
+// An Operation is one way to call an API product, declared once where it is served: a REST route
+// (rest.Routes: "GET /opendata/flightstatus") or a GraphQL root field or entity type
+// (schema.graphql's @api: "query flights", "entity Airport"). The guard's product tables, the
+// catalogue's operation lists, the OpenAPI document and the ping routes all follow from these
+// declarations.
+type Operation struct {
+	Product string
+	Edge    string // "GET" and the like for REST; "query" or "entity" for GraphQL
+	Name    string // the path for REST; the field or type for GraphQL
+}
+
+// OperationLists are the catalogue's operation lists of ops, per product: each REST route on its
+// own, the GraphQL fields of a kind in one line ("query flight, flights"), in the order of ops.
+func OperationLists(ops []Operation) map[string][]string {
+	out := map[string][]string{}
+	line := map[[2]string]int{} // product and GraphQL kind → index of its line
+	for _, op := range ops {
+		switch op.Edge {
+		case "query", "mutation", "entity":
+			k := [2]string{op.Product, op.Edge}
+			if i, ok := line[k]; ok {
+				out[op.Product][i] += ", " + op.Name
+				continue
+			}
+			line[k] = len(out[op.Product])
+			out[op.Product] = append(out[op.Product], op.Edge+" "+op.Name)
+		default:
+			out[op.Product] = append(out[op.Product], op.Edge+" "+op.Name)
+		}
+	}
+	return out
 }
 
 // AllowsGrant reports whether a token of grant g may call the product.

@@ -10,35 +10,28 @@ import (
 )
 
 // Products is the built-in catalogue of APIs. Public products have the Default plan; partner and
-// internal ones a plan of their own. Synced into the store at start-up (SyncCatalogue).
+// internal ones a plan of their own. Synced into the store at start-up (SyncCatalogue). Their
+// operations are not written here: the edges declare them (Service.Operations).
 var Products = []*flightgraph.Product{
 	{Slug: "opendata", Name: "Open Data", Visibility: flightgraph.VisibilityPublic, Auth: flightgraph.AuthAPIKey,
-		Description: "Reference data: airports, cities, countries and the offers reference data.",
-		Operations:  []string{"GET /opendata/flightoffers/reference-data", "query airport, airports, city, cities, country, countries"}},
+		Description: "Reference data: airports, cities, countries and the offers reference data."},
 	{Slug: "flightstatus", Name: "Flight Status", Visibility: flightgraph.VisibilityPublic, Auth: flightgraph.AuthAPIKey,
-		Description: "Operational flights and their status, by route, date or flight number.",
-		Operations:  []string{"GET /opendata/flightstatus", "GET /opendata/flightstatus/{id}", "query flight, flights, flightStatus"}},
+		Description: "Operational flights and their status, by route, date or flight number."},
 	{Slug: "inspire", Name: "Amenities", Visibility: flightgraph.VisibilityPublic, Auth: flightgraph.AuthAPIKey,
-		Description: "Aircraft configurations, cabins and their amenities; destination inspiration.",
-		Operations:  []string{"GET /opendata/inspire/v2/amenities", "query aircraft, fleet, amenities"}},
+		Description: "Aircraft configurations, cabins and their amenities; destination inspiration."},
 	{Slug: "schedule", Name: "Network and Schedule", Visibility: flightgraph.VisibilityPublic, Auth: flightgraph.AuthAPIKey,
-		Description: "The network's routes and the flight schedule.",
-		Operations:  []string{"GET /opendata/schedule/v1/routes", "GET /opendata/schedule/v1/flights", "query routes, carriers"}},
+		Description: "The network's routes and the flight schedule."},
 	{Slug: "offers", Name: "Offers", Visibility: flightgraph.VisibilityPublic, Auth: flightgraph.AuthOAuth,
 		Grants:      []flightgraph.Grant{flightgraph.GrantClientCredentials},
-		Description: "Flight offers: search, pricing, taxes, conditions and shopping carts.",
-		Operations:  []string{"GET /opendata/offers/v1/ping"}},
+		Description: "Flight offers: search, pricing, taxes, conditions and shopping carts."},
 	{Slug: "baggage", Name: "Baggage allowance", Visibility: flightgraph.VisibilityPublic, Auth: flightgraph.AuthOAuth,
 		Grants:      []flightgraph.Grant{flightgraph.GrantClientCredentials, flightgraph.GrantPassword},
-		Description: "Baggage allowances before booking; loyalty allowances need a customer's password-grant token.",
-		Operations:  []string{"GET /opendata/baggage/v1/ping"}},
+		Description: "Baggage allowances before booking; loyalty allowances need a customer's password-grant token."},
 	{Slug: "metasearch", Name: "Metasearch", Visibility: flightgraph.VisibilityPartner, Auth: flightgraph.AuthAPIKey,
-		Description: "Availability and fares for metasearch partners.",
-		Operations:  []string{"GET /opendata/metasearch/v1/ping"}},
+		Description: "Availability and fares for metasearch partners."},
 	{Slug: "cargo", Name: "Cargo", Visibility: flightgraph.VisibilityInternal, Auth: flightgraph.AuthOAuth,
 		Grants:      []flightgraph.Grant{flightgraph.GrantClientCredentials},
-		Description: "Cargo capacity and bookings, for internal staff.",
-		Operations:  []string{"GET /opendata/cargo/v1/ping"}},
+		Description: "Cargo capacity and bookings, for internal staff."},
 }
 
 // planOf is the one standard plan of each visibility: name, id suffix, call limits and operation

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -39,13 +40,32 @@ type Service struct {
 	PortalURL string
 	// Changed, when set, is told of every key whose access changed, so that caches drop it.
 	Changed func(keyID string)
+	// Operations are what the edges declare of each product (rest.Operations,
+	// graph.Operations): the catalogue lists them. Set it before the first call.
+	Operations []flightgraph.Operation
+
+	productsOnce sync.Once
+	products     []*flightgraph.Product
 }
 
 func (s *Service) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// SyncCatalogue writes the built-in products and their plans to the store.
+// SyncCatalogue writes the built-in products, with their operations, and their plans to the store.
 func (s *Service) SyncCatalogue(ctx context.Context) error {
-	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.SyncProducts(ctx, Products, catalogue().plans) })
+	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.SyncProducts(ctx, s.catalogue(), catalogue().plans) })
+}
+
+// catalogue is the built-in products with the operations the edges declare of each.
+func (s *Service) catalogue() []*flightgraph.Product {
+	s.productsOnce.Do(func() {
+		lists := flightgraph.OperationLists(s.Operations)
+		for _, p := range catalogue().products {
+			c := *p
+			c.Operations = lists[p.Slug]
+			s.products = append(s.products, &c)
+		}
+	})
+	return s.products
 }
 
 // Session is a signed-in account with its session token, shown once.
@@ -210,7 +230,7 @@ func (s *Service) Me(ctx context.Context) (*flightgraph.Account, error) { return
 func (s *Service) Catalogue(ctx context.Context) ([]*flightgraph.Product, error) {
 	role := flightgraph.CallerFromContext(ctx).Role()
 	var out []*flightgraph.Product
-	for _, p := range catalogue().products {
+	for _, p := range s.catalogue() {
 		if p.VisibleTo(role) {
 			out = append(out, p)
 		}

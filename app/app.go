@@ -13,6 +13,7 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/rest"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/travel"
 )
@@ -126,7 +127,8 @@ func New(cfg Config) *Services {
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
 	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
-		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() }}
+		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() },
+		Operations: Operations()}
 	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
 	s.Graph = graph.Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
@@ -134,4 +136,10 @@ func New(cfg Config) *Services {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
 		}}
 	return s
+}
+
+// Operations are every operation of every product, as the edges declare them where they serve
+// them: REST's routes, then the flight schema's @api fields and entities.
+func Operations() []flightgraph.Operation {
+	return append(rest.Operations(), graph.Operations()...)
 }

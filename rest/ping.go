@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -17,9 +18,28 @@ type pingResponse struct {
 	Country        string `json:"country"`
 }
 
-// versions are the API versions each product serves; other versions are paths that do not exist.
-var versions = map[string]string{"inspire": "v2"}
+// versions are the versions of their APIs the products serve, as their routes say (see
+// versionsOf); other versions are paths that do not exist.
+var versions map[string]string
 
+func init() { versions = versionsOf(Routes) } // not an initializer: Routes holds the ping that reads it
+
+// versionsOf reads each product's version from the version segment of its routes
+// (/opendata/inspire/v2/…).
+func versionsOf(routes []Route) map[string]string {
+	out := map[string]string{}
+	for _, rt := range routes {
+		_, path, _ := strings.Cut(rt.Pattern, " ")
+		for _, seg := range strings.Split(path, "/") {
+			if rt.Product != "" && len(seg) > 1 && seg[0] == 'v' && strings.Trim(seg[1:], "0123456789") == "" {
+				out[rt.Product] = seg
+			}
+		}
+	}
+	return out
+}
+
+// versionOf is the version of its API a product serves: v1 unless its routes say otherwise.
 func versionOf(product string) string {
 	if v, ok := versions[product]; ok {
 		return v

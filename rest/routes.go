@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
@@ -25,6 +26,24 @@ var Routes = []Route{
 	{"GET /opendata/schedule/v1/routes", "schedule", func(a *API) http.HandlerFunc { return a.routes }},
 	{"GET /opendata/schedule/v1/flights", "schedule", func(a *API) http.HandlerFunc { return a.schedule }},
 	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
+}
+
+// Operations are the REST operations of every product, as Routes declare them: each route of a
+// product's, and the ping of every product at its version.
+func Operations() []flightgraph.Operation {
+	var ops []flightgraph.Operation
+	for _, rt := range Routes {
+		method, path, _ := strings.Cut(rt.Pattern, " ")
+		if rt.Product != "" {
+			ops = append(ops, flightgraph.Operation{Product: rt.Product, Edge: method, Name: path})
+			continue
+		}
+		for _, p := range access.Products { // a route of every product: {api} names it
+			name := strings.NewReplacer("{api}", p.Slug, "{version}", versionOf(p.Slug)).Replace(path)
+			ops = append(ops, flightgraph.Operation{Product: p.Slug, Edge: method, Name: name})
+		}
+	}
+	return ops
 }
 
 // Register adds every route to mux. Middleware order, outermost first: the access guard (it

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -382,11 +383,21 @@ func TestAccessStory(t *testing.T) {
 		}
 
 		// Partner and internal APIs are invisible to everyone else.
-		var apis struct{ Apis []struct{ Slug, Auth string } }
-		dev.do(t, `{ apis { slug auth grants plans { name perSecond perDay } } }`, nil, &apis)
+		var apis struct {
+			Apis []struct {
+				Slug, Auth string
+				Operations []string
+			}
+		}
+		dev.do(t, `{ apis { slug auth grants operations plans { name perSecond perDay } } }`, nil, &apis)
 		seen := map[string]string{}
 		for _, a := range apis.Apis {
 			seen[a.Slug] = a.Auth
+			// The operations the edges declare: a route, its ping, the schema's fields.
+			if a.Slug == "flightstatus" && !slices.Equal(a.Operations, []string{"GET /opendata/flightstatus", "GET /opendata/flightstatus/{id}",
+				"GET /opendata/flightstatus/v1/ping", "query flight, flights, flightStatus", "entity Flight"}) {
+				t.Errorf("flightstatus's operations: %q", a.Operations)
+			}
 		}
 		if seen["metasearch"] != "" || seen["cargo"] != "" || seen["flightstatus"] != "API_KEY" || seen["baggage"] != "OAUTH" {
 			t.Fatalf("developer's catalogue: %v", seen)

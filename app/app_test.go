@@ -1,0 +1,63 @@
+package app_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/app"
+	"github.com/flightgraph/flightgraph/rest"
+)
+
+// TestOperationsAgree: every operation the edges declare belongs to a product of the catalogue,
+// every product can be called some way, and the catalogue's lists name each declared operation
+// exactly once: a route or an @api field added with a typo in its product, or a product with no
+// way in, fails here.
+func TestOperationsAgree(t *testing.T) {
+	ops := app.Operations()
+	known := map[string]bool{}
+	for _, p := range access.Products {
+		known[p.Slug] = true
+	}
+	has := map[string]int{}
+	for _, op := range ops {
+		if !known[op.Product] {
+			t.Errorf("%s %s belongs to %q, which the catalogue does not have", op.Edge, op.Name, op.Product)
+		}
+		has[op.Product]++
+	}
+	for _, p := range access.Products {
+		if has[p.Slug] == 0 {
+			t.Errorf("%s has no operation", p.Slug)
+		}
+	}
+	for _, rt := range rest.Routes {
+		if rt.Product != "" && !known[rt.Product] {
+			t.Errorf("route %s belongs to %q, which the catalogue does not have", rt.Pattern, rt.Product)
+		}
+	}
+	lists := flightgraph.OperationLists(ops)
+	for _, op := range ops {
+		n := 0
+		for _, line := range lists[op.Product] {
+			if line == op.Edge+" "+op.Name || strings.HasPrefix(line, op.Edge+" ") && slices.Contains(strings.Split(strings.TrimPrefix(line, op.Edge+" "), ", "), op.Name) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s %s of %s is in %d lines of %q, want 1", op.Edge, op.Name, op.Product, n, lists[op.Product])
+		}
+	}
+	for _, want := range []flightgraph.Operation{
+		{Product: "flightstatus", Edge: "query", Name: "flights"},
+		{Product: "opendata", Edge: "entity", Name: "Airport"},
+		{Product: "inspire", Edge: "GET", Name: "/opendata/inspire/v2/ping"}, // the version its routes have
+		{Product: "offers", Edge: "GET", Name: "/opendata/offers/v1/ping"},
+	} {
+		if !slices.Contains(ops, want) {
+			t.Errorf("no %+v among the declared operations", want)
+		}
+	}
+}
