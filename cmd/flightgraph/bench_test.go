@@ -18,7 +18,7 @@ func startStore(b *testing.B, dir string) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := prepare(ctx, c, db, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if err := prepare(ctx, c, db, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -33,6 +33,7 @@ type config struct {
 	rollEvery      time.Duration
 	redisURL       string
 	smtpURL        string
+	publicURL      string
 	demo           bool
 	tokens         access.TokenLifetimes
 	// hashConcurrency bounds the password hashes computed at once.

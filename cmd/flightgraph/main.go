@@ -9,16 +9,22 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+	"time"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…"; otherwise it is read from the
+// build's VCS information (versionInfo).
+var version = ""
 
 func main() { os.Exit(mainWith(os.Args[1:])) }
 
@@ -29,11 +35,57 @@ func mainWith(args []string) int {
 	// The first signal starts a graceful stop; a second one, with the default handling back,
 	// ends the process at once.
 	context.AfterFunc(ctx, stop)
-	if err := run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "flightgraph:", err)
+	return exitCode(run(ctx, args, os.Getenv, os.Stdin, os.Stdout, os.Stderr), os.Stderr)
+}
+
+// exitCode is the process's exit code for run's error, which it reports: 0 for none, and for a
+// request for help (-h), which the flag package printed already.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	default:
+		fmt.Fprintln(stderr, "flightgraph:", err)
 		return 1
 	}
-	return 0
+}
+
+// versionInfo is the version to report: the one set at build time, else the VCS revision the
+// binary was built from (with "+dirty" for uncommitted changes) and its commit time, else "dev".
+func versionInfo() (string, time.Time) {
+	var at time.Time
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return cmp.Or(version, "dev"), at
+	}
+	var rev string
+	dirty := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at, _ = time.Parse(time.RFC3339, s.Value)
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if version != "" {
+		return version, at
+	}
+	if rev == "" {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			return v, at
+		}
+		return "dev", at
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "+dirty"
+	}
+	return rev, at
 }
 
 // run is the whole program; tests call it with their own arguments, environment and outputs.
@@ -52,7 +104,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "operator":
 		return operatorCmd(ctx, args, getenv, stdin, stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "flightgraph", version)
+		v, at := versionInfo()
+		if at.IsZero() {
+			fmt.Fprintln(stdout, "flightgraph", v)
+		} else {
+			fmt.Fprintln(stdout, "flightgraph", v, "built from a commit of", at.UTC().Format(time.RFC3339))
+		}
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

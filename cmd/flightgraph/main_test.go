@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -190,6 +191,29 @@ func metric(t *testing.T, base, name string) float64 {
 	return v
 }
 
+// TestEmbeddedAfterMigrateAndSeed: the README's other way to start the embedded store, migrate
+// then seed then serve, ends with the demo accounts too, though serve loaded no data set.
+func TestEmbeddedAfterMigrateAndSeed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	env := map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}
+	getenv := func(k string) string { return env[k] }
+	for _, args := range [][]string{{"migrate"}, {"seed", "--days-back", "0", "--days-ahead", "1"}} {
+		if err := run(context.Background(), args, getenv, strings.NewReader(""), io.Discard, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	srv := start(t, env, "--addr", "127.0.0.1:0", "--roll-every", "0")
+	if key := demoKey(t, dir); key == "" || !strings.Contains(srv.stdout.String(), "Demo accounts created") {
+		t.Fatalf("no demo accounts after migrate, seed and serve: %q", srv.stdout.String())
+	}
+	// A second start leaves them alone.
+	srv.stop()
+	again := start(t, env, "--addr", "127.0.0.1:0", "--roll-every", "0")
+	if strings.Contains(again.stdout.String(), "Demo accounts created") {
+		t.Error("a second start created the demo accounts again")
+	}
+}
+
 func TestServeEmbedded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	env := map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}
@@ -293,6 +317,9 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"seed", "--scale", "two"}, `invalid value "two" for flag -scale`},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--redis-url", "http://user:s3cret@host"}, "is not a redis:// or rediss:// URL"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--password-hash-concurrency", "0"}, "--password-hash-concurrency 0: want 1 or more"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--request-timeout", "0"}, "--request-timeout 0s: want a positive duration"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "developer.example.com"}, "--public-url"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "https://developer.example.com/?a=b"}, "--public-url"},
 	} {
 		var out, errs bytes.Buffer
 		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)
@@ -312,6 +339,34 @@ func TestBadInvocations(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"version"}, getenv, strings.NewReader(""), &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "flightgraph ") {
 		t.Errorf("version: %q %v", out.String(), err)
+	}
+}
+
+// TestHelpExitsZero: asking for help is no failure: the usage is printed and the exit code is 0;
+// a bad invocation exits 1 with its error.
+func TestHelpExitsZero(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"serve", "-h"}, {"migrate", "--help"}, {"seed", "-h"}} {
+		var out, errs bytes.Buffer
+		code := exitCode(run(context.Background(), args, getenv, strings.NewReader(""), &out, &errs), &errs)
+		if code != 0 || !strings.Contains(strings.ToLower(out.String()+errs.String()), "usage") {
+			t.Errorf("%v: exit %d, output %q %q; want 0 and the usage", args, code, out.String(), errs.String())
+		}
+	}
+	var errs bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"fly"}, getenv, strings.NewReader(""), io.Discard, &errs), &errs); code != 1 || !strings.Contains(errs.String(), "unknown command") {
+		t.Errorf("an unknown command: exit %d, %q; want 1 and the error", code, errs.String())
+	}
+}
+
+// TestPortalURL: mails link to the portal under the public URL when one is set.
+func TestPortalURL(t *testing.T) {
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	for public, want := range map[string]string{"": "http://127.0.0.1:8080/portal", "https://developer.example.com/": "https://developer.example.com/portal",
+		"https://example.com/flights": "https://example.com/flights/portal"} {
+		if got := portalURL(public, addr); got != want {
+			t.Errorf("portalURL(%q): %q, want %q", public, got, want)
+		}
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +39,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
 	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
 	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
+	fs.StringVar(&c.publicURL, "public-url", "", "the URL people reach this service at, for the links in its e-mails, e.g. https://developer.example.com; empty for http://<addr> (FLIGHTGRAPH_PUBLIC_URL)")
 	fs.BoolVar(&c.demo, "demo", false, "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO)")
 	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
@@ -54,6 +57,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if c.hashConcurrency < 1 {
 		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
+	}
+	if c.requestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout %v: want a positive duration", c.requestTimeout)
+	}
+	if c.publicURL != "" {
+		u, err := url.Parse(c.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--public-url %q: want an http:// or https:// URL with a host and no query, e.g. https://developer.example.com", c.publicURL)
+		}
 	}
 	// Bad URLs are refused before any work: opening and seeding a store takes seconds.
 	var (
@@ -90,8 +102,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer db.Close()
-	firstStart, err := prepare(ctx, c, db, log)
-	if err != nil {
+	if err := prepare(ctx, c, db, log); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", c.addr)
@@ -115,19 +126,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	svc := app.New(app.Config{
 		Log: log, Stores: app.StoresOf(db), SnapshotTTL: c.referenceTTL,
-		PortalURL: "http://" + ln.Addr().String() + "/portal",
+		PortalURL: portalURL(c.publicURL, ln.Addr()),
 		Tokens:    c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 		AccessFeed: accessFeed(db, log),
 	})
-	srv := server.New(server.Config{Registry: reg, DB: db, Version: version, BuildTime: buildTime(), LoaderWait: c.loaderWait,
+	ver, built := buildInfo()
+	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
 		RequestTimeout: c.requestTimeout}, svc)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		closeListeners()
 		return fmt.Errorf("sync the API catalogue: %w", err)
 	}
-	if firstStart || c.demo {
+	// The embedded store is for trying it out: it gets the demo accounts whenever it has none
+	// (its first start, or after migrate and seed made it); PostgreSQL only when asked.
+	if db.Dialect() == store.SQLite || c.demo {
 		if err := demo(ctx, srv.Access, c, stdout, log); err != nil {
 			closeListeners()
 			return err
@@ -137,7 +151,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// The embedded store rolled its window in prepare; PostgreSQL rolls it now, in the background.
 		go keepRolling(ctx, db, c.rollEvery, db.Dialect() == store.Postgres, log)
 	}
-	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", version,
+	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", ver,
 		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
 	if metricsLn != nil {
 		log.Info("metrics listening", "url", "http://"+metricsLn.Addr().String()+"/metrics")
@@ -145,6 +159,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	return srv.Run(ctx, ln, metricsLn, server.Shutdown{Drain: c.drain, Grace: c.grace})
+}
+
+// portalURL is where the links of e-mails send people: the portal under the public URL, or under
+// the listen address when none is set.
+func portalURL(public string, addr net.Addr) string {
+	if public == "" {
+		public = "http://" + addr.String()
+	}
+	return strings.TrimRight(public, "/") + "/portal"
 }
 
 // accessFeed is the feed of other replicas' changes to access: PostgreSQL's LISTEN/NOTIFY, and
@@ -156,39 +179,38 @@ func accessFeed(db *store.DB, log *slog.Logger) flightgraph.AccessFeed {
 	return nil
 }
 
-// prepare brings the store up to date before serving and reports whether this was the embedded
-// store's first start. The embedded store migrates and seeds itself; PostgreSQL is migrated and
+// prepare brings the store up to date before serving. The embedded store migrates and seeds itself; PostgreSQL is migrated and
 // seeded by the migrate and seed commands, so that replicas never race to do it, and serve only
 // checks it.
-func prepare(ctx context.Context, c *config, db *store.DB, log *slog.Logger) (bool, error) {
+func prepare(ctx context.Context, c *config, db *store.DB, log *slog.Logger) error {
 	ds := store.NewDatasetStore(db)
 	if db.Dialect() == store.SQLite {
 		if err := db.Migrate(ctx); err != nil {
-			return false, err
+			return err
 		}
 		loaded, st, err := dataset.Ensure(ctx, ds, dataset.Options{Seed: dataset.DefaultSeed, Scale: 1}, time.Now(), log)
 		if err != nil {
-			return false, fmt.Errorf("load demo data: %w", err)
+			return fmt.Errorf("load demo data: %w", err)
 		}
 		if loaded {
 			log.Info("demo data set created", "dir", c.dataDir, "flights", st.Flights)
 		}
-		return loaded, nil
+		return nil
 	}
 	v, err := db.SchemaVersion(ctx)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if v == 0 {
-		return false, errors.New("the PostgreSQL database has no schema: run 'flightgraph migrate' and 'flightgraph seed' first")
+		return errors.New("the PostgreSQL database has no schema: run 'flightgraph migrate' and 'flightgraph seed' first")
 	}
 	if latest := store.LatestVersion(db.Dialect()); v < latest {
-		return false, fmt.Errorf("the PostgreSQL schema is at version %d, this build needs %d: run 'flightgraph migrate'", v, latest)
+		return fmt.Errorf("the PostgreSQL schema is at version %d, this build needs %d: run 'flightgraph migrate'", v, latest)
 	}
 	if st, err := ds.DatasetState(ctx); err == nil && st == nil {
 		log.Warn("the database holds no data set: run 'flightgraph seed'")
 	}
-	return false, nil
+	return nil
 }
 
 // demo creates the demo accounts and key, prints them and writes them to
@@ -214,8 +236,17 @@ func demo(ctx context.Context, svc *access.Service, c *config, stdout io.Writer,
 	return nil
 }
 
-// buildTime is when the binary was built, from its file's modification time.
-func buildTime() time.Time {
+// buildInfo is the binary's version and when it was built: its commit's time, else its file's
+// modification time.
+func buildInfo() (string, time.Time) {
+	v, at := versionInfo()
+	if !at.IsZero() {
+		return v, at
+	}
+	return v, fileTime()
+}
+
+func fileTime() time.Time {
 	if exe, err := os.Executable(); err == nil {
 		if fi, err := os.Stat(exe); err == nil {
 			return fi.ModTime()
