@@ -144,24 +144,6 @@ func NormalizeIATACode(param, code string) (string, error) {
 	return c, nil
 }
 
-// normalizeEnds normalises the optional origin and destination codes of a filter in place.
-func normalizeEnds(origin, destination *string) error {
-	for _, e := range []struct {
-		param string
-		code  *string
-	}{{"origin", origin}, {"destination", destination}} {
-		if *e.code == "" {
-			continue
-		}
-		c, err := NormalizeIATACode(e.param, *e.code)
-		if err != nil {
-			return err
-		}
-		*e.code = c
-	}
-	return nil
-}
-
 // PlaceStore reads countries, cities and airports. Batch lookups return one entry per key, in the
 // order of the keys, with nil for a key that does not exist.
 type PlaceStore interface {

@@ -257,10 +257,10 @@ func IsCarrierCode(s string) bool {
 }
 
 // FlightFilter selects flights. Date is the schedule date (local date of departure); Origin and
-// Destination are airport or city codes (a city code matches all its airports).
+// Destination are places (a city matches all its airports).
 type FlightFilter struct {
-	Origin       string
-	Destination  string
+	Origin       *Place
+	Destination  *Place
 	Date         string
 	Carrier      string
 	FlightNumber int
@@ -268,17 +268,11 @@ type FlightFilter struct {
 	DepartureFrom, DepartureTo time.Time
 	// ArrivalFrom and ArrivalTo bound the scheduled arrival (UTC) of the last leg when set.
 	ArrivalFrom, ArrivalTo time.Time
-	// OriginAirports and DestinationAirports, when set, are the airports Origin and Destination
-	// stand for (a city code's airports), for the store to match instead of the codes.
-	OriginAirports, DestinationAirports []string
 	Page
 }
 
 // Validate checks the filter; it returns ECodeBadFormat or ECodeInvalidParameter.
 func (f *FlightFilter) Validate() error {
-	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
-		return err
-	}
 	if f.Date != "" {
 		if _, err := ParseDate("date", f.Date); err != nil {
 			return err
@@ -290,7 +284,7 @@ func (f *FlightFilter) Validate() error {
 	if f.FlightNumber < 0 || f.FlightNumber > 9999 {
 		return ParamErrorf(ECodeInvalidParameter, "flightNumber", "flight number must be between 1 and 9999")
 	}
-	if f.Origin == "" && f.Destination == "" && f.Date == "" && f.Carrier == "" && f.DepartureFrom.IsZero() && f.ArrivalFrom.IsZero() {
+	if f.Origin == nil && f.Destination == nil && f.Date == "" && f.Carrier == "" && f.DepartureFrom.IsZero() && f.ArrivalFrom.IsZero() {
 		return ParamErrorf(ECodeMissingParameter, "date", "give at least an origin, a destination, a carrier, a date or a time range")
 	}
 	return f.Page.Validate()

@@ -13,19 +13,16 @@ type Route struct {
 	WeeklyFlights   int    `db:"weekly_flights"`
 }
 
-// RouteFilter selects routes; origin and destination are airport or city codes.
+// RouteFilter selects routes from and to places.
 type RouteFilter struct {
-	Origin      string
-	Destination string
+	Origin      *Place
+	Destination *Place
 	Carrier     string
 	Page
 }
 
 // Validate checks the filter; it returns ECodeBadFormat.
 func (f *RouteFilter) Validate() error {
-	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
-		return err
-	}
 	if err := normalizeCarrier(&f.Carrier); err != nil {
 		return err
 	}

@@ -25,8 +25,8 @@ type ScheduledLeg struct {
 
 // ScheduleFilter selects schedule legs; Date keeps the legs operating on that date.
 type ScheduleFilter struct {
-	Origin       string
-	Destination  string
+	Origin       *Place
+	Destination  *Place
 	Carrier      string
 	FlightNumber int
 	Date         string
@@ -35,9 +35,6 @@ type ScheduleFilter struct {
 
 // Validate checks the filter; it returns ECodeBadFormat or ECodeInvalidParameter.
 func (f *ScheduleFilter) Validate() error {
-	if err := normalizeEnds(&f.Origin, &f.Destination); err != nil {
-		return err
-	}
 	if err := normalizeCarrier(&f.Carrier); err != nil {
 		return err
 	}

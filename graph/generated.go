@@ -1227,7 +1227,8 @@ type Query {
   flight(id: ID!): Flight @api(product: "flightstatus")
   """
   Flights leaving origin and/or arriving at destination (airport or city codes) on a schedule date,
-  ordered by scheduled departure. At least one filter is required (INSP_400.000).
+  ordered by scheduled departure. At least one filter is required (INSP_400.000); a code that is
+  neither an airport nor a city is IATA_404.000, as on REST.
   """
   flights(
     origin: String
@@ -1259,7 +1260,7 @@ type Query {
   business weight. CC_404.001 if the class is not on board; CONTENT_404.001/.002 if nothing matches.
   """
   amenities(configuration: String!, cabinClass: CabinClass, category: AmenityCategory): [Amenity!]! @listSize(assumedSize: 40) @api(product: "inspire")
-  "Routes of the network: who flies where, how far and how often."
+  "Routes of the network: who flies where, how far and how often. An unknown origin or destination is IATA_404.000."
   routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
   carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
 }

@@ -9,12 +9,15 @@ import (
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
-func (r *Resolver) flights(ctx context.Context, f flightgraph.FlightFilter, first *int, after *string) (*model.FlightConnection, error) {
+func (r *Resolver) flights(ctx context.Context, origin, destination string, f flightgraph.FlightFilter, first *int, after *string) (*model.FlightConnection, error) {
 	p, err := page(first, after)
 	if err != nil {
 		return nil, err
 	}
 	f.Page = p
+	if f.Origin, f.Destination, err = r.Travel.Ends(ctx, origin, destination); err != nil {
+		return nil, err
+	}
 	flights, total, err := r.Travel.FindFlights(ctx, f)
 	if err != nil {
 		return nil, err

@@ -8,12 +8,15 @@ import (
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
-func (r *Resolver) routes(ctx context.Context, f flightgraph.RouteFilter, first *int, after *string) (*model.RouteConnection, error) {
+func (r *Resolver) routes(ctx context.Context, origin, destination string, f flightgraph.RouteFilter, first *int, after *string) (*model.RouteConnection, error) {
 	p, err := page(first, after)
 	if err != nil {
 		return nil, err
 	}
 	f.Page = p
+	if f.Origin, f.Destination, err = r.Travel.Ends(ctx, origin, destination); err != nil {
+		return nil, err
+	}
 	list, total, err := r.Travel.FindRoutes(ctx, f)
 	if err != nil {
 		return nil, err

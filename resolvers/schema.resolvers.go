@@ -75,7 +75,7 @@ func (r *queryResolver) Flight(ctx context.Context, id string) (*flightgraph.Fli
 }
 
 func (r *queryResolver) Flights(ctx context.Context, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) (*model.FlightConnection, error) {
-	return r.flights(ctx, flightgraph.FlightFilter{Origin: deref(origin), Destination: deref(destination), Date: deref(date), Carrier: deref(carrier), FlightNumber: deref(flightNumber)}, first, after)
+	return r.flights(ctx, deref(origin), deref(destination), flightgraph.FlightFilter{Date: deref(date), Carrier: deref(carrier), FlightNumber: deref(flightNumber)}, first, after)
 }
 
 func (r *queryResolver) FlightStatus(ctx context.Context, carrier string, flightNumber int, date string) (*flightgraph.Flight, error) {
@@ -119,7 +119,7 @@ func (r *queryResolver) Amenities(ctx context.Context, configuration string, cab
 }
 
 func (r *queryResolver) Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error) {
-	return r.routes(ctx, flightgraph.RouteFilter{Origin: deref(origin), Destination: deref(destination), Carrier: deref(carrier)}, first, after)
+	return r.routes(ctx, deref(origin), deref(destination), flightgraph.RouteFilter{Carrier: deref(carrier)}, first, after)
 }
 
 func (r *queryResolver) Carriers(ctx context.Context) ([]*flightgraph.Carrier, error) {

@@ -311,16 +311,8 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 		}
 	}
 	ctx := r.Context()
-	var origins, destinations []*flightgraph.Airport
-	if v := q.Get("origin"); v != "" {
-		if f.Origin, origins, err = a.Travel.Place(ctx, "origin", v); err != nil {
-			return f, err
-		}
-	}
-	if v := q.Get("destination"); v != "" {
-		if f.Destination, destinations, err = a.Travel.Place(ctx, "destination", v); err != nil {
-			return f, err
-		}
+	if f.Origin, f.Destination, err = a.Travel.Ends(ctx, q.Get("origin"), q.Get("destination")); err != nil {
+		return f, err
 	}
 	movement := strings.ToUpper(q.Get("movementType"))
 	if movement == "" {
@@ -340,17 +332,16 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 	// at (the origin for departures, the destination for arrivals).
 	loc := time.UTC
 	if timeType == "L" {
-		at := origins
+		at := f.Origin
 		if movement == "A" {
-			at = destinations
+			at = f.Destination
 		}
-		if len(at) == 0 {
+		if at == nil {
 			return f, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, map[string]string{"D": "origin", "A": "destination"}[movement],
 				"local times (timeType L) need the airport they are local to")
 		}
-		// A city's airports share its time zone.
-		if loc, err = time.LoadLocation(at[0].TimeZone); err != nil {
-			return f, fmt.Errorf("rest: time zone of %s: %w", at[0].Code, err)
+		if loc, err = time.LoadLocation(at.TimeZone()); err != nil {
+			return f, fmt.Errorf("rest: time zone of %s: %w", at.Code, err)
 		}
 	}
 	start, err := parseRange("startRange", q.Get("startRange"), loc)

@@ -87,15 +87,8 @@ func (a *API) scheduleArgs(r *http.Request) (f flightgraph.ScheduleFilter, names
 	}
 	f.Carrier, f.Date = q.Get("carrier"), q.Get("date")
 	ctx := r.Context()
-	if v := q.Get("origin"); v != "" {
-		if f.Origin, _, err = a.Travel.Place(ctx, "origin", v); err != nil {
-			return f, nil, err
-		}
-	}
-	if v := q.Get("destination"); v != "" {
-		if f.Destination, _, err = a.Travel.Place(ctx, "destination", v); err != nil {
-			return f, nil, err
-		}
+	if f.Origin, f.Destination, err = a.Travel.Ends(ctx, q.Get("origin"), q.Get("destination")); err != nil {
+		return f, nil, err
 	}
 	if f.FlightNumber, _, err = number(q, "flightNumber"); err != nil {
 		return f, nil, err

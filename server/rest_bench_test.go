@@ -31,7 +31,7 @@ func BenchmarkFlightStatusByID(b *testing.B) {
 	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	svc := &travel.Service{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
 		Network: store.NewNetworkStore(db), Now: func() time.Time { return storetest.Now }}
-	page, _, err := svc.FindFlights(ctx, flightgraph.FlightFilter{Origin: "AMS", Date: "2026-11-22", Page: flightgraph.Page{Limit: 1}})
+	page, _, err := svc.FindFlights(ctx, flightgraph.FlightFilter{Origin: storetest.Place(b, db, "AMS"), Date: "2026-11-22", Page: flightgraph.Page{Limit: 1}})
 	if err != nil || len(page) == 0 {
 		b.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -184,5 +185,45 @@ func TestRESTCitySearches(t *testing.T) {
 	cdgLocal, parisLocal := total(morning+"&origin=CDG"), total(morning+"&origin=PAR")
 	if cdgLocal == 0 || parisLocal < cdgLocal || cdgLocal == total("startRange=2026-11-22T06:00:00Z&endRange=2026-11-22T10:00:00Z&origin=CDG") {
 		t.Errorf("local morning: CDG %d, PAR %d; want CDG > 0, PAR >= CDG, and a window other than UTC's", cdgLocal, parisLocal)
+	}
+}
+
+// TestEdgesAgreeOnPlaces: a place code is resolved once, the same way, for both edges: an
+// unknown one is IATA_404.000 naming its parameter on REST and on GraphQL alike (GraphQL used to
+// answer an empty list), a malformed one INSP_400.002; a city stands for its airports on both.
+func TestEdgesAgreeOnPlaces(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := map[string]string{"api-key": s.demo.APIKey}
+	const window = "startRange=2026-11-22T00:00:00Z&endRange=2026-11-23T00:00:00Z"
+	for _, c := range []struct{ code, want string }{{"ZZZ", flightgraph.ECodeIATANotFound}, {"A1", flightgraph.ECodeBadFormat}} {
+		_, _, body := s.call(t, "GET", "/opendata/flightstatus?"+window+"&origin="+c.code, key, "")
+		if got := restCode(t, body); got != c.want {
+			t.Errorf("REST origin %s: %s, want %s", c.code, got, c.want)
+		}
+		for _, q := range []string{`{ flights(origin: "` + c.code + `", date: "2026-11-22") { totalCount } }`, `{ routes(destination: "` + c.code + `") { totalCount } }`} {
+			r := s.query(t, q, nil)
+			if len(r.Errors) == 0 || r.Errors[0].Extensions["code"] != c.want || r.Errors[0].Extensions["parameter"] == nil {
+				t.Errorf("%s: %s %+v, want %s naming its parameter", q, r.Data, r.Errors, c.want)
+			}
+		}
+	}
+	var d struct {
+		Flights struct {
+			Edges []struct {
+				Node struct {
+					Legs []struct{ Destination struct{ Code string } }
+				}
+			}
+		}
+	}
+	r := s.query(t, `{ flights(destination: "PAR", date: "2026-11-22", first: 200) { edges { node { legs { destination { code } } } } } }`, nil)
+	json.Unmarshal(r.Data, &d)
+	seen := map[string]bool{}
+	for _, e := range d.Flights.Edges {
+		legs := e.Node.Legs
+		seen[legs[len(legs)-1].Destination.Code] = true
+	}
+	if len(r.Errors) > 0 || !seen["CDG"] || !seen["ORY"] || len(seen) != 2 {
+		t.Errorf("flights to PAR end at %v (%+v), want CDG and ORY", seen, r.Errors)
 	}
 }

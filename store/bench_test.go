@@ -16,7 +16,7 @@ func BenchmarkDeparturesQueries(b *testing.B) {
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 	ctx := context.Background()
 	flights, places, aircraft := store.NewFlightStore(db), store.NewPlaceStore(db), store.NewAircraftStore(db)
-	f := flightgraph.FlightFilter{Origin: "AMS", Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 50}}
+	f := flightgraph.FlightFilter{Origin: storetest.Place(b, db, "AMS"), Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 50}}
 	b.Run("FindFlights", func(b *testing.B) {
 		for b.Loop() {
 			if _, _, err := flights.FindFlights(ctx, f); err != nil {

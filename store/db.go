@@ -551,12 +551,15 @@ func (f *filter) add(cond string, args ...any) {
 
 // ends adds origin and destination conditions, each skipped when empty; a city code matches each
 // of its airports.
-func (f *filter) ends(origin, destination string) {
-	if origin != "" {
-		f.add("origin IN (SELECT code FROM airports WHERE code = ? OR city_code = ?)", origin, origin)
+// places matches the origin and destination columns to the airports of the places given: a
+// list walks the index in order, where a subquery for a city's airports cost PostgreSQL reading
+// and sorting every flight of the day.
+func (f *filter) places(origin, destination *flightgraph.Place) {
+	if origin != nil {
+		f.add("origin IN (?)", origin.AirportCodes())
 	}
-	if destination != "" {
-		f.add("destination IN (SELECT code FROM airports WHERE code = ? OR city_code = ?)", destination, destination)
+	if destination != nil {
+		f.add("destination IN (?)", destination.AirportCodes())
 	}
 }
 

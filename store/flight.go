@@ -42,18 +42,7 @@ func (s *FlightStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*f
 // FindFlights implements flightgraph.FlightStore.
 func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
 	var w filter
-	switch {
-	case f.OriginAirports != nil:
-		w.add("origin IN (?)", f.OriginAirports)
-	case f.Origin != "":
-		w.ends(f.Origin, "")
-	}
-	switch {
-	case f.DestinationAirports != nil:
-		w.add("destination IN (?)", f.DestinationAirports)
-	case f.Destination != "":
-		w.ends("", f.Destination)
-	}
+	w.places(f.Origin, f.Destination)
 	if f.Date != "" {
 		w.add("schedule_date = ?", f.Date)
 	}

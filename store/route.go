@@ -19,7 +19,7 @@ func NewNetworkStore(db *DB) *NetworkStore { return &NetworkStore{db: db} }
 // FindRoutes implements flightgraph.NetworkStore.
 func (s *NetworkStore) FindRoutes(ctx context.Context, f flightgraph.RouteFilter) ([]*flightgraph.Route, int, error) {
 	var w filter
-	w.ends(f.Origin, f.Destination)
+	w.places(f.Origin, f.Destination)
 	if f.Carrier != "" {
 		w.add("carrier = ?", f.Carrier)
 	}
@@ -50,7 +50,7 @@ func (s *NetworkStore) Carriers(ctx context.Context) ([]*flightgraph.Carrier, er
 // FindSchedule implements flightgraph.NetworkStore.
 func (s *NetworkStore) FindSchedule(ctx context.Context, f flightgraph.ScheduleFilter) ([]*flightgraph.ScheduledLeg, int, error) {
 	var w filter
-	w.ends(f.Origin, f.Destination)
+	w.places(f.Origin, f.Destination)
 	if f.Carrier != "" {
 		w.add("carrier = ?", f.Carrier)
 	}

@@ -101,7 +101,7 @@ func TestFindFlights(t *testing.T) {
 		ctx := context.Background()
 		flights := store.NewFlightStore(db)
 		date := storetest.Now.Format(flightgraph.DateLayout)
-		f := flightgraph.FlightFilter{Origin: "AMS", Date: date, Page: flightgraph.Page{Limit: 50}}
+		f := flightgraph.FlightFilter{Origin: storetest.Place(t, db, "AMS"), Date: date, Page: flightgraph.Page{Limit: 50}}
 		page1, total, err := flights.FindFlights(ctx, f)
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +129,7 @@ func TestFindFlights(t *testing.T) {
 			t.Fatalf("past the end: %d flights of %d, %v", len(past), total3, err)
 		}
 		// A city code matches all its airports: PAR is CDG and ORY.
-		par, _, err := flights.FindFlights(ctx, flightgraph.FlightFilter{Destination: "PAR", Date: date, Page: flightgraph.Page{Limit: 200}})
+		par, _, err := flights.FindFlights(ctx, flightgraph.FlightFilter{Destination: storetest.Place(t, db, "PAR"), Date: date, Page: flightgraph.Page{Limit: 200}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,34 +8,23 @@ import (
 )
 
 // The checks of a code below read the place, fleet and network stores. Under serve those are the
-// reference snapshot (reference.go), so a check costs no round trip; without it, one query each.
+// reference snapshot (store/snapshot.go), so a check costs no round trip; without it, one query
+// each.
 
-// Place returns a normalised place code, an airport or a city, and its airports: the airport
-// itself, and a city's airports. It returns ECodeBadFormat for a malformed code and
-// ECodeIATANotFound for one that is neither, naming param.
-func (s *Service) Place(ctx context.Context, param, code string) (string, []*flightgraph.Airport, error) {
+// Place resolves the code a caller names as param: an airport, or a city with its airports. It
+// returns ECodeBadFormat for a malformed code and ECodeIATANotFound for one that is neither,
+// naming param. Under serve the place store is the reference snapshot, so this costs no round
+// trip.
+func (s *Service) Place(ctx context.Context, param, code string) (*flightgraph.Place, error) {
 	c, err := flightgraph.NormalizeIATACode(param, code)
-	if err != nil {
-		return "", nil, err
-	}
-	all, err := s.airportsOf(ctx, c)
-	if err != nil {
-		return "", nil, err
-	}
-	if len(all) == 0 {
-		return "", nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "%s is neither an airport nor a city of the network", c)
-	}
-	return c, all, nil
-}
-
-// airportsOf returns the airports a code stands for: the airport itself, and a city's airports;
-// none for a code that is neither.
-func (s *Service) airportsOf(ctx context.Context, code string) ([]*flightgraph.Airport, error) {
-	airports, err := s.Places.AirportsByCodes(ctx, []string{code})
 	if err != nil {
 		return nil, err
 	}
-	ofCity, err := s.Places.AirportsByCities(ctx, []string{code})
+	airports, err := s.Places.AirportsByCodes(ctx, []string{c})
+	if err != nil {
+		return nil, err
+	}
+	ofCity, err := s.Places.AirportsByCities(ctx, []string{c})
 	if err != nil {
 		return nil, err
 	}
@@ -43,20 +32,26 @@ func (s *Service) airportsOf(ctx context.Context, code string) ([]*flightgraph.A
 	if a := airports[0]; a != nil && !slices.ContainsFunc(all, func(b *flightgraph.Airport) bool { return b.Code == a.Code }) {
 		all = append([]*flightgraph.Airport{a}, all...)
 	}
-	return all, nil
+	if len(all) == 0 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "%s is neither an airport nor a city of the network", c)
+	}
+	return &flightgraph.Place{Code: c, Airports: all}, nil
 }
 
-// airportCodes is airportsOf's codes, nil for a code that is neither an airport nor a city.
-func (s *Service) airportCodes(ctx context.Context, code string) ([]string, error) {
-	all, err := s.airportsOf(ctx, code)
-	if err != nil || len(all) == 0 {
-		return nil, err
+// Ends resolves the optional origin and destination codes of a search ("" for none), as
+// Place does.
+func (s *Service) Ends(ctx context.Context, origin, destination string) (o, d *flightgraph.Place, err error) {
+	if origin != "" {
+		if o, err = s.Place(ctx, "origin", origin); err != nil {
+			return nil, nil, err
+		}
 	}
-	codes := make([]string, len(all))
-	for i, a := range all {
-		codes[i] = a.Code
+	if destination != "" {
+		if d, err = s.Place(ctx, "destination", destination); err != nil {
+			return nil, nil, err
+		}
 	}
-	return codes, nil
+	return o, d, nil
 }
 
 // MarketCountry implements flightgraph.Markets: the country of code, nil when the network does

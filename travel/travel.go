@@ -64,19 +64,6 @@ func (s *Service) FindFlights(ctx context.Context, f flightgraph.FlightFilter) (
 	if err := f.Validate(); err != nil {
 		return nil, 0, err
 	}
-	// The store matches the airports themselves: on PostgreSQL a subquery for a city's airports
-	// cost reading and sorting every flight of the day, where a list walks the index in order.
-	var err error
-	if f.Origin != "" {
-		if f.OriginAirports, err = s.airportCodes(ctx, f.Origin); err != nil || f.OriginAirports == nil {
-			return nil, 0, err // a code of no airport or city: nothing leaves from there
-		}
-	}
-	if f.Destination != "" {
-		if f.DestinationAirports, err = s.airportCodes(ctx, f.Destination); err != nil || f.DestinationAirports == nil {
-			return nil, 0, err
-		}
-	}
 	return s.Flights.FindFlights(ctx, f)
 }
 

@@ -20,8 +20,10 @@ import (
 	_ "github.com/lib/pq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // EnvDatabaseURL names the variable that points the tests at a PostgreSQL server.
@@ -197,4 +199,15 @@ func SeededWindow(t testing.TB, dialect string, getenv func(string) string, back
 		t.Fatalf("seed %s store: %v", dialect, err)
 	}
 	return db
+}
+
+// Place resolves an airport or city code of db's data set as the product does (travel.Place),
+// failing the test if it is neither.
+func Place(t testing.TB, db *store.DB, code string) *flightgraph.Place {
+	t.Helper()
+	p, err := (&travel.Service{Places: store.NewPlaceStore(db)}).Place(context.Background(), "code", code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
