@@ -49,8 +49,9 @@ func (f *ScheduleFilter) Validate() error {
 	return f.Page.Validate()
 }
 
-// Reference is the whole reference data set: places, carriers, fleet, schedule and network.
-type Reference struct {
+// Dataset is what the generator makes (dataset.Generate): the places, carriers, fleet, schedule
+// and network that flights are materialised from.
+type Dataset struct {
 	Countries     []*Country
 	Cities        []*City
 	Airports      []*Airport
@@ -73,8 +74,8 @@ type DatasetState struct {
 type DatasetStore interface {
 	// DatasetState returns the seed and scale of the loaded data set, or nil if none is loaded.
 	DatasetState(ctx context.Context) (*DatasetState, error)
-	// LoadReference replaces all reference data, drops every flight and records state.
-	LoadReference(ctx context.Context, ref *Reference, state DatasetState) error
+	// LoadDataset replaces all reference data, drops every flight and records state.
+	LoadDataset(ctx context.Context, ref *Dataset, state DatasetState) error
 	// MaterialisedDates returns the schedule dates whose flights are loaded, ascending.
 	MaterialisedDates(ctx context.Context) ([]string, error)
 	// AddFlights loads the flights and legs of the given schedule dates and records the dates as

@@ -54,13 +54,13 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Reference builds the reference data (places, fleet, schedule, routes) of opts, with schedule
+// Generate builds the data set (places, fleet, schedule, routes) of opts, with schedule
 // periods around today.
-func Reference(opts Options, today time.Time) (*flightgraph.Reference, error) {
+func Generate(opts Options, today time.Time) (*flightgraph.Dataset, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	ref := &flightgraph.Reference{}
+	ref := &flightgraph.Dataset{}
 	for _, c := range countries {
 		ref.Countries = append(ref.Countries, &flightgraph.Country{Code: c.Code, Name: c.Name, AreaCode: c.AreaCode, Currency: c.Currency,
 			Euro: c.Euro, EU: c.EU, Schengen: c.Schengen, Labels: flightgraph.Labels{LabelEN: c.NameEN, LabelFR: c.NameFR, LabelNL: c.NameNL}})

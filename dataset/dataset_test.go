@@ -11,9 +11,9 @@ import (
 
 var today = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 
-func MustMaterialiser(t testing.TB, opts dataset.Options) (*flightgraph.Reference, *dataset.Materialiser) {
+func MustMaterialiser(t testing.TB, opts dataset.Options) (*flightgraph.Dataset, *dataset.Materialiser) {
 	t.Helper()
-	ref, err := dataset.Reference(opts, today)
+	ref, err := dataset.Generate(opts, today)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,12 +36,12 @@ func Seed(ctx context.Context, ds flightgraph.DatasetStore, opts Options, now ti
 	if err := opts.Validate(); err != nil {
 		return Stats{}, err
 	}
-	ref, err := Reference(opts, now.UTC())
+	ref, err := Generate(opts, now.UTC())
 	if err != nil {
 		return Stats{}, err
 	}
 	start := time.Now()
-	if err := ds.LoadReference(ctx, ref, flightgraph.DatasetState{Seed: opts.Seed, Scale: opts.Scale}); err != nil {
+	if err := ds.LoadDataset(ctx, ref, flightgraph.DatasetState{Seed: opts.Seed, Scale: opts.Scale}); err != nil {
 		return Stats{}, err
 	}
 	log.Info("reference data loaded", "airports", len(ref.Airports), "aircraft", len(ref.Aircraft),

@@ -32,8 +32,8 @@ func (s *DatasetStore) DatasetState(ctx context.Context) (*flightgraph.DatasetSt
 var referenceTables = []string{"flight_legs", "flights", "materialised_dates", "routes", "schedule_legs",
 	"amenities", "cabins", "cabin_products", "aircraft", "aircraft_types", "carriers", "airports", "cities", "countries", "dataset_state"}
 
-// LoadReference implements flightgraph.DatasetStore.
-func (s *DatasetStore) LoadReference(ctx context.Context, ref *flightgraph.Reference, st flightgraph.DatasetState) error {
+// LoadDataset implements flightgraph.DatasetStore.
+func (s *DatasetStore) LoadDataset(ctx context.Context, ref *flightgraph.Dataset, st flightgraph.DatasetState) error {
 	return s.db.inTx(ctx, func(tx *sqlx.Tx) error {
 		for _, t := range referenceTables {
 			if _, err := s.db.exec(ctx, tx, `DELETE FROM `+t); err != nil {

@@ -244,7 +244,7 @@ func TestRollMovesTheWindow(t *testing.T) {
 		}
 		// The flights of a date rolled in equal those a fresh seed makes: materialising is
 		// deterministic.
-		ref, err := dataset.Reference(dataset.Options{Seed: dataset.DefaultSeed, Scale: 1}, storetest.Now)
+		ref, err := dataset.Generate(dataset.Options{Seed: dataset.DefaultSeed, Scale: 1}, storetest.Now)
 		if err != nil {
 			t.Fatal(err)
 		}

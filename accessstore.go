@@ -5,30 +5,6 @@ import (
 	"time"
 )
 
-// TokenKind tells OAuth access tokens from refresh tokens.
-type TokenKind string
-
-const (
-	TokenAccess  TokenKind = "access"
-	TokenRefresh TokenKind = "refresh"
-)
-
-// Token is an issued OAuth 2.0 token, stored by the hash of its value. Tokens of one refresh
-// chain share a family: reuse of a rotated refresh token revokes the family.
-type Token struct {
-	Hash       string     `db:"token_hash"`
-	Kind       TokenKind  `db:"kind"`
-	KeyID      string     `db:"key_id"`
-	CustomerID string     `db:"customer_id"`
-	Grant      Grant      `db:"grant_type"`
-	FamilyID   string     `db:"family_id"`
-	Scope      string     `db:"scope"`
-	CreatedAt  time.Time  `db:"created_at"`
-	ExpiresAt  time.Time  `db:"expires_at"`
-	UsedAt     *time.Time `db:"used_at"`
-	RevokedAt  *time.Time `db:"revoked_at"`
-}
-
 // KeyAccess is everything authentication needs about a key, read in one go: the key, its
 // application's owner, and its approved subscriptions with their plans.
 type KeyAccess struct {
