@@ -136,7 +136,7 @@ func (s *testServer) mailTo(t testing.TB, addr string) []string {
 func (s *testServer) mailsTo(t testing.TB, addr string) []flightgraph.Mail {
 	t.Helper()
 	var mails []flightgraph.Mail
-	rows, err := store.Raw(s.db).Query(`SELECT subject, body FROM mail_outbox WHERE recipient = `+placeholder(s.db)+` ORDER BY id`, addr)
+	rows, err := storetest.SQL(t, s.db).Query(`SELECT subject, body FROM mail_outbox WHERE recipient = `+placeholder(s.db)+` ORDER BY id`, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestAccessStory(t *testing.T) {
 // rawDB opens a second connection to the test's database, to look at it as an outsider would.
 func (s *testServer) rawDB(t *testing.T) *sql.DB {
 	t.Helper()
-	return store.Raw(s.db)
+	return storetest.SQL(t, s.db)
 }
 
 // dumpDB returns every text value of every table of the access core.

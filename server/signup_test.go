@@ -34,7 +34,7 @@ func (s *testServer) postRaw(t *testing.T, body string) string {
 func (s *testServer) count(t *testing.T, table string) int {
 	t.Helper()
 	var n int
-	if err := store.Raw(s.db).QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
+	if err := storetest.SQL(t, s.db).QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -177,7 +177,7 @@ func TestVerifyEmail(t *testing.T) {
 func TestSignUpNeedsItsMail(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
-		raw := store.Raw(s.db)
+		raw := storetest.SQL(t, s.db)
 		if _, err := raw.Exec(`ALTER TABLE mail_outbox RENAME TO mail_outbox_away`); err != nil {
 			t.Fatal(err)
 		}

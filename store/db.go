@@ -520,10 +520,6 @@ func unique[K comparable](keys []K) []K {
 	return out
 }
 
-// Raw returns the database/sql handle of the store, for tests and tools that inspect the tables
-// as an outsider would.
-func Raw(s *DB) *sql.DB { return s.db.DB }
-
 // likeEscape follows each LIKE whose pattern comes from containsPattern. PostgreSQL escapes with
 // a backslash by default but SQLite has no escape character at all unless one is named, so the
 // clause is spelled out for both.

@@ -18,7 +18,7 @@ func TestAirportSearchIsLiteral(t *testing.T) {
 		db := storetest.Seeded(t, dialect, os.Getenv)
 		ctx := context.Background()
 		// One airport whose name holds each special character; no seeded name holds any of them.
-		if _, err := store.Raw(db).ExecContext(ctx, `INSERT INTO airports (code, name, city_code, country_code, latitude, longitude, time_zone, hub)
+		if _, err := storetest.SQL(t, db).ExecContext(ctx, `INSERT INTO airports (code, name, city_code, country_code, latitude, longitude, time_zone, hub)
 			SELECT 'QQQ', 'Strip 100% Field_B\Annex', city_code, country_code, latitude, longitude, time_zone, FALSE FROM airports WHERE code = 'AMS'`); err != nil {
 			t.Fatal(err)
 		}

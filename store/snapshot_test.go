@@ -101,7 +101,7 @@ func TestSnapshot(t *testing.T) {
 		if n := roundTrips(func(ctx context.Context) { got, err = cp.AirportsByCodes(ctx, []string{"AMS", "ZZZ"}); must(err) }); n != 1 || got[0] == nil || got[1] != nil {
 			t.Errorf("AMS and unknown ZZZ: %d round trips, %v; want 1 and [AMS <nil>]", n, got)
 		}
-		_, err = store.Raw(db).ExecContext(ctx, `INSERT INTO airports (code, name, city_code, country_code, latitude, longitude, time_zone, hub)
+		_, err = storetest.SQL(t, db).ExecContext(ctx, `INSERT INTO airports (code, name, city_code, country_code, latitude, longitude, time_zone, hub)
 				VALUES ('ZZZ', 'New Field', 'AMS', 'NL', 52.3, 4.7, 'Europe/Amsterdam', false)`)
 		must(err)
 		if got, err = cp.AirportsByCodes(ctx, []string{"ZZZ"}); err != nil || got[0] == nil || got[0].Name != "New Field" {

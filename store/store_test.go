@@ -293,7 +293,7 @@ func TestSeedRefreshesPlannerStatistics(t *testing.T) {
 		}
 		ctx := context.Background()
 		var tuples float64
-		if err := store.Raw(db).QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'flight_legs'::regclass`).Scan(&tuples); err != nil {
+		if err := storetest.SQL(t, db).QueryRowContext(ctx, `SELECT reltuples FROM pg_class WHERE oid = 'flight_legs'::regclass`).Scan(&tuples); err != nil {
 			t.Fatal(err)
 		}
 		if tuples <= 0 {

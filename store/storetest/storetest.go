@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,13 +172,54 @@ func DSN(t testing.TB, dialect string, getenv func(string) string) string {
 	return u.String()
 }
 
+// handles are the database/sql handles SQL gives out, one per store of Open, made on first use.
+var handles sync.Map // *store.DB → *handle
+
+type handle struct {
+	once sync.Once
+	dsn  string
+	db   *sql.DB
+	err  error
+}
+
+// SQL returns a database/sql handle of its own on the database of a store that Open made, for a
+// test to read or write what no store method does. It is one handle per store, closed with it.
+func SQL(t testing.TB, db *store.DB) *sql.DB {
+	t.Helper()
+	v, ok := handles.Load(db)
+	if !ok {
+		t.Fatal("storetest.SQL: the store was not opened by storetest.Open, or is closed")
+	}
+	h := v.(*handle)
+	h.once.Do(func() {
+		driver, dsn := "postgres", h.dsn
+		if db.Dialect() == store.SQLite {
+			driver, dsn = "sqlite", strings.TrimPrefix(dsn, "sqlite:")+"?_pragma=busy_timeout(10000)"
+		}
+		h.db, h.err = sql.Open(driver, dsn)
+	})
+	if h.err != nil {
+		t.Fatal(h.err)
+	}
+	return h.db
+}
+
 // Open returns a migrated, empty store of the dialect, closed when the test ends.
 func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), DSN(t, dialect, getenv))
+	dsn := DSN(t, dialect, getenv)
+	db, err := store.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("open %s store: %v", dialect, err)
 	}
+	h := &handle{dsn: dsn}
+	handles.Store(db, h)
+	t.Cleanup(func() {
+		handles.Delete(db)
+		if h.db != nil {
+			h.db.Close()
+		}
+	})
 	t.Cleanup(func() { db.Close() })
 	if err := db.Migrate(context.Background()); err != nil {
 		t.Fatalf("migrate %s store: %v", dialect, err)
