@@ -39,41 +39,10 @@ type Flight struct {
 	DepartureUTC    time.Time `db:"departure_utc"` // scheduled departure of the first leg
 	ArrivalUTC      time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
 	Haul            string    `db:"haul"`          // SHORT, MEDIUM or LONG
-
-	legs attached[[]*FlightLeg] // set by a loader (see AttachLegs)
 }
 
 // IsEntity marks Flight as an Apollo Federation entity; gqlgen's federation plugin requires it.
 func (Flight) IsEntity() {}
-
-// The graph's loaders fetch each hop of an operation for a whole level at once (graph/prefetch.go)
-// and attach the results, each with the error of loading it, to these per-request rows, so that
-// gqlgen reads a flight's legs and a leg's airports as plain fields, in line, where a resolver
-// would cost a goroutine per parent. A hop that was not attached is an error, never a silent
-// null: every path that hands flights or legs to GraphQL goes through the loaders.
-
-// attached is a hop's value as a loader set it, with the error of loading it.
-type attached[T any] struct {
-	v   T
-	err error
-	set bool
-}
-
-func (a *attached[T]) get(what, of string) (T, error) {
-	if !a.set {
-		var zero T
-		return zero, fmt.Errorf("flightgraph: %s of %s was not loaded", what, of)
-	}
-	return a.v, a.err
-}
-
-// AttachLegs sets the flight's legs, or the error of loading them, for LoadedLegs.
-func (f *Flight) AttachLegs(legs []*FlightLeg, err error) {
-	f.legs = attached[[]*FlightLeg]{legs, err, true}
-}
-
-// LoadedLegs returns the legs attached to the flight.
-func (f *Flight) LoadedLegs() ([]*FlightLeg, error) { return f.legs.get("the legs", f.ID) }
 
 // Designator is the carrier code and number, e.g. "XX1234".
 func (f *Flight) Designator() string {
@@ -102,26 +71,6 @@ type FlightLeg struct {
 	Registration      string    `db:"registration"`
 	ServiceType       string    `db:"service_type"` // SSIM service type, "J" for scheduled passenger
 	DistanceKm        int       `db:"distance_km"`
-
-	origin, destination attached[*Airport] // set by a loader (see AttachOrigin)
-}
-
-// AttachOrigin sets the leg's origin airport, or the error of loading it, for LoadedOrigin.
-func (l *FlightLeg) AttachOrigin(a *Airport, err error) { l.origin = attached[*Airport]{a, err, true} }
-
-// AttachDestination sets the leg's destination airport, or the error of loading it.
-func (l *FlightLeg) AttachDestination(a *Airport, err error) {
-	l.destination = attached[*Airport]{a, err, true}
-}
-
-// LoadedOrigin returns the origin airport attached to the leg.
-func (l *FlightLeg) LoadedOrigin() (*Airport, error) {
-	return l.origin.get("the origin airport "+l.OriginCode, l.FlightID)
-}
-
-// LoadedDestination returns the destination airport attached to the leg.
-func (l *FlightLeg) LoadedDestination() (*Airport, error) {
-	return l.destination.get("the destination airport "+l.DestinationCode, l.FlightID)
 }
 
 // Duration is the leg's scheduled block time, in ISO 8601 (PT2H40M).

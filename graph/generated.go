@@ -137,7 +137,7 @@ type ComplexityRoot struct {
 		FlightNumber func(childComplexity int) int
 		Haul         func(childComplexity int) int
 		ID           func(childComplexity int) int
-		LoadedLegs   func(childComplexity int) int
+		Legs         func(childComplexity int) int
 		Origin       func(childComplexity int) int
 		ScheduleDate func(childComplexity int) int
 		Status       func(childComplexity int) int
@@ -158,10 +158,10 @@ type ComplexityRoot struct {
 		Aircraft          func(childComplexity int) int
 		ArrivalMovement   func(childComplexity int) int
 		DepartureMovement func(childComplexity int) int
+		Destination       func(childComplexity int) int
 		DistanceKm        func(childComplexity int) int
 		Duration          func(childComplexity int) int
-		LoadedDestination func(childComplexity int) int
-		LoadedOrigin      func(childComplexity int) int
+		Origin            func(childComplexity int) int
 		Sequence          func(childComplexity int) int
 		ServiceType       func(childComplexity int) int
 		Status            func(childComplexity int) int
@@ -254,27 +254,27 @@ type EntityResolver interface {
 	FindAirportByCode(ctx context.Context, code string) (*flightgraph.Airport, error)
 	FindCityByCode(ctx context.Context, code string) (*flightgraph.City, error)
 	FindCountryByCode(ctx context.Context, code string) (*flightgraph.Country, error)
-	FindFlightByID(ctx context.Context, id string) (*flightgraph.Flight, error)
+	FindFlightByID(ctx context.Context, id string) (*model.Flight, error)
 }
 type FlightResolver interface {
-	Carrier(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Carrier, error)
+	Carrier(ctx context.Context, obj *model.Flight) (*flightgraph.Carrier, error)
 
-	Status(ctx context.Context, obj *flightgraph.Flight) (flightgraph.FlightStatus, error)
+	Status(ctx context.Context, obj *model.Flight) (flightgraph.FlightStatus, error)
 
-	Origin(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Airport, error)
-	Destination(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Airport, error)
+	Origin(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error)
+	Destination(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error)
 }
 type FlightLegResolver interface {
-	Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error)
-	Aircraft(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Aircraft, error)
+	Status(ctx context.Context, obj *model.FlightLeg) (flightgraph.FlightStatus, error)
+	Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error)
 }
 type MovementResolver interface {
 	Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error)
 }
 type QueryResolver interface {
-	Flight(ctx context.Context, id string) (*flightgraph.Flight, error)
+	Flight(ctx context.Context, id string) (*model.Flight, error)
 	Flights(ctx context.Context, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) (*model.FlightConnection, error)
-	FlightStatus(ctx context.Context, carrier string, flightNumber int, date string) (*flightgraph.Flight, error)
+	FlightStatus(ctx context.Context, carrier string, flightNumber int, date string) (*model.Flight, error)
 	Airport(ctx context.Context, code string) (*flightgraph.Airport, error)
 	Airports(ctx context.Context, country *string, city *string, search *string, first *int, after *string) (*model.AirportConnection, error)
 	City(ctx context.Context, code string) (*flightgraph.City, error)
@@ -710,11 +710,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Flight.ID(childComplexity), true
 	case "Flight.legs":
-		if e.ComplexityRoot.Flight.LoadedLegs == nil {
+		if e.ComplexityRoot.Flight.Legs == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Flight.LoadedLegs(childComplexity), true
+		return e.ComplexityRoot.Flight.Legs(childComplexity), true
 	case "Flight.origin":
 		if e.ComplexityRoot.Flight.Origin == nil {
 			break
@@ -784,6 +784,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FlightLeg.DepartureMovement(childComplexity), true
+	case "FlightLeg.destination":
+		if e.ComplexityRoot.FlightLeg.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightLeg.Destination(childComplexity), true
 	case "FlightLeg.distanceKm":
 		if e.ComplexityRoot.FlightLeg.DistanceKm == nil {
 			break
@@ -796,18 +802,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FlightLeg.Duration(childComplexity), true
-	case "FlightLeg.destination":
-		if e.ComplexityRoot.FlightLeg.LoadedDestination == nil {
-			break
-		}
-
-		return e.ComplexityRoot.FlightLeg.LoadedDestination(childComplexity), true
 	case "FlightLeg.origin":
-		if e.ComplexityRoot.FlightLeg.LoadedOrigin == nil {
+		if e.ComplexityRoot.FlightLeg.Origin == nil {
 			break
 		}
 
-		return e.ComplexityRoot.FlightLeg.LoadedOrigin(childComplexity), true
+		return e.ComplexityRoot.FlightLeg.Origin(childComplexity), true
 	case "FlightLeg.sequence":
 		if e.ComplexityRoot.FlightLeg.Sequence == nil {
 			break
@@ -3860,8 +3860,8 @@ func (ec *executionContext) _Entity_findFlightByID(ctx context.Context, field gr
 			return ec.Resolvers.Entity().FindFlightByID(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Flight) graphql.Marshaler {
-			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlight(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3891,7 +3891,7 @@ func (ec *executionContext) fieldContext_Entity_findFlightByID(ctx context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Flight_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_id(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3914,7 +3914,7 @@ func (ec *executionContext) fieldContext_Flight_id(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Flight", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
-func (ec *executionContext) _Flight_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_flightNumber(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3937,7 +3937,7 @@ func (ec *executionContext) fieldContext_Flight_flightNumber(_ context.Context, 
 	return graphql.NewScalarFieldContext("Flight", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Flight_designator(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_designator(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3960,7 +3960,7 @@ func (ec *executionContext) fieldContext_Flight_designator(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Flight", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Flight_carrier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_carrier(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -3992,7 +3992,7 @@ func (ec *executionContext) fieldContext_Flight_carrier(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Flight_scheduleDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_scheduleDate(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4015,7 +4015,7 @@ func (ec *executionContext) fieldContext_Flight_scheduleDate(_ context.Context, 
 	return graphql.NewScalarFieldContext("Flight", field, false, false, errors.New("field of type Date does not have child fields"))
 }
 
-func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4038,7 +4038,7 @@ func (ec *executionContext) fieldContext_Flight_status(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Flight", field, true, true, errors.New("field of type FlightStatus does not have child fields"))
 }
 
-func (ec *executionContext) _Flight_haul(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_haul(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4061,7 +4061,7 @@ func (ec *executionContext) fieldContext_Flight_haul(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Flight", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Flight_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_origin(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4093,7 +4093,7 @@ func (ec *executionContext) fieldContext_Flight_origin(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _Flight_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_destination(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4125,7 +4125,7 @@ func (ec *executionContext) fieldContext_Flight_destination(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Flight_legs(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Flight) (ret graphql.Marshaler) {
+func (ec *executionContext) _Flight_legs(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4134,11 +4134,11 @@ func (ec *executionContext) _Flight_legs(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Flight_legs(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.LoadedLegs()
+			return obj.Legs()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.FlightLeg) graphql.Marshaler {
-			return ec.marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightLegᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FlightLeg) graphql.Marshaler {
+			return ec.marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4279,8 +4279,8 @@ func (ec *executionContext) _FlightEdge_node(ctx context.Context, field graphql.
 			return obj.Node, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Flight) graphql.Marshaler {
-			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlight(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4299,7 +4299,7 @@ func (ec *executionContext) fieldContext_FlightEdge_node(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _FlightLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4322,7 +4322,7 @@ func (ec *executionContext) fieldContext_FlightLeg_sequence(_ context.Context, f
 	return graphql.NewScalarFieldContext("FlightLeg", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _FlightLeg_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_origin(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4331,7 +4331,7 @@ func (ec *executionContext) _FlightLeg_origin(ctx context.Context, field graphql
 			return ec.fieldContext_FlightLeg_origin(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.LoadedOrigin()
+			return obj.Origin()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
@@ -4354,7 +4354,7 @@ func (ec *executionContext) fieldContext_FlightLeg_origin(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _FlightLeg_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_destination(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4363,7 +4363,7 @@ func (ec *executionContext) _FlightLeg_destination(ctx context.Context, field gr
 			return ec.fieldContext_FlightLeg_destination(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.LoadedDestination()
+			return obj.Destination()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
@@ -4386,7 +4386,7 @@ func (ec *executionContext) fieldContext_FlightLeg_destination(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _FlightLeg_departure(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_departure(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4418,7 +4418,7 @@ func (ec *executionContext) fieldContext_FlightLeg_departure(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _FlightLeg_arrival(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_arrival(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4450,7 +4450,7 @@ func (ec *executionContext) fieldContext_FlightLeg_arrival(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _FlightLeg_status(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_status(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4473,7 +4473,7 @@ func (ec *executionContext) fieldContext_FlightLeg_status(_ context.Context, fie
 	return graphql.NewScalarFieldContext("FlightLeg", field, true, true, errors.New("field of type FlightStatus does not have child fields"))
 }
 
-func (ec *executionContext) _FlightLeg_aircraft(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_aircraft(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4505,7 +4505,7 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraft(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _FlightLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4528,7 +4528,7 @@ func (ec *executionContext) fieldContext_FlightLeg_distanceKm(_ context.Context,
 	return graphql.NewScalarFieldContext("FlightLeg", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _FlightLeg_duration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_duration(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4551,7 +4551,7 @@ func (ec *executionContext) fieldContext_FlightLeg_duration(_ context.Context, f
 	return graphql.NewScalarFieldContext("FlightLeg", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _FlightLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightLeg) (ret graphql.Marshaler) {
+func (ec *executionContext) _FlightLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -4817,8 +4817,8 @@ func (ec *executionContext) _Query_flight(ctx context.Context, field graphql.Col
 			return ec.Resolvers.Query().Flight(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Flight) graphql.Marshaler {
-			return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlight(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4905,8 +4905,8 @@ func (ec *executionContext) _Query_flightStatus(ctx context.Context, field graph
 			return ec.Resolvers.Query().FlightStatus(ctx, fc.Args["carrier"].(string), fc.Args["flightNumber"].(int), fc.Args["date"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Flight) graphql.Marshaler {
-			return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlight(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
 		},
 		true,
 		false,
@@ -6944,9 +6944,9 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
-	case flightgraph.Flight:
+	case model.Flight:
 		return ec._Flight(ctx, sel, &obj)
-	case *flightgraph.Flight:
+	case *model.Flight:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -7908,7 +7908,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 
 var flightImplementors = []string{"Flight", "_Entity"}
 
-func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Flight) graphql.Marshaler {
+func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, obj *model.Flight) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -8214,7 +8214,7 @@ func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSe
 
 var flightLegImplementors = []string{"FlightLeg"}
 
-func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FlightLeg) graphql.Marshaler {
+func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet, obj *model.FlightLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightLegImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -9921,7 +9921,7 @@ func (ec *executionContext) marshalNFieldSet2string(ctx context.Context, sel ast
 	return res
 }
 
-func (ec *executionContext) marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlight(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Flight) graphql.Marshaler {
+func (ec *executionContext) marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx context.Context, sel ast.SelectionSet, v *model.Flight) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9967,11 +9967,11 @@ func (ec *executionContext) marshalNFlightEdge2ᚖgithubᚗcomᚋflightgraphᚋf
 	return ec._FlightEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.FlightLeg) graphql.Marshaler {
+func (ec *executionContext) marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlightLeg) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightLeg(ctx, sel, v[i])
+		return ec.marshalNFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -9983,7 +9983,7 @@ func (ec *executionContext) marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraph�
 	return ret
 }
 
-func (ec *executionContext) marshalNFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightLeg(ctx context.Context, sel ast.SelectionSet, v *flightgraph.FlightLeg) graphql.Marshaler {
+func (ec *executionContext) marshalNFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx context.Context, sel ast.SelectionSet, v *model.FlightLeg) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -10625,7 +10625,7 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	return res
 }
 
-func (ec *executionContext) marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlight(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Flight) graphql.Marshaler {
+func (ec *executionContext) marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx context.Context, sel ast.SelectionSet, v *model.Flight) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph/model"
 )
 
 // DefaultLoaderWait is how long a loader collects keys before it queries. It is short because it
@@ -30,7 +31,7 @@ type Stores struct {
 // Loaders batch and cache the parent-to-child lookups of one request. They are created per
 // request: a global loader would serve one caller's cached rows to another and never forget.
 type Loaders struct {
-	Flight    *Loader[*flightgraph.Flight]
+	Flight    *Loader[*model.Flight]
 	Legs      *Loader[[]*flightgraph.FlightLeg]
 	Airport   *Loader[*flightgraph.Airport]
 	City      *Loader[*flightgraph.City]
@@ -53,7 +54,13 @@ type Loaders struct {
 // NewLoaders returns fresh loaders over st that wait wait for keys.
 func NewLoaders(st Stores, wait time.Duration) *Loaders {
 	l := &Loaders{}
-	l.Flight = newLoader(st.Flights.FlightsByIDs, wait, l.PrefetchFlights)
+	l.Flight = newLoader(func(ctx context.Context, ids []string) ([]*model.Flight, error) {
+		flights, err := st.Flights.FlightsByIDs(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		return l.Flights(ctx, flights), nil
+	}, wait, nil)
 	l.Legs = newLoader(st.Flights.LegsByFlightIDs, wait, func(ctx context.Context, lists [][]*flightgraph.FlightLeg) {
 		l.prefetchLegs(ctx, flatten(lists))
 	})

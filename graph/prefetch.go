@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph/model"
 )
 
 // Prefetching makes batching independent of goroutine scheduling. gqlgen resolves the children
@@ -72,25 +73,16 @@ func (l *Loaders) wants(fields ...string) bool {
 	return false
 }
 
-// PrefetchFlights loads what the operation asks of these flights.
-func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Flight) {
-	var (
-		present                 []*flightgraph.Flight
-		ids, airports, carriers []string
-	)
+// Flights hands flights to GraphQL: it fetches what the operation asks of them, a level at a time
+// for all of them, and returns each with its legs and their airports (nil where a flight is nil).
+// Every flight reaches GraphQL this way, through a root field or the Flight loader.
+func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []*model.Flight {
+	var ids, airports, carriers []string
 	for _, f := range flights {
 		if f != nil {
-			present = append(present, f)
 			ids = append(ids, f.ID)
 			airports = append(airports, f.OriginCode, f.DestinationCode)
 			carriers = append(carriers, f.CarrierCode)
-		}
-	}
-	if l.wants("Flight.legs", "Flight.status") {
-		l.Legs.Prefetch(ctx, ids)
-		legs, errs := l.Legs.values(ctx, ids)
-		for i, f := range present {
-			f.AttachLegs(legs[i], errs[i])
 		}
 	}
 	if l.wants("Flight.origin", "Flight.destination") {
@@ -99,6 +91,69 @@ func (l *Loaders) PrefetchFlights(ctx context.Context, flights []*flightgraph.Fl
 	if l.wants("Flight.carrier") {
 		l.Carrier.Prefetch(ctx, carriers)
 	}
+	var legs map[string][]*model.FlightLeg
+	var legsErr map[string]error
+	if l.wants("Flight.legs", "Flight.status") {
+		l.Legs.Prefetch(ctx, ids)
+		lists, errs := l.Legs.values(ctx, ids)
+		legs, legsErr = l.servedLegs(ctx, ids, lists, errs)
+	}
+	out := make([]*model.Flight, len(flights))
+	for i, f := range flights {
+		if f == nil {
+			continue
+		}
+		if legs == nil {
+			out[i] = &model.Flight{Flight: f} // its legs were not asked for
+		} else {
+			out[i] = model.NewFlight(f, legs[f.ID], legsErr[f.ID])
+		}
+	}
+	return out
+}
+
+// servedLegs pairs the legs of each flight (lists, or the error of each, by the flights' ids)
+// with the airports the operation asks of them, which prefetchLegs fetched when the legs came.
+func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*flightgraph.FlightLeg, errs []error) (map[string][]*model.FlightLeg, map[string]error) {
+	wantsAirports := l.wants("FlightLeg.origin", "FlightLeg.destination")
+	var all []*flightgraph.FlightLeg
+	var codes []string
+	for _, ls := range lists {
+		for _, g := range ls {
+			all = append(all, g)
+			codes = append(codes, g.OriginCode, g.DestinationCode)
+		}
+	}
+	var (
+		vals    []*flightgraph.Airport
+		airErrs []error
+	)
+	if wantsAirports {
+		vals, airErrs = l.Airport.values(ctx, codes)
+	}
+	served := make(map[*flightgraph.FlightLeg]*model.FlightLeg, len(all))
+	for i, g := range all {
+		if !wantsAirports {
+			served[g] = &model.FlightLeg{FlightLeg: g}
+			continue
+		}
+		o, oErr := referenced(vals[2*i], airErrs[2*i], codes[2*i])
+		d, dErr := referenced(vals[2*i+1], airErrs[2*i+1], codes[2*i+1])
+		served[g] = model.NewFlightLeg(g, o, d, oErr, dErr, true)
+	}
+	legs, legsErr := make(map[string][]*model.FlightLeg, len(ids)), make(map[string]error, len(ids))
+	for i, id := range ids {
+		if errs[i] != nil {
+			legsErr[id] = errs[i]
+			continue
+		}
+		ls := make([]*model.FlightLeg, len(lists[i]))
+		for j, g := range lists[i] {
+			ls[j] = served[g]
+		}
+		legs[id] = ls
+	}
+	return legs, legsErr
 }
 
 // prefetchLegs loads what the operation asks of these legs.
@@ -117,13 +172,6 @@ func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLe
 		l.Aircraft.Prefetch(ctx, configs)
 	}
 	wg.Wait()
-	if l.wants("FlightLeg.origin", "FlightLeg.destination") {
-		vals, errs := l.Airport.values(ctx, airports)
-		for i, g := range legs {
-			g.AttachOrigin(referenced(vals[2*i], errs[2*i], airports[2*i]))
-			g.AttachDestination(referenced(vals[2*i+1], errs[2*i+1], airports[2*i+1]))
-		}
-	}
 }
 
 // referenced is an airport that a row refers to; a dangling reference is an internal error.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
 )
 
 // A federation router sends the representations of many entities in one request; each entity is
@@ -24,7 +25,7 @@ func entity[V any](ctx context.Context, l *graph.Loader[*V], key string, checked
 	return v, err
 }
 
-func (r *Resolver) entityFlight(ctx context.Context, id string) (*flightgraph.Flight, error) {
+func (r *Resolver) entityFlight(ctx context.Context, id string) (*model.Flight, error) {
 	fid, err := flightgraph.ParseFlightID("id", id)
 	return entity(ctx, graph.For(ctx).Flight, fid.String(), err,
 		flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
 )
 
 func (r *entityResolver) FindAircraftByConfiguration(ctx context.Context, configuration string) (*flightgraph.Aircraft, error) {
@@ -28,7 +29,7 @@ func (r *entityResolver) FindCountryByCode(ctx context.Context, code string) (*f
 	return r.entityCountry(ctx, code)
 }
 
-func (r *entityResolver) FindFlightByID(ctx context.Context, id string) (*flightgraph.Flight, error) {
+func (r *entityResolver) FindFlightByID(ctx context.Context, id string) (*model.Flight, error) {
 	return r.entityFlight(ctx, id)
 }
 

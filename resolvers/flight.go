@@ -22,24 +22,23 @@ func (r *Resolver) flights(ctx context.Context, origin, destination string, f fl
 	if err != nil {
 		return nil, err
 	}
-	graph.For(ctx).PrefetchFlights(ctx, flights)
 	return &model.FlightConnection{
 		TotalCount: total,
 		PageInfo:   pageInfo(p, len(flights), total),
-		Edges: edges(p, flights, func(c string, n *flightgraph.Flight) *model.FlightEdge {
+		Edges: edges(p, graph.For(ctx).Flights(ctx, flights), func(c string, n *model.Flight) *model.FlightEdge {
 			return &model.FlightEdge{Cursor: c, Node: n}
 		}),
 	}, nil
 }
 
-// prefetched hands a root field's flight to GraphQL through the loaders' prefetch, as every flight
-// must go: it fetches the hops the operation selects and attaches the legs.
-func (r *Resolver) prefetched(ctx context.Context) func(*flightgraph.Flight, error) (*flightgraph.Flight, error) {
-	return func(f *flightgraph.Flight, err error) (*flightgraph.Flight, error) {
-		if err == nil && f != nil {
-			graph.For(ctx).PrefetchFlights(ctx, []*flightgraph.Flight{f})
+// served hands a root field's flight to GraphQL through the loaders, as every flight must go:
+// they fetch the hops the operation selects (graph.Loaders.Flights).
+func (r *Resolver) served(ctx context.Context) func(*flightgraph.Flight, error) (*model.Flight, error) {
+	return func(f *flightgraph.Flight, err error) (*model.Flight, error) {
+		if err != nil || f == nil {
+			return nil, err
 		}
-		return f, err
+		return graph.For(ctx).Flights(ctx, []*flightgraph.Flight{f})[0], nil
 	}
 }
 

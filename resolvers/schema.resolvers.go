@@ -42,44 +42,44 @@ func (r *cityResolver) Airports(ctx context.Context, obj *flightgraph.City) ([]*
 	return graph.Load(ctx, graph.For(ctx).CityPorts, obj.Code)
 }
 
-func (r *flightResolver) Carrier(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Carrier, error) {
+func (r *flightResolver) Carrier(ctx context.Context, obj *model.Flight) (*flightgraph.Carrier, error) {
 	return r.carrier(ctx, obj.CarrierCode)
 }
 
-func (r *flightResolver) Status(ctx context.Context, obj *flightgraph.Flight) (flightgraph.FlightStatus, error) {
-	return r.flightStatus(ctx, obj)
+func (r *flightResolver) Status(ctx context.Context, obj *model.Flight) (flightgraph.FlightStatus, error) {
+	return r.flightStatus(ctx, obj.Flight)
 }
 
-func (r *flightResolver) Origin(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Airport, error) {
+func (r *flightResolver) Origin(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error) {
 	return r.airport(ctx, obj.OriginCode)
 }
 
-func (r *flightResolver) Destination(ctx context.Context, obj *flightgraph.Flight) (*flightgraph.Airport, error) {
+func (r *flightResolver) Destination(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error) {
 	return r.airport(ctx, obj.DestinationCode)
 }
 
-func (r *flightLegResolver) Status(ctx context.Context, obj *flightgraph.FlightLeg) (flightgraph.FlightStatus, error) {
+func (r *flightLegResolver) Status(ctx context.Context, obj *model.FlightLeg) (flightgraph.FlightStatus, error) {
 	return obj.StatusAt(r.Now()), nil
 }
 
-func (r *flightLegResolver) Aircraft(ctx context.Context, obj *flightgraph.FlightLeg) (*flightgraph.Aircraft, error) {
-	return r.legAircraft(ctx, obj)
+func (r *flightLegResolver) Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error) {
+	return r.legAircraft(ctx, obj.FlightLeg)
 }
 
 func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error) {
 	return obj.ActualAt(r.Now()), nil
 }
 
-func (r *queryResolver) Flight(ctx context.Context, id string) (*flightgraph.Flight, error) {
-	return r.prefetched(ctx)(r.Travel.Flight(ctx, id))
+func (r *queryResolver) Flight(ctx context.Context, id string) (*model.Flight, error) {
+	return r.served(ctx)(r.Travel.Flight(ctx, id))
 }
 
 func (r *queryResolver) Flights(ctx context.Context, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) (*model.FlightConnection, error) {
 	return r.flights(ctx, deref(origin), deref(destination), flightgraph.FlightFilter{Date: deref(date), Carrier: deref(carrier), FlightNumber: deref(flightNumber)}, first, after)
 }
 
-func (r *queryResolver) FlightStatus(ctx context.Context, carrier string, flightNumber int, date string) (*flightgraph.Flight, error) {
-	return r.prefetched(ctx)(r.Travel.FlightByNumber(ctx, carrier, flightNumber, date))
+func (r *queryResolver) FlightStatus(ctx context.Context, carrier string, flightNumber int, date string) (*model.Flight, error) {
+	return r.served(ctx)(r.Travel.FlightByNumber(ctx, carrier, flightNumber, date))
 }
 
 func (r *queryResolver) Airport(ctx context.Context, code string) (*flightgraph.Airport, error) {

@@ -24,8 +24,8 @@ type FlightConnection struct {
 }
 
 type FlightEdge struct {
-	Cursor string              `json:"cursor"`
-	Node   *flightgraph.Flight `json:"node"`
+	Cursor string  `json:"cursor"`
+	Node   *Flight `json:"node"`
 }
 
 type PageInfo struct {

@@ -1,0 +1,66 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// The flight subgraph reads a flight's legs and a leg's airports in line, as plain methods, where
+// a resolver would cost a goroutine per parent: the request's loaders fetch each hop for a whole
+// level at once (graph/prefetch.go) and hand GraphQL these, the domain's rows with what was fetched
+// for them. The domain's Flight and FlightLeg carry no loading state; a hop that was not fetched
+// is an error, never a silent null.
+
+// Flight is a flight as the flight subgraph serves it: made by graph.Loaders.Flights, with its
+// legs.
+type Flight struct {
+	*flightgraph.Flight
+	legs hop[[]*FlightLeg]
+}
+
+// NewFlight returns f with its legs, or the error of loading them.
+func NewFlight(f *flightgraph.Flight, legs []*FlightLeg, err error) *Flight {
+	return &Flight{Flight: f, legs: hop[[]*FlightLeg]{legs, err, true}}
+}
+
+// Legs returns the legs fetched for the flight.
+func (f *Flight) Legs() ([]*FlightLeg, error) { return f.legs.get("the legs", f.ID) }
+
+// FlightLeg is a leg as the flight subgraph serves it, with its airports.
+type FlightLeg struct {
+	*flightgraph.FlightLeg
+	origin, destination hop[*flightgraph.Airport]
+}
+
+// NewFlightLeg returns l with its airports, or the errors of loading them; fetched is false when
+// the operation selects neither.
+func NewFlightLeg(l *flightgraph.FlightLeg, origin, destination *flightgraph.Airport, originErr, destinationErr error, fetched bool) *FlightLeg {
+	return &FlightLeg{FlightLeg: l, origin: hop[*flightgraph.Airport]{origin, originErr, fetched},
+		destination: hop[*flightgraph.Airport]{destination, destinationErr, fetched}}
+}
+
+// Origin returns the origin airport fetched for the leg.
+func (l *FlightLeg) Origin() (*flightgraph.Airport, error) {
+	return l.origin.get("the origin airport "+l.OriginCode, l.FlightID)
+}
+
+// Destination returns the destination airport fetched for the leg.
+func (l *FlightLeg) Destination() (*flightgraph.Airport, error) {
+	return l.destination.get("the destination airport "+l.DestinationCode, l.FlightID)
+}
+
+// hop is a hop's value as the loaders fetched it, with the error of fetching it.
+type hop[T any] struct {
+	v       T
+	err     error
+	fetched bool
+}
+
+func (h *hop[T]) get(what, of string) (T, error) {
+	if !h.fetched {
+		var zero T
+		return zero, fmt.Errorf("graph: %s of %s was not fetched", what, of)
+	}
+	return h.v, h.err
+}
