@@ -27,7 +27,7 @@ type portal struct {
 	token string
 }
 
-func (s *testServer) signIn(t *testing.T, email, password string) *portal {
+func (s *testServer) signIn(t testing.TB, email, password string) *portal {
 	t.Helper()
 	resp := s.portalAs(t, nil, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token account { id role } } }`,
 		map[string]any{"e": email, "p": password})
@@ -40,7 +40,7 @@ func (s *testServer) signIn(t *testing.T, email, password string) *portal {
 }
 
 // do runs an operation as the user and returns its data, failing on errors.
-func (p *portal) do(t *testing.T, q string, vars map[string]any, into any) {
+func (p *portal) do(t testing.TB, q string, vars map[string]any, into any) {
 	t.Helper()
 	resp := p.try(t, q, vars)
 	if len(resp.Errors) > 0 {
@@ -53,13 +53,13 @@ func (p *portal) do(t *testing.T, q string, vars map[string]any, into any) {
 	}
 }
 
-func (p *portal) try(t *testing.T, q string, vars map[string]any) gqlResponse {
+func (p *portal) try(t testing.TB, q string, vars map[string]any) gqlResponse {
 	t.Helper()
 	return p.s.portalAs(t, map[string]string{"Authorization": "Bearer " + p.token}, q, vars)
 }
 
 // fails runs an operation that must fail with code.
-func (p *portal) fails(t *testing.T, code, q string, vars map[string]any) {
+func (p *portal) fails(t testing.TB, code, q string, vars map[string]any) {
 	t.Helper()
 	resp := p.try(t, q, vars)
 	if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != code {
@@ -75,8 +75,10 @@ func firstLine(s string) string {
 	return s
 }
 
-// call makes a resource call with headers and returns status, headers and body.
-func (s *testServer) call(t *testing.T, method, path string, headers map[string]string, body string) (int, http.Header, string) {
+// call is the tests' one HTTP client: it makes a call with headers and a body (JSON unless the
+// headers say otherwise), checks a REST answer against the OpenAPI document, and returns status,
+// headers and body.
+func (s *testServer) call(t testing.TB, method, path string, headers map[string]string, body string) (int, http.Header, string) {
 	t.Helper()
 	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(body))
 	for k, v := range headers {

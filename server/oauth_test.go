@@ -178,43 +178,16 @@ func oaRESTCode(t testing.TB, r oaReply) string {
 	return restCode(t, string(r.body))
 }
 
-// portal drives the developer portal over GraphQL.
-type oaPortal struct {
-	s       *testServer
-	session string
-}
-
-// gql runs an operation with the portal session and fails the test on any error.
-func (p *oaPortal) gql(t testing.TB, q string, vars map[string]any, out any) {
-	t.Helper()
-	headers := map[string]string{}
-	if p.session != "" {
-		headers["Authorization"] = "Bearer " + p.session
-	}
-	resp := p.s.portalAs(t, headers, q, vars)
-	if len(resp.Errors) > 0 {
-		t.Fatalf("%s: %+v", q, resp.Errors)
-	}
-	if err := json.Unmarshal(resp.Data, out); err != nil {
-		t.Fatalf("%s: %v: %s", q, err, resp.Data)
-	}
-}
-
 // oaSignUp makes a developer account and signs it in.
-func (s *testServer) oaSignUp(t testing.TB, email string) *oaPortal {
+func (s *testServer) oaSignUp(t testing.TB, email string) *portal {
 	t.Helper()
-	return &oaPortal{s: s, session: s.signUp(t, email, "correct horse battery staple", "Second Developer").token}
+	return s.signUp(t, email, "correct horse battery staple", "Second Developer")
 }
 
-// operator signs the demo operator in.
-func (s *testServer) oaOperator(t testing.TB) *oaPortal {
+// oaOperator signs the demo operator in.
+func (s *testServer) oaOperator(t testing.TB) *portal {
 	t.Helper()
-	p := &oaPortal{s: s}
-	var out struct{ SignIn struct{ Token string } }
-	p.gql(t, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
-		map[string]any{"e": s.demo.OperatorEmail, "p": s.demo.OperatorPassword}, &out)
-	p.session = out.SignIn.Token
-	return p
+	return s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
 }
 
 // portalKey is a key made through the portal.
@@ -224,10 +197,10 @@ type oaKey struct {
 }
 
 // newKey registers an application, requests a key for api and has the operator approve it.
-func (p *oaPortal) newKey(t testing.TB, op *oaPortal, api string) oaKey {
+func (p *portal) newKey(t testing.TB, op *portal, api string) oaKey {
 	t.Helper()
 	var app struct{ RegisterApplication struct{ ID string } }
-	p.gql(t, `mutation($in: ApplicationInput!) { registerApplication(input: $in) { id } }`,
+	p.do(t, `mutation($in: ApplicationInput!) { registerApplication(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"name": "App for " + api, "description": "OAuth tests"}}, &app)
 	var key struct {
 		RequestKey struct {
@@ -237,14 +210,14 @@ func (p *oaPortal) newKey(t testing.TB, op *oaPortal, api string) oaKey {
 			}
 		}
 	}
-	p.gql(t, `mutation($in: RequestKeyInput!) { requestKey(input: $in) { key { id apiKey secret subscriptions { id api status } } } }`,
+	p.do(t, `mutation($in: RequestKeyInput!) { requestKey(input: $in) { key { id apiKey secret subscriptions { id api status } } } }`,
 		map[string]any{"in": map[string]any{"applicationId": app.RegisterApplication.ID, "api": api}}, &key)
 	k := key.RequestKey.Key
 	if len(k.Subscriptions) != 1 || k.Subscriptions[0].API != api {
 		t.Fatalf("requestKey %s: subscriptions %+v", api, k.Subscriptions)
 	}
 	var approved struct{ ApproveSubscription struct{ Status string } }
-	op.gql(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": k.Subscriptions[0].ID}, &approved)
+	op.do(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": k.Subscriptions[0].ID}, &approved)
 	if approved.ApproveSubscription.Status != "approved" {
 		t.Fatalf("approveSubscription: status %q", approved.ApproveSubscription.Status)
 	}
@@ -254,10 +227,10 @@ func (p *oaPortal) newKey(t testing.TB, op *oaPortal, api string) oaKey {
 	return oaKey{oaClient: oaClient{k.APIKey, k.Secret}, keyID: k.ID}
 }
 
-func (p *oaPortal) revokeKey(t testing.TB, keyID string) {
+func (p *portal) revokeKey(t testing.TB, keyID string) {
 	t.Helper()
 	var out struct{ RevokeKey struct{ Status string } }
-	p.gql(t, `mutation($id: ID!) { revokeKey(keyId: $id) { status } }`, map[string]any{"id": keyID}, &out)
+	p.do(t, `mutation($id: ID!) { revokeKey(keyId: $id) { status } }`, map[string]any{"id": keyID}, &out)
 	if out.RevokeKey.Status != "revoked" {
 		t.Fatalf("revokeKey: status %q", out.RevokeKey.Status)
 	}

@@ -547,46 +547,26 @@ func (r *tbRecorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
 }
 
-// apiCall makes a REST call against s, validates the answer with validateREST and returns it.
-func (s *testServer) apiCall(t *testing.T, method, path string, headers map[string]string) (int, http.Header, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(method, s.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	validateREST(t, req, resp.StatusCode, resp.Header, body)
-	return resp.StatusCode, resp.Header, body
-}
-
-// apiOK is apiCall for a call that must answer 200; it decodes the body into into.
+// apiOK is call for a GET that must answer 200; it decodes the body into into.
 func (s *testServer) apiOK(t *testing.T, path string, headers map[string]string, into any) http.Header {
 	t.Helper()
-	status, h, body := s.apiCall(t, http.MethodGet, path, headers)
+	status, h, body := s.call(t, http.MethodGet, path, headers, "")
 	if status != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", path, status, body)
 	}
 	if into != nil {
-		if err := json.Unmarshal(body, into); err != nil {
+		if err := json.Unmarshal([]byte(body), into); err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
 	}
 	return h
 }
 
-// apiFails is apiCall for a call that must fail with code and status.
+// apiFails is call for a GET that must fail with code and status.
 func (s *testServer) apiFails(t *testing.T, path string, headers map[string]string, status int, code string) http.Header {
 	t.Helper()
-	got, h, body := s.apiCall(t, http.MethodGet, path, headers)
-	if got != status || restCode(t, string(body)) != code {
+	got, h, body := s.call(t, http.MethodGet, path, headers, "")
+	if got != status || restCode(t, body) != code {
 		t.Fatalf("GET %s: %d %s, want %d %s", path, got, body, status, code)
 	}
 	return h
@@ -855,7 +835,7 @@ func TestRESTResponsesValidate(t *testing.T) {
 				{"no credentials", nil},
 				{"unknown api-key", map[string]string{"api-key": "fgk_nope"}},
 			} {
-				status, h, body := s.apiCall(t, http.MethodGet, "/opendata/flightstatus/v1/ping", c.headers)
+				status, h, body := s.call(t, http.MethodGet, "/opendata/flightstatus/v1/ping", c.headers, "")
 				if status != 401 {
 					t.Fatalf("%s: %d %s", c.name, status, body)
 				}
@@ -895,13 +875,13 @@ func TestRESTResponsesValidate(t *testing.T) {
 			// call (at the latest) is over it.
 			s.setPlanLimits(t, s.demo.APIKey, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
 			var status int
-			var body []byte
+			var body string
 			for range 3 {
-				if status, h, body = s.apiCall(t, http.MethodGet, "/opendata/inspire/v2/amenities?aircraftConfiguration=E90", key); status == 429 {
+				if status, h, body = s.call(t, http.MethodGet, "/opendata/inspire/v2/amenities?aircraftConfiguration=E90", key, ""); status == 429 {
 					break
 				}
 			}
-			if status != 429 || restCode(t, string(body)) != flightgraph.ECodePerSecondLimit || h.Get("Retry-After") == "" {
+			if status != 429 || restCode(t, body) != flightgraph.ECodePerSecondLimit || h.Get("Retry-After") == "" {
 				t.Errorf("over one call per second: %d %v %s", status, h, body)
 			}
 		})

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -51,13 +50,13 @@ func (s *testServer) checkRESTError(t *testing.T, c restErrorCase) (http.Header,
 	if headers["api-key"] == "" {
 		delete(headers, "api-key")
 	}
-	status, h, body := s.apiCall(t, http.MethodGet, c.path, headers)
+	status, h, body := s.call(t, http.MethodGet, c.path, headers, "")
 	want := flightgraph.Lookup(c.code)
 	if want.Code != c.code {
 		t.Fatalf("%s is not in the catalogue", c.code)
 	}
 	var b restError
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(strings.NewReader(body))
 	if err := dec.Decode(&b); err != nil {
 		t.Fatalf("GET %s: %d, not JSON: %v\n%s", c.path, status, err, body)
 	}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -214,21 +213,10 @@ func (s *testServer) portalAs(t testing.TB, headers map[string]string, q string,
 
 func (s *testServer) queryAt(t testing.TB, path string, headers map[string]string, q string, vars map[string]any) gqlResponse {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, s.URL+path, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	status, _, raw := s.call(t, http.MethodPost, path, headers, jsonBody(q, vars))
 	var out gqlResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("status %d, body %s: %v", resp.StatusCode, raw, err)
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		t.Fatalf("status %d, body %s: %v", status, raw, err)
 	}
 	return out
 }
