@@ -38,6 +38,10 @@ type Flight struct {
 	DestinationCode string    `db:"destination"`
 	DepartureUTC    time.Time `db:"departure_utc"` // scheduled departure of the first leg
 	ArrivalUTC      time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
+	// EstimatedDepartureUTC and EstimatedArrivalUTC are the latest estimates of those: the
+	// scheduled times plus the first leg's departure delay and the last leg's arrival delay.
+	EstimatedDepartureUTC time.Time `db:"est_departure_utc"`
+	EstimatedArrivalUTC   time.Time `db:"est_arrival_utc"`
 	Haul            string    `db:"haul"`          // SHORT, MEDIUM or LONG
 }
 
@@ -217,6 +221,8 @@ type FlightFilter struct {
 	DepartureFrom, DepartureTo time.Time
 	// ArrivalFrom and ArrivalTo bound the scheduled arrival (UTC) of the last leg when set.
 	ArrivalFrom, ArrivalTo time.Time
+	// Estimated makes those bounds apply to the estimated times instead of the scheduled ones.
+	Estimated bool
 	Page
 }
 

@@ -95,14 +95,16 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 		default:
 			delay = 30 + r.IntN(150)
 		}
+		f.EstimatedDepartureUTC = f.DepartureUTC.Add(time.Duration(delay) * time.Minute)
 		km := 0
 		var arr time.Time
+		var arrDelay int
 		for i, s := range sched {
 			if i > 0 {
 				dep = arr.Add(transitMinutes * time.Minute)
 			}
 			arr = dep.Add(time.Duration(s.BlockMinutes) * time.Minute)
-			arrDelay := 0
+			arrDelay = 0
 			if !cancelled {
 				arrDelay = max(0, delay+r.IntN(21)-12)
 			}
@@ -119,6 +121,7 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 		}
 		last := sched[len(sched)-1]
 		f.DestinationCode, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
+		f.EstimatedArrivalUTC = f.ArrivalUTC.Add(time.Duration(arrDelay) * time.Minute)
 		flights = append(flights, f)
 	}
 	return flights, legs, nil

@@ -321,7 +321,14 @@ func (a *API) flightFilter(r *http.Request) (flightgraph.FlightFilter, error) {
 	if movement != "D" && movement != "A" {
 		return f, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "movementType", "movementType is A (arrivals) or D (departures), got %q", movement)
 	}
-	if v := strings.ToUpper(q.Get("timeOriginType")); v != "" && (len(v) != 1 || !strings.Contains("SMIP", v)) {
+	// timeOriginType says which times the range bounds: S the scheduled (the default); M (modified),
+	// I (internal) and P (public) the latest estimate, which is all the service keeps beyond the
+	// schedule.
+	switch v := strings.ToUpper(q.Get("timeOriginType")); v {
+	case "", "S":
+	case "M", "I", "P":
+		f.Estimated = true
+	default:
 		return f, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "timeOriginType", "timeOriginType is S, M, I or P, got %q", q.Get("timeOriginType"))
 	}
 	timeType := strings.ToUpper(q.Get("timeType"))

@@ -130,8 +130,8 @@ func (s *testServer) insertErrorFixtures(t *testing.T) {
 		}
 	}
 	id := flightgraph.FlightID{Date: "2026-11-22", Carrier: "XX", Number: fixtureFlightNumber}.String()
-	s.execFixture(t, `INSERT INTO flights (id, schedule_date, carrier, number, suffix, origin, destination, departure_utc, arrival_utc, haul)
-		SELECT ?, schedule_date, carrier, ?, suffix, origin, destination, departure_utc, arrival_utc, haul FROM flights WHERE id = ?`, id, fixtureFlightNumber, src)
+	s.execFixture(t, `INSERT INTO flights (id, schedule_date, carrier, number, suffix, origin, destination, departure_utc, arrival_utc, haul, est_departure_utc, est_arrival_utc)
+		SELECT ?, schedule_date, carrier, ?, suffix, origin, destination, departure_utc, arrival_utc, haul, est_departure_utc, est_arrival_utc FROM flights WHERE id = ?`, id, fixtureFlightNumber, src)
 	s.execFixture(t, `INSERT INTO flight_legs (flight_id, seq, origin, destination, scheduled_departure, scheduled_arrival, departure_offset,
 			arrival_offset, departure_delay, arrival_delay, cancelled, departure_terminal, departure_gate, arrival_terminal, arrival_gate,
 			configuration, registration, service_type, distance_km)

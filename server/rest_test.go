@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -225,5 +226,41 @@ func TestEdgesAgreeOnPlaces(t *testing.T) {
 	}
 	if len(r.Errors) > 0 || !seen["CDG"] || !seen["ORY"] || len(seen) != 2 {
 		t.Errorf("flights to PAR end at %v (%+v), want CDG and ORY", seen, r.Errors)
+	}
+}
+
+// TestTimeOriginType: the range of a flight status search bounds the scheduled times (S, the
+// default) or the latest estimates (M, I, P): a flight scheduled before the window but expected
+// within it is found by the latter only.
+func TestTimeOriginType(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	s := newServer(t, db)
+	flights, _, err := store.NewFlightStore(db).FindFlights(context.Background(), flightgraph.FlightFilter{
+		Origin: storetest.Place(t, db, "AMS"), Date: "2026-11-22", Page: flightgraph.Page{Limit: 200}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var late *flightgraph.Flight
+	for _, f := range flights {
+		if f.EstimatedDepartureUTC.Sub(f.DepartureUTC) >= 30*time.Minute {
+			late = f
+			break
+		}
+	}
+	if late == nil {
+		t.Fatal("no flight from AMS leaves 30 minutes late: the data set has no delays")
+	}
+	window := "startRange=" + late.DepartureUTC.Add(time.Minute).Format(time.RFC3339) + "&endRange=" + late.EstimatedDepartureUTC.Add(time.Minute).Format(time.RFC3339)
+	key := map[string]string{"api-key": s.demo.APIKey}
+	for typ, want := range map[string]bool{"": false, "S": false, "M": true, "I": true, "p": true} {
+		var list struct{ OperationalFlights []struct{ ID string } }
+		s.apiOK(t, "/opendata/flightstatus?origin=AMS&pageSize=100&"+window+"&timeOriginType="+typ, key, &list)
+		found := false
+		for _, f := range list.OperationalFlights {
+			found = found || f.ID == late.ID
+		}
+		if found != want {
+			t.Errorf("timeOriginType %q: %s scheduled at %v, expected at %v, found %v; want %v", typ, late.ID, late.DepartureUTC, late.EstimatedDepartureUTC, found, want)
+		}
 	}
 }

@@ -138,9 +138,11 @@ func (s *DatasetStore) AddFlights(ctx context.Context, dates []string, flights [
 	return s.db.inTx(ctx, func(tx *sqlx.Tx) error {
 		frows := make([][]any, len(flights))
 		for i, f := range flights {
-			frows[i] = []any{f.ID, f.ScheduleDate, f.CarrierCode, f.FlightNumber, f.Suffix, f.OriginCode, f.DestinationCode, f.DepartureUTC.UTC(), f.ArrivalUTC.UTC(), f.Haul}
+			frows[i] = []any{f.ID, f.ScheduleDate, f.CarrierCode, f.FlightNumber, f.Suffix, f.OriginCode, f.DestinationCode, f.DepartureUTC.UTC(), f.ArrivalUTC.UTC(), f.Haul,
+				f.EstimatedDepartureUTC.UTC(), f.EstimatedArrivalUTC.UTC()}
 		}
-		if err := s.db.insertRows(ctx, tx, "flights", []string{"id", "schedule_date", "carrier", "number", "suffix", "origin", "destination", "departure_utc", "arrival_utc", "haul"}, frows); err != nil {
+		if err := s.db.insertRows(ctx, tx, "flights", []string{"id", "schedule_date", "carrier", "number", "suffix", "origin", "destination", "departure_utc", "arrival_utc", "haul",
+			"est_departure_utc", "est_arrival_utc"}, frows); err != nil {
 			return err
 		}
 		lrows := make([][]any, len(legs))

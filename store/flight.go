@@ -15,7 +15,7 @@ var _ flightgraph.FlightStore = (*FlightStore)(nil)
 func NewFlightStore(db *DB) *FlightStore { return &FlightStore{db: db} }
 
 const (
-	flightCols = `id, schedule_date, carrier, number, suffix, origin, destination, departure_utc, arrival_utc, haul`
+	flightCols = `id, schedule_date, carrier, number, suffix, origin, destination, departure_utc, arrival_utc, haul, est_departure_utc, est_arrival_utc`
 	legCols    = `flight_id, seq, origin, destination, scheduled_departure, scheduled_arrival, departure_offset,
 		arrival_offset, departure_delay, arrival_delay, cancelled, departure_terminal, departure_gate,
 		arrival_terminal, arrival_gate, configuration, registration, service_type, distance_km`
@@ -52,17 +52,21 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 	if f.FlightNumber != 0 {
 		w.add("number = ?", f.FlightNumber)
 	}
+	dep, arr := "departure_utc", "arrival_utc"
+	if f.Estimated {
+		dep, arr = "est_departure_utc", "est_arrival_utc"
+	}
 	if !f.DepartureFrom.IsZero() {
-		w.add("departure_utc >= ?", f.DepartureFrom.UTC())
+		w.add(dep+" >= ?", f.DepartureFrom.UTC())
 	}
 	if !f.DepartureTo.IsZero() {
-		w.add("departure_utc < ?", f.DepartureTo.UTC())
+		w.add(dep+" < ?", f.DepartureTo.UTC())
 	}
 	if !f.ArrivalFrom.IsZero() {
-		w.add("arrival_utc >= ?", f.ArrivalFrom.UTC())
+		w.add(arr+" >= ?", f.ArrivalFrom.UTC())
 	}
 	if !f.ArrivalTo.IsZero() {
-		w.add("arrival_utc < ?", f.ArrivalTo.UTC())
+		w.add(arr+" < ?", f.ArrivalTo.UTC())
 	}
 	type row struct {
 		flightgraph.Flight
