@@ -42,7 +42,7 @@ type Flight struct {
 	// scheduled times plus the first leg's departure delay and the last leg's arrival delay.
 	EstimatedDepartureUTC time.Time `db:"est_departure_utc"`
 	EstimatedArrivalUTC   time.Time `db:"est_arrival_utc"`
-	Haul            string    `db:"haul"`          // SHORT, MEDIUM or LONG
+	Haul                  string    `db:"haul"` // SHORT, MEDIUM or LONG
 }
 
 // IsEntity marks Flight as an Apollo Federation entity; gqlgen's federation plugin requires it.
