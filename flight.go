@@ -38,15 +38,38 @@ type Flight struct {
 	DestinationCode string    `db:"destination"`
 	DepartureUTC    time.Time `db:"departure_utc"` // scheduled departure of the first leg
 	ArrivalUTC      time.Time `db:"arrival_utc"`   // scheduled arrival of the last leg
-	// EstimatedDepartureUTC and EstimatedArrivalUTC are the latest estimates of those: the
-	// scheduled times plus the first leg's departure delay and the last leg's arrival delay.
-	EstimatedDepartureUTC time.Time `db:"est_departure_utc"`
-	EstimatedArrivalUTC   time.Time `db:"est_arrival_utc"`
-	Haul                  string    `db:"haul"` // SHORT, MEDIUM or LONG
+	// Codeshares are the designators other carriers sell the flight under, space-separated
+	// ("YY8434"); "" for none. See MarketedAs.
+	Codeshares string `db:"codeshares"`
+	// OnwardFlightID and PreviousFlightID are the flights its aircraft flies next from its
+	// destination, and flew before into its origin, on the same schedule date; "" for none.
+	OnwardFlightID   string `db:"onward_flight_id"`
+	PreviousFlightID string `db:"previous_flight_id"`
+	Haul             string `db:"haul"` // SHORT, MEDIUM or LONG
 }
 
 // IsEntity marks Flight as an Apollo Federation entity; gqlgen's federation plugin requires it.
 func (Flight) IsEntity() {}
+
+// Codeshare is one carrier's designator of another's flight: who sells it, under which number.
+type Codeshare struct {
+	Carrier string
+	Number  int
+}
+
+// MarketedAs returns the flight's codeshares, in the order they were given.
+func (f *Flight) MarketedAs() []Codeshare {
+	var out []Codeshare
+	for _, d := range strings.Fields(f.Codeshares) {
+		if len(d) < 3 {
+			continue
+		}
+		if n, err := strconv.Atoi(d[2:]); err == nil {
+			out = append(out, Codeshare{Carrier: d[:2], Number: n})
+		}
+	}
+	return out
+}
 
 // Designator is the carrier code and number, e.g. "XX1234".
 func (f *Flight) Designator() string {

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,9 +15,10 @@ import (
 // of each instance (delay, cancellation, gate, airframe) is derived from the seed and the flight
 // id, so materialising a date twice gives the same rows.
 type Materialiser struct {
-	seed    int64
-	flights [][]*flightgraph.ScheduledLeg // legs of one flight number and period, by sequence
-	zones   map[string]*time.Location
+	seed     int64
+	flights  [][]*flightgraph.ScheduledLeg // legs of one flight number and period, by sequence
+	zones    map[string]*time.Location
+	carriers []string // of the schedule, sorted: who may sell another's flight
 }
 
 // NewMaterialiser prepares the schedule; zones maps each airport code to its IANA time zone.
@@ -40,12 +42,16 @@ func NewMaterialiser(seed int64, schedule []*flightgraph.ScheduledLeg, zones map
 		if _, ok := m.zones[l.OriginCode]; !ok {
 			return nil, fmt.Errorf("dataset: schedule leg %s%d: unknown airport %s", l.CarrierCode, l.FlightNumber, l.OriginCode)
 		}
+		if !slices.Contains(m.carriers, l.CarrierCode) {
+			m.carriers = append(m.carriers, l.CarrierCode)
+		}
 		k := key{l.CarrierCode, l.FlightNumber, l.PeriodFrom}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], l)
 	}
+	slices.Sort(m.carriers)
 	sort.Slice(keys, func(i, j int) bool {
 		if keys[i].c != keys[j].c {
 			return keys[i].c < keys[j].c
@@ -76,12 +82,12 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 		if date < first.PeriodFrom || date > first.PeriodTo || !strings.Contains(first.Days, weekday) {
 			continue
 		}
-		id := flightgraph.FlightID{Date: date, Carrier: first.CarrierCode, Number: first.FlightNumber}.String()
-		r := rng(m.seed, "ops", id)
+		fid := flightgraph.FlightID{Date: date, Carrier: first.CarrierCode, Number: first.FlightNumber}
+		r := rng(m.seed, "ops", fid.String())
 		hh, mm := clock(first.DepartureLocal)
 		dep := time.Date(day.Year(), day.Month(), day.Day(), hh, mm, 0, 0, m.zones[first.OriginCode])
-		f := &flightgraph.Flight{ID: id, ScheduleDate: date, CarrierCode: first.CarrierCode, FlightNumber: first.FlightNumber,
-			OriginCode: first.OriginCode, DepartureUTC: dep.UTC()}
+		f := &flightgraph.Flight{ScheduleDate: date, CarrierCode: first.CarrierCode, FlightNumber: first.FlightNumber,
+			OriginCode: first.OriginCode, DepartureUTC: dep.UTC(), Codeshares: m.codeshares(first)}
 		// Operations: most flights leave on time, some late, a few are cancelled; a late first leg
 		// delays the next.
 		cancelled := r.IntN(1000) < 15
@@ -95,16 +101,21 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 		default:
 			delay = 30 + r.IntN(150)
 		}
-		f.EstimatedDepartureUTC = f.DepartureUTC.Add(time.Duration(delay) * time.Minute)
+		// A flight expected to leave after its schedule date's local midnight operates with the
+		// suffix D (delayed), which is part of its id.
+		if f.DepartureUTC.Add(time.Duration(delay)*time.Minute).In(m.zones[first.OriginCode]).Format(flightgraph.DateLayout) > date {
+			fid.Suffix = "D"
+		}
+		f.ID, f.Suffix = fid.String(), fid.Suffix
+		id := f.ID
 		km := 0
 		var arr time.Time
-		var arrDelay int
 		for i, s := range sched {
 			if i > 0 {
 				dep = arr.Add(transitMinutes * time.Minute)
 			}
 			arr = dep.Add(time.Duration(s.BlockMinutes) * time.Minute)
-			arrDelay = 0
+			arrDelay := 0
 			if !cancelled {
 				arrDelay = max(0, delay+r.IntN(21)-12)
 			}
@@ -121,10 +132,64 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 		}
 		last := sched[len(sched)-1]
 		f.DestinationCode, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
-		f.EstimatedArrivalUTC = f.ArrivalUTC.Add(time.Duration(arrDelay) * time.Minute)
 		flights = append(flights, f)
 	}
+	link(flights, legs)
 	return flights, legs, nil
+}
+
+// codeshares are the designators the flight of first is sold under by the other carriers: a fifth
+// of the flights, each under 5000 plus its number (numbers of 5000 and more are sold by their
+// carrier alone).
+func (m *Materialiser) codeshares(first *flightgraph.ScheduledLeg) string {
+	if first.FlightNumber >= 5000 || rng(m.seed, "codeshare", first.CarrierCode, strconv.Itoa(first.FlightNumber)).IntN(5) != 0 {
+		return ""
+	}
+	var out []string
+	for _, c := range m.carriers {
+		if c != first.CarrierCode {
+			out = append(out, fmt.Sprintf("%s%04d", c, 5000+first.FlightNumber))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// link sets each flight's onward flight: the first flight of the day that its aircraft (the
+// registration of its last leg) flies from its destination, leaving at least transitMinutes after
+// it lands, and not taken already as another's onward flight; that one's previous flight is it.
+func link(flights []*flightgraph.Flight, legs []*flightgraph.FlightLeg) {
+	type end struct {
+		reg, at string
+		t       time.Time
+	}
+	first, last := map[string]end{}, map[string]end{}
+	for _, l := range legs {
+		if _, ok := first[l.FlightID]; !ok || l.Sequence == 1 {
+			first[l.FlightID] = end{l.Registration, l.OriginCode, l.ScheduledDep}
+		}
+		if e, ok := last[l.FlightID]; !ok || l.ScheduledArr.After(e.t) {
+			last[l.FlightID] = end{l.Registration, l.DestinationCode, l.ScheduledArr}
+		}
+	}
+	// The flights each aircraft starts from each airport, by departure.
+	starts := map[[2]string][]*flightgraph.Flight{}
+	for _, f := range flights {
+		dep := first[f.ID]
+		k := [2]string{dep.reg, dep.at}
+		starts[k] = append(starts[k], f)
+	}
+	for _, list := range starts {
+		slices.SortFunc(list, func(a, b *flightgraph.Flight) int { return a.DepartureUTC.Compare(b.DepartureUTC) })
+	}
+	for _, f := range flights {
+		arr := last[f.ID]
+		for _, g := range starts[[2]string{arr.reg, arr.at}] {
+			if g.PreviousFlightID == "" && g != f && !first[g.ID].t.Before(arr.t.Add(transitMinutes*time.Minute)) {
+				f.OnwardFlightID, g.PreviousFlightID = g.ID, f.ID
+				break
+			}
+		}
+	}
 }
 
 func clock(hhmm string) (int, int) {

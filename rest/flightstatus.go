@@ -20,23 +20,41 @@ type (
 		Links              links                `json:"_links"`
 	}
 	operationalFlight struct {
-		FlightNumber                 int            `json:"flightNumber"`
-		OperationalSuffix            string         `json:"operationalSuffix"`
-		FlightScheduleDate           string         `json:"flightScheduleDate"`
-		ID                           string         `json:"id"`
-		Haul                         string         `json:"haul"`
-		Route                        []string       `json:"route"`
-		Airline                      airline        `json:"airline"`
-		CodeShareRelations           []any          `json:"codeShareRelations"`
-		FlightRelations              map[string]any `json:"flightRelations"`
-		FlightStatusPublic           string         `json:"flightStatusPublic"`
-		FlightStatusPublicLangTransl string         `json:"flightStatusPublicLangTransl"`
-		FlightLegs                   []*flightLeg   `json:"flightLegs"`
-		Links                        *links         `json:"_links,omitempty"`
+		FlightNumber                 int             `json:"flightNumber"`
+		OperationalSuffix            string          `json:"operationalSuffix"`
+		FlightScheduleDate           string          `json:"flightScheduleDate"`
+		ID                           string          `json:"id"`
+		Haul                         string          `json:"haul"`
+		Route                        []string        `json:"route"`
+		Airline                      airline         `json:"airline"`
+		CodeShareRelations           []codeShare     `json:"codeShareRelations"`
+		FlightRelations              flightRelations `json:"flightRelations"`
+		FlightStatusPublic           string          `json:"flightStatusPublic"`
+		FlightStatusPublicLangTransl string          `json:"flightStatusPublicLangTransl"`
+		FlightLegs                   []*flightLeg    `json:"flightLegs"`
+		Links                        *links          `json:"_links,omitempty"`
 	}
 	airline struct {
 		Code string `json:"code"`
 		Name string `json:"name"`
+	}
+	// codeShare is another carrier's designator of the flight; code F is a free-sale codeshare,
+	// the only kind the service has, and type PASSENGER likewise.
+	codeShare struct {
+		MarketingFlightNumber int     `json:"marketingFlightNumber"`
+		Code                  string  `json:"code"`
+		Type                  string  `json:"type"`
+		Airline               airline `json:"airline"`
+	}
+	flightRelations struct {
+		OnwardFlightData   *relatedFlight `json:"onwardFlightData,omitempty"`
+		PreviousFlightData *relatedFlight `json:"previousFlightData,omitempty"`
+	}
+	relatedFlight struct {
+		ID                 string `json:"id"`
+		FlightScheduleDate string `json:"flightScheduleDate,omitempty"`
+		AirlineCode        string `json:"airlineCode,omitempty"`
+		FlightNumber       string `json:"flightNumber,omitempty"`
 	}
 	flightLeg struct {
 		Status                    string        `json:"status"`
@@ -149,10 +167,25 @@ func flightDoc(b *travel.FlightBundle, f *flightgraph.Flight, now time.Time, lan
 	legs := b.Legs[f.ID]
 	status := flightgraph.FlightStatusAt(legs, now)
 	doc := &operationalFlight{FlightNumber: f.FlightNumber, OperationalSuffix: f.Suffix, FlightScheduleDate: f.ScheduleDate, ID: f.ID,
-		Haul: f.Haul, Airline: airline{Code: f.CarrierCode}, CodeShareRelations: []any{}, FlightRelations: map[string]any{},
+		Haul: f.Haul, Airline: airline{Code: f.CarrierCode}, CodeShareRelations: []codeShare{},
 		FlightStatusPublic: publicStatus(status), FlightStatusPublicLangTransl: pick(statusLabels[status], lang), FlightLegs: []*flightLeg{}}
 	if c := b.Carriers[f.CarrierCode]; c != nil {
 		doc.Airline.Name = c.Name
+	}
+	for _, cs := range f.MarketedAs() {
+		a := airline{Code: cs.Carrier}
+		if c := b.Carriers[cs.Carrier]; c != nil {
+			a.Name = c.Name
+		}
+		doc.CodeShareRelations = append(doc.CodeShareRelations, codeShare{MarketingFlightNumber: cs.Number, Code: "F", Type: "PASSENGER", Airline: a})
+	}
+	// The onward flight as the original shows it; the previous one by its id only.
+	if id, err := flightgraph.ParseFlightID("id", f.OnwardFlightID); err == nil {
+		doc.FlightRelations.OnwardFlightData = &relatedFlight{ID: f.OnwardFlightID, FlightScheduleDate: id.Date, AirlineCode: id.Carrier,
+			FlightNumber: fmt.Sprintf("%04d", id.Number)}
+	}
+	if f.PreviousFlightID != "" {
+		doc.FlightRelations.PreviousFlightData = &relatedFlight{ID: f.PreviousFlightID}
 	}
 	for i, l := range legs {
 		if i == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,16 +242,21 @@ func TestTimeOriginType(t *testing.T) {
 		t.Fatal(err)
 	}
 	var late *flightgraph.Flight
-	for _, f := range flights {
-		if f.EstimatedDepartureUTC.Sub(f.DepartureUTC) >= 30*time.Minute {
-			late = f
+	var expected time.Time
+	legs, err := store.NewFlightStore(db).LegsByFlightIDs(context.Background(), ids(flights))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range flights {
+		if first := legs[i][0]; first.DepartureDelay >= 30 {
+			late, expected = f, first.EstimatedDeparture()
 			break
 		}
 	}
 	if late == nil {
 		t.Fatal("no flight from AMS leaves 30 minutes late: the data set has no delays")
 	}
-	window := "startRange=" + late.DepartureUTC.Add(time.Minute).Format(time.RFC3339) + "&endRange=" + late.EstimatedDepartureUTC.Add(time.Minute).Format(time.RFC3339)
+	window := "startRange=" + late.DepartureUTC.Add(time.Minute).Format(time.RFC3339) + "&endRange=" + expected.Add(time.Minute).Format(time.RFC3339)
 	key := map[string]string{"api-key": s.demo.APIKey}
 	for typ, want := range map[string]bool{"": false, "S": false, "M": true, "I": true, "p": true} {
 		var list struct{ OperationalFlights []struct{ ID string } }
@@ -260,7 +266,83 @@ func TestTimeOriginType(t *testing.T) {
 			found = found || f.ID == late.ID
 		}
 		if found != want {
-			t.Errorf("timeOriginType %q: %s scheduled at %v, expected at %v, found %v; want %v", typ, late.ID, late.DepartureUTC, late.EstimatedDepartureUTC, found, want)
+			t.Errorf("timeOriginType %q: %s scheduled at %v, expected at %v, found %v; want %v", typ, late.ID, late.DepartureUTC, expected, found, want)
 		}
+	}
+}
+
+func ids(flights []*flightgraph.Flight) []string {
+	out := make([]string, len(flights))
+	for i, f := range flights {
+		out[i] = f.ID
+	}
+	return out
+}
+
+// TestFlightOperations: the data set has what legacy clients read of a flight's operation, and
+// the flight status shows it: codeshares with their carriers' names, the onward flight of the
+// aircraft (whose previous flight is this one), and the suffix D of a flight delayed past its
+// date's midnight, which is part of its id and does not hide it from a search by number.
+func TestFlightOperations(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	s := newServer(t, db)
+	key := map[string]string{"api-key": s.demo.APIKey}
+	one := func(where string) string {
+		t.Helper()
+		var id string
+		if err := storetest.SQL(t, db).QueryRow(`SELECT id FROM flights WHERE schedule_date = '2026-11-22' AND ` + where + ` ORDER BY id LIMIT 1`).Scan(&id); err != nil {
+			t.Fatalf("no flight of 2026-11-22 with %s: %v", where, err)
+		}
+		return id
+	}
+	type doc struct {
+		ID                 string
+		FlightNumber       int
+		OperationalSuffix  string
+		Airline            struct{ Code string }
+		CodeShareRelations []struct {
+			MarketingFlightNumber int
+			Code, Type            string
+			Airline               struct{ Code, Name string }
+		}
+		FlightRelations struct {
+			OnwardFlightData   *struct{ ID, FlightScheduleDate, AirlineCode, FlightNumber string }
+			PreviousFlightData *struct{ ID string }
+		}
+	}
+	get := func(id string) doc {
+		t.Helper()
+		var d doc
+		s.apiOK(t, "/opendata/flightstatus/"+url.PathEscape(id), key, &d)
+		return d
+	}
+
+	shared := get(one(`codeshares <> ''`))
+	if len(shared.CodeShareRelations) == 0 {
+		t.Fatalf("%s: no codeShareRelations", shared.ID)
+	}
+	for _, cs := range shared.CodeShareRelations {
+		if cs.Airline.Code == shared.Airline.Code || cs.Airline.Name == "" || cs.MarketingFlightNumber != 5000+shared.FlightNumber || cs.Type != "PASSENGER" {
+			t.Errorf("%s: codeshare %+v", shared.ID, cs)
+		}
+	}
+
+	first := get(one(`onward_flight_id <> ''`))
+	onward := first.FlightRelations.OnwardFlightData
+	if onward == nil || onward.FlightScheduleDate != "2026-11-22" || onward.AirlineCode == "" || len(onward.FlightNumber) != 4 {
+		t.Fatalf("%s: onward flight %+v", first.ID, onward)
+	}
+	if next := get(onward.ID); next.FlightRelations.PreviousFlightData == nil || next.FlightRelations.PreviousFlightData.ID != first.ID {
+		t.Errorf("%s, the onward flight of %s, has previous flight %+v", onward.ID, first.ID, next.FlightRelations.PreviousFlightData)
+	}
+
+	delayed := get(one(`suffix = 'D'`))
+	if delayed.OperationalSuffix != "D" || !strings.HasSuffix(delayed.ID, "D") {
+		t.Fatalf("%s: suffix %q", delayed.ID, delayed.OperationalSuffix)
+	}
+	r := s.query(t, `query($c: String!, $n: Int!) { flightStatus(carrier: $c, flightNumber: $n, date: "2026-11-22") { id } }`,
+		map[string]any{"c": delayed.Airline.Code, "n": delayed.FlightNumber})
+	if len(r.Errors) > 0 || !strings.Contains(string(r.Data), delayed.ID) {
+		t.Errorf("flightStatus by number of %s: %s %+v", delayed.ID, r.Data, r.Errors)
 	}
 }

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -136,13 +138,25 @@ func (s *DatasetStore) MaterialisedDates(ctx context.Context) ([]string, error) 
 // AddFlights implements flightgraph.DatasetStore.
 func (s *DatasetStore) AddFlights(ctx context.Context, dates []string, flights []*flightgraph.Flight, legs []*flightgraph.FlightLeg) error {
 	return s.db.inTx(ctx, func(tx *sqlx.Tx) error {
+		// A flight's estimated times are its legs': the first one's departure, the last one's
+		// arrival. They are written for searches by estimate and never read back.
+		estDep, estArr := map[string]time.Time{}, map[string]time.Time{}
+		for _, l := range legs {
+			if t, ok := estDep[l.FlightID]; !ok || l.EstimatedDeparture().Before(t) {
+				estDep[l.FlightID] = l.EstimatedDeparture()
+			}
+			if t, ok := estArr[l.FlightID]; !ok || l.EstimatedArrival().After(t) {
+				estArr[l.FlightID] = l.EstimatedArrival()
+			}
+		}
 		frows := make([][]any, len(flights))
 		for i, f := range flights {
+			dep, arr := cmp.Or(estDep[f.ID], f.DepartureUTC), cmp.Or(estArr[f.ID], f.ArrivalUTC)
 			frows[i] = []any{f.ID, f.ScheduleDate, f.CarrierCode, f.FlightNumber, f.Suffix, f.OriginCode, f.DestinationCode, f.DepartureUTC.UTC(), f.ArrivalUTC.UTC(), f.Haul,
-				f.EstimatedDepartureUTC.UTC(), f.EstimatedArrivalUTC.UTC()}
+				dep.UTC(), arr.UTC(), f.Codeshares, f.OnwardFlightID, f.PreviousFlightID}
 		}
 		if err := s.db.insertRows(ctx, tx, "flights", []string{"id", "schedule_date", "carrier", "number", "suffix", "origin", "destination", "departure_utc", "arrival_utc", "haul",
-			"est_departure_utc", "est_arrival_utc"}, frows); err != nil {
+			"est_departure_utc", "est_arrival_utc", "codeshares", "onward_flight_id", "previous_flight_id"}, frows); err != nil {
 			return err
 		}
 		lrows := make([][]any, len(legs))

@@ -15,7 +15,7 @@ var _ flightgraph.FlightStore = (*FlightStore)(nil)
 func NewFlightStore(db *DB) *FlightStore { return &FlightStore{db: db} }
 
 const (
-	flightCols = `id, schedule_date, carrier, number, suffix, origin, destination, departure_utc, arrival_utc, haul, est_departure_utc, est_arrival_utc`
+	flightCols = `id, schedule_date, carrier, number, suffix, origin, destination, departure_utc, arrival_utc, haul, codeshares, onward_flight_id, previous_flight_id`
 	legCols    = `flight_id, seq, origin, destination, scheduled_departure, scheduled_arrival, departure_offset,
 		arrival_offset, departure_delay, arrival_delay, cancelled, departure_terminal, departure_gate,
 		arrival_terminal, arrival_gate, configuration, registration, service_type, distance_km`

@@ -7,7 +7,7 @@ import (
 )
 
 // FlightBundle is a page of flights with everything their documents show, loaded in one batch
-// per kind: legs, airports, cities, countries, aircraft and carriers.
+// per kind: legs, airports, cities, countries, aircraft and carriers (operating and marketing).
 type FlightBundle struct {
 	Flights   []*flightgraph.Flight
 	Legs      map[string][]*flightgraph.FlightLeg
@@ -29,6 +29,9 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 	ids, carriers := make([]string, len(flights)), make([]string, len(flights))
 	for i, f := range flights {
 		ids[i], carriers[i] = f.ID, f.CarrierCode
+		for _, c := range f.MarketedAs() {
+			carriers = append(carriers, c.Carrier)
+		}
 	}
 	legs, err := s.Flights.LegsByFlightIDs(ctx, ids)
 	if err != nil {

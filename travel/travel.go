@@ -55,7 +55,16 @@ func (s *Service) FlightByNumber(ctx context.Context, carrier string, number int
 	if _, err := flightgraph.ParseDate("date", date); err != nil {
 		return nil, err
 	}
-	return s.Flight(ctx, flightgraph.FlightID{Date: date, Carrier: carrier, Number: number}.String())
+	// By number rather than by id: a flight operating with a suffix (delayed past midnight) has
+	// it in its id.
+	found, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Carrier: carrier, FlightNumber: number, Date: date, Page: flightgraph.Page{Limit: 1}})
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "flightNumber", "flight %s%04d of %s is not found", carrier, number, date)
+	}
+	return found[0], nil
 }
 
 // FindFlights returns one page of flights and the number of all matches. It returns the filter's
