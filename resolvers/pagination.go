@@ -9,8 +9,12 @@ import (
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
-// Cursors are opaque to clients: the base64 of the item's offset in its ordered list.
-const cursorPrefix = "offset:"
+// Cursors are opaque to clients: the base64 of the item's offset in its ordered list, below
+// maxOffset (no list is that long, and the next page's offset must not overflow).
+const (
+	cursorPrefix = "offset:"
+	maxOffset    = 1 << 30
+)
 
 func encodeCursor(offset int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset)))
@@ -28,7 +32,7 @@ func page(first *int, after *string) (flightgraph.Page, error) {
 	if after != nil && *after != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(*after)
 		n, err2 := strconv.Atoi(strings.TrimPrefix(string(raw), cursorPrefix))
-		if err != nil || err2 != nil || !strings.HasPrefix(string(raw), cursorPrefix) || n < 0 {
+		if err != nil || err2 != nil || !strings.HasPrefix(string(raw), cursorPrefix) || n < 0 || n >= maxOffset {
 			return p, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "after", "after is not a cursor of this list")
 		}
 		p.Offset = n + 1
