@@ -1,0 +1,53 @@
+package rest
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// TestVersionsFollowRoutes: an API's version is what its routes say, v1 when they say nothing.
+func TestVersionsFollowRoutes(t *testing.T) {
+	got := versionsOf([]Route{{Pattern: "GET /opendata/inspire/v2/amenities", Product: "inspire"}, {Pattern: "GET /opendata/flightstatus", Product: "flightstatus"},
+		{Pattern: "GET /opendata/{api}/{version}/ping"}})
+	if len(got) != 1 || got["inspire"] != "v2" {
+		t.Errorf("versionsOf: %v, want inspire v2 only", got)
+	}
+	if versionOf("inspire") != "v2" || versionOf("flightstatus") != "v1" || versionOf("nothing") != "v1" {
+		t.Errorf("versionOf: inspire %s, flightstatus %s", versionOf("inspire"), versionOf("flightstatus"))
+	}
+}
+
+// TestAcceptable: HAL unless the client asks for plain JSON only; anything else is refused.
+func TestAcceptable(t *testing.T) {
+	for accept, want := range map[string]string{
+		"": halJSON, "*/*": halJSON, "application/*": halJSON, "application/hal+json;charset=utf8": halJSON,
+		"application/json": "application/json", "application/json, application/hal+json;q=0": "application/json",
+		"text/html": "", "application/hal+json;q=0": "", "garbage;;": "",
+	} {
+		got, ok := acceptable(accept)
+		if got != want || ok != (want != "") {
+			t.Errorf("Accept %q: %q %v, want %q", accept, got, ok, want)
+		}
+	}
+}
+
+// TestPaging: pageSize 1–100 and pageNumber 0–100000, with the catalogue's codes naming them.
+func TestPaging(t *testing.T) {
+	for q, want := range map[string]string{
+		"": "", "pageSize=100&pageNumber=100000": "",
+		"pageSize=0": flightgraph.ECodeInvalidParameter, "pageSize=101": flightgraph.ECodeInvalidParameter,
+		"pageNumber=-1": flightgraph.ECodeInvalidParameter, "pageNumber=100001": flightgraph.ECodeInvalidParameter,
+		"pageSize=ten": flightgraph.ECodeBadFormat, "pageNumber=9999999999999999999999": flightgraph.ECodeBadFormat,
+	} {
+		v, _ := url.ParseQuery(q)
+		p, err := paging(v)
+		if flightgraph.ErrorCode(err) != want {
+			t.Errorf("%q: %+v %v, want %q", q, p, err, want)
+		}
+		if err == nil && (p.Offset < 0 || p.Limit < 1 || p.Limit > MaxPageSize) {
+			t.Errorf("%q: page %+v out of bounds", q, p)
+		}
+	}
+}
