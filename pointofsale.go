@@ -39,21 +39,25 @@ type Markets interface {
 // (the most preferred of en, fr and nl, q weights honoured; its region names the market when
 // svc-travel-country does not), svc-travel-country (a country the network sells in) and
 // svc-travel-host (a carrier of the network). A malformed value is ECodeBadFormat, an unknown
-// one ECodeInvalidParameter, each naming its header.
-func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets) (PointOfSale, error) {
+// one ECodeInvalidParameter, each naming its header. An Accept-Language that names none of the
+// languages is ECodeInvalidParameter when strict (REST, as the original answers), and English
+// otherwise (GraphQL, whose clients are browsers that send their user's languages).
+func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets, strict bool) (PointOfSale, error) {
 	pos := DefaultPointOfSale
 	if al := strings.TrimSpace(h.Get("Accept-Language")); al != "" {
-		lang, country, err := acceptLanguage(al)
-		if err != nil {
+		lang, country, err := acceptLanguage(al, strict)
+		switch {
+		case err == nil:
+			pos.Language, pos.Country = lang, country
+		case strict || ErrorCode(err) == ECodeBadFormat:
 			return pos, err
 		}
-		pos.Language, pos.Country = lang, country
 	}
 	explicit := false
 	if c := strings.TrimSpace(h.Get("svc-travel-country")); c != "" {
 		c = strings.ToUpper(c)
 		if !IsCountryCode(c) {
-			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-country", "svc-travel-country must be a two-letter country code, got %q", c)
+			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-country", "svc-travel-country must be a two-letter country code, got %q", clip(c))
 		}
 		pos.Country, explicit = c, true
 	}
@@ -72,7 +76,7 @@ func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets) (PointOf
 	if b := strings.TrimSpace(h.Get("svc-travel-host")); b != "" {
 		b = strings.ToUpper(b)
 		if !IsCarrierCode(b) {
-			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-host", "svc-travel-host must be a two-character carrier code, got %q", b)
+			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-host", "svc-travel-host must be a two-character carrier code, got %q", clip(b))
 		}
 		host, err := markets.IsHost(ctx, b)
 		if err != nil {
@@ -86,9 +90,11 @@ func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets) (PointOf
 	return pos, nil
 }
 
-// acceptLanguage reads the language the service speaks that the Accept-Language list of ll or
-// ll-CC tags prefers most (q weights honoured, q=0 excluded), and its region.
-func acceptLanguage(al string) (lang Language, country string, err error) {
+// acceptLanguage reads the language the service speaks that the Accept-Language list prefers
+// most (q weights honoured, q=0 excluded, empty elements skipped), and the region of that range.
+// Strict, it takes the original's tags only, ll or ll-CC; otherwise any language range of RFC
+// 4647, as browsers send (es-419, zh-Hant-TW, fil).
+func acceptLanguage(al string, strict bool) (lang Language, country string, err error) {
 	type choice struct {
 		lang    Language
 		country string
@@ -98,31 +104,73 @@ func acceptLanguage(al string) (lang Language, country string, err error) {
 	for _, part := range strings.Split(al, ",") {
 		fields := strings.Split(part, ";")
 		tag := strings.TrimSpace(fields[0])
+		if tag == "" && len(fields) == 1 {
+			continue // RFC 9110 §5.6.1: empty elements are skipped
+		}
 		q := 1.0
 		for _, p := range fields[1:] {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "q="); ok {
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil || f < 0 || f > 1 {
-					return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language has a bad weight %q", p)
+				if q, ok = qvalue(v); !ok {
+					return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language has a bad weight %q", clip(p))
 				}
-				q = f
 			}
 		}
 		if tag == "*" {
 			tag = "en"
 		}
-		ll, cc, hasCC := strings.Cut(strings.ReplaceAll(tag, "_", "-"), "-")
-		if len(ll) != 2 || !isLetters(ll) || (hasCC && (len(cc) != 2 || !isLetters(cc))) {
-			return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language must list tags like en or en-GB, got %q", tag)
+		subtags := strings.Split(strings.ReplaceAll(tag, "_", "-"), "-")
+		if strict && (len(subtags) > 2 || len(subtags[0]) != 2 || len(subtags) == 2 && len(subtags[1]) != 2) || !languageRange(subtags) {
+			return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language must list language tags like en or en-GB, got %q", clip(tag))
 		}
-		if l := Language(strings.ToLower(ll)); q > 0 && l.Spoken() && (best == nil || q > best.q) {
-			best = &choice{l, strings.ToUpper(cc), q}
+		var cc string
+		for _, st := range subtags[1:] {
+			if len(st) == 2 && isLetters(st) {
+				cc = strings.ToUpper(st)
+				break
+			}
+		}
+		if l := Language(strings.ToLower(subtags[0])); q > 0 && l.Spoken() && (best == nil || q > best.q) {
+			best = &choice{l, cc, q}
 		}
 	}
 	if best == nil {
-		return "", "", ParamErrorf(ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", al)
+		return "", "", ParamErrorf(ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", clip(al))
 	}
 	return best.lang, best.country, nil
+}
+
+// languageRange reports whether subtags make an RFC 4647 language range: a primary of 1 to 8
+// letters, then subtags of 1 to 8 letters or digits.
+func languageRange(subtags []string) bool {
+	for i, st := range subtags {
+		if len(st) < 1 || len(st) > 8 {
+			return false
+		}
+		for _, c := range st {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// qvalue parses an RFC 9110 §12.4.2 weight: 0 to 1 with at most three decimals.
+func qvalue(v string) (float64, bool) {
+	whole, frac, _ := strings.Cut(v, ".")
+	if (whole != "0" && whole != "1") || len(frac) > 3 || strings.Trim(frac, "0123456789") != "" || whole == "1" && strings.Trim(frac, "0") != "" {
+		return 0, false
+	}
+	q, err := strconv.ParseFloat(v, 64)
+	return q, err == nil
+}
+
+// clip shortens a value a client sent for quoting in an error.
+func clip(v string) string {
+	if len(v) > 64 {
+		return v[:64] + "…"
+	}
+	return v
 }
 
 func isLetters(s string) bool {

@@ -37,6 +37,11 @@ func TestPointOfSaleOf(t *testing.T) {
 		{"the market header wins", map[string]string{"Accept-Language": "nl-NL", "svc-travel-country": "gb", "svc-travel-host": "xx"},
 			flightgraph.PointOfSale{Language: flightgraph.LanguageNL, Country: "GB", Currency: "GBP", Brand: "XX"}, "", ""},
 		{"no language spoken", map[string]string{"Accept-Language": "de"}, flightgraph.PointOfSale{}, flightgraph.ECodeInvalidParameter, "Accept-Language"},
+		{"the original's tags only", map[string]string{"Accept-Language": "es-419, en"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
+		{"a weight of NaN", map[string]string{"Accept-Language": "en;q=NaN"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
+		{"a weight in hex", map[string]string{"Accept-Language": "en;q=0x1p-1"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
+		{"a signed weight", map[string]string{"Accept-Language": "en;q=+0.5"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
+		{"a weight over 1", map[string]string{"Accept-Language": "en;q=1.001"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
 		{"a bad weight", map[string]string{"Accept-Language": "en;q=2"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
 		{"a malformed market", map[string]string{"svc-travel-country": "NLD"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "svc-travel-country"},
 		{"an unknown market", map[string]string{"svc-travel-country": "US"}, flightgraph.PointOfSale{}, flightgraph.ECodeInvalidParameter, "svc-travel-country"},
@@ -47,7 +52,7 @@ func TestPointOfSaleOf(t *testing.T) {
 			for k, v := range c.headers {
 				h.Set(k, v)
 			}
-			got, err := flightgraph.PointOfSaleOf(context.Background(), h, markets{})
+			got, err := flightgraph.PointOfSaleOf(context.Background(), h, markets{}, true)
 			if c.code != "" {
 				var fe *flightgraph.Error
 				if flightgraph.ErrorCode(err) != c.code || !errors.As(err, &fe) || fe.Parameter != c.header {
@@ -59,6 +64,23 @@ func TestPointOfSaleOf(t *testing.T) {
 				t.Fatalf("%+v, %v; want %+v", got, err, c.want)
 			}
 		})
+	}
+	// Not strict (GraphQL): a list of languages the service does not speak is English, a
+	// malformed one still refused.
+	lenient := func(al string) (flightgraph.PointOfSale, error) {
+		return flightgraph.PointOfSaleOf(context.Background(), http.Header{"Accept-Language": {al}}, markets{}, false)
+	}
+	for al, want := range map[string]flightgraph.PointOfSale{
+		"de-DE,de;q=0.9": {Language: flightgraph.LanguageEN},
+		"es-419, zh-Hant-TW;q=0.9, fil;q=0.8, nl-BE;q=0.7, en,": {Language: flightgraph.LanguageEN},
+		"fil, fr-Latn-FR;q=0.5":                                 {Language: flightgraph.LanguageFR, Country: "FR"},
+	} {
+		if pos, err := lenient(al); err != nil || pos.Language != want.Language || pos.Country != want.Country {
+			t.Errorf("not strict, %q: %+v %v; want %+v", al, pos, err, want)
+		}
+	}
+	if _, err := lenient("en;q=2"); flightgraph.ErrorCode(err) != flightgraph.ECodeBadFormat {
+		t.Errorf("not strict, a bad weight: %v; want %s", err, flightgraph.ECodeBadFormat)
 	}
 	if pos := flightgraph.PointOfSaleFromContext(context.Background()); pos != flightgraph.DefaultPointOfSale {
 		t.Errorf("a context without one: %+v, want the default", pos)

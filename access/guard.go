@@ -157,60 +157,87 @@ func PassFromContext(ctx context.Context) *Pass {
 // backing service failed (the database did not answer) is refused at once with fail: it must not
 // go on as anonymous, which would tell a signed-in user to sign in again.
 //
-// The guard's Refusals bound the work done for refused requests from one client address: a
-// credential that is not cached is looked up only with a place in the address's second, and a
-// request without credentials that is refused counts there; a request without credentials from
-// an address whose second is full is refused before its body is read. A preflight (OPTIONS) is
-// answered as anonymous without looking at its credentials, which browsers do not send on one.
+// The guard's Refusals bound the work done for refused requests (see Refusals): a request takes
+// a place in its client address's second before any work unless its credential authenticated
+// lately, and gives it back once it authenticated or, without a credential, was served; a caller
+// whose credential authenticated lately is held to its account's refusals instead, checked
+// before its credential is looked up. A preflight (OPTIONS) is answered as anonymous without
+// looking at its credentials, which browsers do not send on one.
 func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			client := clientAddress(r)
-			anonymous := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
-			switch {
-			case r.Method == http.MethodOptions:
-				g.serve(w, r, next, client, anonymous, nil)
-			case r.Header.Get("api-key") == "" && r.Header.Get("Authorization") == "":
-				if err := g.Refusals.Check(client); err != nil {
+			if r.Method == http.MethodOptions {
+				g.serve(w, r, next, client, &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}, nil)
+				return
+			}
+			hash := credentialHash(r)
+			account, recent := g.Refusals.Recent(hash)
+			done := func(bool) {}
+			if recent {
+				if err := g.Refusals.CheckAccount(account); err != nil {
 					fail(w, r, err)
 					return
 				}
-				sw := &statusWriter{ResponseWriter: w}
-				if pass := g.serve(sw, r, next, client, anonymous, nil); !pass.served() && sw.status >= http.StatusBadRequest {
-					// Refused, so it counts. An answer of 200 with errors (a persisted query
-					// the cache does not hold) asks the client to go on, and does not.
-					g.Refusals.Count(client)
+			} else {
+				var refusedNow *flightgraph.Error
+				if done, refusedNow = g.Refusals.Reserve(client); refusedNow != nil {
+					fail(w, r, refusedNow)
+					return
+				}
+			}
+			caller := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+			var authErr error
+			if hash != "" {
+				caller, authErr = g.Authenticate(r)
+				if authErr != nil {
+					// A lookup that failed, or was abandoned, keeps its place: only one that
+					// authenticated gives it back.
+					g.Refusals.Failed(hash)
+					done(true)
+					if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
+						// It could not be checked: it must not go on as anonymous, which would
+						// tell a signed-in user to sign in again.
+						fail(w, r, authErr)
+						return
+					}
+				} else {
+					done(false) // it authenticated: the place is free for the next
+					done = func(bool) {}
+					if caller.Account != nil {
+						g.Refusals.Authenticated(hash, caller.Account.ID)
+						if err := g.Refusals.CheckAccount(caller.Account.ID); err != nil {
+							fail(w, r, err)
+							return
+						}
+					}
+				}
+			}
+			sw := &statusWriter{ResponseWriter: w}
+			pass := g.serve(sw, r, next, client, caller, authErr)
+			switch {
+			case authErr != nil: // its place counted it already
+			case caller.Account != nil:
+				if refused(pass, sw.status) {
+					g.Refusals.CountAccount(caller.Account.ID)
 				}
 			default:
-				caller, authErr, err := g.authenticate(r, client)
-				if err != nil {
-					fail(w, r, err)
-					return
-				}
-				g.serve(w, r, next, client, caller, authErr)
+				done(refused(pass, sw.status))
 			}
 		})
 	}
 }
 
-// authenticate is Authenticate for Authenticated, with a place in the client address's refusals
-// for a credential that is not cached. err refuses the request at once: the address is over its
-// refusals, or the credential could not be checked because a backing service failed.
-func (g *Guard) authenticate(r *http.Request, client string) (_ *flightgraph.Caller, authErr, err error) {
-	done := func(bool) {}
-	if !g.cached(r) {
-		var refused *flightgraph.Error
-		if done, refused = g.Refusals.Reserve(client); refused != nil {
-			return nil, nil, refused
-		}
+// credentialHash is the hash of the request's credential, an api-key or a bearer token of any
+// kind; "" when it names none.
+func credentialHash(r *http.Request) string {
+	if key := r.Header.Get("api-key"); key != "" {
+		return HashCredential(key)
 	}
-	caller, authErr := g.Authenticate(r)
-	if authErr != nil && flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
-		done(false)
-		return nil, nil, authErr
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		return HashCredential(auth)
 	}
-	done(authErr != nil)
-	return caller, authErr, nil
+	return ""
 }
 
 // serve serves next with the caller's pass in the context, and returns the pass.
@@ -219,22 +246,6 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	pass.client = client
 	next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), pass)))
 	return pass
-}
-
-// cached reports whether the request's credential is in the guard's cache, and so costs no
-// lookup: an api-key or an access token (sessions are read on every request).
-func (g *Guard) cached(r *http.Request) bool {
-	now := g.Now()
-	if key := r.Header.Get("api-key"); key != "" {
-		c, _ := g.lookup(&g.keys, HashCredential(key), now)
-		return c != nil
-	}
-	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !strings.EqualFold(scheme, "Bearer") || CredentialKind(token) != KindAccessToken {
-		return false
-	}
-	c, _ := g.lookup(&g.tokens, HashCredential(token), now)
-	return c != nil
 }
 
 // statusWriter remembers the status an answer started with.

@@ -113,19 +113,30 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError) {
 	ctx := r.Context()
-	// The client address's refusals bound the work done for refused requests, as the guard's do:
-	// the request is read only with room in them, a malformed one counts, and the client is
-	// looked up (a database read, every time) only with a place there, given back when it
-	// authenticates. What befalls an authenticated client's grant counts nowhere here: the
-	// lockout and the uncharged limits bound it.
+	// The refusals bound the work done for refused requests, as the guard's do: the request is
+	// read and its client looked up (a database read, every time) only with a place in the client
+	// address's second, given back once the client authenticated, unless the client
+	// authenticated lately, when its account's refusals are checked instead. What befalls an
+	// authenticated client's grant counts nowhere here: the lockout and the uncharged limits bound
+	// it.
 	client := clientAddress(r)
-	if err := t.Refusals.Check(client); err != nil {
-		return nil, tooMany(err.RetryAfter, err.Message)
+	hash := clientHash(r)
+	done := func(bool) {}
+	if account, ok := t.Refusals.Recent(hash); ok {
+		if err := t.Refusals.CheckAccount(account); err != nil {
+			return nil, tooMany(err.RetryAfter, err.Message)
+		}
+	} else {
+		var refused *flightgraph.Error
+		if done, refused = t.Refusals.Reserve(client); refused != nil {
+			return nil, tooMany(refused.RetryAfter, refused.Message)
+		}
 	}
-	looked := false
+	authenticated := false
 	defer func() {
-		if !looked && oe != nil && oe.Status < http.StatusInternalServerError {
-			t.Refusals.Count(client)
+		if !authenticated {
+			t.Refusals.Failed(hash)
+			done(oe != nil) // refused, or abandoned, before the client authenticated
 		}
 	}()
 	if r.Method != http.MethodPost {
@@ -153,16 +164,13 @@ func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError
 			return nil, oerr(http.StatusBadRequest, "invalid_request", "parameter %s is repeated", name)
 		}
 	}
-	done, refused := t.Refusals.Reserve(client)
-	if refused != nil {
-		return nil, tooMany(refused.RetryAfter, refused.Message)
-	}
-	looked = true
 	ka, oe := t.client(ctx, r, form)
-	done(oe != nil && oe.Status < http.StatusInternalServerError)
 	if oe != nil {
 		return nil, oe
 	}
+	authenticated = true
+	done(false)
+	t.Refusals.Authenticated(hash, ka.Account.ID)
 	if t.Limiter != nil {
 		id, limits := AccountUncharged(ka.Account.ID, t.Uncharged)
 		d, err := t.Limiter.Admit(ctx, id, limits)
@@ -188,6 +196,16 @@ func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError
 		return t.password(ctx, ka, form)
 	}
 	return t.refresh(ctx, ka, form)
+}
+
+// clientHash names the credentials a token request authenticates with, for the refusals: the hash
+// of its Authorization header (HTTP Basic: the client and its secret), "" when it has none. A
+// client that sends its credentials in the body is looked up with a place every time.
+func clientHash(r *http.Request) string {
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		return HashCredential(auth)
+	}
+	return ""
 }
 
 // tooMany is a 429 with the wait: Retry-After tells the HTTP layer to wait. RFC 6749 has no

@@ -7,88 +7,138 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
 	"github.com/flightgraph/flightgraph"
 )
 
 // DefaultRefusalsPerSecond is how many refused requests a second a client address may send, per
-// replica, before it is refused at once.
-const DefaultRefusalsPerSecond = 20
+// replica, before it is refused at once; DefaultAccountRefusalsPerSecond the same of an account.
+const (
+	DefaultRefusalsPerSecond        = 20
+	DefaultAccountRefusalsPerSecond = 10
+)
 
-// Refusals bounds the work a replica does for requests it refuses, per client address. A refused
-// request charges no API, so no plan limits it, yet it cost work: a credential that is not in the
-// guard's cache is a database lookup (an unknown key, token or OAuth client costs one every time),
-// and a document is read and parsed before it is refused. Both count against the client address,
-// in a window of a second:
+// Refusals bounds the work a replica does for requests it refuses. A refused request charges no
+// API, so no plan limits it, yet it cost work: a credential is a database lookup (an unknown key,
+// token, session or OAuth client costs one every time), and a document is read and parsed before
+// it is refused. In windows of a second:
 //
-//   - a credential lookup takes a place before it starts (Reserve), and gives it back when the
-//     credential authenticates, so lookups in flight count too and a burst cannot slip past;
-//   - a request without credentials is refused at once when the address's second is full
-//     (Check), and counts when it was refused (Count).
+//   - per client address: a request that names no credential, or one that has not authenticated
+//     lately, takes a place before any work, and gives it back when it authenticates, or, without
+//     a credential, when it is served (Reserve). A burst sent at once cannot slip past, and a
+//     lookup that is abandoned (the client left, the database failed) keeps its place;
+//   - per account: a caller whose credential authenticated lately skips the address's window
+//     (so that a NAT neighbour's garbage never locks it out), and its refusals count against its
+//     account instead (CountAccount); an account over them is refused before its credential is
+//     looked up or its request read (CheckAccount).
 //
-// A credential the guard has cached costs nothing to check and is never held back, so a valid key
-// or token keeps working when others at its address (a NAT, a proxy) send garbage. A request whose
-// credential authenticated never counts: its refusals are its plan's business, or the portal's.
+// Credentials that authenticated lately are remembered by hash, with their account, for
+// RecentFor; one that fails is forgotten, and needs a place again.
 //
-// It counts in process: the bound is per replica, which is what the work is. A nil Refusals bounds
-// nothing.
+// It counts in process: the bound is per replica, which is what the work is. A nil Refusals
+// bounds nothing.
 type Refusals struct {
-	limits flightgraph.Limits
-	window *MemoryLimiter
+	address, account flightgraph.Limits
+	window           *MemoryLimiter
+	recent           *expirable.LRU[string, string] // credential hash → account id
 }
 
+// RecentFor is how long a credential that authenticated is spared the address's window, and
+// RecentMax how many are remembered.
+const (
+	RecentFor = 10 * time.Minute
+	RecentMax = 100_000
+)
+
 // NewRefusals returns Refusals of perSecond refused requests a second per client address
-// (DefaultRefusalsPerSecond when 0 or less), reading the time from now.
+// (DefaultRefusalsPerSecond when 0 or less) and DefaultAccountRefusalsPerSecond per account,
+// reading the time from now.
 func NewRefusals(perSecond int, now func() time.Time) *Refusals {
 	if perSecond <= 0 {
 		perSecond = DefaultRefusalsPerSecond
 	}
-	return &Refusals{limits: flightgraph.Limits{PerSecond: perSecond}, window: NewMemoryLimiter(nil, now)}
+	account := min(DefaultAccountRefusalsPerSecond, perSecond)
+	if perSecond > DefaultRefusalsPerSecond {
+		account = perSecond // a test's generous bound is generous for accounts too
+	}
+	return &Refusals{address: flightgraph.Limits{PerSecond: perSecond}, account: flightgraph.Limits{PerSecond: account},
+		window: NewMemoryLimiter(nil, now), recent: expirable.NewLRU[string, string](RecentMax, nil, RecentFor)}
 }
 
-// Reserve takes a place for a credential lookup from address, or refuses the request with
-// ECodePerSecondLimit and the wait when the address's second is full. done ends the lookup:
-// refused keeps the place (the lookup found nothing), otherwise it is given back.
+// Reserve takes a place in the client address's second for a request's work, or refuses it with
+// ECodePerSecondLimit and the wait when the second is full. done ends the work: refused keeps the
+// place, otherwise it is given back.
 func (f *Refusals) Reserve(address string) (done func(refused bool), _ *flightgraph.Error) {
 	if f == nil {
 		return func(bool) {}, nil
 	}
-	name := refusalName(address)
-	at, d, ok := f.window.reserve(name, f.limits)
+	name := "refused:address:" + address
+	at, d, ok := f.window.reserve(name, f.address)
 	if !ok {
-		return nil, f.tooMany(d.RetryAfter)
+		return nil, tooManyRefused(d.RetryAfter, f.address.PerSecond, "from this address")
 	}
 	return func(refused bool) { f.window.settle(name, at, refused) }, nil
 }
 
-// Check refuses, with ECodePerSecondLimit and the wait, a request from an address whose refused
-// requests fill their second.
-func (f *Refusals) Check(address string) *flightgraph.Error {
-	if f == nil {
+// Recent returns the account of a credential, by its hash, that authenticated lately.
+func (f *Refusals) Recent(hash string) (account string, ok bool) {
+	if f == nil || hash == "" {
+		return "", false
+	}
+	return f.recent.Get(hash)
+}
+
+// Authenticated remembers that the credential of hash authenticated, for account; failed forgets
+// it.
+func (f *Refusals) Authenticated(hash, account string) {
+	if f != nil && hash != "" {
+		f.recent.Add(hash, account)
+	}
+}
+
+// Failed forgets a credential that did not authenticate: it needs a place again.
+func (f *Refusals) Failed(hash string) {
+	if f != nil && hash != "" {
+		f.recent.Remove(hash)
+	}
+}
+
+// CheckAccount refuses, with ECodePerSecondLimit and the wait, a request of an account whose
+// refusals fill their second.
+func (f *Refusals) CheckAccount(account string) *flightgraph.Error {
+	if f == nil || account == "" {
 		return nil
 	}
-	if wait := f.window.waits(refusalName(address), f.limits); wait > 0 {
-		return f.tooMany(wait)
+	if wait := f.window.waits("refused:account:"+account, f.account); wait > 0 {
+		return tooManyRefused(wait, f.account.PerSecond, "for this account")
 	}
 	return nil
 }
 
-// Count counts one refused request from address.
-func (f *Refusals) Count(address string) {
-	if f == nil {
+// CountAccount counts one refused request of an account.
+func (f *Refusals) CountAccount(account string) {
+	if f == nil || account == "" {
 		return
 	}
+	name := "refused:account:" + account
 	// A full window refuses without counting, which changes nothing: it is full already.
-	if at, _, ok := f.window.reserve(refusalName(address), f.limits); ok {
-		f.window.settle(refusalName(address), at, true)
+	if at, _, ok := f.window.reserve(name, f.account); ok {
+		f.window.settle(name, at, true)
 	}
 }
 
-func (f *Refusals) tooMany(wait time.Duration) *flightgraph.Error {
+func tooManyRefused(wait time.Duration, n int, of string) *flightgraph.Error {
 	return &flightgraph.Error{Code: flightgraph.ECodePerSecondLimit, RetryAfter: wait,
-		Message: fmt.Sprintf("over %d refused requests in a second from this address; retry after %d s", f.limits.PerSecond, flightgraph.Seconds(wait))}
+		Message: fmt.Sprintf("over %d refused requests in a second %s; retry after %d s", n, of, flightgraph.Seconds(wait))}
 }
 
-func refusalName(address string) string { return "refused:" + address }
+// refused reports whether a request that was served by next was refused: nothing was admitted
+// and the answer is an error, other than a limit's 429 (which its limit counted). An answer of
+// 200 with errors (a persisted query the cache does not hold) asks the client to go on.
+func refused(pass *Pass, status int) bool {
+	return !pass.served() && status >= http.StatusBadRequest && status != http.StatusTooManyRequests
+}
 
 // clientAddress names the client of a request by its connection's address: the host, and for
 // IPv6 its /64, which one subscriber commonly holds whole (X-Forwarded-For is not trusted).

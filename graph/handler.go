@@ -72,7 +72,7 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 			loaded.ServeHTTP(w, r)
 			return
 		}
-		pos, err := flightgraph.PointOfSaleOf(r.Context(), r.Header, c.Markets)
+		pos, err := flightgraph.PointOfSaleOf(r.Context(), r.Header, c.Markets, false)
 		if err != nil {
 			writeError(c.Log, w, r, err)
 			return

@@ -34,7 +34,7 @@ func (a *API) contract(next http.Handler) http.Handler {
 			return
 		}
 		ctx := context.WithValue(r.Context(), contentTypeKey{}, ct)
-		pos, err := flightgraph.PointOfSaleOf(ctx, r.Header, a.Travel)
+		pos, err := flightgraph.PointOfSaleOf(ctx, r.Header, a.Travel, true)
 		if err != nil {
 			a.Error(w, r, err)
 			return

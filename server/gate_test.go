@@ -509,9 +509,10 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 // TestRefusalsAreBounded: a client address sending refused requests makes a replica look up at
 // most access.DefaultRefusalsPerSecond unknown credentials and parse that many refused documents
 // a second; beyond it, it is refused with 429 before its credential is looked up (no SQL) or its
-// body read, and a burst sent at once does not slip past. A key the replica has cached keeps
-// working from that address, an authenticated caller's refusals do not count, and neither do the
-// answers that are not refusals (a persisted query the cache does not hold).
+// body read, and a burst sent at once does not slip past. A key that authenticated lately keeps
+// working from that address, even once its cache entry is gone; an authenticated caller's
+// refusals count against its account, not its address; answers that are not refusals (a
+// persisted query the cache does not hold, a plan's own 429) count nowhere.
 func TestRefusalsAreBounded(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
 		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.RefusalsPerSecond = 0 })
@@ -592,32 +593,71 @@ func TestRefusalsAreBounded(t *testing.T) {
 			t.Errorf("%d unknown clients looked up in one second, want %d", n, limit)
 		}
 	})
-	t.Run("a cached key from a refused address", func(t *testing.T) {
+	t.Run("a recent key from a refused address", func(t *testing.T) {
 		s := fresh(t)
 		good := map[string]string{"api-key": s.demo.APIKey}
 		if code, _, body := s.call(t, http.MethodGet, amenities, good, ""); code != http.StatusOK {
 			t.Fatalf("%d %.200s", code, body)
 		}
+		// Its cache entry gone (they last seconds), the key is still one that authenticated lately.
+		s.srv.Guard.Forget(s.raiseLimitsKeyID)
 		flood(t, s, 2*limit, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unknownKey(), "") })
 		if code, _, body := s.call(t, http.MethodGet, amenities, good, ""); code != http.StatusOK {
-			t.Errorf("the cached demo key after its address's refusals: %d %.200s; want 200", code, body)
+			t.Errorf("the demo key after its address's refusals: %d %.200s; want 200", code, body)
+		}
+	})
+	t.Run("an anonymous burst at once", func(t *testing.T) {
+		s := fresh(t)
+		var refusedDocs atomic.Int64
+		var wg sync.WaitGroup
+		for range 5 * limit {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(refusedDoc))
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					if resp.StatusCode != http.StatusTooManyRequests {
+						refusedDocs.Add(1)
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		if n := refusedDocs.Load(); n > int64(limit) {
+			t.Errorf("%d refused documents parsed of %d sent at once, want at most %d", n, 5*limit, limit)
+		}
+	})
+	t.Run("an account's refusals are its own", func(t *testing.T) {
+		s := fresh(t)
+		unapproved := map[string]string{"api-key": keyFor(t, s, "schedule")}
+		perAccount := access.DefaultAccountRefusalsPerSecond
+		if n := flood(t, s, 3*perAccount, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unapproved, "") }); n != perAccount {
+			t.Errorf("%d refusals of one account in one second, want %d", n, perAccount)
+		}
+		if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ __typename }`, nil)); code != http.StatusOK {
+			t.Errorf("an anonymous call from the account's address: %d %.200s; want 200", code, body)
 		}
 	})
 	t.Run("what does not count", func(t *testing.T) {
 		s := fresh(t)
-		unapproved := map[string]string{"api-key": keyFor(t, s, "schedule")}
 		ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}
 		hashOnly, _ := json.Marshal(map[string]any{"extensions": ext})
 		for i := range 2 * limit {
-			if code, _, body := s.call(t, http.MethodGet, amenities, unapproved, ""); code == http.StatusTooManyRequests {
-				t.Fatalf("refusal %d of an authenticated key: %d %.200s", i, code, body)
-			}
 			if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, string(hashOnly)); code != http.StatusOK {
 				t.Fatalf("persisted query miss %d: %d %.200s", i, code, body)
 			}
 			if code, _, body := s.call(t, http.MethodOptions, "/graphql", unknownKey(), ""); code >= 400 || s.queries.Load() != 0 {
 				t.Fatalf("preflight %d: %d %.200s, %d SQL round trips", i, code, body, s.queries.Load())
 			}
+		}
+		// A plan's own 429s are its limit's business: they do not fill the account's refusals.
+		good := map[string]string{"api-key": s.demo.APIKey}
+		s.setPlanLimits(t, s.demo.APIKey, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
+		for range 3 * access.DefaultAccountRefusalsPerSecond {
+			s.call(t, http.MethodGet, amenities, good, "")
+		}
+		if code, _, body := s.call(t, http.MethodGet, "/opendata/schedule/v1/routes?origin=AMS", good, ""); code != http.StatusOK {
+			t.Errorf("another API of the account after its plan's 429s: %d %.200s; want 200", code, body)
 		}
 		if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ __typename }`, nil)); code != http.StatusOK {
 			t.Errorf("an anonymous call from the address: %d %.200s; want 200", code, body)

@@ -610,7 +610,8 @@ func TestGraphQLReadsThePointOfSale(t *testing.T) {
 		{map[string]string{"svc-travel-country": "NLD"}, flightgraph.ECodeBadFormat},
 		{map[string]string{"svc-travel-country": "ZZ"}, flightgraph.ECodeInvalidParameter},
 		{map[string]string{"svc-travel-host": "Q9"}, flightgraph.ECodeInvalidParameter},
-		{map[string]string{"Accept-Language": "de"}, flightgraph.ECodeInvalidParameter},
+		{map[string]string{"Accept-Language": "de-DE,de;q=0.9"}, ""}, // browsers' languages: English
+		{map[string]string{"Accept-Language": "en;q=NaN"}, flightgraph.ECodeBadFormat},
 	} {
 		c.headers["api-key"] = s.demo.APIKey
 		r := s.queryAs(t, c.headers, `{ airport(code: "AMS") { code } }`, nil)

@@ -51,6 +51,7 @@ func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *f
 	if err != nil {
 		t.Fatal(err)
 	}
+	storetest.Adopt(t, db, u.String())
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,8 @@ type testServer struct {
 	srv *server.Server
 	// demo holds the demo accounts and the demo key, approved for every public API.
 	demo *access.DemoCredentials
+	// raiseLimitsKeyID is the demo key's id.
+	raiseLimitsKeyID string
 	// queries is the number of SQL round trips of the last request.
 	queries atomic.Int64
 }
@@ -147,7 +149,8 @@ var generousQueries = flightgraph.QueryLimits{MaxCost: 10_000_000, MaxDepth: 12,
 // moves on.
 func (s *testServer) raiseLimits(t testing.TB) {
 	t.Helper()
-	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, s.demo.APIKey, generousQueries))
+	s.raiseLimitsKeyID = raiseLimitsDirect(t, s.db, s.demo.APIKey, generousQueries)
+	s.srv.Guard.Forget(s.raiseLimitsKeyID)
 }
 
 // raiseLimitsDirect gives the key's subscriptions custom plans in the store with call limits no

@@ -188,7 +188,7 @@ func SQL(t testing.TB, db *store.DB) *sql.DB {
 	t.Helper()
 	v, ok := handles.Load(db)
 	if !ok {
-		t.Fatal("storetest.SQL: the store was not opened by storetest.Open, or is closed")
+		t.Fatal("storetest.SQL: the store was not opened by storetest.Open nor adopted, or is closed")
 	}
 	h := v.(*handle)
 	h.once.Do(func() {
@@ -204,14 +204,8 @@ func SQL(t testing.TB, db *store.DB) *sql.DB {
 	return h.db
 }
 
-// Open returns a migrated, empty store of the dialect, closed when the test ends.
-func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
-	t.Helper()
-	dsn := DSN(t, dialect, getenv)
-	db, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("open %s store: %v", dialect, err)
-	}
+// Adopt lets SQL serve a store a test opened itself, at dsn, until the test ends.
+func Adopt(t testing.TB, db *store.DB, dsn string) {
 	h := &handle{dsn: dsn}
 	handles.Store(db, h)
 	t.Cleanup(func() {
@@ -220,6 +214,17 @@ func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
 			h.db.Close()
 		}
 	})
+}
+
+// Open returns a migrated, empty store of the dialect, closed when the test ends.
+func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
+	t.Helper()
+	dsn := DSN(t, dialect, getenv)
+	db, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("open %s store: %v", dialect, err)
+	}
+	Adopt(t, db, dsn)
 	t.Cleanup(func() { db.Close() })
 	if err := db.Migrate(context.Background()); err != nil {
 		t.Fatalf("migrate %s store: %v", dialect, err)
