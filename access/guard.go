@@ -192,10 +192,12 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				caller, authErr = g.Authenticate(r)
 				if authErr != nil {
 					// A lookup that failed, or was abandoned, keeps its place: only one that
-					// authenticated gives it back.
-					g.Refusals.Failed(hash)
+					// authenticated gives it back. A credential refused is no longer one that
+					// authenticated lately; one that could not be checked still is.
 					done(true)
-					if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
+					if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status < http.StatusInternalServerError {
+						g.Refusals.Failed(hash)
+					} else {
 						// It could not be checked: it must not go on as anonymous, which would
 						// tell a signed-in user to sign in again.
 						fail(w, r, authErr)

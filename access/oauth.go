@@ -135,7 +135,9 @@ func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError
 	authenticated := false
 	defer func() {
 		if !authenticated {
-			t.Refusals.Failed(hash)
+			if oe != nil && oe.Status == http.StatusUnauthorized {
+				t.Refusals.Failed(hash) // the client's credentials were refused
+			}
 			done(oe != nil) // refused, or abandoned, before the client authenticated
 		}
 	}()
