@@ -159,9 +159,9 @@ func PassFromContext(ctx context.Context) *Pass {
 //
 // The guard's Refusals bound the work done for refused requests (see Refusals): a request takes
 // a place in its client address's second before any work unless its credential authenticated
-// lately, and gives it back once it authenticated or, without a credential, was served; a caller
-// whose credential authenticated lately is held to its account's refusals instead, checked
-// before its credential is looked up. A preflight (OPTIONS) is answered as anonymous without
+// lately, and gives it back once it authenticated or, without a credential, was served; a
+// credential that authenticated lately is held to its own refusals instead, checked before it is
+// looked up. A preflight (OPTIONS) is answered as anonymous without
 // looking at its credentials, which browsers do not send on one.
 func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -172,10 +172,10 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				return
 			}
 			hash := credentialHash(r)
-			account, recent := g.Refusals.Recent(hash)
+			recent := g.Refusals.Recent(hash)
 			done := func(bool) {}
 			if recent {
-				if err := g.Refusals.CheckAccount(account); err != nil {
+				if err := g.Refusals.CheckCredential(hash); err != nil {
 					fail(w, r, err)
 					return
 				}
@@ -206,12 +206,10 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				} else {
 					done(false) // it authenticated: the place is free for the next
 					done = func(bool) {}
-					if caller.Account != nil {
-						g.Refusals.Authenticated(hash, caller.Account.ID)
-						if err := g.Refusals.CheckAccount(caller.Account.ID); err != nil {
-							fail(w, r, err)
-							return
-						}
+					g.Refusals.Authenticated(hash)
+					if err := g.Refusals.CheckCredential(hash); err != nil {
+						fail(w, r, err)
+						return
 					}
 				}
 			}
@@ -219,9 +217,9 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 			pass := g.serve(sw, r, next, client, caller, authErr)
 			switch {
 			case authErr != nil: // its place counted it already
-			case caller.Account != nil:
+			case hash != "":
 				if refused(pass, sw.status) {
-					g.Refusals.CountAccount(caller.Account.ID)
+					g.Refusals.CountCredential(hash)
 				}
 			default:
 				done(refused(pass, sw.status))
@@ -230,14 +228,19 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	}
 }
 
-// credentialHash is the hash of the request's credential, an api-key or a bearer token of any
-// kind; "" when it names none.
+// credentialHash is the hash the refusals know the request's credential by (CredentialHash): its
+// api-key, or its bearer token whatever the scheme's spelling, or the Authorization header as sent
+// when it is no bearer token (it never authenticates); "" when it names none.
 func credentialHash(r *http.Request) string {
 	if key := r.Header.Get("api-key"); key != "" {
-		return HashCredential(key)
+		return CredentialHash(key)
 	}
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		return HashCredential(auth)
+	auth := r.Header.Get("Authorization")
+	if scheme, token, ok := strings.Cut(auth, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return CredentialHash(token)
+	}
+	if auth != "" {
+		return CredentialHash(auth)
 	}
 	return ""
 }

@@ -111,34 +111,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError) {
+func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthError) {
 	ctx := r.Context()
-	// The refusals bound the work done for refused requests, as the guard's do: the request is
-	// read and its client looked up (a database read, every time) only with a place in the client
-	// address's second, given back once the client authenticated, unless the client
-	// authenticated lately, when its account's refusals are checked instead. What befalls an
-	// authenticated client's grant counts nowhere here: the lockout and the uncharged limits bound
-	// it.
-	client := clientAddress(r)
-	hash := clientHash(r)
-	done := func(bool) {}
-	if account, ok := t.Refusals.Recent(hash); ok {
-		if err := t.Refusals.CheckAccount(account); err != nil {
-			return nil, tooMany(err.RetryAfter, err.Message)
-		}
-	} else {
-		var refused *flightgraph.Error
-		if done, refused = t.Refusals.Reserve(client); refused != nil {
-			return nil, tooMany(refused.RetryAfter, refused.Message)
-		}
-	}
-	authenticated := false
+	var (
+		hash  string // the client's, once the form is read
+		known bool   // the form was read
+	)
 	defer func() {
-		if !authenticated {
-			if oe != nil && oe.Status == http.StatusUnauthorized {
-				t.Refusals.Failed(hash) // the client's credentials were refused
-			}
-			done(oe != nil) // refused, or abandoned, before the client authenticated
+		if resp != nil {
+			// An issued token is one that authenticated lately: its first call needs no place.
+			t.Refusals.Authenticated(CredentialHash(resp.AccessToken))
+		}
+	}()
+	// The refusals bound the work done for refused requests, as the guard's do. A request refused
+	// before its client is known (a bounded read of its form) counts against its address, and
+	// nothing holds a client back before its credentials are read; its client is looked up (a
+	// database read, every time) only with a place in the address's second, given back once it
+	// authenticated, unless the client authenticated lately, when its own refusals are checked
+	// instead. What befalls an authenticated client's grant counts nowhere here: the lockout and
+	// the uncharged limits bound it.
+	address := clientAddress(r)
+	defer func() {
+		if oe != nil && !known {
+			t.Refusals.CountAddress(address) // refused before its client was known
 		}
 	}()
 	if r.Method != http.MethodPost {
@@ -166,13 +161,38 @@ func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError
 			return nil, oerr(http.StatusBadRequest, "invalid_request", "parameter %s is repeated", name)
 		}
 	}
+	hash, known = clientHash(r, form), true
+	done := func(bool) {}
+	recent := t.Refusals.Recent(hash)
+	if recent {
+		if err := t.Refusals.CheckCredential(hash); err != nil {
+			return nil, tooMany(err.RetryAfter, err.Message)
+		}
+	} else {
+		var refused *flightgraph.Error
+		if done, refused = t.Refusals.Reserve(address); refused != nil {
+			return nil, tooMany(refused.RetryAfter, refused.Message)
+		}
+	}
+	authenticated := false
+	defer func() {
+		if !authenticated {
+			if oe != nil && oe.Status == http.StatusUnauthorized {
+				t.Refusals.Failed(hash) // the client's credentials were refused
+			}
+			if recent && oe != nil {
+				t.Refusals.CountCredential(hash)
+			}
+			done(oe != nil) // refused, or abandoned, before the client authenticated
+		}
+	}()
 	ka, oe := t.client(ctx, r, form)
 	if oe != nil {
 		return nil, oe
 	}
 	authenticated = true
 	done(false)
-	t.Refusals.Authenticated(hash, ka.Account.ID)
+	t.Refusals.Authenticated(hash)
 	if t.Limiter != nil {
 		id, limits := AccountUncharged(ka.Account.ID, t.Uncharged)
 		d, err := t.Limiter.Admit(ctx, id, limits)
@@ -200,14 +220,20 @@ func (t *TokenService) handle(r *http.Request) (_ *tokenResponse, oe *oauthError
 	return t.refresh(ctx, ka, form)
 }
 
-// clientHash names the credentials a token request authenticates with, for the refusals: the hash
-// of its Authorization header (HTTP Basic: the client and its secret), "" when it has none. A
-// client that sends its credentials in the body is looked up with a place every time.
-func clientHash(r *http.Request) string {
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		return HashCredential(auth)
+// clientHash is the hash the refusals know a token request's client by: its id and secret as
+// client authenticates them, from HTTP Basic once decoded or from the body; "" when it sends none.
+func clientHash(r *http.Request, form url.Values) string {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = form.Get("client_id"), form.Get("client_secret")
 	}
-	return ""
+	if id == "" && secret == "" {
+		return ""
+	}
+	return CredentialHash(id, secret)
 }
 
 // tooMany is a 429 with the wait: Retry-After tells the HTTP layer to wait. RFC 6749 has no

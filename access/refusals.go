@@ -2,21 +2,23 @@ package access
 
 import (
 	"fmt"
+	"strings"
 	"net"
 	"net/http"
 	"net/netip"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/flightgraph/flightgraph"
 )
 
 // DefaultRefusalsPerSecond is how many refused requests a second a client address may send, per
-// replica, before it is refused at once; DefaultAccountRefusalsPerSecond the same of an account.
+// replica, before it is refused at once; DefaultCredentialRefusalsPerSecond the same of one
+// credential that authenticated.
 const (
-	DefaultRefusalsPerSecond        = 20
-	DefaultAccountRefusalsPerSecond = 10
+	DefaultRefusalsPerSecond           = 20
+	DefaultCredentialRefusalsPerSecond = 10
 )
 
 // Refusals bounds the work a replica does for requests it refuses. A refused request charges no
@@ -28,20 +30,22 @@ const (
 //     lately, takes a place before any work, and gives it back when it authenticates, or, without
 //     a credential, when it is served (Reserve). A burst sent at once cannot slip past, and a
 //     lookup that is abandoned (the client left, the database failed) keeps its place;
-//   - per account: a caller whose credential authenticated lately skips the address's window
-//     (so that a NAT neighbour's garbage never locks it out), and its refusals count against its
-//     account instead (CountAccount); an account over them is refused before its credential is
-//     looked up or its request read (CheckAccount).
+//   - per credential: one that authenticated lately skips the address's window (so that a NAT
+//     neighbour's garbage never locks it out), and its own refusals count against it instead
+//     (CountCredential), checked before it is looked up (CheckCredential). Nobody else's refusals
+//     can fill a credential's window: a key, token or session is its holder's alone.
 //
-// Credentials that authenticated lately are remembered by hash, with their account, for
-// RecentFor; one that fails is forgotten, and needs a place again.
+// Credentials that authenticated lately are remembered by the hash of their canonical form
+// (CredentialHash), issued tokens from their issue; one that is refused is forgotten, and needs a
+// place again.
 //
 // It counts in process: the bound is per replica, which is what the work is. A nil Refusals
 // bounds nothing.
 type Refusals struct {
-	address, account flightgraph.Limits
-	window           *MemoryLimiter
-	recent           *expirable.LRU[string, string] // credential hash → account id
+	address, credential flightgraph.Limits
+	window              *MemoryLimiter
+	now                 func() time.Time
+	recent              *lru.Cache[string, time.Time] // credential hash → when it authenticated
 }
 
 // RecentFor is how long a credential that authenticated is spared the address's window, and
@@ -52,18 +56,19 @@ const (
 )
 
 // NewRefusals returns Refusals of perSecond refused requests a second per client address
-// (DefaultRefusalsPerSecond when 0 or less) and DefaultAccountRefusalsPerSecond per account,
+// (DefaultRefusalsPerSecond when 0 or less) and DefaultCredentialRefusalsPerSecond per credential,
 // reading the time from now.
 func NewRefusals(perSecond int, now func() time.Time) *Refusals {
 	if perSecond <= 0 {
 		perSecond = DefaultRefusalsPerSecond
 	}
-	account := min(DefaultAccountRefusalsPerSecond, perSecond)
+	credential := min(DefaultCredentialRefusalsPerSecond, perSecond)
 	if perSecond > DefaultRefusalsPerSecond {
-		account = perSecond // a test's generous bound is generous for accounts too
+		credential = perSecond // a test's generous bound is generous for credentials too
 	}
-	return &Refusals{address: flightgraph.Limits{PerSecond: perSecond}, account: flightgraph.Limits{PerSecond: account},
-		window: NewMemoryLimiter(nil, now), recent: expirable.NewLRU[string, string](RecentMax, nil, RecentFor)}
+	recent, _ := lru.New[string, time.Time](RecentMax)
+	return &Refusals{address: flightgraph.Limits{PerSecond: perSecond}, credential: flightgraph.Limits{PerSecond: credential},
+		window: NewMemoryLimiter(nil, now), now: now, recent: recent}
 }
 
 // Reserve takes a place in the client address's second for a request's work, or refuses it with
@@ -81,51 +86,64 @@ func (f *Refusals) Reserve(address string) (done func(refused bool), _ *flightgr
 	return func(refused bool) { f.window.settle(name, at, refused) }, nil
 }
 
-// Recent returns the account of a credential, by its hash, that authenticated lately.
-func (f *Refusals) Recent(hash string) (account string, ok bool) {
+// CountAddress counts one refused request from address that took no place before its work.
+func (f *Refusals) CountAddress(address string) {
+	if done, err := f.Reserve(address); err == nil {
+		done(true)
+	}
+}
+
+// Recent reports whether the credential of hash authenticated lately.
+func (f *Refusals) Recent(hash string) bool {
 	if f == nil || hash == "" {
-		return "", false
+		return false
 	}
-	return f.recent.Get(hash)
+	at, ok := f.recent.Get(hash)
+	return ok && f.now().Sub(at) < RecentFor
 }
 
-// Authenticated remembers that the credential of hash authenticated, for account; failed forgets
-// it.
-func (f *Refusals) Authenticated(hash, account string) {
+// Authenticated remembers that the credential of hash authenticated, or was issued, now.
+func (f *Refusals) Authenticated(hash string) {
 	if f != nil && hash != "" {
-		f.recent.Add(hash, account)
+		f.recent.Add(hash, f.now())
 	}
 }
 
-// Failed forgets a credential that did not authenticate: it needs a place again.
+// Failed forgets a credential that was refused: it needs a place again.
 func (f *Refusals) Failed(hash string) {
 	if f != nil && hash != "" {
 		f.recent.Remove(hash)
 	}
 }
 
-// CheckAccount refuses, with ECodePerSecondLimit and the wait, a request of an account whose
-// refusals fill their second.
-func (f *Refusals) CheckAccount(account string) *flightgraph.Error {
-	if f == nil || account == "" {
+// CheckCredential refuses, with ECodePerSecondLimit and the wait, a request with a credential
+// whose refusals fill their second.
+func (f *Refusals) CheckCredential(hash string) *flightgraph.Error {
+	if f == nil || hash == "" {
 		return nil
 	}
-	if wait := f.window.waits("refused:account:"+account, f.account); wait > 0 {
-		return tooManyRefused(wait, f.account.PerSecond, "for this account")
+	if wait := f.window.waits("refused:credential:"+hash, f.credential); wait > 0 {
+		return tooManyRefused(wait, f.credential.PerSecond, "with this credential")
 	}
 	return nil
 }
 
-// CountAccount counts one refused request of an account.
-func (f *Refusals) CountAccount(account string) {
-	if f == nil || account == "" {
+// CountCredential counts one refused request with a credential.
+func (f *Refusals) CountCredential(hash string) {
+	if f == nil || hash == "" {
 		return
 	}
-	name := "refused:account:" + account
+	name := "refused:credential:" + hash
 	// A full window refuses without counting, which changes nothing: it is full already.
-	if at, _, ok := f.window.reserve(name, f.account); ok {
+	if at, _, ok := f.window.reserve(name, f.credential); ok {
 		f.window.settle(name, at, true)
 	}
+}
+
+// CredentialHash is the hash a credential is remembered by: of its value, whatever the header's
+// spelling (an api-key, a bearer token), or of an OAuth client's id and secret once decoded.
+func CredentialHash(parts ...string) string {
+	return HashCredential(strings.Join(parts, ":"))
 }
 
 func tooManyRefused(wait time.Duration, n int, of string) *flightgraph.Error {

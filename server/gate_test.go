@@ -511,8 +511,8 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 // a second; beyond it, it is refused with 429 before its credential is looked up (no SQL) or its
 // body read, and a burst sent at once does not slip past. A key that authenticated lately keeps
 // working from that address, even once its cache entry is gone; an authenticated caller's
-// refusals count against its account, not its address; answers that are not refusals (a
-// persisted query the cache does not hold, a plan's own 429) count nowhere.
+// refusals count against its credential, not its address or its account; answers that are not
+// refusals (a persisted query the cache does not hold, a plan's own 429) count nowhere.
 func TestRefusalsAreBounded(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
 		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.RefusalsPerSecond = 0 })
@@ -627,15 +627,24 @@ func TestRefusalsAreBounded(t *testing.T) {
 			t.Errorf("%d refused documents parsed of %d sent at once, want at most %d", n, 5*limit, limit)
 		}
 	})
-	t.Run("an account's refusals are its own", func(t *testing.T) {
+	t.Run("a credential's refusals are its own", func(t *testing.T) {
 		s := fresh(t)
 		unapproved := map[string]string{"api-key": keyFor(t, s, "schedule")}
-		perAccount := access.DefaultAccountRefusalsPerSecond
-		if n := flood(t, s, 3*perAccount, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unapproved, "") }); n != perAccount {
-			t.Errorf("%d refusals of one account in one second, want %d", n, perAccount)
+		perCredential := access.DefaultCredentialRefusalsPerSecond
+		if n := flood(t, s, 3*perCredential, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unapproved, "") }); n != perCredential {
+			t.Errorf("%d refusals of one key in one second, want %d", n, perCredential)
+		}
+		// Nobody else's refusals fill a credential's window: the same account's other key, a
+		// fresh session of it, and anonymous callers from the address are served.
+		if code, _, body := s.call(t, http.MethodGet, amenities, map[string]string{"api-key": s.demo.APIKey}, ""); code != http.StatusOK {
+			t.Errorf("the account's other key: %d %.200s; want 200", code, body)
+		}
+		dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		if r := dev.try(t, `{ me { account { email } } }`, nil); len(r.Errors) > 0 {
+			t.Errorf("a fresh session of the account: %+v", r.Errors)
 		}
 		if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, jsonBody(`{ __typename }`, nil)); code != http.StatusOK {
-			t.Errorf("an anonymous call from the account's address: %d %.200s; want 200", code, body)
+			t.Errorf("an anonymous call from the address: %d %.200s; want 200", code, body)
 		}
 	})
 	t.Run("what does not count", func(t *testing.T) {
@@ -650,10 +659,10 @@ func TestRefusalsAreBounded(t *testing.T) {
 				t.Fatalf("preflight %d: %d %.200s, %d SQL round trips", i, code, body, s.queries.Load())
 			}
 		}
-		// A plan's own 429s are its limit's business: they do not fill the account's refusals.
+		// A plan's own 429s are its limit's business: they do not fill the key's refusals.
 		good := map[string]string{"api-key": s.demo.APIKey}
 		s.setPlanLimits(t, s.demo.APIKey, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
-		for range 3 * access.DefaultAccountRefusalsPerSecond {
+		for range 3 * access.DefaultCredentialRefusalsPerSecond {
 			s.call(t, http.MethodGet, amenities, good, "")
 		}
 		if code, _, body := s.call(t, http.MethodGet, "/opendata/schedule/v1/routes?origin=AMS", good, ""); code != http.StatusOK {
