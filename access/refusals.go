@@ -2,10 +2,10 @@ package access
 
 import (
 	"fmt"
-	"strings"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
