@@ -9,13 +9,16 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,7 +222,12 @@ func Adopt(t testing.TB, db *store.DB, dsn string) {
 // Open returns a migrated, empty store of the dialect, closed when the test ends.
 func Open(t testing.TB, dialect string, getenv func(string) string) *store.DB {
 	t.Helper()
-	dsn := DSN(t, dialect, getenv)
+	return openAt(t, dialect, DSN(t, dialect, getenv))
+}
+
+// openAt opens and migrates the store at dsn, closed when the test ends.
+func openAt(t testing.TB, dialect, dsn string) *store.DB {
+	t.Helper()
 	db, err := store.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("open %s store: %v", dialect, err)
@@ -238,15 +246,105 @@ func Seeded(t testing.TB, dialect string, getenv func(string) string) *store.DB 
 	return SeededWindow(t, dialect, getenv, 1, 1)
 }
 
-// SeededWindow is Seeded with flights from back days before Now to ahead days after it.
+// SeededWindow is Seeded with flights from back days before Now to ahead days after it. On SQLite
+// the data set is generated and loaded once per test binary and window, into a template file that
+// each test gets a copy of: loading it is most of a test's time otherwise.
 func SeededWindow(t testing.TB, dialect string, getenv func(string) string, back, ahead int) *store.DB {
 	t.Helper()
+	if dialect == store.SQLite {
+		path := filepath.Join(t.TempDir(), "test.db")
+		if err := copyFile(path, sqliteTemplate(t, back, ahead)); err != nil {
+			t.Fatalf("copy the seeded template: %v", err)
+		}
+		return openAt(t, dialect, "sqlite:"+path)
+	}
 	db := Open(t, dialect, getenv)
-	opts := dataset.Options{Seed: dataset.DefaultSeed, Scale: 1, DaysBack: back, DaysAhead: ahead}
-	if _, err := dataset.Seed(context.Background(), store.NewDatasetStore(db), opts, Now, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if err := seed(db, back, ahead); err != nil {
 		t.Fatalf("seed %s store: %v", dialect, err)
 	}
 	return db
+}
+
+// seed loads the demo data set with flights of the window around Now.
+func seed(db *store.DB, back, ahead int) error {
+	opts := dataset.Options{Seed: dataset.DefaultSeed, Scale: 1, DaysBack: back, DaysAhead: ahead}
+	_, err := dataset.Seed(context.Background(), store.NewDatasetStore(db), opts, Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return err
+}
+
+// templates are the seeded SQLite files of this test binary, by window.
+var templates sync.Map // [2]int → *template
+
+type template struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// sqliteTemplate returns the path of a seeded SQLite database of the window, made on first use in
+// the test binary's template folder (templateDir).
+func sqliteTemplate(t testing.TB, back, ahead int) string {
+	t.Helper()
+	v, _ := templates.LoadOrStore([2]int{back, ahead}, &template{})
+	tpl := v.(*template)
+	tpl.once.Do(func() {
+		dir := templateDir()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tpl.err = err
+			return
+		}
+		tpl.path = filepath.Join(dir, fmt.Sprintf("seeded-%d-%d.db", back, ahead))
+		db, err := store.Open(context.Background(), "sqlite:"+tpl.path)
+		if err == nil {
+			err = db.Migrate(context.Background())
+		}
+		if err == nil {
+			err = seed(db, back, ahead)
+		}
+		if db != nil {
+			// Closing the last connection checkpoints the write-ahead log into the file.
+			if cerr := db.Close(); err == nil {
+				err = cerr
+			}
+		}
+		tpl.err = err
+	})
+	if tpl.err != nil {
+		t.Fatalf("seed the SQLite template: %v", tpl.err)
+	}
+	return tpl.path
+}
+
+// templateDir is this test binary's folder of templates, in the temporary directory and named by
+// its process id; the folders of binaries that are gone are removed as it is made.
+func templateDir() string {
+	prefix := filepath.Join(os.TempDir(), "flightgraph-seeded-")
+	if old, err := filepath.Glob(prefix + "*"); err == nil {
+		for _, dir := range old {
+			pid, err := strconv.Atoi(strings.TrimPrefix(dir, prefix))
+			if err == nil && pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
+				os.RemoveAll(dir)
+			}
+		}
+	}
+	return prefix + strconv.Itoa(os.Getpid())
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // Place resolves an airport or city code of db's data set as the product does (travel.Place),
