@@ -213,16 +213,16 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 					}
 				}
 			}
-			sw := &statusWriter{ResponseWriter: w}
+			sw := statusOf(w)
 			pass := g.serve(sw, r, next, client, caller, authErr)
 			switch {
 			case authErr != nil: // its place counted it already
 			case hash != "":
-				if refused(pass, sw.status) {
+				if refused(pass, sw.Status) {
 					g.Refusals.CountCredential(hash)
 				}
 			default:
-				done(refused(pass, sw.status))
+				done(refused(pass, sw.Status))
 			}
 		})
 	}
@@ -253,27 +253,36 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	return pass
 }
 
-// statusWriter remembers the status an answer started with.
-type statusWriter struct {
+// StatusWriter remembers the status an answer started with. The server's access log wraps every
+// answer in one; the guard reads it, and wraps only an answer that has none.
+type StatusWriter struct {
 	http.ResponseWriter
-	status int
+	Status int
 }
 
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
+// statusOf returns w as a StatusWriter: itself, or w wrapped.
+func statusOf(w http.ResponseWriter) *StatusWriter {
+	if sw, ok := w.(*StatusWriter); ok {
+		return sw
+	}
+	return &StatusWriter{ResponseWriter: w}
+}
+
+func (w *StatusWriter) WriteHeader(code int) {
+	if w.Status == 0 {
+		w.Status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
+func (w *StatusWriter) Write(b []byte) (int, error) {
+	if w.Status == 0 {
+		w.Status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
 
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Middleware guards next with a product list known from the request alone (a REST route):
 // Authenticated, then Admit of what classify names. The handler behind it is expected to Require

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -58,16 +57,9 @@ extend type Query {
 func TestSupergraphComposes(t *testing.T) {
 	tool, node := composeTool(t)
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	resp := s.query(t, `{ _service { sdl } }`, nil)
-	var svc struct {
-		Service struct{ SDL string } `json:"_service"`
-	}
-	json.Unmarshal(resp.Data, &svc)
-	if svc.Service.SDL == "" {
-		t.Fatalf("no SDL: %+v", resp.Errors)
-	}
+	sdl := s.subgraphSDL(t)
 	dir := t.TempDir()
-	flights := writeSDL(t, dir, "flights.graphql", svc.Service.SDL)
+	flights := writeSDL(t, dir, "flights.graphql", sdl)
 	accounts := writeSDL(t, dir, "accounts.graphql", accountsSubgraph)
 
 	out, err := compose(t, tool, node, "flights="+flights, "accounts="+accounts)
@@ -86,7 +78,7 @@ func TestSupergraphComposes(t *testing.T) {
 		}
 	}
 
-	withPortal := writeSDL(t, dir, "flights-with-portal.graphql", svc.Service.SDL+"\n"+portalInTheSubgraph)
+	withPortal := writeSDL(t, dir, "flights-with-portal.graphql", sdl+"\n"+portalInTheSubgraph)
 	out, err = compose(t, tool, node, "flights="+withPortal, "accounts="+accounts)
 	// Exit 1 is a composition error; anything else (a bad file, a missing module) proves nothing.
 	var exit *exec.ExitError

@@ -236,13 +236,9 @@ func TestFlightByIDMatchesConnection(t *testing.T) {
 
 func TestFederation(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	resp := s.query(t, `{ _service { sdl } }`, nil)
-	var svc struct {
-		Service struct{ SDL string } `json:"_service"`
-	}
-	json.Unmarshal(resp.Data, &svc)
+	sdl := s.subgraphSDL(t)
 	for _, want := range []string{`@key(fields: "id")`, `@key(fields: "code")`, "federation/v2"} {
-		if !strings.Contains(svc.Service.SDL, want) {
+		if !strings.Contains(sdl, want) {
 			t.Errorf("subgraph SDL lacks %s", want)
 		}
 	}
@@ -251,7 +247,7 @@ func TestFederation(t *testing.T) {
 		{"__typename": "Airport", "code": "AMS"}, {"__typename": "Airport", "code": "JFK"}, {"__typename": "Aircraft", "configuration": "e90"}}
 	entities := `query($r: [_Any!]!) { _entities(representations: $r) { ... on Airport { code name } ... on Aircraft { configuration typeName } } }`
 	s.query(t, entities, map[string]any{"r": reps[:1]}) // authentication reads the key once, then caches it
-	resp = s.query(t, entities, map[string]any{"r": reps})
+	resp := s.query(t, entities, map[string]any{"r": reps})
 	if len(resp.Errors) > 0 {
 		t.Fatalf("errors: %+v", resp.Errors)
 	}
@@ -566,16 +562,9 @@ func TestAttachedHopsWhenPrefetchesOverlapOrFail(t *testing.T) {
 // portal answers them at /portal/graphql, behind the same guard, and knows no flight field.
 func TestPortalIsNotInTheSubgraph(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	resp := s.query(t, `{ _service { sdl } }`, nil)
-	var svc struct {
-		Service struct{ SDL string } `json:"_service"`
-	}
-	json.Unmarshal(resp.Data, &svc)
-	if svc.Service.SDL == "" {
-		t.Fatalf("no SDL: %+v", resp.Errors)
-	}
+	sdl := s.subgraphSDL(t)
 	portalNames := regexp.MustCompile(`(?m)^\s*(type (Mutation|Me|Account|Key|Api|Application)\b|(me|apis|signIn|signUp|requestKey)\b)|@portal`)
-	if found := portalNames.FindAllString(svc.Service.SDL, -1); len(found) > 0 {
+	if found := portalNames.FindAllString(sdl, -1); len(found) > 0 {
 		t.Errorf("the subgraph's SDL holds the portal's %q", found)
 	}
 	dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
@@ -622,4 +611,18 @@ func TestGraphQLReadsThePointOfSale(t *testing.T) {
 			t.Errorf("%v: %s %+v, want %s naming its header", c.headers, r.Data, r.Errors, c.code)
 		}
 	}
+}
+
+// subgraphSDL is the flight subgraph's SDL as /graphql serves it to a router (_service).
+func (s *testServer) subgraphSDL(t testing.TB) string {
+	t.Helper()
+	resp := s.query(t, `{ _service { sdl } }`, nil)
+	var svc struct {
+		Service struct{ SDL string } `json:"_service"`
+	}
+	json.Unmarshal(resp.Data, &svc)
+	if svc.Service.SDL == "" {
+		t.Fatalf("no SDL: %+v", resp.Errors)
+	}
+	return svc.Service.SDL
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/app"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/portal"
@@ -200,53 +201,31 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 	})
 }
 
-// statusWriter remembers the status code written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // observe counts and times requests by the mux pattern that served them (never the raw path,
 // which would make one series per flight id) and writes the access log.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &access.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		if sw.status == 0 {
-			sw.status = http.StatusOK
+		if sw.Status == 0 {
+			sw.Status = http.StatusOK
 		}
-		if errors.Is(r.Context().Err(), context.Canceled) && (sw.status < 400 || sw.status >= 500) {
+		if errors.Is(r.Context().Err(), context.Canceled) && (sw.Status < 400 || sw.Status >= 500) {
 			// The connection failed under the request (the client went away): an answer went
 			// nowhere, and a failure is none of the server's. A 4xx is kept: it is the refusal
 			// of what the client did send (a body too slow or cut off).
-			sw.status = graph.StatusClientClosed
+			sw.Status = graph.StatusClientClosed
 		}
 		route := r.Pattern
 		if route == "" || route == "/" {
 			route = "unmatched"
 		}
 		elapsed := time.Since(start)
-		s.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.status)).Inc()
+		s.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.Status)).Inc()
 		s.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
 		s.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", sw.status), slog.Duration("elapsed", elapsed), slog.String("requestId", flightgraph.RequestIDFromContext(r.Context())))
+			slog.Int("status", sw.Status), slog.Duration("elapsed", elapsed), slog.String("requestId", flightgraph.RequestIDFromContext(r.Context())))
 	})
 }
 
