@@ -211,10 +211,10 @@ func (f *LockoutFallback) Clear(ctx context.Context, key string) error {
 // verify looks a name up with find, which returns what it found and its password hash, and
 // checks password against that hash, spending one password hash whether or not the name exists
 // (an unknown one is checked against a decoy), so that neither the answer nor its time tells
-// which names exist. A name that cannot be looked up at all (lookupable) is an unknown one. It
-// reports whether the password is right; its error is find's, other than not-found, or the hash
-// gate's.
-func verify[T any](ctx context.Context, gate *HashGate, h PasswordHasher, name, password string, find func(name string) (T, string, error)) (T, bool, error) {
+// which names exist. A name that cannot be looked up at all (lookupable) is an unknown one. A
+// password that does not match is the error wrong; its other errors are find's, other than
+// not-found, or the hash gate's.
+func verify[T any](ctx context.Context, gate *HashGate, h PasswordHasher, name, password string, wrong error, find func(name string) (T, string, error)) (T, error) {
 	var (
 		found  T
 		stored string
@@ -224,10 +224,13 @@ func verify[T any](ctx context.Context, gate *HashGate, h PasswordHasher, name, 
 		found, stored, err = find(name)
 	}
 	if err != nil && !errIsNotFound(err) {
-		return found, false, err
+		return found, err
 	}
 	ok, err := gate.Matches(ctx, h, password, stored)
-	return found, ok && err == nil, err
+	if err == nil && !ok {
+		err = wrong
+	}
+	return found, err
 }
 
 // lookupable reports whether a name a caller typed (an e-mail, a user name) can be looked up at

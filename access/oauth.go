@@ -366,17 +366,13 @@ func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, 
 	// without a key cannot lock customers out) and before the customer is looked up. The user
 	// name is counted exactly as sent, since it is looked up exactly as sent.
 	c, err := signIn(ctx, t.Lockout, t.Log, SignInKey(SignInCustomer, user), func() (*flightgraph.Customer, error) {
-		c, ok, err := verify(ctx, t.Hashes, t.Hasher, user, pw, func(user string) (*flightgraph.Customer, string, error) {
+		return verify(ctx, t.Hashes, t.Hasher, user, pw, errWrongPassword, func(user string) (*flightgraph.Customer, string, error) {
 			c, err := t.Store.CustomerByUsername(ctx, user)
 			if err != nil {
 				return nil, "", err
 			}
 			return c, c.PasswordHash, nil
 		})
-		if err == nil && !ok {
-			err = errWrongPassword
-		}
-		return c, err
 	})
 	var fe *flightgraph.Error
 	switch {

@@ -107,18 +107,15 @@ func (s *Service) CreateAccount(ctx context.Context, in flightgraph.SignUpInput,
 // whether or not the e-mail has an account. A success clears the count.
 func (s *Service) SignIn(ctx context.Context, email, password string) (*Session, error) {
 	email = flightgraph.NormalizeEmail(email)
+	wrong := flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
 	acc, err := signIn(ctx, s.Lockout, s.Log, SignInKey(SignInPortal, email), func() (*flightgraph.Account, error) {
-		acc, ok, err := verify(ctx, s.Hashes, s.Hasher, email, password, func(email string) (*flightgraph.Account, string, error) {
+		return verify(ctx, s.Hashes, s.Hasher, email, password, wrong, func(email string) (*flightgraph.Account, string, error) {
 			acc, err := s.Store.AccountByEmail(ctx, email)
 			if err != nil {
 				return nil, "", err
 			}
 			return acc, acc.PasswordHash, nil
 		})
-		if err == nil && !ok {
-			err = flightgraph.Errorf(flightgraph.ECodeBadLogin, "wrong e-mail or password")
-		}
-		return acc, err
 	})
 	if err != nil {
 		return nil, err
