@@ -461,21 +461,21 @@ func (g *Guard) forgetAll() {
 
 // UnchargedLimits bound the calls that charge no API: the portal's operations, introspection and
 // the token endpoint's grants. They answer from the database or from the schema like any API,
-// and a caller could otherwise repeat them without end; the limits are those of each portal
-// account (its session, keys and tokens together), and of each client address for anonymous
-// callers.
+// and a caller could otherwise repeat them without end; the limits are those of each credential
+// (a portal session; a key, with its tokens and its grants), and of each client address for
+// anonymous callers. Not of an account: whoever holds one key (embedded in a web page, or a
+// customer's token) must not be able to spend the budget of the account's session or other keys.
 type UnchargedLimits struct {
-	PerAccount, PerAddress flightgraph.Limits
+	PerCredential, PerAddress flightgraph.Limits
 }
 
-// DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: per portal
-// account (its session, and all its keys and their tokens together, however many it makes), twice
-// the Default plan's rate; per client address, about what the password hashes of sign-ins can
+// DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: per credential,
+// twice the Default plan's rate (an account has at most MaxApplications × MaxKeys active keys); per client address, about what the password hashes of sign-ins can
 // serve. Neither has a daily quota: these calls leave no durable count to keep one by (the
 // limiter forgets an idle name), and behind a proxy or a NAT one address is many people, whom a
 // quota spent by one of them would shut out of signing in.
 var DefaultUncharged = UnchargedLimits{
-	PerAccount: flightgraph.Limits{PerSecond: 10, PerDay: noDailyQuota},
+	PerCredential: flightgraph.Limits{PerSecond: 10, PerDay: noDailyQuota},
 	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: noDailyQuota},
 }
 
@@ -565,8 +565,11 @@ func limited(h http.Header, d Decision) error {
 // limits: those of the portal account behind the session, key or token, or of the client
 // address of an anonymous caller.
 func (g *Guard) uncharged(p *Pass) (string, flightgraph.Limits) {
-	if p.Caller.Account != nil {
-		return AccountUncharged(p.Caller.Account.ID, g.Uncharged)
+	switch c := p.Caller; {
+	case c.Kind == flightgraph.CallerSession:
+		return CredentialUncharged("session:"+c.SessionHash, g.Uncharged)
+	case c.KeyID != "":
+		return CredentialUncharged("key:"+c.KeyID, g.Uncharged)
 	}
 	return AddressUncharged(p.client, g.Uncharged)
 }
@@ -581,14 +584,15 @@ func AddressUncharged(address string, u UnchargedLimits) (string, flightgraph.Li
 	return "uncharged:address:" + address, l
 }
 
-// AccountUncharged returns the limiter's name for the uncharged calls of an account, and their
-// limits under u (DefaultUncharged's where u has none): the guard's and the token endpoint's.
-func AccountUncharged(accountID string, u UnchargedLimits) (string, flightgraph.Limits) {
-	l := u.PerAccount
+// CredentialUncharged returns the limiter's name for the uncharged calls of a credential
+// ("session:<hash>", or "key:<id>" for a key with its tokens and grants), and their limits under u
+// (DefaultUncharged's where u has none): the guard's and the token endpoint's.
+func CredentialUncharged(credential string, u UnchargedLimits) (string, flightgraph.Limits) {
+	l := u.PerCredential
 	if l == (flightgraph.Limits{}) {
-		l = DefaultUncharged.PerAccount
+		l = DefaultUncharged.PerCredential
 	}
-	return "uncharged:account:" + accountID, l
+	return "uncharged:" + credential, l
 }
 
 // errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.

@@ -194,13 +194,13 @@ func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthEr
 	done(false)
 	t.Refusals.Authenticated(hash)
 	if t.Limiter != nil {
-		id, limits := AccountUncharged(ka.Account.ID, t.Uncharged)
+		id, limits := CredentialUncharged("key:"+ka.Key.ID, t.Uncharged)
 		d, err := t.Limiter.Admit(ctx, id, limits)
 		if err != nil {
 			return nil, t.internal(ctx, err)
 		}
 		if !d.Allowed {
-			return nil, tooMany(d.RetryAfter, fmt.Sprintf("too many token requests for this account; retry after %d s", flightgraph.Seconds(d.RetryAfter)))
+			return nil, tooMany(d.RetryAfter, fmt.Sprintf("too many token requests for this key; retry after %d s", flightgraph.Seconds(d.RetryAfter)))
 		}
 	}
 	grant := flightgraph.Grant(form.Get("grant_type"))

@@ -423,16 +423,23 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 		}
 		return admitted
 	}
-	t.Run("an account's session and keys together", func(t *testing.T) {
+	t.Run("each credential on its own", func(t *testing.T) {
 		s := fresh(t)
 		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
 		key1, key2 := map[string]string{"api-key": keyFor(t, s, "schedule")}, map[string]string{"api-key": keyFor(t, s, "opendata")}
-		var calls []map[string]string
-		for range 10 {
-			calls = append(calls, session, key1, key2)
+		per := access.DefaultUncharged.PerCredential.PerSecond
+		// One key spends its budget and more: the account's other key and its session keep theirs.
+		spend := make([]map[string]string, 3*per)
+		for i := range spend {
+			spend[i] = key1
 		}
-		if n, want := count(t, s, calls, `{ __schema { queryType { name } } }`), access.DefaultUncharged.PerAccount.PerSecond; n != want {
-			t.Errorf("%d of 30 admitted in one second, want %d", n, want)
+		if n := count(t, s, spend, `{ __schema { queryType { name } } }`); n != per {
+			t.Errorf("%d of %d calls of one key admitted in one second, want %d", n, len(spend), per)
+		}
+		for _, other := range []map[string]string{key2, session} {
+			if n := count(t, s, []map[string]string{other, other}, `{ __schema { queryType { name } } }`); n != 2 {
+				t.Errorf("%v after another key spent its budget: %d of 2 admitted, want 2", other, n)
+			}
 		}
 	})
 	t.Run("anonymous address", func(t *testing.T) {
@@ -454,7 +461,7 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 				t.Fatalf("grant: %s", r)
 			}
 		}
-		if want := access.DefaultUncharged.PerAccount.PerSecond; admitted != want {
+		if want := access.DefaultUncharged.PerCredential.PerSecond; admitted != want {
 			t.Errorf("%d of 15 grants admitted in one second, want %d", admitted, want)
 		}
 	})
