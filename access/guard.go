@@ -476,7 +476,7 @@ type UnchargedLimits struct {
 // quota spent by one of them would shut out of signing in.
 var DefaultUncharged = UnchargedLimits{
 	PerCredential: flightgraph.Limits{PerSecond: 10, PerDay: noDailyQuota},
-	PerAddress: flightgraph.Limits{PerSecond: 20, PerDay: noDailyQuota},
+	PerAddress:    flightgraph.Limits{PerSecond: 20, PerDay: noDailyQuota},
 }
 
 // noDailyQuota is the per-day limit of limits that have none.
