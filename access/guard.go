@@ -171,59 +171,45 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				g.serve(w, r, next, client, &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}, nil)
 				return
 			}
+			// One place is held for the request's work: in its credential's window when the
+			// credential authenticated lately, else in its client address's.
 			hash := credentialHash(r)
 			recent := g.Refusals.Recent(hash)
-			done := func(bool) {}
-			if recent {
-				if err := g.Refusals.CheckCredential(hash); err != nil {
-					fail(w, r, err)
-					return
-				}
-			} else {
-				var refusedNow *flightgraph.Error
-				if done, refusedNow = g.Refusals.Reserve(client); refusedNow != nil {
-					fail(w, r, refusedNow)
-					return
-				}
+			done, refusedNow := g.Refusals.Reserve(client, hash)
+			if refusedNow != nil {
+				fail(w, r, refusedNow)
+				return
 			}
 			caller := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
-			var authErr error
 			if hash != "" {
-				caller, authErr = g.Authenticate(r)
-				if authErr != nil {
-					// A lookup that failed, or was abandoned, keeps its place: only one that
-					// authenticated gives it back. A credential refused is no longer one that
-					// authenticated lately; one that could not be checked still is.
+				var authErr error
+				if caller, authErr = g.Authenticate(r); authErr != nil {
+					// A lookup that failed, or was abandoned, keeps its place. A credential
+					// refused is no longer one that authenticated lately; one that could not be
+					// checked still is, and must not go on as anonymous, which would tell a
+					// signed-in user to sign in again.
 					done(true)
-					if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status < http.StatusInternalServerError {
-						g.Refusals.Failed(hash)
-					} else {
-						// It could not be checked: it must not go on as anonymous, which would
-						// tell a signed-in user to sign in again.
+					if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
 						fail(w, r, authErr)
 						return
 					}
-				} else {
-					done(false) // it authenticated: the place is free for the next
-					done = func(bool) {}
+					g.Refusals.Failed(hash)
+					g.serve(w, r, next, client, caller, authErr)
+					return
+				}
+				if !recent {
+					// It authenticated: its address's place is free for the next, and its own
+					// window holds its work from here.
+					done(false)
 					g.Refusals.Authenticated(hash)
-					if err := g.Refusals.CheckCredential(hash); err != nil {
-						fail(w, r, err)
+					if done, refusedNow = g.Refusals.ReserveCredential(hash); refusedNow != nil {
+						fail(w, r, refusedNow)
 						return
 					}
 				}
 			}
 			sw := statusOf(w)
-			pass := g.serve(sw, r, next, client, caller, authErr)
-			switch {
-			case authErr != nil: // its place counted it already
-			case hash != "":
-				if refused(pass, sw.Status) {
-					g.Refusals.CountCredential(hash)
-				}
-			default:
-				done(refused(pass, sw.Status))
-			}
+			done(refused(g.serve(sw, r, next, client, caller, nil), sw.Status))
 		})
 	}
 }

@@ -162,26 +162,16 @@ func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthEr
 		}
 	}
 	hash, known = clientHash(r, form), true
-	done := func(bool) {}
-	recent := t.Refusals.Recent(hash)
-	if recent {
-		if err := t.Refusals.CheckCredential(hash); err != nil {
-			return nil, tooMany(err.RetryAfter, err.Message)
-		}
-	} else {
-		var refused *flightgraph.Error
-		if done, refused = t.Refusals.Reserve(address); refused != nil {
-			return nil, tooMany(refused.RetryAfter, refused.Message)
-		}
+	// The client is looked up with a place (Refusals.Reserve).
+	done, refused := t.Refusals.Reserve(address, hash)
+	if refused != nil {
+		return nil, tooMany(refused.RetryAfter, refused.Message)
 	}
 	authenticated := false
 	defer func() {
 		if !authenticated {
 			if oe != nil && oe.Status == http.StatusUnauthorized {
 				t.Refusals.Failed(hash) // the client's credentials were refused
-			}
-			if recent && oe != nil {
-				t.Refusals.CountCredential(hash)
 			}
 			done(oe != nil) // refused, or abandoned, before the client authenticated
 		}

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
@@ -31,9 +32,10 @@ const (
 //     a credential, when it is served (Reserve). A burst sent at once cannot slip past, and a
 //     lookup that is abandoned (the client left, the database failed) keeps its place;
 //   - per credential: one that authenticated lately skips the address's window (so that a NAT
-//     neighbour's garbage never locks it out), and its own refusals count against it instead
-//     (CountCredential), checked before it is looked up (CheckCredential). Nobody else's refusals
-//     can fill a credential's window: a key, token or session is its holder's alone.
+//     neighbour's garbage never locks it out) and takes its place in its own window instead,
+//     before it is looked up (ReserveCredential), given back when its request was not refused.
+//     Nobody else's refusals can fill a credential's window: a key, token or session is its
+//     holder's alone.
 //
 // Credentials that authenticated lately are remembered by the hash of their canonical form
 // (CredentialHash), issued tokens from their issue; one that is refused is forgotten, and needs a
@@ -55,40 +57,45 @@ const (
 	RecentMax = 100_000
 )
 
-// NewRefusals returns Refusals of perSecond refused requests a second per client address
-// (DefaultRefusalsPerSecond when 0 or less) and DefaultCredentialRefusalsPerSecond per credential,
-// reading the time from now.
-func NewRefusals(perSecond int, now func() time.Time) *Refusals {
-	if perSecond <= 0 {
-		perSecond = DefaultRefusalsPerSecond
-	}
-	credential := min(DefaultCredentialRefusalsPerSecond, perSecond)
-	if perSecond > DefaultRefusalsPerSecond {
-		credential = perSecond // a test's generous bound is generous for credentials too
-	}
-	recent, _ := lru.New[string, time.Time](RecentMax)
-	return &Refusals{address: flightgraph.Limits{PerSecond: perSecond}, credential: flightgraph.Limits{PerSecond: credential},
-		window: NewMemoryLimiter(nil, now), now: now, recent: recent}
+// RefusalLimits are how many refused requests a second a client address, and one credential that
+// authenticated lately, may have; zero fields take the defaults.
+type RefusalLimits struct {
+	PerAddress, PerCredential int
 }
 
-// Reserve takes a place in the client address's second for a request's work, or refuses it with
-// ECodePerSecondLimit and the wait when the second is full. done ends the work: refused keeps the
+// NewRefusals returns Refusals under limits, reading the time from now.
+func NewRefusals(limits RefusalLimits, now func() time.Time) *Refusals {
+	recent, _ := lru.New[string, time.Time](RecentMax)
+	return &Refusals{address: flightgraph.Limits{PerSecond: cmp.Or(limits.PerAddress, DefaultRefusalsPerSecond)},
+		credential: flightgraph.Limits{PerSecond: cmp.Or(limits.PerCredential, DefaultCredentialRefusalsPerSecond)},
+		window:     NewMemoryLimiter(nil, now), now: now, recent: recent}
+}
+
+// Reserve takes a place for a request's work: in the window of its credential (by hash) when that
+// authenticated lately, else in its client address's; or refuses the request with
+// ECodePerSecondLimit and the wait when the window is full. done ends the work: refused keeps the
 // place, otherwise it is given back.
-func (f *Refusals) Reserve(address string) (done func(refused bool), _ *flightgraph.Error) {
+func (f *Refusals) Reserve(address, hash string) (done func(refused bool), _ *flightgraph.Error) {
 	if f == nil {
 		return func(bool) {}, nil
 	}
-	name := "refused:address:" + address
-	at, d, ok := f.window.reserve(name, f.address)
+	if f.Recent(hash) {
+		return f.ReserveCredential(hash)
+	}
+	return f.reserve("refused:address:"+address, f.address, "from this address")
+}
+
+func (f *Refusals) reserve(name string, limits flightgraph.Limits, of string) (func(bool), *flightgraph.Error) {
+	at, d, ok := f.window.reserve(name, limits)
 	if !ok {
-		return nil, tooManyRefused(d.RetryAfter, f.address.PerSecond, "from this address")
+		return nil, tooManyRefused(d.RetryAfter, limits.PerSecond, of)
 	}
 	return func(refused bool) { f.window.settle(name, at, refused) }, nil
 }
 
 // CountAddress counts one refused request from address that took no place before its work.
 func (f *Refusals) CountAddress(address string) {
-	if done, err := f.Reserve(address); err == nil {
+	if done, err := f.Reserve(address, ""); err == nil {
 		done(true)
 	}
 }
@@ -116,28 +123,12 @@ func (f *Refusals) Failed(hash string) {
 	}
 }
 
-// CheckCredential refuses, with ECodePerSecondLimit and the wait, a request with a credential
-// whose refusals fill their second.
-func (f *Refusals) CheckCredential(hash string) *flightgraph.Error {
-	if f == nil || hash == "" {
-		return nil
+// ReserveCredential is Reserve in the window of a credential that authenticated, by its hash.
+func (f *Refusals) ReserveCredential(hash string) (done func(refused bool), _ *flightgraph.Error) {
+	if f == nil {
+		return func(bool) {}, nil
 	}
-	if wait := f.window.waits("refused:credential:"+hash, f.credential); wait > 0 {
-		return tooManyRefused(wait, f.credential.PerSecond, "with this credential")
-	}
-	return nil
-}
-
-// CountCredential counts one refused request with a credential.
-func (f *Refusals) CountCredential(hash string) {
-	if f == nil || hash == "" {
-		return
-	}
-	name := "refused:credential:" + hash
-	// A full window refuses without counting, which changes nothing: it is full already.
-	if at, _, ok := f.window.reserve(name, f.credential); ok {
-		f.window.settle(name, at, true)
-	}
+	return f.reserve("refused:credential:"+hash, f.credential, "with this credential")
 }
 
 // CredentialHash is the hash a credential is remembered by: of its value, whatever the header's
@@ -152,10 +143,12 @@ func tooManyRefused(wait time.Duration, n int, of string) *flightgraph.Error {
 }
 
 // refused reports whether a request that was served by next was refused: nothing was admitted
-// and the answer is an error, other than a limit's 429 (which its limit counted). An answer of
-// 200 with errors (a persisted query the cache does not hold) asks the client to go on.
+// and the answer is an error, other than a plan's 429, which its limit counted. An answer of 200
+// with errors (a persisted query the cache does not hold) asks the client to go on. A session's
+// 429 does count: its calls are all uncharged, and a session is looked up on every request.
 func refused(pass *Pass, status int) bool {
-	return !pass.served() && status >= http.StatusBadRequest && status != http.StatusTooManyRequests
+	return !pass.served() && status >= http.StatusBadRequest &&
+		(status != http.StatusTooManyRequests || pass.Caller.Kind == flightgraph.CallerSession)
 }
 
 // clientAddress names the client of a request by its connection's address: the host, and for

@@ -61,9 +61,9 @@ type Config struct {
 	// Uncharged bounds the calls that charge no API (portal operations, introspection);
 	// access.DefaultUncharged when zero.
 	Uncharged access.UnchargedLimits
-	// RefusalsPerSecond bounds the refused requests a second of one client address (see
-	// access.Refusals); access.DefaultRefusalsPerSecond when zero.
-	RefusalsPerSecond int
+	// Refusals bound the refused requests a second of a client address and of a credential (see
+	// access.Refusals); zero fields take the defaults.
+	Refusals access.RefusalLimits
 }
 
 // Services are flightgraph's services, built once.
@@ -120,7 +120,7 @@ func New(cfg Config) *Services {
 		s.Limiter = cfg.NewLimiter(s.Usage.DayUsage)
 	}
 	s.Usage.Attach(s.Limiter)
-	refusals := access.NewRefusals(cfg.RefusalsPerSecond, cfg.Now)
+	refusals := access.NewRefusals(cfg.Refusals, cfg.Now)
 	s.Guard = &access.Guard{Store: st.Access, Limiter: s.Limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
 		Uncharged: cfg.Uncharged, Refusals: refusals}
 	s.Outbox = access.NewOutbox(st.Mail, cfg.Mailer, cfg.Log)

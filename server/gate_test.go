@@ -522,7 +522,7 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 // refusals (a persisted query the cache does not hold, a plan's own 429) count nowhere.
 func TestRefusalsAreBounded(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.RefusalsPerSecond = 0 })
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Refusals = access.RefusalLimits{} })
 	}
 	unknownKey := func() map[string]string { return map[string]string{"api-key": access.NewCredential(access.KindAPIKey)} }
 	const amenities = "/opendata/inspire/v2/amenities?aircraftConfiguration=E90"
@@ -632,6 +632,32 @@ func TestRefusalsAreBounded(t *testing.T) {
 		wg.Wait()
 		if n := refusedDocs.Load(); n > int64(limit) {
 			t.Errorf("%d refused documents parsed of %d sent at once, want at most %d", n, 5*limit, limit)
+		}
+	})
+	t.Run("a recent key's burst at once", func(t *testing.T) {
+		s := fresh(t)
+		key := map[string]string{"api-key": s.demo.APIKey}
+		if code, _, body := s.call(t, http.MethodGet, amenities, key, ""); code != http.StatusOK {
+			t.Fatalf("%d %.200s", code, body)
+		}
+		var parsed atomic.Int64
+		var wg sync.WaitGroup
+		for range 5 * limit {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(refusedDoc))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("api-key", s.demo.APIKey)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					if resp.StatusCode != http.StatusTooManyRequests {
+						parsed.Add(1)
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		if n, per := parsed.Load(), int64(access.DefaultCredentialRefusalsPerSecond); n > per {
+			t.Errorf("%d refused documents of one key parsed of %d sent at once, want at most %d", n, 5*limit, per)
 		}
 	})
 	t.Run("a credential's refusals are its own", func(t *testing.T) {

@@ -73,7 +73,7 @@ func testConfig(db *store.DB, logs io.Writer) serverConfig {
 			// other things never meet (TestUnchargedCallsAreLimited tests the defaults).
 			Uncharged: access.UnchargedLimits{PerCredential: generousRates, PerAddress: generousRates},
 			// Tests send many refused requests from one address; TestRefusalsAreBounded tests the bound.
-			RefusalsPerSecond: 1 << 20,
+			Refusals: access.RefusalLimits{PerAddress: 1 << 20, PerCredential: 1 << 20},
 		},
 		Server: server.Config{Registry: prometheus.NewRegistry(), DB: db, Version: "test"},
 	}
