@@ -121,6 +121,8 @@ type Pass struct {
 	mu       sync.Mutex
 	admitted map[string]bool
 	passed   bool // Admit let a call through: of products, or uncharged
+	// onAdmit, when set, is called once Admit let a call through: its work is no refusal.
+	onAdmit func()
 }
 
 // served reports whether Admit let the request's call through.
@@ -208,8 +210,15 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 					}
 				}
 			}
+			// The place is held until the call is admitted (its body read, parsed and checked),
+			// not while it runs, so that a credential's calls in parallel do not fill it.
+			var once sync.Once
+			settle := func(refused bool) { once.Do(func() { done(refused) }) }
 			sw := statusOf(w)
-			done(refused(g.serve(sw, r, next, client, caller, nil), sw.Status))
+			pass := NewPass(caller, nil, sw.Header())
+			pass.client, pass.onAdmit = client, func() { settle(false) }
+			next.ServeHTTP(sw, r.WithContext(WithPass(r.Context(), pass)))
+			settle(refused(pass, sw.Status))
 		})
 	}
 }
@@ -488,9 +497,7 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 		if err := limited(h, d); err != nil {
 			return err
 		}
-		pass.mu.Lock()
-		pass.passed = true
-		pass.mu.Unlock()
+		pass.admit(nil)
 		return nil
 	}
 	for _, slug := range products {
@@ -521,16 +528,25 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 			g.Usage.Add(u.SubscriptionID, u.Day)
 		}
 	}
-	pass.mu.Lock()
-	pass.passed = true
-	if pass.admitted == nil {
-		pass.admitted = make(map[string]bool, len(products))
+	pass.admit(products)
+	return nil
+}
+
+// admit records that Admit let a call of products through, and tells onAdmit.
+func (p *Pass) admit(products []string) {
+	p.mu.Lock()
+	p.passed = true
+	if p.admitted == nil {
+		p.admitted = make(map[string]bool, len(products))
 	}
 	for _, slug := range products {
-		pass.admitted[slug] = true
+		p.admitted[slug] = true
 	}
-	pass.mu.Unlock()
-	return nil
+	onAdmit := p.onAdmit
+	p.mu.Unlock()
+	if onAdmit != nil {
+		onAdmit()
+	}
 }
 
 // limited writes the limit headers of a decision and returns the refusal it is, if it is one.

@@ -660,6 +660,33 @@ func TestRefusalsAreBounded(t *testing.T) {
 			t.Errorf("%d refused documents of one key parsed of %d sent at once, want at most %d", n, 5*limit, per)
 		}
 	})
+	t.Run("a recent key's calls in parallel", func(t *testing.T) {
+		s := fresh(t)
+		key := map[string]string{"api-key": s.demo.APIKey}
+		if code, _, body := s.call(t, http.MethodGet, amenities, key, ""); code != http.StatusOK {
+			t.Fatalf("%d %.200s", code, body)
+		}
+		// Served calls give their place back once admitted: many at once are no refusals.
+		var refusedCalls atomic.Int64
+		var wg sync.WaitGroup
+		for range 5 * limit {
+			wg.Go(func() {
+				req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(jsonBody(`{ fleet { configuration } }`, nil)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("api-key", s.demo.APIKey)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					if resp.StatusCode != http.StatusOK {
+						refusedCalls.Add(1)
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		if n := refusedCalls.Load(); n > 0 {
+			t.Errorf("%d of %d calls of one key sent at once were refused, want none", n, 5*limit)
+		}
+	})
 	t.Run("a credential's refusals are its own", func(t *testing.T) {
 		s := fresh(t)
 		unapproved := map[string]string{"api-key": keyFor(t, s, "schedule")}
