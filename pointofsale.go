@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // PointOfSale is where, in what language and under which brand a request sells: the market's
@@ -165,12 +166,16 @@ func qvalue(v string) (float64, bool) {
 	return q, err == nil
 }
 
-// clip shortens a value a client sent for quoting in an error.
+// clip shortens a value a client sent for quoting in an error, at a character's boundary.
 func clip(v string) string {
-	if len(v) > 64 {
-		return v[:64] + "…"
+	if len(v) <= 64 {
+		return v
 	}
-	return v
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }
 
 func isLetters(s string) bool {

@@ -39,7 +39,7 @@ func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 
 // Serve returns the GraphQL endpoint of schema: the request's dataloaders, then gqlgen with the
 // HTTP transport and, in this order, persisted queries, the document bounds (Bounds), the access
-// gate with the operation's cost (Gate), the deadline, the operation middlewares around, and one
+// gate with the operation's cost (Gate), the operation middlewares around, and one
 // error presenter. Every endpoint is served this way: the flight subgraph and the portal.
 func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)

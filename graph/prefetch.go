@@ -139,7 +139,7 @@ func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*fligh
 		}
 		o, oErr := referenced(vals[2*i], airErrs[2*i], codes[2*i])
 		d, dErr := referenced(vals[2*i+1], airErrs[2*i+1], codes[2*i+1])
-		served[g] = model.NewFlightLeg(g, o, d, oErr, dErr, true)
+		served[g] = model.NewFlightLeg(g, o, d, oErr, dErr)
 	}
 	legs, legsErr := make(map[string][]*model.FlightLeg, len(ids)), make(map[string]error, len(ids))
 	for i, id := range ids {

@@ -545,8 +545,6 @@ func (f *filter) add(cond string, args ...any) {
 	f.args = append(f.args, args...)
 }
 
-// ends adds origin and destination conditions, each skipped when empty; a city code matches each
-// of its airports.
 // places matches the origin and destination columns to the airports of the places given: a
 // list walks the index in order, where a subquery for a city's airports cost PostgreSQL reading
 // and sorting every flight of the day.

@@ -33,11 +33,11 @@ type FlightLeg struct {
 	origin, destination hop[*flightgraph.Airport]
 }
 
-// NewFlightLeg returns l with its airports, or the errors of loading them; fetched is false when
-// the operation selects neither.
-func NewFlightLeg(l *flightgraph.FlightLeg, origin, destination *flightgraph.Airport, originErr, destinationErr error, fetched bool) *FlightLeg {
-	return &FlightLeg{FlightLeg: l, origin: hop[*flightgraph.Airport]{origin, originErr, fetched},
-		destination: hop[*flightgraph.Airport]{destination, destinationErr, fetched}}
+// NewFlightLeg returns l with its airports, or the errors of loading them. A leg made without it
+// ({FlightLeg: l}) has none fetched.
+func NewFlightLeg(l *flightgraph.FlightLeg, origin, destination *flightgraph.Airport, originErr, destinationErr error) *FlightLeg {
+	return &FlightLeg{FlightLeg: l, origin: hop[*flightgraph.Airport]{origin, originErr, true},
+		destination: hop[*flightgraph.Airport]{destination, destinationErr, true}}
 }
 
 // Origin returns the origin airport fetched for the leg.
