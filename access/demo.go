@@ -34,6 +34,13 @@ func (s *Service) SeedDemo(ctx context.Context) (*DemoCredentials, error) {
 		OperatorEmail: "operator@demo.flightgraph.local", OperatorPassword: randomPassword(),
 		CustomerUsername: "demo.customer", CustomerPassword: randomPassword(), CustomerID: "1000000001",
 	}
+	// The demo accounts exist already on every start but the first: tell so before spending three
+	// password hashes on them (the insert below still refuses a race).
+	if _, err := s.Store.AccountByEmail(ctx, d.OperatorEmail); err == nil {
+		return nil, exists(flightgraph.ErrExists, "the demo accounts exist already")
+	} else if !errIsNotFound(err) {
+		return nil, err
+	}
 	var hashes [3]string
 	for i, pw := range []string{d.DeveloperPassword, d.OperatorPassword, d.CustomerPassword} {
 		var err error
