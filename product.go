@@ -165,6 +165,30 @@ func (q QueryLimits) Max(o QueryLimits) QueryLimits {
 		MaxRootFields: max(q.MaxRootFields, o.MaxRootFields), MaxTokens: max(q.MaxTokens, o.MaxTokens)}
 }
 
+// MaxQueryLimits are the most an operator may grant: past them, one operation's parsing,
+// validation or result costs more than a request's deadline is meant to cover.
+var MaxQueryLimits = QueryLimits{MaxCost: 1_000_000, MaxDepth: 15, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 10_000}
+
+// Validate checks bounds an operator grants: each set field between the Default plan's and
+// MaxQueryLimits' (a zero field is not set). It returns ECodeInvalidParameter.
+func (q QueryLimits) Validate() error {
+	for _, f := range []struct {
+		name          string
+		v, least, most int
+	}{
+		{"maxCost", q.MaxCost, DefaultQueryLimits.MaxCost, MaxQueryLimits.MaxCost},
+		{"maxDepth", q.MaxDepth, DefaultQueryLimits.MaxDepth, MaxQueryLimits.MaxDepth},
+		{"maxAliases", q.MaxAliases, DefaultQueryLimits.MaxAliases, MaxQueryLimits.MaxAliases},
+		{"maxRootFields", q.MaxRootFields, DefaultQueryLimits.MaxRootFields, MaxQueryLimits.MaxRootFields},
+		{"maxTokens", q.MaxTokens, DefaultQueryLimits.MaxTokens, MaxQueryLimits.MaxTokens},
+	} {
+		if f.v != 0 && (f.v < f.least || f.v > f.most) {
+			return ParamErrorf(ECodeInvalidParameter, "queryLimits."+f.name, "%s must be between %d and %d, got %d", f.name, f.least, f.most, f.v)
+		}
+	}
+	return nil
+}
+
 // Validate checks a plan's limits; it returns ECodeInvalidParameter.
 func (l Limits) Validate() error {
 	if l.PerSecond < 1 || l.PerSecond > 10000 {

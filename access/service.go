@@ -724,6 +724,9 @@ type LimitReview struct {
 	ID      string
 	Approve bool
 	Limits  flightgraph.Limits // the custom plan's, when approving
+	// Queries raises the custom plan's GraphQL operation bounds; a zero field keeps the
+	// current plan's.
+	Queries flightgraph.QueryLimits
 	Reply   string
 }
 
@@ -739,6 +742,9 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 	}
 	if rv.Approve {
 		if err := rv.Limits.Validate(); err != nil {
+			return nil, err
+		}
+		if err := rv.Queries.Validate(); err != nil {
 			return nil, err
 		}
 	}
@@ -761,13 +767,13 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 		req.Status, req.Reply, req.ReviewedBy, req.ReviewedAt = flightgraph.LimitRequestDeclined, rv.Reply, op.ID, &now
 		if rv.Approve {
 			req.Status = flightgraph.LimitRequestGranted
-			// A custom plan raises the call limits only; the operation bounds stay the current plan's.
+			// The operation bounds the review leaves out stay the current plan's.
 			current, err := tx.Plan(ctx, sub.PlanID)
 			if err != nil {
 				return err
 			}
 			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: "Custom " + sub.ID, Custom: true, Limits: rv.Limits,
-				QueryLimits: current.QueryLimits}
+				QueryLimits: rv.Queries.Or(current.QueryLimits)}
 			if err := tx.CreatePlan(ctx, plan); err != nil {
 				return err
 			}

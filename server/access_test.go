@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +70,72 @@ func (p *portal) fails(t testing.TB, code, q string, vars map[string]any) {
 	}
 }
 
+// grantLimits gives the approved subscriptions of one of the user's keys (apiKey, its public half)
+// a custom plan as the product does: the user asks for higher limits and op grants limits and
+// queries (zero fields: the plan's bounds stay). With products, only their subscriptions. It
+// returns the key's id.
+func (p *portal) grantLimits(t testing.TB, op *portal, apiKey string, limits flightgraph.Limits, queries flightgraph.QueryLimits, products ...string) string {
+	t.Helper()
+	var me struct {
+		Me struct {
+			Applications []struct {
+				Keys []struct {
+					ID, APIKey    string
+					Subscriptions []struct{ ID, API, Status string }
+				}
+			}
+		}
+	}
+	p.do(t, `{ me { applications { keys { id apiKey subscriptions { id api status } } } } }`, nil, &me)
+	keyID, vars := "", map[string]any{}
+	var asks, grants []string
+	for _, app := range me.Me.Applications {
+		for _, k := range app.Keys {
+			if k.APIKey != access.Hint(apiKey) {
+				continue
+			}
+			keyID = k.ID
+			for _, sub := range k.Subscriptions {
+				if sub.Status != "approved" || len(products) > 0 && !slices.Contains(products, sub.API) {
+					continue
+				}
+				n := strconv.Itoa(len(asks))
+				vars["s"+n] = sub.ID
+				asks = append(asks, `a`+n+`: requestLimitIncrease(input: {subscriptionId: $s`+n+`, description: "A test's load.", estimatedPerSecond: $ps, estimatedPerDay: $pd}) { id }`)
+				grants = append(grants, `g`+n+`: reviewLimitIncrease(id: $r`+n+`, approve: true, perSecond: $ps, perDay: $pd, queryLimits: $q, reply: "Granted for the test.") { status }`)
+			}
+		}
+	}
+	if keyID == "" || len(asks) == 0 {
+		t.Fatalf("grantLimits: the user has no key %s with approved subscriptions to %v", access.Hint(apiKey), products)
+	}
+	vars["ps"], vars["pd"] = limits.PerSecond, limits.PerDay
+	vars["q"] = map[string]any{"maxCost": queries.MaxCost, "maxDepth": queries.MaxDepth, "maxAliases": queries.MaxAliases,
+		"maxRootFields": queries.MaxRootFields, "maxTokens": queries.MaxTokens}
+	// An operation has at most DefaultQueryLimits.MaxRootFields root fields.
+	for lo := 0; lo < len(asks); lo += flightgraph.DefaultQueryLimits.MaxRootFields {
+		hi := min(lo+flightgraph.DefaultQueryLimits.MaxRootFields, len(asks))
+		var decl, gdecl []string
+		for i := lo; i < hi; i++ {
+			decl = append(decl, fmt.Sprintf("$s%d: ID!", i))
+			gdecl = append(gdecl, fmt.Sprintf("$r%d: ID!", i))
+		}
+		var asked map[string]struct{ ID string }
+		p.do(t, `mutation(`+strings.Join(decl, ", ")+`, $ps: Int!, $pd: Int!) { `+strings.Join(asks[lo:hi], " ")+` }`, vars, &asked)
+		for i := lo; i < hi; i++ {
+			vars[fmt.Sprintf("r%d", i)] = asked[fmt.Sprintf("a%d", i)].ID
+		}
+		var granted map[string]struct{ Status string }
+		op.do(t, `mutation(`+strings.Join(gdecl, ", ")+`, $ps: Int!, $pd: Int!, $q: QueryLimitsInput) { `+strings.Join(grants[lo:hi], " ")+` }`, vars, &granted)
+		for k, g := range granted {
+			if g.Status != "granted" {
+				t.Fatalf("grantLimits: %s is %s", k, g.Status)
+			}
+		}
+	}
+	return keyID
+}
+
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i > 0 {
@@ -75,21 +144,33 @@ func firstLine(s string) string {
 	return s
 }
 
-// call is the tests' one HTTP client: it makes a call with headers and a body (JSON unless the
-// headers say otherwise), checks a REST answer against the OpenAPI document, and returns status,
-// headers and body.
+// call is the tests' one HTTP client (in-process for a benchmark's server, which has no
+// listener): it makes a call with headers and a body (JSON unless the headers say otherwise),
+// checks a REST answer against the OpenAPI document, and returns status, headers and body.
 func (s *testServer) call(t testing.TB, method, path string, headers map[string]string, body string) (int, http.Header, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, s.URL+path, strings.NewReader(body))
+	target := path
+	if s.Server != nil {
+		target = s.URL + path
+	}
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	if body != "" && req.Header.Get("Content-Type") == "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	var resp *http.Response
+	if s.Server == nil { // a benchmark's server, called in-process
+		w := httptest.NewRecorder()
+		s.srv.ServeHTTP(w, req)
+		resp = w.Result()
+	} else {
+		req.RequestURI = ""
+		var err error
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -134,11 +215,21 @@ func (s *testServer) mailTo(t testing.TB, addr string) []string {
 	return subjects
 }
 
-// mailsTo returns the outbox messages to an address, oldest first.
+// lastMail is the id of the newest outbox message, 0 with none.
+func (s *testServer) lastMail(t testing.TB) int64 {
+	t.Helper()
+	var id int64
+	if err := storetest.SQL(t, s.db).QueryRow(`SELECT COALESCE(MAX(id), 0) FROM mail_outbox`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// mailsTo returns the outbox messages to an address since the server was set up, oldest first.
 func (s *testServer) mailsTo(t testing.TB, addr string) []flightgraph.Mail {
 	t.Helper()
 	var mails []flightgraph.Mail
-	rows, err := storetest.SQL(t, s.db).Query(`SELECT subject, body FROM mail_outbox WHERE recipient = `+placeholder(s.db)+` ORDER BY id`, addr)
+	rows, err := storetest.SQL(t, s.db).Query(`SELECT subject, body FROM mail_outbox WHERE recipient = `+placeholder(s.db, 1)+` AND id > `+placeholder(s.db, 2)+` ORDER BY id`, addr, s.mailMark)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +284,10 @@ func (s *testServer) signUp(t testing.TB, email, password, name string) *portal 
 	return &portal{s: s, token: d.VerifyEmail.Token}
 }
 
-func placeholder(db *store.DB) string {
+// placeholder is the nth query parameter in the store's dialect.
+func placeholder(db *store.DB, n int) string {
 	if db.Dialect() == store.Postgres {
-		return "$1"
+		return "$" + strconv.Itoa(n)
 	}
 	return "?"
 }

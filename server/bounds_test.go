@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -183,5 +184,66 @@ func TestIntrospectionIsCounted(t *testing.T) {
 		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeQueryCost {
 			t.Errorf("%s: %.200s %+v", name, resp.Data, resp.Errors)
 		}
+	}
+}
+
+// TestOperatorsGrantQueryBounds: a front-end team whose board needs deeper operations asks for it,
+// and an operator grants bounds on one API, within MaxQueryLimits; the key's other bounds stay
+// the Default plan's, and the developer sees the bounds granted.
+func TestOperatorsGrantQueryBounds(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := keyFor(t, s, "opendata")
+	dev, op := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword), s.oaOperator(t)
+	deep := jsonBody(`{ airports(first: 2) { edges { node { city { airports { city { airports { city { airports { city { code } } } } } } } } } } }`, nil)
+	if code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, deep); code != 400 || gqlCode(t, body) != flightgraph.ECodeQueryDepth {
+		t.Fatalf("eleven levels on the Default plan: %d %s", code, body)
+	}
+	ask := func() string {
+		var me struct {
+			Me struct {
+				Applications []struct {
+					Keys []struct {
+						APIKey        string
+						Subscriptions []struct{ ID string }
+					}
+				}
+			}
+		}
+		dev.do(t, `{ me { applications { keys { apiKey subscriptions { id } } } } }`, nil, &me)
+		for _, a := range me.Me.Applications {
+			for _, k := range a.Keys {
+				if k.APIKey == access.Hint(key) {
+					var lr struct{ RequestLimitIncrease struct{ ID string } }
+					dev.do(t, `mutation($s: ID!) { requestLimitIncrease(input: {subscriptionId: $s, description: "Our board nests deeper.", estimatedPerSecond: 10, estimatedPerDay: 10000}) { id } }`,
+						map[string]any{"s": k.Subscriptions[0].ID}, &lr)
+					return lr.RequestLimitIncrease.ID
+				}
+			}
+		}
+		t.Fatal("no such key")
+		return ""
+	}
+	review := `mutation($id: ID!, $q: QueryLimitsInput) { reviewLimitIncrease(id: $id, approve: true, perSecond: 10, perDay: 10000, queryLimits: $q, reply: "ok") {
+		subscription { limits { perSecond } queryLimits { maxCost maxDepth maxAliases maxRootFields maxTokens } } } }`
+	id := ask()
+	for _, bad := range []map[string]any{{"maxDepth": 16}, {"maxDepth": 9}, {"maxCost": 2_000_000}, {"maxTokens": -1}} {
+		op.fails(t, flightgraph.ECodeInvalidParameter, review, map[string]any{"id": id, "q": bad})
+	}
+	var granted struct {
+		ReviewLimitIncrease struct {
+			Subscription struct {
+				Limits      struct{ PerSecond int }
+				QueryLimits flightgraph.QueryLimits
+			}
+		}
+	}
+	op.do(t, review, map[string]any{"id": id, "q": map[string]any{"maxDepth": 12}}, &granted)
+	want := flightgraph.DefaultQueryLimits
+	want.MaxDepth = 12
+	if got := granted.ReviewLimitIncrease.Subscription; got.QueryLimits != want || got.Limits.PerSecond != 10 {
+		t.Fatalf("granted %+v, want %+v", got, want)
+	}
+	if code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, deep); code != 200 || strings.Contains(body, `"errors"`) {
+		t.Fatalf("eleven levels after the grant: %d %s", code, body)
 	}
 }

@@ -77,7 +77,7 @@ func keyFor(t testing.TB, s *testServer, products ...string) string {
 			t.Fatal(err)
 		}
 	}
-	s.srv.Guard.Forget(raiseLimitsDirect(t, s.db, key.APIKey, flightgraph.QueryLimits{}))
+	s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).grantLimits(t, s.oaOperator(t), key.APIKey, testPlan, flightgraph.QueryLimits{})
 	return key.APIKey
 }
 
@@ -405,7 +405,8 @@ func TestGraphQLMethods(t *testing.T) {
 // headers and 429s of any API.
 func TestUnchargedCallsAreLimited(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Uncharged = access.UnchargedLimits{} })
+		// The Default plans: raising them would spend the budgets under test.
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Uncharged, c.DefaultPlans = access.UnchargedLimits{}, true })
 	}
 	count := func(t *testing.T, s *testServer, calls []map[string]string, query string) int {
 		admitted := 0
@@ -721,7 +722,7 @@ func TestRefusalsAreBounded(t *testing.T) {
 		}
 		// A plan's own 429s are its limit's business: they do not fill the key's refusals.
 		good := map[string]string{"api-key": s.demo.APIKey}
-		s.setPlanLimits(t, s.demo.APIKey, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
+		s.setPlanLimits(t, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
 		for range 3 * access.DefaultCredentialRefusalsPerSecond {
 			s.call(t, http.MethodGet, amenities, good, "")
 		}

@@ -1,12 +1,11 @@
 package server_test
 
 import (
-	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,18 +19,15 @@ import (
 // without and with it, in one run.
 func BenchmarkGuard(b *testing.B) {
 	db := storetest.Open(b, store.SQLite, os.Getenv)
-	svc := &access.Service{Store: store.NewAccessStore(db), Hasher: fastHasher, Now: time.Now}
-	if err := svc.SyncCatalogue(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	demo, err := svc.SeedDemo(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	usage := &access.UsageRecorder{Store: store.NewAccessStore(db)}
-	guard := &access.Guard{Store: store.NewAccessStore(db), Limiter: access.NewMemoryLimiter(usage.DayUsage, time.Now), Usage: usage,
-		Now: time.Now, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), CacheTTL: time.Hour}
-	raiseLimitsDirect(b, db, demo.APIKey, generousQueries)
+	// The limiter's clock moves on a millisecond a call: a thousand calls a second, within the
+	// plan's limits however fast the loop runs.
+	var calls atomic.Int64
+	tick := func() time.Time { return storetest.Now.Add(time.Duration(calls.Add(1)) * time.Millisecond) }
+	cfg := testConfig(db, io.Discard)
+	cfg.NewLimiter = func(usage access.DayUsage) access.Limiter { return access.NewMemoryLimiter(usage, tick) }
+	h, demo := startServer(b, cfg)
+	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
+	guard := h.Guard
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	classify := func(*http.Request) ([]string, error) { return []string{"flightstatus"}, nil }
 	guarded := guard.Middleware(classify, func(w http.ResponseWriter, r *http.Request, err error) {

@@ -599,35 +599,12 @@ func (s *testServer) bearerToken(t *testing.T, scope string) string {
 	return tok.AccessToken
 }
 
-// setPlanLimits moves the key's subscription to product onto a custom plan with limits.
-func (s *testServer) setPlanLimits(t *testing.T, apiKey, product string, limits flightgraph.Limits) {
+// setPlanLimits gives the demo key's subscription to product a custom plan with limits, through
+// the portal.
+func (s *testServer) setPlanLimits(t *testing.T, product string, limits flightgraph.Limits) {
 	t.Helper()
-	ctx := context.Background()
-	st := store.NewAccessStore(s.db)
-	ka, err := st.KeyAccess(ctx, access.HashCredential(apiKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := ka.Products[product]
-	if e == nil {
-		t.Fatalf("the key has no subscription to %s", product)
-	}
-	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: product, Name: "Tiny", Custom: true, Limits: limits}
-		if err := tx.CreatePlan(ctx, plan); err != nil {
-			return err
-		}
-		sub, err := tx.Subscription(ctx, e.SubscriptionID)
-		if err != nil {
-			return err
-		}
-		sub.PlanID = plan.ID
-		return tx.UpdateSubscription(ctx, sub)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.srv.Guard.Forget(ka.Key.ID)
+	dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+	dev.grantLimits(t, s.oaOperator(t), s.demo.APIKey, limits, flightgraph.QueryLimits{}, product)
 }
 
 // Views of the answers, as much as the tests read of them.
@@ -873,7 +850,7 @@ func TestRESTResponsesValidate(t *testing.T) {
 			s.apiFails(t, "/opendata/schedule/v1/routes", with(map[string]string{"Accept": "application/xml"}), 406, flightgraph.ECodeNotAcceptable)
 			// 429: a plan of one call per second; the server's clock is frozen, so the second
 			// call (at the latest) is over it.
-			s.setPlanLimits(t, s.demo.APIKey, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
+			s.setPlanLimits(t, "inspire", flightgraph.Limits{PerSecond: 1, PerDay: 1000})
 			var status int
 			var body string
 			for range 3 {

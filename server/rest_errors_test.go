@@ -246,6 +246,7 @@ func TestRESTErrorCodes(t *testing.T) {
 				c.NewLimiter = func(u access.DayUsage) access.Limiter {
 					return access.NewRedisLimiter(rdb, "x:", u)
 				}
+				c.DefaultPlans = true
 			})
 			_, b := r.checkRESTError(t, restErrorCase{path: "/opendata/flightstatus/v1/ping", code: flightgraph.ECodeCache})
 			if d := b.Errors[0].Description; strings.Contains(d, "127.0.0.1") || strings.Contains(d, "dial") || strings.Contains(d, "refused") {

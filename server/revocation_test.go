@@ -149,12 +149,12 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.demo, rb.demo = demo, demo
-	raiseLimitsDirect(t, a.db, demo.APIKey, generousQueries)
+	a.raiseLimits(t)
 	op := a.oaOperator(t)
 	dev := a.oaSignUp(t, "grace@example.com")
 	newKey := func(t *testing.T) oaKey {
 		k := dev.newKey(t, op, "flightstatus")
-		raiseLimitsDirect(t, a.db, k.id, generousQueries)
+		dev.grantLimits(t, op, k.id, testPlan, generousQueries)
 		return k
 	}
 

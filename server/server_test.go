@@ -37,6 +37,8 @@ type testServer struct {
 	raiseLimitsKeyID string
 	// queries is the number of SQL round trips of the last request.
 	queries atomic.Int64
+	// mailMark is the last mail the server's set-up queued: tests read the mail after it.
+	mailMark int64
 }
 
 // testPortalURL is where a test server's mails send people.
@@ -54,6 +56,9 @@ func newServer(t testing.TB, db *store.DB) *testServer {
 type serverConfig struct {
 	app.Config
 	Server server.Config
+	// DefaultPlans keeps the demo key on the Default plans: a test whose limiter refuses the
+	// portal's calls cannot raise them.
+	DefaultPlans bool
 }
 
 // build builds the server of the configuration, on services of its own.
@@ -80,7 +85,7 @@ func testConfig(db *store.DB, logs io.Writer) serverConfig {
 }
 
 // newServerWith is newServer with the configuration changed by tweak first. The demo key gets
-// generous limits unless tweak names a limiter of its own.
+// generous limits unless tweak asks for DefaultPlans.
 func newServerWith(t testing.TB, db *store.DB, tweak func(*serverConfig)) *testServer {
 	t.Helper()
 	logs := &lockedBuffer{}
@@ -90,7 +95,6 @@ func newServerWith(t testing.TB, db *store.DB, tweak func(*serverConfig)) *testS
 	}
 	h, demo := startServer(t, cfg)
 	s := &testServer{db: db, log: logs, srv: h, demo: demo}
-	s.raiseLimits(t)
 	// Count the SQL round trips of each request so tests and benchmarks can read them. The count
 	// is published as the answer starts too: a client may read a short answer before the handler
 	// has returned.
@@ -100,6 +104,10 @@ func newServerWith(t testing.TB, db *store.DB, tweak func(*serverConfig)) *testS
 		s.queries.Store(store.QueryCount(ctx))
 	}))
 	t.Cleanup(s.Close)
+	if !cfg.DefaultPlans {
+		s.raiseLimits(t)
+	}
+	s.mailMark = s.lastMail(t)
 	return s
 }
 
@@ -142,48 +150,17 @@ var generousRates = flightgraph.Limits{PerSecond: 1_000_000, PerDay: 1_000_000_0
 
 // generousQueries are operation bounds that tests of other things never meet; the plans' own
 // bounds are tested on their own.
-var generousQueries = flightgraph.QueryLimits{MaxCost: 10_000_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}
+var generousQueries = flightgraph.QueryLimits{MaxCost: 1_000_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}
 
-// raiseLimits gives each of the demo key's subscriptions a custom plan so generous that tests of
-// other things never meet a limit: the server's clock is frozen, so the one-second window never
-// moves on.
+// testPlan is the most an operator may grant: tests of other things never meet it.
+var testPlan = flightgraph.Limits{PerSecond: 10_000, PerDay: 1_000_000_000}
+
+// raiseLimits gives each of the demo key's subscriptions a custom plan, the most an operator may
+// grant, through the portal: the demo developer asks and the demo operator grants.
 func (s *testServer) raiseLimits(t testing.TB) {
 	t.Helper()
-	s.raiseLimitsKeyID = raiseLimitsDirect(t, s.db, s.demo.APIKey, generousQueries)
-	s.srv.Guard.Forget(s.raiseLimitsKeyID)
-}
-
-// raiseLimitsDirect gives the key's subscriptions custom plans in the store with call limits no
-// test meets and the given operation bounds (zero: the Default plan's), and returns the key's id.
-func raiseLimitsDirect(t testing.TB, db *store.DB, apiKey string, queries flightgraph.QueryLimits) string {
-	t.Helper()
-	ctx := context.Background()
-	st := store.NewAccessStore(db)
-	ka, err := st.KeyAccess(ctx, access.HashCredential(apiKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		for slug, e := range ka.Products {
-			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Test", Custom: true, Limits: generousRates, QueryLimits: queries}
-			if err := tx.CreatePlan(ctx, plan); err != nil {
-				return err
-			}
-			sub, err := tx.Subscription(ctx, e.SubscriptionID)
-			if err != nil {
-				return err
-			}
-			sub.PlanID = plan.ID
-			if err := tx.UpdateSubscription(ctx, sub); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ka.Key.ID
+	dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+	s.raiseLimitsKeyID = dev.grantLimits(t, s.oaOperator(t), s.demo.APIKey, testPlan, generousQueries)
 }
 
 // gqlResponse is a GraphQL answer.
@@ -337,6 +314,7 @@ func TestMetricsCountLimiterFallbacks(t *testing.T) {
 		c.NewLimiter = func(usage access.DayUsage) access.Limiter {
 			return access.NewFallback(access.NewRedisLimiter(down, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), c.Log)
 		}
+		c.DefaultPlans = true
 	})
 	for range 3 {
 		if code, _, body := s.call(t, "GET", "/opendata/flightstatus/v1/ping", map[string]string{"api-key": s.demo.APIKey}, ""); code != 200 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,9 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/store"
 )
 
 // childEnv names the variable that makes the test binary run flightgraph itself, with the
@@ -36,41 +34,53 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// raiseRates gives the key's subscriptions limits no load of a test meets, in the store of the
-// data folder, before the server has read them.
-func raiseRates(t *testing.T, dir, apiKey string) {
+// raiseRates gives the demo key's subscriptions the most an operator may grant, through the
+// portal as people do: the demo developer asks for higher limits, the demo operator grants them.
+func raiseRates(t *testing.T, base string, creds map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := (&config{dataDir: dir}).open(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
+	portal := base + "/portal/graphql"
+	signIn := func(email, password string) map[string]string {
+		var d struct{ SignIn struct{ Token string } }
+		gql(t, portal, nil, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`, map[string]any{"e": email, "p": password}, &d)
+		return map[string]string{"Authorization": "Bearer " + d.SignIn.Token}
 	}
-	defer db.Close()
-	st := store.NewAccessStore(db)
-	ka, err := st.KeyAccess(ctx, access.HashCredential(apiKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		for slug, e := range ka.Products {
-			plan := &flightgraph.Plan{ID: access.NewID("plan"), Product: slug, Name: "Load", Custom: true,
-				Limits: flightgraph.Limits{PerSecond: 100_000, PerDay: 100_000_000}}
-			if err := tx.CreatePlan(ctx, plan); err != nil {
-				return err
-			}
-			sub, err := tx.Subscription(ctx, e.SubscriptionID)
-			if err != nil {
-				return err
-			}
-			sub.PlanID = plan.ID
-			if err := tx.UpdateSubscription(ctx, sub); err != nil {
-				return err
+	dev, op := signIn(creds["developerEmail"], creds["developerPassword"]), signIn(creds["operatorEmail"], creds["operatorPassword"])
+	var me struct {
+		Me struct {
+			Applications []struct {
+				Keys []struct {
+					APIKey        string
+					Subscriptions []struct{ ID, Status string }
+				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	}
+	gql(t, portal, dev, `{ me { applications { keys { apiKey subscriptions { id status } } } } }`, nil, &me)
+	var asks, grants []string
+	vars := map[string]any{}
+	for _, app := range me.Me.Applications {
+		for _, k := range app.Keys {
+			for _, sub := range k.Subscriptions {
+				if k.APIKey != access.Hint(creds["apiKey"]) || sub.Status != "approved" {
+					continue
+				}
+				n := strconv.Itoa(len(asks))
+				asks = append(asks, `a`+n+`: requestLimitIncrease(input: {subscriptionId: "`+sub.ID+`", description: "Load test.", estimatedPerSecond: 10000, estimatedPerDay: 1000000000}) { id }`)
+				grants = append(grants, `g`+n+`: reviewLimitIncrease(id: $a`+n+`, approve: true, perSecond: 10000, perDay: 1000000000, reply: "Granted.") { status }`)
+			}
+		}
+	}
+	var asked map[string]struct{ ID string }
+	gql(t, portal, dev, `mutation { `+strings.Join(asks, " ")+` }`, nil, &asked)
+	var decl []string
+	for i := range grants {
+		n := strconv.Itoa(i)
+		decl, vars["a"+n] = append(decl, "$a"+n+": ID!"), asked["a"+n].ID
+	}
+	var granted map[string]struct{ Status string }
+	gql(t, portal, op, `mutation(`+strings.Join(decl, ", ")+`) { `+strings.Join(grants, " ")+` }`, vars, &granted)
+	if len(granted) == 0 {
+		t.Fatal("raiseRates: the demo key has no approved subscription")
 	}
 }
 
@@ -113,8 +123,9 @@ func TestSIGTERMUnderLoad(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("flightgraph did not listen:\n%s", stderr.String())
 	}
-	key := demoKey(t, dir)
-	raiseRates(t, dir, key)
+	creds := demoCredentials(t, dir)
+	key := creds["apiKey"]
+	raiseRates(t, base, creds)
 
 	// The load balancer: it polls /readyz and closes the gate at the first failure.
 	var (

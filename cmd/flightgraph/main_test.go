@@ -122,8 +122,8 @@ func get(t *testing.T, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// demoKey reads the demo api-key from the data folder's demo-credentials.json.
-func demoKey(t *testing.T, dir string) string {
+// demoCredentials reads the data folder's demo-credentials.json.
+func demoCredentials(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	path := filepath.Join(dir, "demo-credentials.json")
 	fi, err := os.Stat(path)
@@ -143,41 +143,57 @@ func demoKey(t *testing.T, dir string) string {
 			t.Errorf("demo credentials lack %s", k)
 		}
 	}
-	return creds["apiKey"]
+	return creds
 }
 
-// departures asks for the first 50 departures from AMS today and returns how many came back.
-func departures(t *testing.T, base, key string) int {
+// demoKey reads the demo api-key from the data folder's demo-credentials.json.
+func demoKey(t *testing.T, dir string) string { return demoCredentials(t, dir)["apiKey"] }
+
+// gql posts a GraphQL operation with headers and decodes its data into into; it fails on an
+// error. It reads the answer to the end: the server counts the request once its handler returns,
+// which a decoder that stops at the closing brace could outrun.
+func gql(t *testing.T, url string, headers map[string]string, q string, vars map[string]any, into any) {
 	t.Helper()
-	q := `query($d: Date!) { flights(origin: "AMS", date: $d, first: 50) { totalCount edges { node { id status legs { aircraft { typeName } destination { city { country { name } } } } } } } }`
-	body, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"d": time.Now().UTC().Format("2006-01-02")}})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("api-key", key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct {
-		Data struct {
-			Flights struct {
-				TotalCount int
-				Edges      []any
-			}
-		}
-		Errors []any
-	}
-	// Read to the end: the server counts the request once its handler returns, which a decoder
-	// that stops at the closing brace could outrun.
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
-		t.Fatalf("departures: %v %v", err, out.Errors)
+	var out struct {
+		Data   json.RawMessage
+		Errors []any
 	}
-	return len(out.Data.Flights.Edges)
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Errors) > 0 {
+		t.Fatalf("%.60s: %d %v %v", q, resp.StatusCode, err, out.Errors)
+	}
+	if err := json.Unmarshal(out.Data, into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// departures asks for the first 50 departures from AMS today and returns how many came back.
+func departures(t *testing.T, base, key string) int {
+	t.Helper()
+	var out struct {
+		Flights struct {
+			TotalCount int
+			Edges      []any
+		}
+	}
+	gql(t, base+"/graphql", map[string]string{"api-key": key},
+		`query($d: Date!) { flights(origin: "AMS", date: $d, first: 50) { totalCount edges { node { id status legs { aircraft { typeName } destination { city { country { name } } } } } } } }`,
+		map[string]any{"d": time.Now().UTC().Format("2006-01-02")}, &out)
+	return len(out.Flights.Edges)
 }
 
 func metric(t *testing.T, base, name string) float64 {

@@ -111,6 +111,7 @@ type ComplexityRoot struct {
 		Limits      func(childComplexity int) int
 		Plan        func(childComplexity int) int
 		Product     func(childComplexity int) int
+		QueryLimits func(childComplexity int) int
 		Reason      func(childComplexity int) int
 		Status      func(childComplexity int) int
 		UsageToday  func(childComplexity int) int
@@ -146,7 +147,7 @@ type ComplexityRoot struct {
 		RejectSubscription   func(childComplexity int, id string, reason string) int
 		RequestKey           func(childComplexity int, input RequestKeyInput) int
 		RequestLimitIncrease func(childComplexity int, input flightgraph.LimitIncreaseInput) int
-		ReviewLimitIncrease  func(childComplexity int, id string, approve bool, perSecond *int, perDay *int, reply string) int
+		ReviewLimitIncrease  func(childComplexity int, id string, approve bool, perSecond *int, perDay *int, queryLimits *flightgraph.QueryLimits, reply string) int
 		RevokeKey            func(childComplexity int, keyID string) int
 		RevokeSubscription   func(childComplexity int, id string, reason string) int
 		RotateKeySecret      func(childComplexity int, keyID string) int
@@ -171,6 +172,14 @@ type ComplexityRoot struct {
 		LimitIncreaseRequests func(childComplexity int, status *flightgraph.LimitRequestStatus) int
 		Me                    func(childComplexity int) int
 		PendingSubscriptions  func(childComplexity int) int
+	}
+
+	QueryLimits struct {
+		MaxAliases    func(childComplexity int) int
+		MaxCost       func(childComplexity int) int
+		MaxDepth      func(childComplexity int) int
+		MaxRootFields func(childComplexity int) int
+		MaxTokens     func(childComplexity int) int
 	}
 
 	SignUpPayload struct {
@@ -208,6 +217,7 @@ type KeySubscriptionResolver interface {
 
 	UsageToday(ctx context.Context, obj *flightgraph.Subscription) (int, error)
 	Limits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Limits, error)
+	QueryLimits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.QueryLimits, error)
 
 	Application(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Application, error)
 }
@@ -232,7 +242,7 @@ type MutationResolver interface {
 	ApproveSubscription(ctx context.Context, id string) (*flightgraph.Subscription, error)
 	RejectSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
 	RevokeSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
-	ReviewLimitIncrease(ctx context.Context, id string, approve bool, perSecond *int, perDay *int, reply string) (*flightgraph.LimitIncreaseRequest, error)
+	ReviewLimitIncrease(ctx context.Context, id string, approve bool, perSecond *int, perDay *int, queryLimits *flightgraph.QueryLimits, reply string) (*flightgraph.LimitIncreaseRequest, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*Me, error)
@@ -543,6 +553,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KeySubscription.Product(childComplexity), true
+	case "KeySubscription.queryLimits":
+		if e.ComplexityRoot.KeySubscription.QueryLimits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.KeySubscription.QueryLimits(childComplexity), true
 	case "KeySubscription.reason":
 		if e.ComplexityRoot.KeySubscription.Reason == nil {
 			break
@@ -730,7 +746,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ReviewLimitIncrease(childComplexity, args["id"].(string), args["approve"].(bool), args["perSecond"].(*int), args["perDay"].(*int), args["reply"].(string)), true
+		return e.ComplexityRoot.Mutation.ReviewLimitIncrease(childComplexity, args["id"].(string), args["approve"].(bool), args["perSecond"].(*int), args["perDay"].(*int), args["queryLimits"].(*flightgraph.QueryLimits), args["reply"].(string)), true
 	case "Mutation.revokeKey":
 		if e.ComplexityRoot.Mutation.RevokeKey == nil {
 			break
@@ -888,6 +904,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.PendingSubscriptions(childComplexity), true
 
+	case "QueryLimits.maxAliases":
+		if e.ComplexityRoot.QueryLimits.MaxAliases == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryLimits.MaxAliases(childComplexity), true
+	case "QueryLimits.maxCost":
+		if e.ComplexityRoot.QueryLimits.MaxCost == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryLimits.MaxCost(childComplexity), true
+	case "QueryLimits.maxDepth":
+		if e.ComplexityRoot.QueryLimits.MaxDepth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryLimits.MaxDepth(childComplexity), true
+	case "QueryLimits.maxRootFields":
+		if e.ComplexityRoot.QueryLimits.MaxRootFields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryLimits.MaxRootFields(childComplexity), true
+	case "QueryLimits.maxTokens":
+		if e.ComplexityRoot.QueryLimits.MaxTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.QueryLimits.MaxTokens(childComplexity), true
+
 	case "SignUpPayload.message":
 		if e.ComplexityRoot.SignUpPayload.Message == nil {
 			break
@@ -906,6 +953,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputAddApiInput,
 		ec.unmarshalInputApplicationInput,
 		ec.unmarshalInputLimitIncreaseInput,
+		ec.unmarshalInputQueryLimitsInput,
 		ec.unmarshalInputRequestKeyInput,
 		ec.unmarshalInputSignUpInput,
 	)
@@ -1049,8 +1097,11 @@ type Mutation {
   rejectSubscription(id: ID!, reason: String!): KeySubscription! @portal
   "Operators: revoke an approved subscription with a reason for the developer."
   revokeSubscription(id: ID!, reason: String!): KeySubscription! @portal
-  "Operators: grant a custom plan (perSecond, perDay) or decline, with a reply for the developer."
-  reviewLimitIncrease(id: ID!, approve: Boolean!, perSecond: Int, perDay: Int, reply: String!): LimitIncreaseRequest! @portal
+  """
+  Operators: grant a custom plan (perSecond, perDay) or decline, with a reply for the developer.
+  queryLimits raises the GraphQL operation bounds too; a bound it leaves out stays the current plan's.
+  """
+  reviewLimitIncrease(id: ID!, approve: Boolean!, perSecond: Int, perDay: Int, queryLimits: QueryLimitsInput, reply: String!): LimitIncreaseRequest! @portal
 }
 
 input SignUpInput {
@@ -1076,6 +1127,20 @@ input AddApiInput {
   keyId: ID!
   api: String!
   plan: String = "Default"
+}
+
+"GraphQL operation bounds an operator grants with a custom plan; each between the Default plan's and a ceiling."
+input QueryLimitsInput {
+  "At most 1000000."
+  maxCost: Int
+  "At most 15."
+  maxDepth: Int
+  "At most 100."
+  maxAliases: Int
+  "At most 20."
+  maxRootFields: Int
+  "At most 10000."
+  maxTokens: Int
 }
 
 input LimitIncreaseInput {
@@ -1152,6 +1217,8 @@ type KeySubscription {
   reason: String!
   usageToday: Int!
   limits: Limits!
+  "The bounds of each GraphQL operation that calls the API."
+  queryLimits: QueryLimits!
   createdAt: DateTime!
   decidedAt: DateTime
   "The application whose key it is."
@@ -1161,6 +1228,18 @@ type KeySubscription {
 type Limits {
   perSecond: Int!
   perDay: Int!
+}
+
+"The bounds of one GraphQL operation, checked before it runs."
+type QueryLimits {
+  "The objects it may build: every object 1, a list field times its size."
+  maxCost: Int!
+  "The nesting of its fields."
+  maxDepth: Int!
+  maxAliases: Int!
+  maxRootFields: Int!
+  "The lexical tokens of the document."
+  maxTokens: Int!
 }
 
 enum LimitRequestStatus {
@@ -1364,6 +1443,8 @@ func (ec *executionContext) childFields_KeySubscription(ctx context.Context, fie
 		return ec.fieldContext_KeySubscription_usageToday(ctx, field)
 	case "limits":
 		return ec.fieldContext_KeySubscription_limits(ctx, field)
+	case "queryLimits":
+		return ec.fieldContext_KeySubscription_queryLimits(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_KeySubscription_createdAt(ctx, field)
 	case "decidedAt":
@@ -1432,6 +1513,22 @@ func (ec *executionContext) childFields_Plan(ctx context.Context, field graphql.
 		return ec.fieldContext_Plan_custom(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Plan", field.Name)
+}
+
+func (ec *executionContext) childFields_QueryLimits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "maxCost":
+		return ec.fieldContext_QueryLimits_maxCost(ctx, field)
+	case "maxDepth":
+		return ec.fieldContext_QueryLimits_maxDepth(ctx, field)
+	case "maxAliases":
+		return ec.fieldContext_QueryLimits_maxAliases(ctx, field)
+	case "maxRootFields":
+		return ec.fieldContext_QueryLimits_maxRootFields(ctx, field)
+	case "maxTokens":
+		return ec.fieldContext_QueryLimits_maxTokens(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type QueryLimits", field.Name)
 }
 
 func (ec *executionContext) childFields_SignUpPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1699,14 +1796,22 @@ func (ec *executionContext) field_Mutation_reviewLimitIncrease_args(ctx context.
 		return nil, err
 	}
 	args["perDay"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "reply",
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "queryLimits",
+		func(ctx context.Context, v any) (*flightgraph.QueryLimits, error) {
+			return ec.unmarshalOQueryLimitsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐQueryLimits(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["queryLimits"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "reply",
 		func(ctx context.Context, v any) (string, error) {
 			return ec.unmarshalNString2string(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["reply"] = arg4
+	args["reply"] = arg5
 	return args, nil
 }
 
@@ -3071,6 +3176,38 @@ func (ec *executionContext) fieldContext_KeySubscription_limits(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _KeySubscription_queryLimits(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Subscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeySubscription_queryLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.KeySubscription().QueryLimits(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.QueryLimits) graphql.Marshaler {
+			return ec.marshalNQueryLimits2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐQueryLimits(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeySubscription_queryLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeySubscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_QueryLimits(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _KeySubscription_createdAt(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Subscription) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4124,7 +4261,7 @@ func (ec *executionContext) _Mutation_reviewLimitIncrease(ctx context.Context, f
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ReviewLimitIncrease(ctx, fc.Args["id"].(string), fc.Args["approve"].(bool), fc.Args["perSecond"].(*int), fc.Args["perDay"].(*int), fc.Args["reply"].(string))
+			return ec.Resolvers.Mutation().ReviewLimitIncrease(ctx, fc.Args["id"].(string), fc.Args["approve"].(bool), fc.Args["perSecond"].(*int), fc.Args["perDay"].(*int), fc.Args["queryLimits"].(*flightgraph.QueryLimits), fc.Args["reply"].(string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.LimitIncreaseRequest) graphql.Marshaler {
@@ -4531,6 +4668,121 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _QueryLimits_maxCost(ctx context.Context, field graphql.CollectedField, obj *flightgraph.QueryLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryLimits_maxCost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxCost, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryLimits_maxCost(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryLimits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueryLimits_maxDepth(ctx context.Context, field graphql.CollectedField, obj *flightgraph.QueryLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryLimits_maxDepth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxDepth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryLimits_maxDepth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryLimits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueryLimits_maxAliases(ctx context.Context, field graphql.CollectedField, obj *flightgraph.QueryLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryLimits_maxAliases(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAliases, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryLimits_maxAliases(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryLimits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueryLimits_maxRootFields(ctx context.Context, field graphql.CollectedField, obj *flightgraph.QueryLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryLimits_maxRootFields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRootFields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryLimits_maxRootFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryLimits", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _QueryLimits_maxTokens(ctx context.Context, field graphql.CollectedField, obj *flightgraph.QueryLimits) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_QueryLimits_maxTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_QueryLimits_maxTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("QueryLimits", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _SignUpPayload_message(ctx context.Context, field graphql.CollectedField, obj *SignUpPayload) (ret graphql.Marshaler) {
@@ -5765,6 +6017,64 @@ func (ec *executionContext) unmarshalInputLimitIncreaseInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputQueryLimitsInput(ctx context.Context, obj any) (flightgraph.QueryLimits, error) {
+	var it flightgraph.QueryLimits
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"maxCost", "maxDepth", "maxAliases", "maxRootFields", "maxTokens"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "maxCost":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxCost"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxCost = data
+		case "maxDepth":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxDepth"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxDepth = data
+		case "maxAliases":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxAliases"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxAliases = data
+		case "maxRootFields":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxRootFields"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxRootFields = data
+		case "maxTokens":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxTokens"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxTokens = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRequestKeyInput(ctx context.Context, obj any) (RequestKeyInput, error) {
 	var it RequestKeyInput
 	if obj == nil {
@@ -6833,6 +7143,44 @@ func (ec *executionContext) _KeySubscription(ctx context.Context, sel ast.Select
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "queryLimits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._KeySubscription_queryLimits(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "createdAt":
 			out.Values[i] = ec._KeySubscription_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7486,6 +7834,64 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var queryLimitsImplementors = []string{"QueryLimits"}
+
+func (ec *executionContext) _QueryLimits(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.QueryLimits) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, queryLimitsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("QueryLimits")
+		case "maxCost":
+			out.Values[i] = ec._QueryLimits_maxCost(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxDepth":
+			out.Values[i] = ec._QueryLimits_maxDepth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxAliases":
+			out.Values[i] = ec._QueryLimits_maxAliases(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxRootFields":
+			out.Values[i] = ec._QueryLimits_maxRootFields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxTokens":
+			out.Values[i] = ec._QueryLimits_maxTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -8265,6 +8671,16 @@ func (ec *executionContext) marshalNPlan2ᚖgithubᚗcomᚋflightgraphᚋflightg
 	return ec._Plan(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNQueryLimits2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐQueryLimits(ctx context.Context, sel ast.SelectionSet, v *flightgraph.QueryLimits) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._QueryLimits(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRequestKeyInput2githubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋportalᚐRequestKeyInput(ctx context.Context, v any) (RequestKeyInput, error) {
 	res, err := ec.unmarshalInputRequestKeyInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8518,6 +8934,18 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	return res
 }
 
+func (ec *executionContext) unmarshalOInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -8573,6 +9001,14 @@ func (ec *executionContext) marshalOMe2ᚖgithubᚗcomᚋflightgraphᚋflightgra
 		return graphql.Null
 	}
 	return ec._Me(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOQueryLimitsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐQueryLimits(ctx context.Context, v any) (*flightgraph.QueryLimits, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputQueryLimitsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {

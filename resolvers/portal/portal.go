@@ -80,6 +80,15 @@ func (r *Resolver) limits(ctx context.Context, s *flightgraph.Subscription) (*fl
 	return &p.Limits, nil
 }
 
+func (r *Resolver) queryLimits(ctx context.Context, s *flightgraph.Subscription) (*flightgraph.QueryLimits, error) {
+	p, err := r.Access.Plan(ctx, s.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	q := p.QueryLimits.Or(flightgraph.DefaultQueryLimits)
+	return &q, nil
+}
+
 func (r *Resolver) usageToday(ctx context.Context, s *flightgraph.Subscription) (int, error) {
 	n, err := graph.Load(ctx, graph.For(ctx).Usage, s.ID)
 	return int(n), err
@@ -109,9 +118,9 @@ func (r *Resolver) revokeKey(ctx context.Context, keyID string) (*flightgraph.Ne
 	return &flightgraph.NewKey{Key: k}, nil
 }
 
-func (r *Resolver) reviewLimit(ctx context.Context, id string, approve bool, perSecond, perDay *int, reply string) (*flightgraph.LimitIncreaseRequest, error) {
+func (r *Resolver) reviewLimit(ctx context.Context, id string, approve bool, perSecond, perDay *int, queries *flightgraph.QueryLimits, reply string) (*flightgraph.LimitIncreaseRequest, error) {
 	return r.Access.ReviewLimitIncrease(ctx, access.LimitReview{ID: id, Approve: approve, Reply: reply,
-		Limits: flightgraph.Limits{PerSecond: deref(perSecond), PerDay: deref(perDay)}})
+		Limits: flightgraph.Limits{PerSecond: deref(perSecond), PerDay: deref(perDay)}, Queries: deref(queries)})
 }
 
 func (r *Resolver) limitRequestSubscription(ctx context.Context, req *flightgraph.LimitIncreaseRequest) (*flightgraph.Subscription, error) {

@@ -74,6 +74,10 @@ func (r *keySubscriptionResolver) Limits(ctx context.Context, obj *flightgraph.S
 	return r.limits(ctx, obj)
 }
 
+func (r *keySubscriptionResolver) QueryLimits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.QueryLimits, error) {
+	return r.queryLimits(ctx, obj)
+}
+
 func (r *keySubscriptionResolver) Application(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Application, error) {
 	return r.Access.SubscriptionApplication(ctx, obj)
 }
@@ -146,8 +150,8 @@ func (r *mutationResolver) RevokeSubscription(ctx context.Context, id string, re
 	return r.Access.RevokeSubscription(ctx, id, reason)
 }
 
-func (r *mutationResolver) ReviewLimitIncrease(ctx context.Context, id string, approve bool, perSecond *int, perDay *int, reply string) (*flightgraph.LimitIncreaseRequest, error) {
-	return r.reviewLimit(ctx, id, approve, perSecond, perDay, reply)
+func (r *mutationResolver) ReviewLimitIncrease(ctx context.Context, id string, approve bool, perSecond *int, perDay *int, queryLimits *flightgraph.QueryLimits, reply string) (*flightgraph.LimitIncreaseRequest, error) {
+	return r.reviewLimit(ctx, id, approve, perSecond, perDay, queryLimits, reply)
 }
 
 func (r *queryResolver) Me(ctx context.Context) (*portal.Me, error) {
