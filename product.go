@@ -173,7 +173,7 @@ var MaxQueryLimits = QueryLimits{MaxCost: 1_000_000, MaxDepth: 15, MaxAliases: 1
 // MaxQueryLimits' (a zero field is not set). It returns ECodeInvalidParameter.
 func (q QueryLimits) Validate() error {
 	for _, f := range []struct {
-		name          string
+		name           string
 		v, least, most int
 	}{
 		{"maxCost", q.MaxCost, DefaultQueryLimits.MaxCost, MaxQueryLimits.MaxCost},
