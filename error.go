@@ -38,6 +38,9 @@ const (
 	ECodeNoCabinContent       = "CONTENT_404.001"
 	ECodeNoCategoryContent    = "CONTENT_404.002"
 
+	ECodeOfferInvalid = "OFFER_400.000" // the offer id is malformed, altered or not this service's
+	ECodeOfferExpired = "OFFER_410.000" // the offer is past its validity or no longer sold
+
 	ECodeMissingCredentials = "AUTH_401.000" // no api-key and no bearer token
 	ECodeInvalidKey         = "AUTH_401.001" // the api-key is malformed, unknown or revoked
 	ECodeInvalidToken       = "AUTH_401.002" // the access token is malformed, unknown, expired or revoked
@@ -106,6 +109,8 @@ func init() {
 	entry(ECodeIATANotFound, http.StatusNotFound, "IATA_CODE_NOT_FOUND", "The city or airport IATA code is not found.")
 	entry(ECodeNoCabinContent, http.StatusNotFound, "NO_CABIN_CONTENT", "No matching rich content for a cabin class available on this flight.")
 	entry(ECodeNoCategoryContent, http.StatusNotFound, "NO_CATEGORY_CONTENT", "No matching rich content for the given category.")
+	entry(ECodeOfferInvalid, http.StatusBadRequest, "INVALID_OFFER", "The offer id is malformed, altered or not this service's.")
+	entry(ECodeOfferExpired, http.StatusGone, "OFFER_EXPIRED", "The offer is past its validity or no longer sold: search again.")
 	entry(ECodeMissingCredentials, http.StatusUnauthorized, "MISSING_CREDENTIALS", "The call carries neither an api-key header nor a bearer token.")
 	entry(ECodeInvalidKey, http.StatusUnauthorized, "INVALID_KEY", "The api-key is malformed, unknown or revoked.")
 	entry(ECodeInvalidToken, http.StatusUnauthorized, "INVALID_TOKEN", "The access token is malformed, unknown, expired or revoked.")

@@ -165,22 +165,25 @@ func (q QueryLimits) Max(o QueryLimits) QueryLimits {
 		MaxRootFields: max(q.MaxRootFields, o.MaxRootFields), MaxTokens: max(q.MaxTokens, o.MaxTokens)}
 }
 
-// MaxQueryLimits are the most an operator may grant: past them, one operation's parsing,
-// validation or result costs more than a request's deadline is meant to cover.
+// MaxQueryLimits are the most any plan allows, standard or granted by an operator: past them, one
+// operation's parsing, validation or result costs more than a request's deadline is meant to
+// cover. The GraphQL parser is held to them before the caller's plan is known.
 var MaxQueryLimits = QueryLimits{MaxCost: 1_000_000, MaxDepth: 15, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 10_000}
 
-// Validate checks bounds an operator grants: each set field between the Default plan's and
-// MaxQueryLimits' (a zero field is not set). It returns ECodeInvalidParameter.
-func (q QueryLimits) Validate() error {
+// Validate checks bounds an operator grants: each set field between floor's (a plan's current
+// bounds, the Default plan's at least) and MaxQueryLimits' (a zero field is not set): a grant
+// raises bounds, never lowers them. It returns ECodeInvalidParameter.
+func (q QueryLimits) Validate(floor QueryLimits) error {
+	floor = floor.Or(DefaultQueryLimits).Max(DefaultQueryLimits)
 	for _, f := range []struct {
 		name           string
 		v, least, most int
 	}{
-		{"maxCost", q.MaxCost, DefaultQueryLimits.MaxCost, MaxQueryLimits.MaxCost},
-		{"maxDepth", q.MaxDepth, DefaultQueryLimits.MaxDepth, MaxQueryLimits.MaxDepth},
-		{"maxAliases", q.MaxAliases, DefaultQueryLimits.MaxAliases, MaxQueryLimits.MaxAliases},
-		{"maxRootFields", q.MaxRootFields, DefaultQueryLimits.MaxRootFields, MaxQueryLimits.MaxRootFields},
-		{"maxTokens", q.MaxTokens, DefaultQueryLimits.MaxTokens, MaxQueryLimits.MaxTokens},
+		{"maxCost", q.MaxCost, floor.MaxCost, MaxQueryLimits.MaxCost},
+		{"maxDepth", q.MaxDepth, floor.MaxDepth, MaxQueryLimits.MaxDepth},
+		{"maxAliases", q.MaxAliases, floor.MaxAliases, MaxQueryLimits.MaxAliases},
+		{"maxRootFields", q.MaxRootFields, floor.MaxRootFields, MaxQueryLimits.MaxRootFields},
+		{"maxTokens", q.MaxTokens, floor.MaxTokens, MaxQueryLimits.MaxTokens},
 	} {
 		if f.v != 0 && (f.v < f.least || f.v > f.most) {
 			return ParamErrorf(ECodeInvalidParameter, "queryLimits."+f.name, "%s must be between %d and %d, got %d", f.name, f.least, f.most, f.v)

@@ -48,16 +48,6 @@ var planOf = map[flightgraph.Visibility]struct {
 		flightgraph.QueryLimits{MaxCost: 500_000, MaxDepth: 12, MaxAliases: 100, MaxRootFields: 20, MaxTokens: 5_000}},
 }
 
-// MaxQueryLimits are the most generous operation bounds of any standard plan: what the GraphQL
-// parser is held to before anyone's plan is known.
-func MaxQueryLimits() flightgraph.QueryLimits {
-	m := flightgraph.DefaultQueryLimits
-	for _, v := range planOf {
-		m = m.Max(v.query)
-	}
-	return m
-}
-
 // catalogue is the built-in catalogue, indexed once: the store holds a copy (SyncCatalogue) for
 // the subscriptions to refer to, but nothing needs to read it back.
 var catalogue = sync.OnceValue(func() (c struct {

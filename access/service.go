@@ -744,13 +744,14 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 		if err := rv.Limits.Validate(); err != nil {
 			return nil, err
 		}
-		if err := rv.Queries.Validate(); err != nil {
-			return nil, err
+		if err := rv.Queries.Validate(flightgraph.DefaultQueryLimits); err != nil {
+			return nil, err // before the transaction; against the plan's own bounds in it
 		}
 	}
 	var (
-		req *flightgraph.LimitIncreaseRequest
-		sub *flightgraph.Subscription
+		req     *flightgraph.LimitIncreaseRequest
+		sub     *flightgraph.Subscription
+		granted flightgraph.QueryLimits
 	)
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		if req, err = tx.LimitRequest(ctx, rv.ID); err != nil {
@@ -772,8 +773,12 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 			if err != nil {
 				return err
 			}
+			if err := rv.Queries.Validate(current.QueryLimits); err != nil {
+				return err
+			}
 			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: "Custom " + sub.ID, Custom: true, Limits: rv.Limits,
 				QueryLimits: rv.Queries.Or(current.QueryLimits)}
+			granted = plan.QueryLimits.Or(flightgraph.DefaultQueryLimits)
 			if err := tx.CreatePlan(ctx, plan); err != nil {
 				return err
 			}
@@ -801,7 +806,13 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 		}
 		subject, body := "Your limit increase request is declined", fmt.Sprintf("Hello %s,\n\nyour request for higher limits on %s is declined:\n\n%s\n", owner.Name, sub.Product, rv.Reply)
 		if rv.Approve {
-			subject, body = "Your limit increase is granted", fmt.Sprintf("Hello %s,\n\nyour limits on %s are now %d calls per second and %d per day.\n\n%s\n", owner.Name, sub.Product, rv.Limits.PerSecond, rv.Limits.PerDay, rv.Reply)
+			bounds := ""
+			if rv.Queries != (flightgraph.QueryLimits{}) {
+				q := granted
+				bounds = fmt.Sprintf(" Each GraphQL operation may now cost %d, nest %d deep, have %d aliases, %d root fields and %d tokens.",
+					q.MaxCost, q.MaxDepth, q.MaxAliases, q.MaxRootFields, q.MaxTokens)
+			}
+			subject, body = "Your limit increase is granted", fmt.Sprintf("Hello %s,\n\nyour limits on %s are now %d calls per second and %d per day.%s\n\n%s\n", owner.Name, sub.Product, rv.Limits.PerSecond, rv.Limits.PerDay, bounds, rv.Reply)
 		}
 		return tx.EnqueueMail(ctx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
 	})

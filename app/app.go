@@ -7,6 +7,7 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
 	"log/slog"
 	"time"
 
@@ -58,6 +59,9 @@ type Config struct {
 	Lockout   access.Lockout
 	Tokens    access.TokenLifetimes
 	PortalURL string
+	// OfferKey signs offer ids (travel.Service.OfferKey), at least 32 bytes; replicas share it.
+	// Nil: a random key of this process, for tests and one-off commands.
+	OfferKey []byte
 	// Uncharged bounds the calls that charge no API (portal operations, introspection);
 	// access.DefaultUncharged when zero.
 	Uncharged access.UnchargedLimits
@@ -107,13 +111,18 @@ func New(cfg Config) *Services {
 	if cfg.Mailer == nil {
 		cfg.Mailer = access.NewLogMailer(cfg.Log)
 	}
+	if cfg.OfferKey == nil {
+		cfg.OfferKey = make([]byte, 32)
+		rand.Read(cfg.OfferKey)
+	}
 	st := cfg.Stores
 	if cfg.SnapshotTTL > 0 {
 		snap := store.NewSnapshot(st.Places, st.Aircraft, st.Network, cfg.SnapshotTTL, cfg.Log)
 		st.Places, st.Aircraft, st.Network = snap.Places(), snap.Fleet(), snap.Network()
 	}
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout,
-		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now}}
+		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
+			OfferKey: cfg.OfferKey}}
 	s.Usage = &access.UsageRecorder{Store: st.Access, Log: cfg.Log}
 	s.Limiter = access.NewMemoryLimiter(s.Usage.DayUsage, cfg.Now)
 	if cfg.NewLimiter != nil {

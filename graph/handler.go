@@ -14,7 +14,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/access"
 )
 
 // HandlerConfig is what a GraphQL endpoint is made of.
@@ -50,7 +49,7 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	// Bounds holds each document to its caller's plan before gqlgen parses it; this is the
 	// backstop if it ever did not.
-	h.SetParserTokenLimit(access.MaxQueryLimits().MaxTokens)
+	h.SetParserTokenLimit(flightgraph.MaxQueryLimits.MaxTokens) // the most any plan, standard or granted, allows
 	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	h.Use(NewBounds())
 	h.Use(&Gate{Admit: c.Admit, Log: c.Log})

@@ -237,13 +237,24 @@ func TestOperatorsGrantQueryBounds(t *testing.T) {
 			}
 		}
 	}
-	op.do(t, review, map[string]any{"id": id, "q": map[string]any{"maxDepth": 12}}, &granted)
+	op.do(t, review, map[string]any{"id": id, "q": map[string]any{"maxDepth": 12, "maxTokens": 10_000}}, &granted)
 	want := flightgraph.DefaultQueryLimits
-	want.MaxDepth = 12
+	want.MaxDepth, want.MaxTokens = 12, 10_000
 	if got := granted.ReviewLimitIncrease.Subscription; got.QueryLimits != want || got.Limits.PerSecond != 10 {
 		t.Fatalf("granted %+v, want %+v", got, want)
+	}
+	if mails := s.mailsTo(t, s.demo.DeveloperEmail); len(mails) == 0 || !strings.Contains(mails[len(mails)-1].Body, "nest 12 deep") {
+		t.Errorf("the grant's mail does not tell the bounds: %+v", mails)
 	}
 	if code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, deep); code != 200 || strings.Contains(body, `"errors"`) {
 		t.Fatalf("eleven levels after the grant: %d %s", code, body)
 	}
+	// A document of about 6,000 tokens, past every standard plan's 5,000: the parser's own cap is
+	// the most any plan may be granted.
+	long := jsonBody(`{ _entities(representations: [` + strings.Repeat(`{__typename: "Airport", code: "AMS"} `, 650) + `]) { ... on Airport { code } } }`, nil)
+	if code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, long); code != 200 || strings.Contains(body, `"errors"`) {
+		t.Fatalf("6,000 tokens after the grant: %d %.300s", code, body)
+	}
+	// A grant raises bounds, never lowers them.
+	op.fails(t, flightgraph.ECodeInvalidParameter, review, map[string]any{"id": ask(), "q": map[string]any{"maxDepth": 11}})
 }

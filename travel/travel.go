@@ -17,8 +17,11 @@ type Service struct {
 	Places   flightgraph.PlaceStore
 	Aircraft flightgraph.AircraftStore
 	Network  flightgraph.NetworkStore
-	// Now is the clock that flight status follows.
+	// Now is the clock that flight status and offers follow.
 	Now func() time.Time
+	// OfferKey signs offer ids (at least 32 bytes); replicas share it, so that an offer found on
+	// one is priced again on another.
+	OfferKey []byte
 }
 
 // Flight returns one flight by id. It returns ECodeBadFormat for a malformed id and

@@ -34,6 +34,7 @@ type config struct {
 	redisURL       string
 	smtpURL        string
 	publicURL      string
+	offerKey       string
 	demo           bool
 	tokens         access.TokenLifetimes
 	// hashConcurrency bounds the password hashes computed at once.

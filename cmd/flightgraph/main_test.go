@@ -290,8 +290,15 @@ func TestPostgres(t *testing.T) {
 	env := map[string]string{"FLIGHTGRAPH_DATABASE_URL": dsn}
 	var out, errs bytes.Buffer
 
-	// serve refuses an empty database rather than migrating behind the operator's back.
+	// Replicas share the key that signs offer ids: without one, serve refuses before any work.
 	err := run(context.Background(), []string{"--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs)
+	if err == nil || !strings.Contains(err.Error(), "--offer-key") {
+		t.Fatalf("serve on PostgreSQL without an offer key: %v", err)
+	}
+	env["FLIGHTGRAPH_OFFER_KEY"] = "c2lnbmluZyBrZXkgb2YgdGhlIHBvc3RncmVzIHRlc3QgKDMyKyBieXRlcyk="
+
+	// serve refuses an empty database rather than migrating behind the operator's back.
+	err = run(context.Background(), []string{"--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs)
 	if err == nil || !strings.Contains(err.Error(), "flightgraph migrate") {
 		t.Fatalf("serve on an empty database: %v", err)
 	}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
@@ -40,6 +43,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
 	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
 	fs.StringVar(&c.publicURL, "public-url", "", "the URL people reach this service at, for the links in its e-mails, e.g. https://developer.example.com; empty for http://<addr> (FLIGHTGRAPH_PUBLIC_URL)")
+	fs.StringVar(&c.offerKey, "offer-key", "", "base64 of 32 or more random bytes that sign offer ids, the same on every replica; empty on the embedded store for <data-dir>/offer-key, made on first start; required with PostgreSQL (FLIGHTGRAPH_OFFER_KEY)")
 	fs.BoolVar(&c.demo, "demo", false, "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO)")
 	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
@@ -66,6 +70,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return fmt.Errorf("--public-url %q: want an http:// or https:// URL with a host and no query, e.g. https://developer.example.com", c.publicURL)
 		}
+	}
+	offerKey, err := c.loadOfferKey()
+	if err != nil {
+		return err
 	}
 	// Bad URLs are refused before any work: opening and seeding a store takes seconds.
 	var (
@@ -126,8 +134,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	svc := app.New(app.Config{
 		Log: log, Stores: app.StoresOf(db), SnapshotTTL: c.referenceTTL,
-		PortalURL: portalURL(c.publicURL, ln.Addr()),
-		Tokens:    c.tokens, Mailer: mailer, NewLimiter: newLimiter,
+		PortalURL: portalURL(c.publicURL, ln.Addr()), OfferKey: offerKey,
+		Tokens: c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 		AccessFeed: accessFeed(db, log),
@@ -211,6 +219,40 @@ func prepare(ctx context.Context, c *config, db *store.DB, log *slog.Logger) err
 		log.Warn("the database holds no data set: run 'flightgraph seed'")
 	}
 	return nil
+}
+
+// loadOfferKey decodes --offer-key; without one, on the embedded store, it reads
+// <data dir>/offer-key, or makes it (readable by the owner only) on the first start. PostgreSQL
+// means replicas, which must share the key: there it is required.
+func (c *config) loadOfferKey() ([]byte, error) {
+	text, path := c.offerKey, filepath.Join(c.dataDir, "offer-key")
+	if text == "" && c.databaseURL != "" {
+		return nil, errors.New("--offer-key (FLIGHTGRAPH_OFFER_KEY) is required with PostgreSQL: every replica signs and reads offer ids with it; make one with: head -c 32 /dev/urandom | base64")
+	}
+	if text == "" {
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			key := make([]byte, 32)
+			rand.Read(key)
+			text = base64.StdEncoding.EncodeToString(key)
+			if err := os.MkdirAll(c.dataDir, 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(path, []byte(text+"\n"), 0o600); err != nil {
+				return nil, fmt.Errorf("write the offer key: %w", err)
+			}
+		case err != nil:
+			return nil, fmt.Errorf("read the offer key: %w", err)
+		default:
+			text = string(b)
+		}
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(text))
+	if err != nil || len(key) < 32 {
+		return nil, fmt.Errorf("the offer key (--offer-key or %s) must be base64 of 32 or more bytes", path)
+	}
+	return key, nil
 }
 
 // demo creates the demo accounts and key, prints them and writes them to

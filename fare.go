@@ -1,0 +1,105 @@
+package flightgraph
+
+import "strings"
+
+// FareFamily is a branded fare of a cabin: what the price buys (bags, changes, refunds, seat
+// choice) and how it is priced against the cabin's base fare. The families of a cabin are its
+// upsell ladder, cheapest first.
+type FareFamily struct {
+	Code  string     `json:"code"` // e.g. "ECONOMY_LIGHT"
+	Cabin CabinClass `json:"cabin"`
+	Name  string     `json:"name"` // e.g. "Economy Light"
+	// Rank orders the families of a cabin, 1 the cheapest.
+	Rank int `json:"rank"`
+	// PerMille is the family's price against the cabin's base fare, in thousandths.
+	PerMille int64 `json:"-"`
+	// CheckedBags is the number of checked bags included per passenger with a seat.
+	CheckedBags int `json:"checkedBags"`
+	// Changeable says whether the trip may be changed; ChangeFeeCents is the fee, in euro cents.
+	Changeable     bool  `json:"changeable"`
+	ChangeFeeCents int64 `json:"-"`
+	// Refundable says whether an unused ticket is refunded, less RefundFeeCents.
+	Refundable     bool  `json:"refundable"`
+	RefundFeeCents int64 `json:"-"`
+	SeatChoice     bool  `json:"seatChoice"`
+	LoungeAccess   bool  `json:"loungeAccess"`
+	// Miles is the share of the flown distance credited to the loyalty account, in percent.
+	MilesPercent int `json:"milesPercent"`
+}
+
+// FareFamilies are every cabin's families, cheapest first within a cabin.
+var FareFamilies = []*FareFamily{
+	{Code: "ECONOMY_LIGHT", Cabin: CabinEconomy, Name: "Economy Light", Rank: 1, PerMille: 1000, MilesPercent: 25},
+	{Code: "ECONOMY_STANDARD", Cabin: CabinEconomy, Name: "Economy Standard", Rank: 2, PerMille: 1250, CheckedBags: 1,
+		Changeable: true, ChangeFeeCents: 7_000, SeatChoice: true, MilesPercent: 50},
+	{Code: "ECONOMY_FLEX", Cabin: CabinEconomy, Name: "Economy Flex", Rank: 3, PerMille: 1800, CheckedBags: 1,
+		Changeable: true, Refundable: true, RefundFeeCents: 5_000, SeatChoice: true, MilesPercent: 100},
+	{Code: "PREMIUM_STANDARD", Cabin: CabinPremium, Name: "Premium Comfort", Rank: 1, PerMille: 1000, CheckedBags: 2,
+		Changeable: true, ChangeFeeCents: 5_000, SeatChoice: true, MilesPercent: 110},
+	{Code: "PREMIUM_FLEX", Cabin: CabinPremium, Name: "Premium Comfort Flex", Rank: 2, PerMille: 1350, CheckedBags: 2,
+		Changeable: true, Refundable: true, SeatChoice: true, MilesPercent: 125},
+	{Code: "BUSINESS_STANDARD", Cabin: CabinBusiness, Name: "Business Standard", Rank: 1, PerMille: 1000, CheckedBags: 2,
+		Changeable: true, ChangeFeeCents: 10_000, SeatChoice: true, LoungeAccess: true, MilesPercent: 150},
+	{Code: "BUSINESS_FLEX", Cabin: CabinBusiness, Name: "Business Flex", Rank: 2, PerMille: 1300, CheckedBags: 2,
+		Changeable: true, Refundable: true, SeatChoice: true, LoungeAccess: true, MilesPercent: 175},
+	{Code: "FIRST", Cabin: CabinFirst, Name: "La Première", Rank: 1, PerMille: 1000, CheckedBags: 3,
+		Changeable: true, Refundable: true, SeatChoice: true, LoungeAccess: true, MilesPercent: 200},
+}
+
+// FamiliesOf returns the families of a cabin, cheapest first.
+func FamiliesOf(cabin CabinClass) []*FareFamily {
+	var out []*FareFamily
+	for _, f := range FareFamilies {
+		if f.Cabin == cabin {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// FareFamilyOf returns the family of a code, in any case; ECodeInvalidParameter naming param when
+// there is none.
+func FareFamilyOf(param, code string) (*FareFamily, error) {
+	c := strings.ToUpper(strings.TrimSpace(code))
+	for _, f := range FareFamilies {
+		if f.Code == c {
+			return f, nil
+		}
+	}
+	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a fare family", clip(code))
+}
+
+// PassengerType is a type of traveller, as the offers API names them.
+type PassengerType struct {
+	Code  string `json:"code"` // ADT, CHD, INF …
+	Label string `json:"label"`
+	// PerMille is the share of the adult fare the type pays, in thousandths.
+	PerMille int64 `json:"-"`
+	// Seat is false for an infant on an adult's lap: no seat, no airport charges, no checked bag
+	// of its own beyond a stroller.
+	Seat bool `json:"-"`
+	// Accompanied types travel only with an adult (ADT, YTH or YCD) on the booking.
+	Accompanied bool `json:"-"`
+}
+
+// PassengerTypes are the types the offers API accepts.
+var PassengerTypes = []*PassengerType{
+	{Code: "ADT", Label: "Adult (26 to 64)", PerMille: 1000, Seat: true},
+	{Code: "YTH", Label: "Young adult (12 to 25)", PerMille: 900, Seat: true},
+	{Code: "YCD", Label: "Senior (65 and over)", PerMille: 900, Seat: true},
+	{Code: "C14", Label: "Child (12 to 14) travelling with an adult", PerMille: 900, Seat: true, Accompanied: true},
+	{Code: "CHD", Label: "Child (2 to 11)", PerMille: 750, Seat: true, Accompanied: true},
+	{Code: "INF", Label: "Infant (under 2) on an adult's lap", PerMille: 100, Accompanied: true},
+}
+
+// PassengerTypeOf returns the type of a code, in any case; ECodeInvalidParameter naming param when
+// there is none.
+func PassengerTypeOf(param, code string) (*PassengerType, error) {
+	c := strings.ToUpper(strings.TrimSpace(code))
+	for _, t := range PassengerTypes {
+		if t.Code == c {
+			return t, nil
+		}
+	}
+	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a passenger type; use ADT, YTH, YCD, C14, CHD or INF", clip(code))
+}

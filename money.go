@@ -1,0 +1,176 @@
+package flightgraph
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// Money is an exact amount: a whole number of a currency's minor units (cents for EUR, yen for
+// JPY, fils for BHD). Prices are never floats: they are summed in minor units and converted once,
+// with one rounding rule (RoundHalfEven).
+type Money struct {
+	Minor    int64
+	Currency string
+}
+
+// Currency is an ISO 4217 currency the network sells in, with its fixed reference rate.
+type Currency struct {
+	Code string
+	// Digits is the number of decimals of its minor unit: 2 for EUR, 0 for JPY, 3 for BHD.
+	Digits int
+	// PerEuro is how much one euro buys, in millionths: a fixed reference rate, so that a price
+	// is the same in every operation and on every replica (prices are filed in euros).
+	PerEuro int64
+}
+
+// PricingCurrency is the currency fares and charges are filed in.
+const PricingCurrency = "EUR"
+
+// currencies are the currencies of the network's countries, with their reference rates. The rates
+// are fixed on purpose: a shopping engine quotes from a rate table it controls, not from a feed
+// that changes between a search and its price check.
+var currencies = map[string]Currency{}
+
+func init() {
+	for _, c := range []struct {
+		code    string
+		digits  int
+		perEuro string
+	}{
+		{"EUR", 2, "1"}, {"USD", 2, "1.08"}, {"GBP", 2, "0.85"}, {"CHF", 2, "0.95"}, {"SEK", 2, "11.4"},
+		{"NOK", 2, "11.6"}, {"DKK", 2, "7.46"}, {"PLN", 2, "4.3"}, {"CZK", 2, "25.2"}, {"HUF", 2, "395"},
+		{"RON", 2, "4.97"}, {"RSD", 2, "117.2"}, {"ISK", 0, "150"}, {"TRY", 2, "38"}, {"AED", 2, "3.97"},
+		{"SAR", 2, "4.05"}, {"QAR", 2, "3.93"}, {"BHD", 3, "0.407"}, {"JOD", 3, "0.766"}, {"ILS", 2, "4"},
+		{"EGP", 2, "53"}, {"MAD", 2, "10.7"}, {"DZD", 2, "145"}, {"TND", 3, "3.35"}, {"LBP", 2, "96700"},
+		{"XOF", 0, "655.957"}, {"XAF", 0, "655.957"}, {"XPF", 0, "119.332"}, {"XCG", 2, "1.93"}, {"AWG", 2, "1.94"},
+		{"SRD", 2, "38"}, {"DOP", 2, "66"}, {"CUP", 2, "25.9"}, {"PAB", 2, "1.08"}, {"CRC", 2, "545"},
+		{"COP", 2, "4450"}, {"PEN", 2, "4.05"}, {"CLP", 0, "1020"}, {"ARS", 2, "1250"}, {"BRL", 2, "6.1"},
+		{"MXN", 2, "20.5"}, {"CAD", 2, "1.5"}, {"NGN", 2, "1650"}, {"GHS", 2, "15.5"}, {"KES", 2, "140"},
+		{"ETB", 2, "135"}, {"RWF", 0, "1520"}, {"CDF", 2, "3050"}, {"MGA", 2, "4900"}, {"MUR", 2, "49.5"},
+		{"ZAR", 2, "19.8"}, {"INR", 2, "92"}, {"THB", 2, "37"}, {"VND", 0, "28000"}, {"MYR", 2, "4.8"},
+		{"SGD", 2, "1.45"}, {"IDR", 2, "17500"}, {"PHP", 2, "62"}, {"HKD", 2, "8.4"}, {"CNY", 2, "7.8"},
+		{"TWD", 2, "34.5"}, {"KRW", 0, "1500"}, {"JPY", 0, "165"}, {"AUD", 2, "1.65"}, {"NZD", 2, "1.8"},
+	} {
+		micros, err := parseDecimal(c.perEuro, 6)
+		if err != nil {
+			panic(fmt.Sprintf("currency %s: %v", c.code, err))
+		}
+		currencies[c.code] = Currency{Code: c.code, Digits: c.digits, PerEuro: micros}
+	}
+}
+
+// CurrencyOf returns a currency the network prices in; ECodeInvalidParameter naming param when it
+// is not one, ECodeBadFormat when code is not three letters.
+func CurrencyOf(param, code string) (Currency, error) {
+	c := strings.ToUpper(strings.TrimSpace(code))
+	if !isUpperAlpha(c, 3) {
+		return Currency{}, ParamErrorf(ECodeBadFormat, param, "%s must be an ISO 4217 currency code, e.g. EUR, got %q", param, clip(code))
+	}
+	cur, ok := currencies[c]
+	if !ok {
+		return Currency{}, ParamErrorf(ECodeInvalidParameter, param, "%s is not a currency the network sells in", c)
+	}
+	return cur, nil
+}
+
+// Euros returns an amount of euro cents.
+func Euros(cents int64) Money { return Money{Minor: cents, Currency: PricingCurrency} }
+
+// In converts a euro amount into cur at its reference rate, rounding half to even once. A
+// conversion into euros returns m unchanged.
+func (m Money) In(cur Currency) Money {
+	if m.Currency != PricingCurrency {
+		panic("flightgraph: Money.In converts euro amounts only, got " + m.Currency)
+	}
+	if cur.Code == PricingCurrency {
+		return m
+	}
+	// minor = cents × perEuro/10⁶ × 10^digits / 10²
+	num := new(big.Int).Mul(big.NewInt(m.Minor), big.NewInt(cur.PerEuro))
+	num.Mul(num, pow10(cur.Digits))
+	den := new(big.Int).Mul(big.NewInt(1_000_000), pow10(2))
+	return Money{Minor: roundHalfEven(num, den), Currency: cur.Code}
+}
+
+// Add returns m + o; both must be in one currency.
+func (m Money) Add(o Money) Money {
+	if m.Currency != o.Currency && m.Currency != "" && o.Minor != 0 {
+		panic("flightgraph: adding " + o.Currency + " to " + m.Currency)
+	}
+	if m.Currency == "" {
+		m.Currency = o.Currency
+	}
+	return Money{Minor: m.Minor + o.Minor, Currency: m.Currency}
+}
+
+// Times returns m multiplied by n.
+func (m Money) Times(n int) Money { return Money{Minor: m.Minor * int64(n), Currency: m.Currency} }
+
+// Decimal is the amount in the currency's major unit, exactly: "123.45", "16500" for JPY.
+func (m Money) Decimal() string {
+	digits := currencies[m.Currency].Digits
+	s := strconv.FormatInt(abs(m.Minor), 10)
+	if digits > 0 {
+		if len(s) <= digits {
+			s = strings.Repeat("0", digits-len(s)+1) + s
+		}
+		s = s[:len(s)-digits] + "." + s[len(s)-digits:]
+	}
+	if m.Minor < 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+// String is the amount and its currency, "123.45 EUR".
+func (m Money) String() string { return m.Decimal() + " " + m.Currency }
+
+// ScalePerMille returns the euro amount cents × the factors (each in thousandths), rounded half
+// to even once: the fare rules multiply a base by several adjustments without a float.
+func ScalePerMille(cents int64, perMille ...int64) int64 {
+	num, den := big.NewInt(cents), big.NewInt(1)
+	for _, f := range perMille {
+		num.Mul(num, big.NewInt(f))
+		den.Mul(den, big.NewInt(1000))
+	}
+	return roundHalfEven(num, den)
+}
+
+// roundHalfEven returns num/den rounded to the nearest integer, ties to even; den > 0.
+func roundHalfEven(num, den *big.Int) int64 {
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	twice := new(big.Int).Mul(new(big.Int).Abs(r), big.NewInt(2))
+	switch c := twice.Cmp(den); {
+	case c > 0, c == 0 && q.Bit(0) == 1:
+		if num.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return q.Int64()
+}
+
+func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// parseDecimal reads a non-negative decimal text as an integer of 10^-scale units.
+func parseDecimal(s string, scale int) (int64, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > scale {
+		return 0, fmt.Errorf("%q has more than %d decimals", s, scale)
+	}
+	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", scale-len(frac)), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a decimal", s)
+	}
+	return n, nil
+}

@@ -1,0 +1,226 @@
+package flightgraph
+
+import (
+	"strings"
+	"time"
+)
+
+// MaxSeatsPerBooking is the most passengers with a seat one search may ask for.
+const MaxSeatsPerBooking = 9
+
+// OfferValidity is how long an offer keeps its price: read back within it, an offer id gives the
+// same price; after it, ECodeOfferExpired.
+const OfferValidity = 30 * time.Minute
+
+// Bound is a direction of a trip.
+type Bound string
+
+const (
+	Outbound Bound = "OUTBOUND"
+	Inbound  Bound = "INBOUND"
+)
+
+// OfferSearch asks for the offers of a one-way trip or of a return trip's two bounds.
+type OfferSearch struct {
+	// Cabins are the commercial cabins asked for; empty means all.
+	Cabins     []CabinClass
+	Passengers []Passenger
+	// Connections are one (one-way) or two (return) requested connections.
+	Connections []RequestedConnection
+	// Currency overrides the point of sale's currency; "" keeps it (euros when it has none).
+	Currency string
+}
+
+// Passenger is one traveller of a search.
+type Passenger struct {
+	ID   int    `json:"id"`
+	Type string `json:"type"`
+}
+
+// RequestedConnection is one bound of a search: from where to where on which local date.
+type RequestedConnection struct {
+	DepartureDate string
+	Origin        string // airport or city code
+	Destination   string
+	// OriginPlace and DestinationPlace are the codes resolved (travel.Service.Place).
+	OriginPlace, DestinationPlace *Place
+}
+
+// PassengerCounts counts a search's passengers by type, in PassengerTypes' order.
+type PassengerCounts map[string]int
+
+// Validate checks a search's shape before anything is looked up: one or two connections with
+// dates and codes, 1 to MaxSeatsPerBooking passengers with a seat, at least one adult (ADT, YTH
+// or YCD) when children or infants travel, no more infants than adults. It normalises the codes
+// and returns ECodeMissingParameter, ECodeBadFormat or ECodeInvalidParameter naming the field.
+func (s *OfferSearch) Validate() error {
+	switch len(s.Connections) {
+	case 0:
+		return ParamErrorf(ECodeMissingParameter, "requestedConnections", "give one requested connection (one-way) or two (return)")
+	case 1, 2:
+	default:
+		return ParamErrorf(ECodeInvalidParameter, "requestedConnections", "give one requested connection (one-way) or two (return), not %d", len(s.Connections))
+	}
+	for i := range s.Connections {
+		c := &s.Connections[i]
+		if _, err := ParseDate("departureDate", c.DepartureDate); err != nil {
+			return err
+		}
+		if c.Origin == "" {
+			return ParamErrorf(ECodeMissingParameter, "origin", "each requested connection needs an origin")
+		}
+		if c.Destination == "" {
+			return ParamErrorf(ECodeMissingParameter, "destination", "each requested connection needs a destination")
+		}
+	}
+	if len(s.Connections) == 2 && s.Connections[1].DepartureDate < s.Connections[0].DepartureDate {
+		return ParamErrorf(ECodeInvalidParameter, "departureDate", "the return leaves on %s, before the outbound's %s", s.Connections[1].DepartureDate, s.Connections[0].DepartureDate)
+	}
+	seen := map[CabinClass]bool{}
+	for i, c := range s.Cabins {
+		c = CabinClass(strings.ToUpper(string(c)))
+		if c == "ALL" && len(s.Cabins) == 1 {
+			s.Cabins = nil
+			break
+		}
+		k, err := ParseCabinClass("commercialCabins", string(c))
+		if err != nil {
+			return ParamErrorf(ECodeInvalidParameter, "commercialCabins", "commercialCabins takes ECONOMY, PREMIUM, BUSINESS, FIRST, or ALL alone; got %q", clip(string(c)))
+		}
+		if seen[k] {
+			return ParamErrorf(ECodeInvalidParameter, "commercialCabins", "%s is given twice", k)
+		}
+		seen[k], s.Cabins[i] = true, k
+	}
+	if len(s.Passengers) == 0 {
+		return ParamErrorf(ECodeMissingParameter, "passengers", "give at least one passenger")
+	}
+	counts, err := s.Counts()
+	if err != nil {
+		return err
+	}
+	seats, adults := 0, counts["ADT"]+counts["YTH"]+counts["YCD"]
+	for _, t := range PassengerTypes {
+		if t.Seat {
+			seats += counts[t.Code]
+		}
+	}
+	switch {
+	case seats == 0:
+		return ParamErrorf(ECodeInvalidParameter, "passengers", "an infant travels on an adult's lap: give an adult too")
+	case seats > MaxSeatsPerBooking:
+		return ParamErrorf(ECodeInvalidParameter, "passengers", "at most %d passengers with a seat, got %d", MaxSeatsPerBooking, seats)
+	case adults == 0:
+		return ParamErrorf(ECodeInvalidParameter, "passengers", "children and infants travel with an adult (ADT, YTH or YCD)")
+	case counts["INF"] > adults:
+		return ParamErrorf(ECodeInvalidParameter, "passengers", "each infant travels on an adult's lap: %d infants, %d adults", counts["INF"], adults)
+	}
+	if s.Currency != "" {
+		c, err := CurrencyOf("currency", s.Currency)
+		if err != nil {
+			return err
+		}
+		s.Currency = c.Code
+	}
+	return nil
+}
+
+// Counts counts the search's passengers by type; ECodeInvalidParameter for an unknown type or a
+// repeated id.
+func (s *OfferSearch) Counts() (PassengerCounts, error) {
+	counts, ids := PassengerCounts{}, map[int]bool{}
+	for _, p := range s.Passengers {
+		t, err := PassengerTypeOf("passengers.type", p.Type)
+		if err != nil {
+			return nil, err
+		}
+		if ids[p.ID] {
+			return nil, ParamErrorf(ECodeInvalidParameter, "passengers.id", "passenger id %d is given twice", p.ID)
+		}
+		ids[p.ID] = true
+		counts[t.Code]++
+	}
+	return counts, nil
+}
+
+// Seats is the number of seats the passengers need.
+func (c PassengerCounts) Seats() int {
+	n := 0
+	for _, t := range PassengerTypes {
+		if t.Seat {
+			n += c[t.Code]
+		}
+	}
+	return n
+}
+
+// CabinsOrAll returns the cabins asked for, every cabin when none is.
+func (s *OfferSearch) CabinsOrAll() []CabinClass {
+	if len(s.Cabins) == 0 {
+		return []CabinClass{CabinEconomy, CabinPremium, CabinBusiness, CabinFirst}
+	}
+	return s.Cabins
+}
+
+// Offer is a priced, bookable itinerary of one bound in one cabin and fare family, valid until
+// ExpiresAt. Its ID carries everything needed to price it again (travel.Service.Offer).
+type Offer struct {
+	ID       string
+	Bound    Bound
+	Cabin    CabinClass
+	Family   *FareFamily
+	Segments []*OfferSegment
+	Price    *Price
+	// SeatsLeft is the fewest seats left in the cabin on any segment, at most 9.
+	SeatsLeft int
+	QuotedAt  time.Time
+	ExpiresAt time.Time
+}
+
+// IsEntity marks Offer as an Apollo Federation entity; gqlgen's federation plugin requires it.
+func (Offer) IsEntity() {}
+
+// Departure is the scheduled departure of the offer's first segment.
+func (o *Offer) Departure() time.Time { return o.Segments[0].Flight.DepartureUTC }
+
+// Arrival is the scheduled arrival of the offer's last segment.
+func (o *Offer) Arrival() time.Time { return o.Segments[len(o.Segments)-1].Flight.ArrivalUTC }
+
+// Duration is the whole journey, connections included, in ISO 8601.
+func (o *Offer) Duration() string { return ISODuration(o.Arrival().Sub(o.Departure())) }
+
+// OfferSegment is one flight of an offer, in the offer's cabin.
+type OfferSegment struct {
+	Flight     *Flight
+	Legs       []*FlightLeg
+	DistanceKm int
+	// SeatsLeft is the fewest seats left in the cabin on any of the flight's legs.
+	SeatsLeft int
+	// ConnectionMinutes is the time on the ground before the next segment; 0 for the last.
+	ConnectionMinutes int
+}
+
+// Price is an offer's price for all its passengers: Total is the sum, over Passengers, of each
+// type's Total times its Count, and each type's Total is its Base plus its Taxes.
+type Price struct {
+	Total      Money
+	Passengers []*PassengerPrice
+}
+
+// PassengerPrice is the price of one passenger of a type, and how many of them travel.
+type PassengerPrice struct {
+	Type  string
+	Count int
+	Base  Money
+	Taxes []*PriceLine
+	// TaxTotal is the sum of Taxes; Total is Base plus TaxTotal.
+	TaxTotal Money
+	Total    Money
+}
+
+// PriceLine is one named tax, charge or surcharge.
+type PriceLine struct {
+	Code   string // e.g. "FR" (a country's tax), "PSC" (passenger service charge), "YQ"
+	Name   string
+	Amount Money
+}

@@ -1,0 +1,438 @@
+package travel
+
+import (
+	"cmp"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// Offers are not stored: an offer id is a signed token that carries what prices the offer (its
+// flights, cabin, family, passengers, currency and the instant it was quoted at). Reading one back
+// checks the signature and the validity, then prices the same flights at the same instant with the
+// same rules, so it costs what the search said. A search writes nothing, so it stays a read on any
+// replica; replicas share the signing key (Service.OfferKey).
+
+// maxCandidates bounds the flights one search reads per query, and maxConnections the one-stop
+// itineraries it prices.
+const (
+	maxCandidates  = flightgraph.MaxPageSize
+	maxConnections = 30
+)
+
+// itinerary is one bound's flights, in order, with their legs.
+type itinerary struct {
+	flights []*flightgraph.Flight
+	legs    [][]*flightgraph.FlightLeg
+}
+
+// OffersFor returns the offers of one requested connection of a search (bound 0 outbound, 1
+// inbound), quoted now: every nonstop flight and every one-stop connection through a hub of the
+// network, in each cabin asked for that has the seats, in each of the cabin's fare families;
+// ordered by departure, then price. It reads the flights in three round trips however many there
+// are: the nonstop and first flights together, the second flights, and their legs.
+func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bound int) ([]*flightgraph.Offer, error) {
+	if err := s.resolve(ctx, q); err != nil {
+		return nil, err
+	}
+	pos := flightgraph.PointOfSaleFromContext(ctx)
+	cur, err := s.currency(q, pos)
+	if err != nil {
+		return nil, err
+	}
+	counts, _ := q.Counts()
+	now := s.Now().UTC().Truncate(time.Second)
+	its, err := s.itineraries(ctx, q.Connections[bound], now)
+	if err != nil {
+		return nil, err
+	}
+	var offers []*flightgraph.Offer
+	for _, it := range its {
+		for _, cabin := range q.CabinsOrAll() {
+			for _, fam := range flightgraph.FamiliesOf(cabin) {
+				o, err := s.price(ctx, it, fam, counts, cur, now, boundOf(bound))
+				if err != nil {
+					return nil, err
+				}
+				if o != nil {
+					offers = append(offers, o)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(offers, func(a, b *flightgraph.Offer) int {
+		return cmp.Or(a.Departure().Compare(b.Departure()), len(a.Segments)-len(b.Segments), cmp.Compare(a.Price.Total.Minor, b.Price.Total.Minor))
+	})
+	return offers, nil
+}
+
+func boundOf(i int) flightgraph.Bound {
+	if i == 1 {
+		return flightgraph.Inbound
+	}
+	return flightgraph.Outbound
+}
+
+// resolve validates the search and resolves its places once; ECodeIATANotFound for an unknown
+// code.
+func (s *Service) resolve(ctx context.Context, q *flightgraph.OfferSearch) error {
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	for i := range q.Connections {
+		c := &q.Connections[i]
+		if c.OriginPlace != nil {
+			continue
+		}
+		o, d, err := s.Ends(ctx, c.Origin, c.Destination)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(o.Airports, func(a *flightgraph.Airport) bool { return slices.Contains(d.AirportCodes(), a.Code) }) {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "destination", "the origin and destination are the same place")
+		}
+		c.OriginPlace, c.DestinationPlace = o, d
+	}
+	return nil
+}
+
+// currency is the search's currency, else the point of sale's, else euros.
+func (s *Service) currency(q *flightgraph.OfferSearch, pos flightgraph.PointOfSale) (flightgraph.Currency, error) {
+	code := cmp.Or(q.Currency, pos.Currency, flightgraph.PricingCurrency)
+	return flightgraph.CurrencyOf("currency", code)
+}
+
+// itineraries finds a connection's nonstop flights and one-stop connections through the
+// network's hubs on its date, sellable at now.
+func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnection, now time.Time) ([]itinerary, error) {
+	carriers, err := s.Network.Carriers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hubCodes []string
+	for _, ca := range carriers {
+		if !slices.Contains(c.OriginPlace.AirportCodes(), ca.HubCode) && !slices.Contains(c.DestinationPlace.AirportCodes(), ca.HubCode) && !slices.Contains(hubCodes, ca.HubCode) {
+			hubCodes = append(hubCodes, ca.HubCode)
+		}
+	}
+	hubs, err := s.Places.AirportsByCodes(ctx, hubCodes)
+	if err != nil {
+		return nil, err
+	}
+	hubs = slices.DeleteFunc(hubs, func(a *flightgraph.Airport) bool { return a == nil })
+	// The nonstop flights and the first flights of connections, in one query.
+	onward := &flightgraph.Place{Code: c.DestinationPlace.Code, Airports: append(slices.Clone(c.DestinationPlace.Airports), hubs...)}
+	firsts, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: c.OriginPlace, Destination: onward, Date: c.DepartureDate,
+		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: maxCandidates}})
+	if err != nil {
+		return nil, err
+	}
+	dest := c.DestinationPlace.AirportCodes()
+	var nonstop, toHub []*flightgraph.Flight
+	for _, f := range firsts {
+		if slices.Contains(dest, f.DestinationCode) {
+			nonstop = append(nonstop, f)
+		} else {
+			toHub = append(toHub, f)
+		}
+	}
+	var pairs [][2]*flightgraph.Flight
+	if len(toHub) > 0 {
+		from, to := toHub[0].ArrivalUTC, toHub[0].ArrivalUTC
+		via := &flightgraph.Place{Code: "hubs"}
+		for _, f := range toHub {
+			from, to = minTime(from, f.ArrivalUTC), maxTime(to, f.ArrivalUTC)
+			if !slices.Contains(via.AirportCodes(), f.DestinationCode) {
+				via.Airports = append(via.Airports, &flightgraph.Airport{Code: f.DestinationCode})
+			}
+		}
+		seconds, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: via, Destination: c.DestinationPlace,
+			DepartureFrom: from.Add(MinConnection), DepartureTo: to.Add(MaxConnection + time.Second), Page: flightgraph.Page{Limit: maxCandidates}})
+		if err != nil {
+			return nil, err
+		}
+		for _, f1 := range toHub {
+			for _, f2 := range seconds {
+				gap := f2.DepartureUTC.Sub(f1.ArrivalUTC)
+				if f2.OriginCode == f1.DestinationCode && gap >= MinConnection && gap <= MaxConnection {
+					pairs = append(pairs, [2]*flightgraph.Flight{f1, f2})
+				}
+			}
+		}
+		// The quickest connections, then the earliest.
+		slices.SortStableFunc(pairs, func(a, b [2]*flightgraph.Flight) int {
+			return cmp.Or(cmp.Compare(a[1].ArrivalUTC.Sub(a[0].DepartureUTC), b[1].ArrivalUTC.Sub(b[0].DepartureUTC)), a[0].DepartureUTC.Compare(b[0].DepartureUTC))
+		})
+		pairs = pairs[:min(len(pairs), maxConnections)]
+	}
+	var ids []string
+	for _, f := range nonstop {
+		ids = append(ids, f.ID)
+	}
+	for _, p := range pairs {
+		ids = append(ids, p[0].ID, p[1].ID)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	legs, err := s.legsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var its []itinerary
+	for _, f := range nonstop {
+		its = append(its, itinerary{flights: []*flightgraph.Flight{f}, legs: [][]*flightgraph.FlightLeg{legs[f.ID]}})
+	}
+	for _, p := range pairs {
+		its = append(its, itinerary{flights: p[:], legs: [][]*flightgraph.FlightLeg{legs[p[0].ID], legs[p[1].ID]}})
+	}
+	return its, nil
+}
+
+// legsOf reads the legs of flights in one round trip, by flight id.
+func (s *Service) legsOf(ctx context.Context, ids []string) (map[string][]*flightgraph.FlightLeg, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	lists, err := s.Flights.LegsByFlightIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]*flightgraph.FlightLeg, len(ids))
+	for i, id := range ids {
+		out[id] = lists[i]
+	}
+	return out, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// price prices an itinerary in a family for the passengers at an instant: nil when a leg is
+// cancelled, has left, lacks the cabin or has too few seats left in it.
+func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.FareFamily, counts flightgraph.PassengerCounts, cur flightgraph.Currency, at time.Time, bound flightgraph.Bound) (*flightgraph.Offer, error) {
+	o := &flightgraph.Offer{Bound: bound, Cabin: fam.Cabin, Family: fam, QuotedAt: at, ExpiresAt: at.Add(flightgraph.OfferValidity), SeatsLeft: flightgraph.MaxSeatsPerBooking,
+		Price: &flightgraph.Price{Total: flightgraph.Money{Currency: cur.Code}}}
+	perType := map[string]*flightgraph.PassengerPrice{}
+	for _, t := range flightgraph.PassengerTypes {
+		if counts[t.Code] > 0 {
+			p := &flightgraph.PassengerPrice{Type: t.Code, Count: counts[t.Code], Base: flightgraph.Money{Currency: cur.Code}, TaxTotal: flightgraph.Money{Currency: cur.Code}}
+			perType[t.Code] = p
+			o.Price.Passengers = append(o.Price.Passengers, p)
+		}
+	}
+	for i, f := range it.flights {
+		legs := it.legs[i]
+		if len(legs) == 0 || !f.DepartureUTC.After(at.Add(MinBookingLead-time.Second)) {
+			return nil, nil
+		}
+		seg := &flightgraph.OfferSegment{Flight: f, Legs: legs, SeatsLeft: math.MaxInt}
+		if i+1 < len(it.flights) {
+			seg.ConnectionMinutes = int(it.flights[i+1].DepartureUTC.Sub(f.ArrivalUTC) / time.Minute)
+		}
+		load := int64(0)
+		for _, l := range legs {
+			if l.Cancelled {
+				return nil, nil
+			}
+			seats, err := s.cabinSeats(ctx, l.ConfigurationCode, fam.Cabin)
+			if err != nil || seats == 0 {
+				return nil, err
+			}
+			ld := cabinLoad(f.ID, fam.Cabin, l.ScheduledDep.Sub(at))
+			load = max(load, ld)
+			seg.SeatsLeft = min(seg.SeatsLeft, seatsLeft(seats, ld))
+			seg.DistanceKm += l.DistanceKm
+		}
+		if seg.SeatsLeft < counts.Seats() {
+			return nil, nil
+		}
+		o.SeatsLeft = min(o.SeatsLeft, seg.SeatsLeft)
+		o.Segments = append(o.Segments, seg)
+		first := legs[0]
+		weekday := first.ScheduledDep.Add(time.Duration(first.DepartureOffset) * time.Minute).Weekday()
+		for _, t := range flightgraph.PassengerTypes {
+			p := perType[t.Code]
+			if p == nil {
+				continue
+			}
+			p.Base = p.Base.Add(flightgraph.Euros(baseFareCents(seg.DistanceKm, fam, t, f.DepartureUTC.Sub(at), weekday, load)).In(cur))
+			for _, l := range legs {
+				a, country, err := s.departureOf(ctx, l.OriginCode)
+				if err != nil {
+					return nil, err
+				}
+				for _, line := range charges(a, country, f.Haul, fam.Cabin, t) {
+					line.Amount = line.Amount.In(cur)
+					p.Taxes = append(p.Taxes, line)
+					p.TaxTotal = p.TaxTotal.Add(line.Amount)
+				}
+			}
+		}
+	}
+	for _, p := range o.Price.Passengers {
+		p.Total = p.Base.Add(p.TaxTotal)
+		o.Price.Total = o.Price.Total.Add(p.Total.Times(p.Count))
+	}
+	o.ID = s.offerID(o, counts)
+	return o, nil
+}
+
+// cabinSeats is the number of seats of a cabin in a configuration, 0 when it has none. The
+// fleet is the reference snapshot under serve: no round trip.
+func (s *Service) cabinSeats(ctx context.Context, configuration string, cabin flightgraph.CabinClass) (int, error) {
+	cabins, err := s.Aircraft.CabinsByConfigurations(ctx, []string{configuration})
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range cabins[0] {
+		if c.CabinClass == cabin {
+			return c.Seats, nil
+		}
+	}
+	return 0, nil
+}
+
+// departureOf is an airport and its country (the reference snapshot under serve).
+func (s *Service) departureOf(ctx context.Context, code string) (*flightgraph.Airport, *flightgraph.Country, error) {
+	as, err := s.Places.AirportsByCodes(ctx, []string{code})
+	if err != nil {
+		return nil, nil, err
+	}
+	if as[0] == nil {
+		return &flightgraph.Airport{Code: code, Name: code}, nil, nil
+	}
+	cs, err := s.Places.CountriesByCodes(ctx, []string{as[0].CountryCode})
+	if err != nil {
+		return nil, nil, err
+	}
+	return as[0], cs[0], nil
+}
+
+// An offer id is "o1." + base64url(payload) + "." + base64url(the first 16 bytes of its
+// HMAC-SHA256 under OfferKey). The payload is
+// quoted-at|bound|family|passengers|currency|flight ids, passengers as ADT2+CHD1.
+
+const offerIDPrefix = "o1."
+
+func (s *Service) offerID(o *flightgraph.Offer, counts flightgraph.PassengerCounts) string {
+	var pax []string
+	for _, t := range flightgraph.PassengerTypes {
+		if n := counts[t.Code]; n > 0 {
+			pax = append(pax, t.Code+strconv.Itoa(n))
+		}
+	}
+	ids := make([]string, len(o.Segments))
+	for i, seg := range o.Segments {
+		ids[i] = seg.Flight.ID
+	}
+	payload := strings.Join([]string{strconv.FormatInt(o.QuotedAt.Unix(), 10), string(o.Bound), o.Family.Code, strings.Join(pax, "+"),
+		o.Price.Total.Currency, strings.Join(ids, ",")}, "|")
+	return offerIDPrefix + base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(s.sign(payload))
+}
+
+func (s *Service) sign(payload string) []byte {
+	if len(s.OfferKey) < 32 {
+		panic("travel: Service.OfferKey must hold at least 32 bytes")
+	}
+	m := hmac.New(sha256.New, s.OfferKey)
+	m.Write([]byte(payload))
+	return m.Sum(nil)[:16]
+}
+
+// maxOfferIDLength bounds an offer id before it is decoded: two connections of two flights and
+// nine passengers fit in a fraction of it.
+const maxOfferIDLength = 512
+
+// Offer reads an offer id back and prices it again at the instant it was quoted: the same price
+// as the search gave. An id that is malformed, altered or signed under another key is
+// ECodeOfferInvalid (naming param); one past its validity, or whose flights are no longer sold
+// (cancelled, departed), ECodeOfferExpired.
+func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Offer, error) {
+	invalid := flightgraph.ParamErrorf(flightgraph.ECodeOfferInvalid, param, "%s is not an offer id of this service", param)
+	if len(id) > maxOfferIDLength || !strings.HasPrefix(id, offerIDPrefix) {
+		return nil, invalid
+	}
+	body, sig, ok := strings.Cut(id[len(offerIDPrefix):], ".")
+	if !ok {
+		return nil, invalid
+	}
+	raw, err1 := base64.RawURLEncoding.DecodeString(body)
+	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.sign(string(raw))) {
+		return nil, invalid
+	}
+	// Signed by us: the payload is well formed unless the code that wrote it changed.
+	f := strings.Split(string(raw), "|")
+	if len(f) != 6 {
+		return nil, invalid
+	}
+	quoted, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return nil, invalid
+	}
+	at := time.Unix(quoted, 0).UTC()
+	if !s.Now().Before(at.Add(flightgraph.OfferValidity)) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer expired at %s: search again", at.Add(flightgraph.OfferValidity).Format(time.RFC3339))
+	}
+	fam, err := flightgraph.FareFamilyOf(param, f[2])
+	if err != nil {
+		return nil, invalid
+	}
+	counts := flightgraph.PassengerCounts{}
+	for _, p := range strings.Split(f[3], "+") {
+		if len(p) < 4 {
+			return nil, invalid
+		}
+		n, err := strconv.Atoi(p[3:])
+		if err != nil {
+			return nil, invalid
+		}
+		counts[p[:3]] = n
+	}
+	cur, err := flightgraph.CurrencyOf(param, f[4])
+	if err != nil {
+		return nil, invalid
+	}
+	ids := strings.Split(f[5], ",")
+	flights, err := s.Flights.FlightsByIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	legs, err := s.legsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	it := itinerary{}
+	for _, fl := range flights {
+		if fl == nil {
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+		}
+		it.flights, it.legs = append(it.flights, fl), append(it.legs, legs[fl.ID])
+	}
+	o, err := s.price(ctx, it, fam, counts, cur, at, flightgraph.Bound(f[1]))
+	if err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+	}
+	return o, nil
+}
