@@ -124,6 +124,24 @@ func (m Money) Decimal() string {
 	return s
 }
 
+// ParseAmount reads an exact decimal amount in a currency's major unit ("123.45", "16500" for
+// JPY); ECodeBadFormat for anything else, or more decimals than the currency has.
+func ParseAmount(s, currency string) (Money, error) {
+	cur, ok := currencies[currency]
+	if !ok {
+		return Money{}, ParamErrorf(ECodeInvalidParameter, "currency", "%q is not a currency the network sells in", clip(currency))
+	}
+	neg := strings.HasPrefix(s, "-")
+	n, err := parseDecimal(strings.TrimPrefix(s, "-"), cur.Digits)
+	if err != nil || strings.HasPrefix(s, "-+") || len(s) > 24 {
+		return Money{}, ParamErrorf(ECodeBadFormat, "amount", "%q is not an amount in %s, e.g. 123.45", clip(s), currency)
+	}
+	if neg {
+		n = -n
+	}
+	return Money{Minor: n, Currency: currency}, nil
+}
+
 // String is the amount and its currency, "123.45 EUR".
 func (m Money) String() string { return m.Decimal() + " " + m.Currency }
 

@@ -189,11 +189,37 @@ func (o *Offer) Arrival() time.Time { return o.Segments[len(o.Segments)-1].Fligh
 // Duration is the whole journey, connections included, in ISO 8601.
 func (o *Offer) Duration() string { return ISODuration(o.Arrival().Sub(o.Departure())) }
 
+// DisplayPrice is the price displayPriceContent asks for: "ALL_PAX" all passengers' (Total),
+// "ALL_PAX_ROUNDED" that rounded up to a whole unit of the currency, and "" one adult's (the
+// first passenger type's when no ADT travels).
+func (o *Offer) DisplayPrice(content string) Money {
+	switch content {
+	case "ALL_PAX":
+		return o.Price.Total
+	case "ALL_PAX_ROUNDED":
+		unit := int64(1)
+		for range currencies[o.Price.Total.Currency].Digits {
+			unit *= 10
+		}
+		t := o.Price.Total
+		t.Minor = (t.Minor + unit - 1) / unit * unit
+		return t
+	}
+	for _, p := range o.Price.Passengers {
+		if p.Type == "ADT" {
+			return p.Total
+		}
+	}
+	return o.Price.Passengers[0].Total
+}
+
 // OfferSegment is one flight of an offer, in the offer's cabin.
 type OfferSegment struct {
-	Flight     *Flight
-	Legs       []*FlightLeg
-	DistanceKm int
+	Flight *Flight
+	// OriginCity and DestinationCity are the city codes of the flight's ends.
+	OriginCity, DestinationCity string
+	Legs                        []*FlightLeg
+	DistanceKm                  int
 	// SeatsLeft is the fewest seats left in the cabin on any of the flight's legs.
 	SeatsLeft int
 	// ConnectionMinutes is the time on the ground before the next segment; 0 for the last.

@@ -167,11 +167,14 @@ func qvalue(v string) (float64, bool) {
 }
 
 // clip shortens a value a client sent for quoting in an error, at a character's boundary.
-func clip(v string) string {
-	if len(v) <= 64 {
+func clip(v string) string { return clipAt(v, 64) }
+
+// clipAt keeps at most n bytes of v, cut at a character's boundary, and marks the cut.
+func clipAt(v string, n int) string {
+	if len(v) <= n {
 		return v
 	}
-	cut := 64
+	cut := n
 	for cut > 0 && !utf8.RuneStart(v[cut]) {
 		cut--
 	}

@@ -128,6 +128,20 @@ type ComplexityRoot struct {
 		FindCityByCode              func(childComplexity int, code string) int
 		FindCountryByCode           func(childComplexity int, code string) int
 		FindFlightByID              func(childComplexity int, id string) int
+		FindOfferByID               func(childComplexity int, id string) int
+	}
+
+	FareFamily struct {
+		Cabin        func(childComplexity int) int
+		Changeable   func(childComplexity int) int
+		CheckedBags  func(childComplexity int) int
+		Code         func(childComplexity int) int
+		LoungeAccess func(childComplexity int) int
+		MilesPercent func(childComplexity int) int
+		Name         func(childComplexity int) int
+		Rank         func(childComplexity int) int
+		Refundable   func(childComplexity int) int
+		SeatChoice   func(childComplexity int) int
 	}
 
 	Flight struct {
@@ -167,6 +181,11 @@ type ComplexityRoot struct {
 		Status            func(childComplexity int) int
 	}
 
+	Money struct {
+		Currency func(childComplexity int) int
+		Decimal  func(childComplexity int) int
+	}
+
 	Movement struct {
 		Actual       func(childComplexity int) int
 		DelayMinutes func(childComplexity int) int
@@ -176,6 +195,26 @@ type ComplexityRoot struct {
 		Terminal     func(childComplexity int) int
 	}
 
+	Offer struct {
+		Bound     func(childComplexity int) int
+		Cabin     func(childComplexity int) int
+		Duration  func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		Family    func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Price     func(childComplexity int) int
+		QuotedAt  func(childComplexity int) int
+		SeatsLeft func(childComplexity int) int
+		Segments  func(childComplexity int) int
+	}
+
+	OfferSegment struct {
+		ConnectionMinutes func(childComplexity int) int
+		DistanceKm        func(childComplexity int) int
+		Flight            func(childComplexity int) int
+		SeatsLeft         func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -183,11 +222,32 @@ type ComplexityRoot struct {
 		StartCursor     func(childComplexity int) int
 	}
 
+	PassengerPrice struct {
+		Base     func(childComplexity int) int
+		Count    func(childComplexity int) int
+		TaxTotal func(childComplexity int) int
+		Taxes    func(childComplexity int) int
+		Total    func(childComplexity int) int
+		Type     func(childComplexity int) int
+	}
+
+	Price struct {
+		Passengers func(childComplexity int) int
+		Total      func(childComplexity int) int
+	}
+
+	PriceLine struct {
+		Amount func(childComplexity int) int
+		Code   func(childComplexity int) int
+		Name   func(childComplexity int) int
+	}
+
 	Query struct {
 		Aircraft           func(childComplexity int, configuration string) int
 		Airport            func(childComplexity int, code string) int
 		Airports           func(childComplexity int, country *string, city *string, search *string, first *int, after *string) int
 		Amenities          func(childComplexity int, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) int
+		AvailableOffers    func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound) int
 		Carriers           func(childComplexity int) int
 		Cities             func(childComplexity int) int
 		City               func(childComplexity int, code string) int
@@ -197,6 +257,7 @@ type ComplexityRoot struct {
 		Flight             func(childComplexity int, id string) int
 		FlightStatus       func(childComplexity int, carrier string, flightNumber int, date string) int
 		Flights            func(childComplexity int, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) int
+		Offer              func(childComplexity int, id string) int
 		Routes             func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
@@ -255,6 +316,7 @@ type EntityResolver interface {
 	FindCityByCode(ctx context.Context, code string) (*flightgraph.City, error)
 	FindCountryByCode(ctx context.Context, code string) (*flightgraph.Country, error)
 	FindFlightByID(ctx context.Context, id string) (*model.Flight, error)
+	FindOfferByID(ctx context.Context, id string) (*model.Offer, error)
 }
 type FlightResolver interface {
 	Carrier(ctx context.Context, obj *model.Flight) (*flightgraph.Carrier, error)
@@ -286,6 +348,8 @@ type QueryResolver interface {
 	Amenities(ctx context.Context, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error)
 	Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error)
 	Carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
+	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error)
+	Offer(ctx context.Context, id string) (*model.Offer, error)
 }
 type RouteResolver interface {
 	Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error)
@@ -672,6 +736,78 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindFlightByID(childComplexity, args["id"].(string)), true
+	case "Entity.findOfferByID":
+		if e.ComplexityRoot.Entity.FindOfferByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findOfferByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindOfferByID(childComplexity, args["id"].(string)), true
+
+	case "FareFamily.cabin":
+		if e.ComplexityRoot.FareFamily.Cabin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.Cabin(childComplexity), true
+	case "FareFamily.changeable":
+		if e.ComplexityRoot.FareFamily.Changeable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.Changeable(childComplexity), true
+	case "FareFamily.checkedBags":
+		if e.ComplexityRoot.FareFamily.CheckedBags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.CheckedBags(childComplexity), true
+	case "FareFamily.code":
+		if e.ComplexityRoot.FareFamily.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.Code(childComplexity), true
+	case "FareFamily.loungeAccess":
+		if e.ComplexityRoot.FareFamily.LoungeAccess == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.LoungeAccess(childComplexity), true
+	case "FareFamily.milesPercent":
+		if e.ComplexityRoot.FareFamily.MilesPercent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.MilesPercent(childComplexity), true
+	case "FareFamily.name":
+		if e.ComplexityRoot.FareFamily.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.Name(childComplexity), true
+	case "FareFamily.rank":
+		if e.ComplexityRoot.FareFamily.Rank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.Rank(childComplexity), true
+	case "FareFamily.refundable":
+		if e.ComplexityRoot.FareFamily.Refundable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.Refundable(childComplexity), true
+	case "FareFamily.seatChoice":
+		if e.ComplexityRoot.FareFamily.SeatChoice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FareFamily.SeatChoice(childComplexity), true
 
 	case "Flight.carrier":
 		if e.ComplexityRoot.Flight.Carrier == nil {
@@ -827,6 +963,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FlightLeg.Status(childComplexity), true
 
+	case "Money.currency":
+		if e.ComplexityRoot.Money.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Currency(childComplexity), true
+	case "Money.amount":
+		if e.ComplexityRoot.Money.Decimal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Money.Decimal(childComplexity), true
+
 	case "Movement.actual":
 		if e.ComplexityRoot.Movement.Actual == nil {
 			break
@@ -864,6 +1013,92 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Movement.Terminal(childComplexity), true
 
+	case "Offer.bound":
+		if e.ComplexityRoot.Offer.Bound == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Bound(childComplexity), true
+	case "Offer.cabin":
+		if e.ComplexityRoot.Offer.Cabin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Cabin(childComplexity), true
+	case "Offer.duration":
+		if e.ComplexityRoot.Offer.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Duration(childComplexity), true
+	case "Offer.expiresAt":
+		if e.ComplexityRoot.Offer.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.ExpiresAt(childComplexity), true
+	case "Offer.fareFamily":
+		if e.ComplexityRoot.Offer.Family == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Family(childComplexity), true
+	case "Offer.id":
+		if e.ComplexityRoot.Offer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.ID(childComplexity), true
+	case "Offer.price":
+		if e.ComplexityRoot.Offer.Price == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Price(childComplexity), true
+	case "Offer.quotedAt":
+		if e.ComplexityRoot.Offer.QuotedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.QuotedAt(childComplexity), true
+	case "Offer.seatsLeft":
+		if e.ComplexityRoot.Offer.SeatsLeft == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.SeatsLeft(childComplexity), true
+	case "Offer.segments":
+		if e.ComplexityRoot.Offer.Segments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.Segments(childComplexity), true
+
+	case "OfferSegment.connectionMinutes":
+		if e.ComplexityRoot.OfferSegment.ConnectionMinutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OfferSegment.ConnectionMinutes(childComplexity), true
+	case "OfferSegment.distanceKm":
+		if e.ComplexityRoot.OfferSegment.DistanceKm == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OfferSegment.DistanceKm(childComplexity), true
+	case "OfferSegment.flight":
+		if e.ComplexityRoot.OfferSegment.Flight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OfferSegment.Flight(childComplexity), true
+	case "OfferSegment.seatsLeft":
+		if e.ComplexityRoot.OfferSegment.SeatsLeft == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OfferSegment.SeatsLeft(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -888,6 +1123,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PassengerPrice.base":
+		if e.ComplexityRoot.PassengerPrice.Base == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerPrice.Base(childComplexity), true
+	case "PassengerPrice.count":
+		if e.ComplexityRoot.PassengerPrice.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerPrice.Count(childComplexity), true
+	case "PassengerPrice.taxTotal":
+		if e.ComplexityRoot.PassengerPrice.TaxTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerPrice.TaxTotal(childComplexity), true
+	case "PassengerPrice.taxes":
+		if e.ComplexityRoot.PassengerPrice.Taxes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerPrice.Taxes(childComplexity), true
+	case "PassengerPrice.total":
+		if e.ComplexityRoot.PassengerPrice.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerPrice.Total(childComplexity), true
+	case "PassengerPrice.type":
+		if e.ComplexityRoot.PassengerPrice.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerPrice.Type(childComplexity), true
+
+	case "Price.passengers":
+		if e.ComplexityRoot.Price.Passengers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Price.Passengers(childComplexity), true
+	case "Price.total":
+		if e.ComplexityRoot.Price.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Price.Total(childComplexity), true
+
+	case "PriceLine.amount":
+		if e.ComplexityRoot.PriceLine.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PriceLine.Amount(childComplexity), true
+	case "PriceLine.code":
+		if e.ComplexityRoot.PriceLine.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PriceLine.Code(childComplexity), true
+	case "PriceLine.name":
+		if e.ComplexityRoot.PriceLine.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PriceLine.Name(childComplexity), true
 
 	case "Query.aircraft":
 		if e.ComplexityRoot.Query.Aircraft == nil {
@@ -933,6 +1237,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Amenities(childComplexity, args["configuration"].(string), args["cabinClass"].(*flightgraph.CabinClass), args["category"].(*flightgraph.AmenityCategory)), true
+	case "Query.availableOffers":
+		if e.ComplexityRoot.Query.AvailableOffers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_availableOffers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AvailableOffers(childComplexity, args["search"].(flightgraph.OfferSearch), args["bound"].(*flightgraph.Bound)), true
 	case "Query.carriers":
 		if e.ComplexityRoot.Query.Carriers == nil {
 			break
@@ -1013,6 +1328,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Flights(childComplexity, args["origin"].(*string), args["destination"].(*string), args["date"].(*string), args["carrier"].(*string), args["flightNumber"].(*int), args["first"].(*int), args["after"].(*string)), true
 
+	case "Query.offer":
+		if e.ComplexityRoot.Query.Offer == nil {
+			break
+		}
+
+		args, err := ec.field_Query_offer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Offer(childComplexity, args["id"].(string)), true
 	case "Query.routes":
 		if e.ComplexityRoot.Query.Routes == nil {
 			break
@@ -1131,7 +1457,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputOfferSearchInput,
+		ec.unmarshalInputPassengerInput,
+		ec.unmarshalInputRequestedConnectionInput,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -1263,6 +1593,120 @@ type Query {
   "Routes of the network: who flies where, how far and how often. An unknown origin or destination is IATA_404.000."
   routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
   carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
+
+  """
+  The offers of one bound of a search (OUTBOUND the first requested connection, INBOUND the
+  second): every nonstop flight and one-stop connection through the hubs on the date, in each cabin
+  asked for that has the seats, in each of its fare families; by departure, then price. Prices are
+  in the search's currency, else the point of sale's (svc-travel-country), else EUR.
+  """
+  availableOffers(search: OfferSearchInput!, bound: Bound = OUTBOUND): [Offer!]! @listSize(assumedSize: 100) @api(product: "offers")
+  "An offer by the id a search gave, priced again as the search priced it. Altered or foreign: OFFER_400.000; past expiresAt: OFFER_410.000."
+  offer(id: ID!): Offer @api(product: "offers")
+}
+
+"An offers search: one requested connection (one-way) or two (return)."
+input OfferSearchInput {
+  "The cabins to search; all when absent."
+  commercialCabins: [CabinClass!]
+  "One to nine passengers with a seat, and infants on adults' laps."
+  passengers: [PassengerInput!]!
+  requestedConnections: [RequestedConnectionInput!]!
+  "ISO 4217; overrides the point of sale's."
+  currency: String
+}
+
+input PassengerInput {
+  id: Int!
+  "ADT, YTH, YCD, C14, CHD or INF."
+  type: String!
+}
+
+input RequestedConnectionInput {
+  departureDate: Date!
+  "An airport or city code."
+  origin: String!
+  destination: String!
+}
+
+enum Bound {
+  OUTBOUND
+  INBOUND
+}
+
+"""
+A priced, bookable itinerary of one bound in one cabin and fare family. Its id reads it back at the
+same price until expiresAt.
+"""
+type Offer @key(fields: "id") @api(product: "offers") {
+  id: ID!
+  bound: Bound!
+  cabin: CabinClass!
+  fareFamily: FareFamily!
+  segments: [OfferSegment!]! @listSize(assumedSize: 2)
+  price: Price!
+  "The fewest seats left in the cabin on any segment, at most 9."
+  seatsLeft: Int!
+  "The whole journey, connections included, in ISO 8601."
+  duration: String!
+  quotedAt: DateTime!
+  expiresAt: DateTime!
+}
+
+"One flight of an offer."
+type OfferSegment {
+  flight: Flight!
+  "Seats left in the offer's cabin on this flight."
+  seatsLeft: Int!
+  distanceKm: Int!
+  "Minutes on the ground before the next segment; 0 for the last."
+  connectionMinutes: Int!
+}
+
+"A branded fare of a cabin: what the price buys."
+type FareFamily {
+  code: String!
+  name: String!
+  cabin: CabinClass!
+  "The family's place on its cabin's upsell ladder, 1 the cheapest."
+  rank: Int!
+  checkedBags: Int!
+  changeable: Boolean!
+  refundable: Boolean!
+  seatChoice: Boolean!
+  loungeAccess: Boolean!
+  milesPercent: Int!
+}
+
+"An offer's price: total is each passenger type's total times its count."
+type Price {
+  total: Money!
+  passengers: [PassengerPrice!]! @listSize(assumedSize: 3)
+}
+
+"The price of one passenger of a type: total is base plus taxTotal, the sum of taxes."
+type PassengerPrice {
+  type: String!
+  count: Int!
+  base: Money!
+  "Four lines a departure: passenger service, security, the country's tax where it has one, the carrier's surcharge."
+  taxes: [PriceLine!]! @listSize(assumedSize: 8)
+  taxTotal: Money!
+  total: Money!
+}
+
+"A named tax, charge or surcharge."
+type PriceLine {
+  code: String!
+  name: String!
+  amount: Money!
+}
+
+"An exact amount."
+type Money {
+  "A decimal in the currency's major unit, e.g. 123.45 (JPY has no decimals, BHD three)."
+  amount: String!
+  currency: String!
 }
 
 "The public status of a flight or leg, following the clock."
@@ -1515,7 +1959,7 @@ type RouteEdge {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Aircraft | Airport | City | Country | Flight
+union _Entity = Aircraft | Airport | City | Country | Flight | Offer
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
@@ -1524,6 +1968,7 @@ type Entity {
 	findCityByCode(code: String!,): City!
 	findCountryByCode(code: String!,): Country!
 	findFlightByID(id: ID!,): Flight!
+	findOfferByID(id: ID!,): Offer!
 }
 
 type _Service {
@@ -1690,6 +2135,32 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
 }
 
+func (ec *executionContext) childFields_FareFamily(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_FareFamily_code(ctx, field)
+	case "name":
+		return ec.fieldContext_FareFamily_name(ctx, field)
+	case "cabin":
+		return ec.fieldContext_FareFamily_cabin(ctx, field)
+	case "rank":
+		return ec.fieldContext_FareFamily_rank(ctx, field)
+	case "checkedBags":
+		return ec.fieldContext_FareFamily_checkedBags(ctx, field)
+	case "changeable":
+		return ec.fieldContext_FareFamily_changeable(ctx, field)
+	case "refundable":
+		return ec.fieldContext_FareFamily_refundable(ctx, field)
+	case "seatChoice":
+		return ec.fieldContext_FareFamily_seatChoice(ctx, field)
+	case "loungeAccess":
+		return ec.fieldContext_FareFamily_loungeAccess(ctx, field)
+	case "milesPercent":
+		return ec.fieldContext_FareFamily_milesPercent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FareFamily", field.Name)
+}
+
 func (ec *executionContext) childFields_Flight(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1764,6 +2235,16 @@ func (ec *executionContext) childFields_FlightLeg(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type FlightLeg", field.Name)
 }
 
+func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "amount":
+		return ec.fieldContext_Money_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Money_currency(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Money", field.Name)
+}
+
 func (ec *executionContext) childFields_Movement(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "scheduled":
@@ -1782,6 +2263,46 @@ func (ec *executionContext) childFields_Movement(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Movement", field.Name)
 }
 
+func (ec *executionContext) childFields_Offer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Offer_id(ctx, field)
+	case "bound":
+		return ec.fieldContext_Offer_bound(ctx, field)
+	case "cabin":
+		return ec.fieldContext_Offer_cabin(ctx, field)
+	case "fareFamily":
+		return ec.fieldContext_Offer_fareFamily(ctx, field)
+	case "segments":
+		return ec.fieldContext_Offer_segments(ctx, field)
+	case "price":
+		return ec.fieldContext_Offer_price(ctx, field)
+	case "seatsLeft":
+		return ec.fieldContext_Offer_seatsLeft(ctx, field)
+	case "duration":
+		return ec.fieldContext_Offer_duration(ctx, field)
+	case "quotedAt":
+		return ec.fieldContext_Offer_quotedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Offer_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Offer", field.Name)
+}
+
+func (ec *executionContext) childFields_OfferSegment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "flight":
+		return ec.fieldContext_OfferSegment_flight(ctx, field)
+	case "seatsLeft":
+		return ec.fieldContext_OfferSegment_seatsLeft(ctx, field)
+	case "distanceKm":
+		return ec.fieldContext_OfferSegment_distanceKm(ctx, field)
+	case "connectionMinutes":
+		return ec.fieldContext_OfferSegment_connectionMinutes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OfferSegment", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -1794,6 +2315,46 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PassengerPrice(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_PassengerPrice_type(ctx, field)
+	case "count":
+		return ec.fieldContext_PassengerPrice_count(ctx, field)
+	case "base":
+		return ec.fieldContext_PassengerPrice_base(ctx, field)
+	case "taxes":
+		return ec.fieldContext_PassengerPrice_taxes(ctx, field)
+	case "taxTotal":
+		return ec.fieldContext_PassengerPrice_taxTotal(ctx, field)
+	case "total":
+		return ec.fieldContext_PassengerPrice_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PassengerPrice", field.Name)
+}
+
+func (ec *executionContext) childFields_Price(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_Price_total(ctx, field)
+	case "passengers":
+		return ec.fieldContext_Price_passengers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Price", field.Name)
+}
+
+func (ec *executionContext) childFields_PriceLine(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_PriceLine_code(ctx, field)
+	case "name":
+		return ec.fieldContext_PriceLine_name(ctx, field)
+	case "amount":
+		return ec.fieldContext_PriceLine_amount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PriceLine", field.Name)
 }
 
 func (ec *executionContext) childFields_Route(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2074,6 +2635,20 @@ func (ec *executionContext) field_Entity_findFlightByID_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Entity_findOfferByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2203,6 +2778,28 @@ func (ec *executionContext) field_Query_amenities_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["category"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_availableOffers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.OfferSearch, error) {
+			return ec.unmarshalNOfferSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐOfferSearch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "bound",
+		func(ctx context.Context, v any) (*flightgraph.Bound, error) {
+			return ec.unmarshalOBound2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["bound"] = arg1
 	return args, nil
 }
 
@@ -2337,6 +2934,20 @@ func (ec *executionContext) field_Query_flights_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_offer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -3891,6 +4502,280 @@ func (ec *executionContext) fieldContext_Entity_findFlightByID(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Entity_findOfferByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findOfferByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindOfferByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+			return ec.marshalNOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findOfferByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findOfferByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FareFamily_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_cabin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_cabin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_cabin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type CabinClass does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_rank(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_rank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rank, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_rank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_checkedBags(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_checkedBags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckedBags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_checkedBags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_changeable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_changeable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changeable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_changeable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_refundable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_refundable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Refundable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_refundable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_seatChoice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_seatChoice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatChoice, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_seatChoice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_loungeAccess(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_loungeAccess(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LoungeAccess, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_loungeAccess(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _FareFamily_milesPercent(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FareFamily_milesPercent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MilesPercent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FareFamily_milesPercent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FareFamily", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Flight_id(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4574,6 +5459,52 @@ func (ec *executionContext) fieldContext_FlightLeg_serviceType(_ context.Context
 	return graphql.NewScalarFieldContext("FlightLeg", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Decimal(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Money_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Money", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Movement_scheduled(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4712,6 +5643,364 @@ func (ec *executionContext) fieldContext_Movement_delayMinutes(_ context.Context
 	return graphql.NewScalarFieldContext("Movement", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Offer_id(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_bound(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_bound(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bound, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Bound) graphql.Marshaler {
+			return ec.marshalNBound2githubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_bound(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type Bound does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_cabin(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_cabin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_cabin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type CabinClass does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_fareFamily(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_fareFamily(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Family, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FareFamily) graphql.Marshaler {
+			return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_fareFamily(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Offer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FareFamily(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Offer_segments(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_segments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Segments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OfferSegment) graphql.Marshaler {
+			return ec.marshalNOfferSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegmentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_segments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Offer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OfferSegment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Offer_price(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_price(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Price, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Price) graphql.Marshaler {
+			return ec.marshalNPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPrice(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_price(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Offer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Price(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Offer_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_seatsLeft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsLeft, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_seatsLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_duration(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_quotedAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_quotedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.QuotedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_quotedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Offer_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OfferSegment_flight(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OfferSegment_flight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Flight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OfferSegment_flight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OfferSegment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Flight(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OfferSegment_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OfferSegment_seatsLeft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsLeft, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OfferSegment_seatsLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OfferSegment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OfferSegment_distanceKm(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OfferSegment_distanceKm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DistanceKm, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OfferSegment_distanceKm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OfferSegment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OfferSegment_connectionMinutes(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OfferSegment_connectionMinutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConnectionMinutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OfferSegment_connectionMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OfferSegment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4802,6 +6091,322 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerPrice_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerPrice_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerPrice_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerPrice", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerPrice_count(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerPrice_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerPrice_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerPrice", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerPrice_base(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerPrice_base(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Base, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerPrice_base(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassengerPrice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassengerPrice_taxes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerPrice_taxes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Taxes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.PriceLine) graphql.Marshaler {
+			return ec.marshalNPriceLine2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLineᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerPrice_taxes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassengerPrice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PriceLine(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassengerPrice_taxTotal(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerPrice_taxTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TaxTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerPrice_taxTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassengerPrice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassengerPrice_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerPrice_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerPrice_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassengerPrice",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Price_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Price) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Price_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Price_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Price",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Price_passengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Price) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Price_passengers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Passengers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.PassengerPrice) graphql.Marshaler {
+			return ec.marshalNPassengerPrice2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPriceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Price_passengers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Price",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PassengerPrice(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PriceLine_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PriceLine_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PriceLine_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PriceLine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PriceLine_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PriceLine_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PriceLine_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PriceLine", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PriceLine_amount(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PriceLine_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PriceLine_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PriceLine",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Query_flight(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -5368,6 +6973,94 @@ func (ec *executionContext) fieldContext_Query_carriers(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Carrier(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_availableOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_availableOffers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AvailableOffers(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["bound"].(*flightgraph.Bound))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
+			return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_availableOffers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_availableOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_offer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_offer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Offer(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+			return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_offer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_offer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -6936,6 +8629,138 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputOfferSearchInput(ctx context.Context, obj any) (flightgraph.OfferSearch, error) {
+	var it flightgraph.OfferSearch
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"commercialCabins", "passengers", "requestedConnections", "currency"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "commercialCabins":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commercialCabins"))
+			data, err := ec.unmarshalOCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cabins = data
+		case "passengers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passengers"))
+			data, err := ec.unmarshalNPassengerInput2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Passengers = data
+		case "requestedConnections":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestedConnections"))
+			data, err := ec.unmarshalNRequestedConnectionInput2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐRequestedConnectionᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Connections = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPassengerInput(ctx context.Context, obj any) (flightgraph.Passenger, error) {
+	var it flightgraph.Passenger
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "type"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRequestedConnectionInput(ctx context.Context, obj any) (flightgraph.RequestedConnection, error) {
+	var it flightgraph.RequestedConnection
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"departureDate", "origin", "destination"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "departureDate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("departureDate"))
+			data, err := ec.unmarshalNDate2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DepartureDate = data
+		case "origin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("origin"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Origin = data
+		case "destination":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("destination"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Destination = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -6944,6 +8769,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.Offer:
+		return ec._Offer(ctx, sel, &obj)
+	case *model.Offer:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Offer(ctx, sel, obj)
 	case model.Flight:
 		return ec._Flight(ctx, sel, &obj)
 	case *model.Flight:
@@ -7885,6 +9717,111 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findOfferByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findOfferByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var fareFamilyImplementors = []string{"FareFamily"}
+
+func (ec *executionContext) _FareFamily(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FareFamily) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fareFamilyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FareFamily")
+		case "code":
+			out.Values[i] = ec._FareFamily_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._FareFamily_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cabin":
+			out.Values[i] = ec._FareFamily_cabin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rank":
+			out.Values[i] = ec._FareFamily_rank(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkedBags":
+			out.Values[i] = ec._FareFamily_checkedBags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeable":
+			out.Values[i] = ec._FareFamily_changeable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refundable":
+			out.Values[i] = ec._FareFamily_refundable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seatChoice":
+			out.Values[i] = ec._FareFamily_seatChoice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "loungeAccess":
+			out.Values[i] = ec._FareFamily_loungeAccess(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "milesPercent":
+			out.Values[i] = ec._FareFamily_milesPercent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8361,6 +10298,49 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var moneyImplementors = []string{"Money"}
+
+func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Money) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Money")
+		case "amount":
+			out.Values[i] = ec._Money_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._Money_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var movementImplementors = []string{"Movement"}
 
 func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Movement) graphql.Marshaler {
@@ -8457,6 +10437,142 @@ func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var offerImplementors = []string{"Offer", "_Entity"}
+
+func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, obj *model.Offer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, offerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Offer")
+		case "id":
+			out.Values[i] = ec._Offer_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bound":
+			out.Values[i] = ec._Offer_bound(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cabin":
+			out.Values[i] = ec._Offer_cabin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fareFamily":
+			out.Values[i] = ec._Offer_fareFamily(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "segments":
+			out.Values[i] = ec._Offer_segments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "price":
+			out.Values[i] = ec._Offer_price(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seatsLeft":
+			out.Values[i] = ec._Offer_seatsLeft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "duration":
+			out.Values[i] = ec._Offer_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quotedAt":
+			out.Values[i] = ec._Offer_quotedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Offer_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var offerSegmentImplementors = []string{"OfferSegment"}
+
+func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.SelectionSet, obj *model.OfferSegment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, offerSegmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OfferSegment")
+		case "flight":
+			out.Values[i] = ec._OfferSegment_flight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seatsLeft":
+			out.Values[i] = ec._OfferSegment_seatsLeft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "distanceKm":
+			out.Values[i] = ec._OfferSegment_distanceKm(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connectionMinutes":
+			out.Values[i] = ec._OfferSegment_connectionMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
@@ -8487,6 +10603,160 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passengerPriceImplementors = []string{"PassengerPrice"}
+
+func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerPrice) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passengerPriceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PassengerPrice")
+		case "type":
+			out.Values[i] = ec._PassengerPrice_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._PassengerPrice_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "base":
+			out.Values[i] = ec._PassengerPrice_base(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taxes":
+			out.Values[i] = ec._PassengerPrice_taxes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "taxTotal":
+			out.Values[i] = ec._PassengerPrice_taxTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._PassengerPrice_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var priceImplementors = []string{"Price"}
+
+func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Price) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, priceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Price")
+		case "total":
+			out.Values[i] = ec._Price_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passengers":
+			out.Values[i] = ec._Price_passengers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var priceLineImplementors = []string{"PriceLine"}
+
+func (ec *executionContext) _PriceLine(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PriceLine) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, priceLineImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PriceLine")
+		case "code":
+			out.Values[i] = ec._PriceLine_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._PriceLine_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._PriceLine_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -8827,6 +11097,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_carriers(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "availableOffers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_availableOffers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "offer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_offer(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -9752,6 +12066,23 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalNBound2githubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx context.Context, v any) (flightgraph.Bound, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := flightgraph.Bound(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBound2githubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx context.Context, sel ast.SelectionSet, v flightgraph.Bound) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Cabin) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -9903,6 +12234,16 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx context.Context, sel ast.SelectionSet, v *flightgraph.FareFamily) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FareFamily(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFieldSet2string(ctx context.Context, v any) (string, error) {
@@ -10058,6 +12399,10 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx context.Context, sel ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+	return ec._Money(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNMovement2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMovement(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Movement) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -10068,6 +12413,63 @@ func (ec *executionContext) marshalNMovement2ᚖgithubᚗcomᚋflightgraphᚋfli
 	return ec._Movement(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx context.Context, sel ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Offer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOfferSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐOfferSearch(ctx context.Context, v any) (flightgraph.OfferSearch, error) {
+	res, err := ec.unmarshalInputOfferSearchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOfferSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OfferSegment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOfferSegment2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOfferSegment2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegment(ctx context.Context, sel ast.SelectionSet, v *model.OfferSegment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OfferSegment(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -10076,6 +12478,106 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋfli
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPassengerInput2githubᚗcomᚋflightgraphᚋflightgraphᚐPassenger(ctx context.Context, v any) (flightgraph.Passenger, error) {
+	res, err := ec.unmarshalInputPassengerInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNPassengerInput2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerᚄ(ctx context.Context, v any) ([]flightgraph.Passenger, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]flightgraph.Passenger, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPassengerInput2githubᚗcomᚋflightgraphᚋflightgraphᚐPassenger(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNPassengerPrice2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PassengerPrice) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPassengerPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPrice(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPassengerPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPrice(ctx context.Context, sel ast.SelectionSet, v *flightgraph.PassengerPrice) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PassengerPrice(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPrice(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Price) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Price(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPriceLine2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PriceLine) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPriceLine2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLine(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPriceLine2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLine(ctx context.Context, sel ast.SelectionSet, v *flightgraph.PriceLine) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PriceLine(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRequestedConnectionInput2githubᚗcomᚋflightgraphᚋflightgraphᚐRequestedConnection(ctx context.Context, v any) (flightgraph.RequestedConnection, error) {
+	res, err := ec.unmarshalInputRequestedConnectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNRequestedConnectionInput2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐRequestedConnectionᚄ(ctx context.Context, v any) ([]flightgraph.RequestedConnection, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]flightgraph.RequestedConnection, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNRequestedConnectionInput2githubᚗcomᚋflightgraphᚋflightgraphᚐRequestedConnection(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNRoute2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Route) graphql.Marshaler {
@@ -10556,6 +13058,61 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	return res
 }
 
+func (ec *executionContext) unmarshalOBound2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx context.Context, v any) (*flightgraph.Bound, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := flightgraph.Bound(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBound2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Bound) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) unmarshalOCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx context.Context, v any) ([]flightgraph.CabinClass, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]flightgraph.CabinClass, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.CabinClass) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOCabinClass2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx context.Context, v any) (*flightgraph.CabinClass, error) {
 	if v == nil {
 		return nil, nil
@@ -10681,6 +13238,13 @@ var (
 		flightgraph.LanguageNL: "NL",
 	}
 )
+
+func (ec *executionContext) marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx context.Context, sel ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Offer(ctx, sel, v)
+}
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)

@@ -112,6 +112,27 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 	return out
 }
 
+// Offers serves offers with their segments' flights, made by Flights for all the offers at once:
+// the round trips do not grow with the number of offers.
+func (l *Loaders) Offers(ctx context.Context, offers []*flightgraph.Offer) []*model.Offer {
+	var flights []*flightgraph.Flight
+	for _, o := range offers {
+		for _, s := range o.Segments {
+			flights = append(flights, s.Flight)
+		}
+	}
+	served := l.Flights(ctx, flights)
+	out := make([]*model.Offer, len(offers))
+	for i, o := range offers {
+		out[i] = &model.Offer{Offer: o, Segments: make([]*model.OfferSegment, len(o.Segments))}
+		for j, s := range o.Segments {
+			out[i].Segments[j] = &model.OfferSegment{OfferSegment: s, Flight: served[0]}
+			served = served[1:]
+		}
+	}
+	return out
+}
+
 // servedLegs pairs the legs of each flight (lists, or the error of each, by the flights' ids)
 // with the airports the operation asks of them, which prefetchLegs fetched when the legs came.
 func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*flightgraph.FlightLeg, errs []error) (map[string][]*model.FlightLeg, map[string]error) {

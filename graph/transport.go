@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -115,52 +114,17 @@ func (t HTTP) read(w http.ResponseWriter, r *http.Request) (*graphql.RawParams, 
 		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
 		for name, into := range map[string]any{"variables": &p.Variables, "extensions": &p.Extensions} {
 			if v := q.Get(name); v != "" {
-				if err := decodeOne(strings.NewReader(v), into); err != nil {
+				if err := flightgraph.DecodeOne(strings.NewReader(v), into); err != nil {
 					return nil, flightgraph.ParamErrorf(flightgraph.ECodeBadBody, name, "%s must be one JSON object: %s", name, err)
 				}
 			}
 		}
 		return p, nil
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return nil, flightgraph.Errorf(flightgraph.ECodeBadMediaType, "a GraphQL POST takes Content-Type: application/json")
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		return nil, flightgraph.BodyError(err)
-	}
-	if err := decodeOne(bytes.NewReader(body), p); err != nil {
-		return nil, flightgraph.Errorf(flightgraph.ECodeBadBody, "the body must be one JSON object {query, operationName, variables, extensions}: %s", err)
+	if err := flightgraph.ReadJSON(w, r, MaxBodyBytes, p, "the body must be one JSON object {query, operationName, variables, extensions}"); err != nil {
+		return nil, err
 	}
 	return p, nil
-}
-
-// decodeOne decodes exactly one JSON object from r into v, numbers kept exact as gqlgen keeps
-// them; an array (a batch), anything after the object, or a value of the wrong type is an error.
-func decodeOne(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field == "" {
-			return errors.New("batched operations are not supported; send one object")
-		}
-		return clip(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("there is more after the JSON object")
-	}
-	return nil
-}
-
-// clip keeps a decoding error short: it may quote the body.
-func clip(err error) error {
-	msg := err.Error()
-	if len(msg) > 120 {
-		msg = msg[:120] + "…"
-	}
-	return errors.New(msg)
 }
 
 // refuse answers a request that could not be read, in GraphQL's shape, and logs it at INFO: a

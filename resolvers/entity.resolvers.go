@@ -33,6 +33,10 @@ func (r *entityResolver) FindFlightByID(ctx context.Context, id string) (*model.
 	return r.entityFlight(ctx, id)
 }
 
+func (r *entityResolver) FindOfferByID(ctx context.Context, id string) (*model.Offer, error) {
+	return r.offer(ctx, id)
+}
+
 func (r *Resolver) Entity() graph.EntityResolver { return &entityResolver{r} }
 
 type entityResolver struct{ *Resolver }

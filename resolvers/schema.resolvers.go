@@ -126,6 +126,14 @@ func (r *queryResolver) Carriers(ctx context.Context) ([]*flightgraph.Carrier, e
 	return r.Travel.Carriers(ctx)
 }
 
+func (r *queryResolver) AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error) {
+	return r.availableOffers(ctx, search, bound)
+}
+
+func (r *queryResolver) Offer(ctx context.Context, id string) (*model.Offer, error) {
+	return r.offer(ctx, id)
+}
+
 func (r *routeResolver) Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error) {
 	return r.carrier(ctx, obj.CarrierCode)
 }

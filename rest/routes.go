@@ -25,6 +25,11 @@ var Routes = []Route{
 	{"GET /opendata/inspire/v2/amenities", "inspire", func(a *API) http.HandlerFunc { return a.amenities }},
 	{"GET /opendata/schedule/v1/routes", "schedule", func(a *API) http.HandlerFunc { return a.routes }},
 	{"GET /opendata/schedule/v1/flights", "schedule", func(a *API) http.HandlerFunc { return a.schedule }},
+	{"POST /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersPost }},
+	{"GET /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersGet }},
+	{"GET /opendata/offers/v1/priceDetails", "offers", func(a *API) http.HandlerFunc { return a.priceDetails }},
+	{"GET /opendata/offers/v1/tax-breakdown", "offers", func(a *API) http.HandlerFunc { return a.taxBreakdown }},
+	{"GET /opendata/offers/v1/flightDetails", "offers", func(a *API) http.HandlerFunc { return a.flightDetails }},
 	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
 }
 

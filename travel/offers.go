@@ -43,6 +43,9 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 	if err := s.resolve(ctx, q); err != nil {
 		return nil, err
 	}
+	if bound < 0 || bound >= len(q.Connections) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "bound", "the search has %d requested connection(s): no bound %d", len(q.Connections), bound+1)
+	}
 	pos := flightgraph.PointOfSaleFromContext(ctx)
 	cur, err := s.currency(q, pos)
 	if err != nil {
@@ -54,15 +57,15 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 	if err != nil {
 		return nil, err
 	}
+	refs, err := s.refsOf(ctx, its)
+	if err != nil {
+		return nil, err
+	}
 	var offers []*flightgraph.Offer
 	for _, it := range its {
 		for _, cabin := range q.CabinsOrAll() {
 			for _, fam := range flightgraph.FamiliesOf(cabin) {
-				o, err := s.price(ctx, it, fam, counts, cur, now, boundOf(bound))
-				if err != nil {
-					return nil, err
-				}
-				if o != nil {
+				if o := s.price(refs, it, fam, counts, cur, now, boundOf(bound)); o != nil {
 					offers = append(offers, o)
 				}
 			}
@@ -225,9 +228,70 @@ func maxTime(a, b time.Time) time.Time {
 	return a
 }
 
+// refs are the reference data an itinerary's pricing reads: airports and their countries, and
+// the cabins of the aircraft configurations, read once per search (from the reference snapshot
+// under serve; three queries without it).
+type refs struct {
+	airports  map[string]*flightgraph.Airport
+	countries map[string]*flightgraph.Country
+	cabins    map[string][]*flightgraph.Cabin
+}
+
+func (s *Service) refsOf(ctx context.Context, its []itinerary) (*refs, error) {
+	var codes, configs []string
+	for _, it := range its {
+		for _, legs := range it.legs {
+			for _, l := range legs {
+				codes = append(codes, l.OriginCode, l.DestinationCode)
+				configs = append(configs, l.ConfigurationCode)
+			}
+		}
+	}
+	codes, configs = slices.Compact(slices.Sorted(slices.Values(codes))), slices.Compact(slices.Sorted(slices.Values(configs)))
+	r := &refs{airports: map[string]*flightgraph.Airport{}, countries: map[string]*flightgraph.Country{}, cabins: map[string][]*flightgraph.Cabin{}}
+	airports, err := s.Places.AirportsByCodes(ctx, codes)
+	if err != nil {
+		return nil, err
+	}
+	var countries []string
+	for i, a := range airports {
+		if a != nil {
+			r.airports[codes[i]] = a
+			countries = append(countries, a.CountryCode)
+		}
+	}
+	countries = slices.Compact(slices.Sorted(slices.Values(countries)))
+	cs, err := s.Places.CountriesByCodes(ctx, countries)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cs {
+		r.countries[countries[i]] = c
+	}
+	cabins, err := s.Aircraft.CabinsByConfigurations(ctx, configs)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cabins {
+		r.cabins[configs[i]] = c
+	}
+	return r, nil
+}
+
+// seats is the number of seats of a cabin in a configuration, 0 when it has none.
+func (r *refs) seats(configuration string, cabin flightgraph.CabinClass) int {
+	for _, c := range r.cabins[configuration] {
+		if c.CabinClass == cabin {
+			return c.Seats
+		}
+	}
+	return 0
+}
+
 // price prices an itinerary in a family for the passengers at an instant: nil when a leg is
-// cancelled, has left, lacks the cabin or has too few seats left in it.
-func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.FareFamily, counts flightgraph.PassengerCounts, cur flightgraph.Currency, at time.Time, bound flightgraph.Bound) (*flightgraph.Offer, error) {
+// cancelled, leaves too soon, lacks the cabin or has too few seats left in it, or when its
+// reference data is missing.
+func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, counts flightgraph.PassengerCounts, cur flightgraph.Currency, at time.Time, bound flightgraph.Bound) *flightgraph.Offer {
 	o := &flightgraph.Offer{Bound: bound, Cabin: fam.Cabin, Family: fam, QuotedAt: at, ExpiresAt: at.Add(flightgraph.OfferValidity), SeatsLeft: flightgraph.MaxSeatsPerBooking,
 		Price: &flightgraph.Price{Total: flightgraph.Money{Currency: cur.Code}}}
 	perType := map[string]*flightgraph.PassengerPrice{}
@@ -241,7 +305,7 @@ func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.Fare
 	for i, f := range it.flights {
 		legs := it.legs[i]
 		if len(legs) == 0 || !f.DepartureUTC.After(at.Add(MinBookingLead-time.Second)) {
-			return nil, nil
+			return nil
 		}
 		seg := &flightgraph.OfferSegment{Flight: f, Legs: legs, SeatsLeft: math.MaxInt}
 		if i+1 < len(it.flights) {
@@ -249,12 +313,9 @@ func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.Fare
 		}
 		load := int64(0)
 		for _, l := range legs {
-			if l.Cancelled {
-				return nil, nil
-			}
-			seats, err := s.cabinSeats(ctx, l.ConfigurationCode, fam.Cabin)
-			if err != nil || seats == 0 {
-				return nil, err
+			seats := r.seats(l.ConfigurationCode, fam.Cabin)
+			if l.Cancelled || seats == 0 || r.airports[l.OriginCode] == nil || r.airports[l.DestinationCode] == nil {
+				return nil
 			}
 			ld := cabinLoad(f.ID, fam.Cabin, l.ScheduledDep.Sub(at))
 			load = max(load, ld)
@@ -262,9 +323,10 @@ func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.Fare
 			seg.DistanceKm += l.DistanceKm
 		}
 		if seg.SeatsLeft < counts.Seats() {
-			return nil, nil
+			return nil
 		}
 		o.SeatsLeft = min(o.SeatsLeft, seg.SeatsLeft)
+		seg.OriginCity, seg.DestinationCity = r.airports[legs[0].OriginCode].CityCode, r.airports[legs[len(legs)-1].DestinationCode].CityCode
 		o.Segments = append(o.Segments, seg)
 		first := legs[0]
 		weekday := first.ScheduledDep.Add(time.Duration(first.DepartureOffset) * time.Minute).Weekday()
@@ -275,11 +337,8 @@ func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.Fare
 			}
 			p.Base = p.Base.Add(flightgraph.Euros(baseFareCents(seg.DistanceKm, fam, t, f.DepartureUTC.Sub(at), weekday, load)).In(cur))
 			for _, l := range legs {
-				a, country, err := s.departureOf(ctx, l.OriginCode)
-				if err != nil {
-					return nil, err
-				}
-				for _, line := range charges(a, country, f.Haul, fam.Cabin, t) {
+				a := r.airports[l.OriginCode]
+				for _, line := range charges(a, r.countries[a.CountryCode], f.Haul, fam.Cabin, t) {
 					line.Amount = line.Amount.In(cur)
 					p.Taxes = append(p.Taxes, line)
 					p.TaxTotal = p.TaxTotal.Add(line.Amount)
@@ -292,38 +351,7 @@ func (s *Service) price(ctx context.Context, it itinerary, fam *flightgraph.Fare
 		o.Price.Total = o.Price.Total.Add(p.Total.Times(p.Count))
 	}
 	o.ID = s.offerID(o, counts)
-	return o, nil
-}
-
-// cabinSeats is the number of seats of a cabin in a configuration, 0 when it has none. The
-// fleet is the reference snapshot under serve: no round trip.
-func (s *Service) cabinSeats(ctx context.Context, configuration string, cabin flightgraph.CabinClass) (int, error) {
-	cabins, err := s.Aircraft.CabinsByConfigurations(ctx, []string{configuration})
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range cabins[0] {
-		if c.CabinClass == cabin {
-			return c.Seats, nil
-		}
-	}
-	return 0, nil
-}
-
-// departureOf is an airport and its country (the reference snapshot under serve).
-func (s *Service) departureOf(ctx context.Context, code string) (*flightgraph.Airport, *flightgraph.Country, error) {
-	as, err := s.Places.AirportsByCodes(ctx, []string{code})
-	if err != nil {
-		return nil, nil, err
-	}
-	if as[0] == nil {
-		return &flightgraph.Airport{Code: code, Name: code}, nil, nil
-	}
-	cs, err := s.Places.CountriesByCodes(ctx, []string{as[0].CountryCode})
-	if err != nil {
-		return nil, nil, err
-	}
-	return as[0], cs[0], nil
+	return o
 }
 
 // An offer id is "o1." + base64url(payload) + "." + base64url(the first 16 bytes of its
@@ -427,10 +455,11 @@ func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Off
 		}
 		it.flights, it.legs = append(it.flights, fl), append(it.legs, legs[fl.ID])
 	}
-	o, err := s.price(ctx, it, fam, counts, cur, at, flightgraph.Bound(f[1]))
+	refs, err := s.refsOf(ctx, []itinerary{it})
 	if err != nil {
 		return nil, err
 	}
+	o := s.price(refs, it, fam, counts, cur, at, flightgraph.Bound(f[1]))
 	if o == nil {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
 	}

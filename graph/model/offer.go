@@ -1,0 +1,19 @@
+package model
+
+import "github.com/flightgraph/flightgraph"
+
+// Offer is an offer as the flight subgraph serves it: its segments' flights made by
+// graph.Loaders.Offers, for all the offers of an answer at once.
+type Offer struct {
+	*flightgraph.Offer
+	Segments []*OfferSegment
+}
+
+// IsEntity marks Offer as an Apollo Federation entity; gqlgen's federation plugin requires it.
+func (Offer) IsEntity() {}
+
+// OfferSegment is a segment of an offer, with its flight as the subgraph serves flights.
+type OfferSegment struct {
+	*flightgraph.OfferSegment
+	Flight *Flight
+}

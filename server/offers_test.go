@@ -1,0 +1,333 @@
+package server_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// offersView is as much of an offers answer as the tests read.
+type offersView struct {
+	Itineraries []struct {
+		Connections []struct {
+			NumberOfStops int
+			Segments      []struct {
+				FlightID    string
+				Origin      struct{ Code string }
+				Destination struct{ Code string }
+				SeatsLeft   int
+			}
+		}
+		FlightProducts []productView
+	}
+	Links struct{ Self struct{ Href string } } `json:"_links"`
+}
+
+type productView struct {
+	ID              string
+	CommercialCabin string
+	FareFamily      struct{ Code string }
+	Price           struct {
+		DisplayPrice, TotalPrice, TotalTaxes, Currency string
+		PricePerPassengerTypes                         []struct {
+			PassengerType      string
+			Count              int
+			Fare, Taxes, Total string
+		}
+	}
+	SeatsLeft int
+	Links     struct {
+		PriceDetails, TaxBreakdown, FlightDetails struct{ Href string }
+	} `json:"_links"`
+}
+
+// offerSearch is the original's search body for a one-way trip tomorrow.
+func offerSearch(origin, destination string, pax ...string) map[string]any {
+	var ps []map[string]any
+	for i, p := range pax {
+		ps = append(ps, map[string]any{"id": i + 1, "type": p})
+	}
+	return map[string]any{"commercialCabins": []string{"ALL"}, "passengers": ps, "requestedConnections": []map[string]any{{
+		"departureDate": storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout),
+		"origin":        map[string]any{"airport": map[string]any{"code": origin}}, "destination": map[string]any{"city": map[string]any{"code": destination}}}}}
+}
+
+func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestRESTOffers: a search on the original's path and body answers offers grouped by itinerary;
+// each offer's links read it back at the same price, its taxes line by line summing to its
+// taxes; the GET form of the search answers the same offers; and every refusal has its code.
+func TestRESTOffers(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		clock := atomic.Pointer[time.Time]{}
+		clock.Store(&storetest.Now)
+		s := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) { c.Now = func() time.Time { return *clock.Load() } })
+		bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+		search := func(t *testing.T, headers map[string]string, body map[string]any) (offersView, string) {
+			t.Helper()
+			code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", headers, jsonOf(body))
+			if code != 200 {
+				t.Fatalf("search: %d %s", code, raw)
+			}
+			var v offersView
+			if err := json.Unmarshal([]byte(raw), &v); err != nil {
+				t.Fatal(err)
+			}
+			return v, raw
+		}
+		got, _ := search(t, bearer, offerSearch("AMS", "NYC", "ADT", "CHD", "INF"))
+		if len(got.Itineraries) == 0 {
+			t.Fatal("no offers from AMS to New York tomorrow")
+		}
+		stops := map[int]int{}
+		for _, it := range got.Itineraries {
+			c := it.Connections[0]
+			stops[c.NumberOfStops]++
+			if c.Segments[0].Origin.Code != "AMS" || c.Segments[len(c.Segments)-1].Destination.Code != "JFK" && c.Segments[len(c.Segments)-1].Destination.Code != "EWR" {
+				t.Fatalf("an itinerary from %s to %s", c.Segments[0].Origin.Code, c.Segments[len(c.Segments)-1].Destination.Code)
+			}
+			for _, p := range it.FlightProducts {
+				if p.Price.Currency != "EUR" || len(p.Price.PricePerPassengerTypes) != 3 || p.Price.DisplayPrice != p.Price.PricePerPassengerTypes[0].Total {
+					t.Fatalf("product %+v", p)
+				}
+			}
+		}
+		if stops[0] == 0 || stops[1] == 0 {
+			t.Errorf("itineraries by stops: %v, want nonstop and one-stop", stops)
+		}
+
+		// Read back: the same price, taxes summing up, the same flights.
+		p := got.Itineraries[0].FlightProducts[0]
+		var details struct {
+			Offer      productView
+			Connection struct{ Segments []struct{ FlightID string } }
+		}
+		get(t, s, p.Links.PriceDetails.Href, bearer, &details)
+		if details.Offer.ID != p.ID || details.Offer.Price.TotalPrice != p.Price.TotalPrice || details.Offer.SeatsLeft != p.SeatsLeft {
+			t.Errorf("priceDetails %+v, searched %+v", details.Offer, p)
+		}
+		var taxes struct {
+			TotalTaxes string
+			Passengers []struct {
+				Count int
+				Total string
+				Taxes []struct{ Code, Name, Amount string }
+			}
+		}
+		get(t, s, p.Links.TaxBreakdown.Href, bearer, &taxes)
+		if taxes.TotalTaxes != p.Price.TotalTaxes || len(taxes.Passengers) != 3 {
+			t.Errorf("tax-breakdown %+v, offer's taxes %s", taxes, p.Price.TotalTaxes)
+		}
+		for _, pt := range taxes.Passengers {
+			if sum := sumAmounts(t, pt.Taxes); sum != pt.Total {
+				t.Errorf("the lines sum to %s, the total is %s", sum, pt.Total)
+			}
+		}
+		var fd struct {
+			Connection struct{ Segments []struct{ FlightID string } }
+		}
+		get(t, s, p.Links.FlightDetails.Href, bearer, &fd)
+		if len(fd.Connection.Segments) != len(got.Itineraries[0].Connections[0].Segments) || fd.Connection.Segments[0].FlightID != got.Itineraries[0].Connections[0].Segments[0].FlightID {
+			t.Errorf("flightDetails %+v", fd)
+		}
+
+		// The GET form, as the self link gives it, answers the same offers.
+		var again offersView
+		get(t, s, got.Links.Self.Href, bearer, &again)
+		if jsonOf(again.Itineraries) != jsonOf(got.Itineraries) {
+			t.Errorf("the GET form answers other offers")
+		}
+
+		// The point of sale's currency, or the request's.
+		us, _ := search(t, map[string]string{"Authorization": bearer["Authorization"], "svc-travel-country": "US"}, offerSearch("AMS", "NYC", "ADT"))
+		body := offerSearch("AMS", "NYC", "ADT")
+		body["currency"], body["displayPriceContent"] = "JPY", "ALL_PAX_ROUNDED"
+		jp, _ := search(t, bearer, body)
+		if c := us.Itineraries[0].FlightProducts[0].Price.Currency; c != "USD" {
+			t.Errorf("svc-travel-country US prices in %s", c)
+		}
+		if pr := jp.Itineraries[0].FlightProducts[0].Price; pr.Currency != "JPY" || strings.Contains(pr.TotalPrice, ".") {
+			t.Errorf("a JPY price: %+v", pr)
+		}
+
+		// Refusals.
+		for _, c := range []struct {
+			name, method, path, body string
+			headers                  map[string]string
+			status                   int
+			code                     string
+		}{
+			{"no cabins", "POST", "/opendata/offers/v1/available-offers", strings.Replace(jsonOf(offerSearch("AMS", "NYC", "ADT")), `"commercialCabins":["ALL"],`, "", 1), nil, 400, flightgraph.ECodeMissingParameter},
+			{"not JSON", "POST", "/opendata/offers/v1/available-offers", `{"commercialCabins":`, nil, 400, flightgraph.ECodeBadBody},
+			{"two objects", "POST", "/opendata/offers/v1/available-offers", jsonOf(offerSearch("AMS", "NYC", "ADT")) + "{}", nil, 400, flightgraph.ECodeBadBody},
+			{"form body", "POST", "/opendata/offers/v1/available-offers", "a=b", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, flightgraph.ECodeBadMediaType},
+			{"huge body", "POST", "/opendata/offers/v1/available-offers", `{"currency":"` + strings.Repeat("E", 20<<10) + `"}`, nil, 413, flightgraph.ECodeBodyTooLarge},
+			{"unknown airport", "POST", "/opendata/offers/v1/available-offers", jsonOf(offerSearch("AMS", "QQQ", "ADT")), nil, 404, flightgraph.ECodeIATANotFound},
+			{"a child alone", "POST", "/opendata/offers/v1/available-offers", jsonOf(offerSearch("AMS", "NYC", "CHD")), nil, 400, flightgraph.ECodeInvalidParameter},
+			{"reward fares", "POST", "/opendata/offers/v1/available-offers", strings.Replace(jsonOf(offerSearch("AMS", "NYC", "ADT")), `{`, `{"bookingFlow":"REWARD",`, 1), nil, 400, flightgraph.ECodeInvalidParameter},
+			{"no offer id", "GET", "/opendata/offers/v1/priceDetails", "", nil, 400, flightgraph.ECodeMissingParameter},
+			{"a forged offer id", "GET", "/opendata/offers/v1/priceDetails?offerId=" + url.QueryEscape(flipOne(p.ID, len(p.ID)-2)), "", nil, 400, flightgraph.ECodeOfferInvalid},
+			{"an api-key on an OAuth API", "POST", "/opendata/offers/v1/available-offers", jsonOf(offerSearch("AMS", "NYC", "ADT")), map[string]string{"api-key": s.demo.APIKey}, 401, flightgraph.ECodeMissingCredentials},
+		} {
+			h := c.headers
+			if h == nil {
+				h = bearer
+			} else if _, ok := h["api-key"]; !ok {
+				h["Authorization"] = bearer["Authorization"]
+			}
+			code, _, raw := s.call(t, c.method, c.path, h, c.body)
+			if code != c.status || restCode(t, raw) != c.code {
+				t.Errorf("%s: %d %s, want %d %s", c.name, code, raw, c.status, c.code)
+			}
+		}
+
+		// Past its validity, an offer is gone.
+		later := storetest.Now.Add(flightgraph.OfferValidity)
+		clock.Store(&later)
+		bearer = map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+		if code, _, raw := s.call(t, "GET", p.Links.PriceDetails.Href, bearer, ""); code != 410 || restCode(t, raw) != flightgraph.ECodeOfferExpired {
+			t.Errorf("an expired offer: %d %s", code, raw)
+		}
+	})
+}
+
+// get calls a REST path that must answer 200 and decodes its body.
+func get(t *testing.T, s *testServer, path string, headers map[string]string, into any) {
+	t.Helper()
+	code, _, raw := s.call(t, http.MethodGet, path, headers, "")
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", path, code, raw)
+	}
+	if err := json.Unmarshal([]byte(raw), into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sumAmounts adds decimal amounts exactly, in thousandths.
+func sumAmounts(t *testing.T, lines []struct{ Code, Name, Amount string }) string {
+	t.Helper()
+	var total flightgraph.Money
+	for _, l := range lines {
+		m, err := flightgraph.ParseAmount(l.Amount, "EUR")
+		if err != nil {
+			t.Fatal(err)
+		}
+		total = total.Add(m)
+	}
+	return total.Decimal()
+}
+
+func flipOne(s string, i int) string {
+	b := []byte(s)
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+// offersQuery asks for the offers of a search with their flights down to the legs' airports.
+const offersQuery = `query($s: OfferSearchInput!) { availableOffers(search: $s) { id cabin fareFamily { code rank } seatsLeft expiresAt
+	price { total { amount currency } passengers { type count base { amount } taxTotal { amount } total { amount } taxes { code name amount { amount } } } }
+	segments { seatsLeft distanceKm connectionMinutes flight { id legs { origin { code } destination { code } } } } } }`
+
+type gqlOffer struct {
+	ID    string
+	Price struct {
+		Total struct{ Amount, Currency string }
+	}
+	Segments []struct {
+		SeatsLeft int
+		Flight    struct{ ID string }
+	}
+}
+
+// gqlSearch is offerSearch as the subgraph's OfferSearchInput.
+func gqlSearch(origin, destination string, pax ...string) map[string]any {
+	var ps []map[string]any
+	for i, p := range pax {
+		ps = append(ps, map[string]any{"id": i + 1, "type": p})
+	}
+	return map[string]any{"passengers": ps, "requestedConnections": []map[string]any{{
+		"departureDate": storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout), "origin": origin, "destination": destination}}}
+}
+
+// TestGraphQLOffers: the subgraph's availableOffers answers the offers REST answers for the same
+// search, at the same prices; offer and _entities read one back; the SQL round trips of a search
+// do not grow with its offers.
+func TestGraphQLOffers(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		// The reference snapshot, as serve has it: a search's round trips are its flights'.
+		s := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) { c.SnapshotTTL = time.Hour })
+		bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+		search := func(origin, destination string) ([]gqlOffer, int64) {
+			resp := s.queryAs(t, bearer, offersQuery, map[string]any{"s": gqlSearch(origin, destination, "ADT", "CHD")})
+			if len(resp.Errors) > 0 {
+				t.Fatalf("availableOffers %s-%s: %+v", origin, destination, resp.Errors)
+			}
+			var d struct{ AvailableOffers []gqlOffer }
+			json.Unmarshal(resp.Data, &d)
+			return d.AvailableOffers, s.queries.Load()
+		}
+		search("BCN", "JFK") // loads the snapshot
+		many, manyQueries := search("AMS", "NYC")
+		few, fewQueries := search("BCN", "JFK")
+		if len(many) <= 4*len(few) || len(few) == 0 {
+			t.Fatalf("%d and %d offers: the searches do not differ enough to compare", len(many), len(few))
+		}
+		if manyQueries != fewQueries {
+			t.Errorf("%d offers took %d round trips, %d took %d", len(many), manyQueries, len(few), fewQueries)
+		}
+
+		// REST answers the same offers at the same prices.
+		code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", bearer, jsonOf(offerSearch("AMS", "NYC", "ADT", "CHD")))
+		if code != 200 {
+			t.Fatalf("REST: %d %s", code, raw)
+		}
+		var rest offersView
+		json.Unmarshal([]byte(raw), &rest)
+		prices := map[string]string{}
+		for _, it := range rest.Itineraries {
+			for _, p := range it.FlightProducts {
+				prices[p.ID] = p.Price.TotalPrice + " " + p.Price.Currency
+			}
+		}
+		if len(prices) != len(many) {
+			t.Errorf("REST answers %d offers, GraphQL %d", len(prices), len(many))
+		}
+		for _, o := range many {
+			if got := o.Price.Total.Amount + " " + o.Price.Total.Currency; prices[o.ID] != got {
+				t.Errorf("offer %.40s…: GraphQL %s, REST %q", o.ID, got, prices[o.ID])
+			}
+		}
+
+		// offer and _entities read an offer back as the search gave it.
+		resp := s.queryAs(t, bearer, `query($id: ID!) { offer(id: $id) { id price { total { amount } } }
+			_entities(representations: [{__typename: "Offer", id: $id}]) { ... on Offer { id price { total { amount } } } } }`, map[string]any{"id": many[0].ID})
+		var back struct {
+			Offer    gqlOffer
+			Entities []gqlOffer `json:"_entities"`
+		}
+		json.Unmarshal(resp.Data, &back)
+		if len(resp.Errors) > 0 || back.Offer.Price.Total.Amount != many[0].Price.Total.Amount || len(back.Entities) != 1 || back.Entities[0].Price.Total.Amount != many[0].Price.Total.Amount {
+			t.Errorf("read back: %s %+v", resp.Data, resp.Errors)
+		}
+		resp = s.queryAs(t, bearer, `query($id: ID!) { offer(id: $id) { id } }`, map[string]any{"id": flipOne(many[0].ID, 10)})
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeOfferInvalid {
+			t.Errorf("a forged id: %+v", resp.Errors)
+		}
+		resp = s.queryAs(t, bearer, offersQuery, map[string]any{"s": gqlSearch("AMS", "NYC", "CHD")})
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeInvalidParameter {
+			t.Errorf("a child alone: %+v", resp.Errors)
+		}
+	})
+}
