@@ -251,7 +251,7 @@ func TestOperatorsGrantQueryBounds(t *testing.T) {
 	}
 	// A document of about 6,000 tokens, past every standard plan's 5,000: the parser's own cap is
 	// the most any plan may be granted.
-	long := jsonBody(`{ _entities(representations: [` + strings.Repeat(`{__typename: "Airport", code: "AMS"} `, 650) + `]) { ... on Airport { code } } }`, nil)
+	long := jsonBody(`{ _entities(representations: [`+strings.Repeat(`{__typename: "Airport", code: "AMS"} `, 650)+`]) { ... on Airport { code } } }`, nil)
 	if code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": key}, long); code != 200 || strings.Contains(body, `"errors"`) {
 		t.Fatalf("6,000 tokens after the grant: %d %.300s", code, body)
 	}
