@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -61,6 +62,21 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 	}
 	if !f.DepartureTo.IsZero() {
 		w.add(dep+" < ?", f.DepartureTo.UTC())
+	}
+	if f.Date == "" {
+		// The same bounds on the schedule date (the local date of the scheduled departure, a day
+		// at most from the UTC one; two with an estimate, delays included), so that the indexes
+		// by place and date serve a range instead of every date of a hub.
+		margin := 24 * time.Hour
+		if f.Estimated {
+			margin *= 2
+		}
+		if !f.DepartureFrom.IsZero() {
+			w.add("schedule_date >= ?", f.DepartureFrom.UTC().Add(-margin).Format(flightgraph.DateLayout))
+		}
+		if !f.DepartureTo.IsZero() {
+			w.add("schedule_date <= ?", f.DepartureTo.UTC().Add(margin).Format(flightgraph.DateLayout))
+		}
 	}
 	if !f.ArrivalFrom.IsZero() {
 		w.add(arr+" >= ?", f.ArrivalFrom.UTC())
