@@ -235,9 +235,11 @@ func IsCarrierCode(s string) bool {
 // FlightFilter selects flights. Date is the schedule date (local date of departure); Origin and
 // Destination are places (a city matches all its airports).
 type FlightFilter struct {
-	Origin       *Place
-	Destination  *Place
-	Date         string
+	Origin      *Place
+	Destination *Place
+	Date        string
+	// LastDate, with Date, makes Date the first schedule date of a range that ends on LastDate.
+	LastDate     string
 	Carrier      string
 	FlightNumber int
 	// DepartureFrom and DepartureTo bound the scheduled departure (UTC) of the first leg when set.
@@ -254,6 +256,14 @@ func (f *FlightFilter) Validate() error {
 	if f.Date != "" {
 		if _, err := ParseDate("date", f.Date); err != nil {
 			return err
+		}
+	}
+	if f.LastDate != "" {
+		if _, err := ParseDate("lastDate", f.LastDate); err != nil {
+			return err
+		}
+		if f.Date == "" || f.LastDate < f.Date {
+			return ParamErrorf(ECodeInvalidParameter, "lastDate", "a range of dates needs a first date on or before its last")
 		}
 	}
 	if err := normalizeCarrier(&f.Carrier); err != nil {

@@ -2,7 +2,9 @@ package flightgraph
 
 import (
 	"fmt"
+	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -88,10 +90,7 @@ func (m Money) In(cur Currency) Money {
 		return m
 	}
 	// minor = cents × perEuro/10⁶ × 10^digits / 10²
-	num := new(big.Int).Mul(big.NewInt(m.Minor), big.NewInt(cur.PerEuro))
-	num.Mul(num, pow10(cur.Digits))
-	den := new(big.Int).Mul(big.NewInt(1_000_000), pow10(2))
-	return Money{Minor: roundHalfEven(num, den), Currency: cur.Code}
+	return Money{Minor: mulDiv(m.Minor, []int64{cur.PerEuro, pow10s[cur.Digits]}, 100_000_000), Currency: cur.Code}
 }
 
 // Add returns m + o; both must be in one currency.
@@ -148,12 +147,65 @@ func (m Money) String() string { return m.Decimal() + " " + m.Currency }
 // ScalePerMille returns the euro amount cents × the factors (each in thousandths), rounded half
 // to even once: the fare rules multiply a base by several adjustments without a float.
 func ScalePerMille(cents int64, perMille ...int64) int64 {
+	den := int64(1)
+	for range perMille {
+		if den > math.MaxInt64/1000 {
+			return scaleBig(cents, perMille)
+		}
+		den *= 1000
+	}
+	return mulDiv(cents, perMille, den)
+}
+
+func scaleBig(cents int64, perMille []int64) int64 {
 	num, den := big.NewInt(cents), big.NewInt(1)
 	for _, f := range perMille {
 		num.Mul(num, big.NewInt(f))
 		den.Mul(den, big.NewInt(1000))
 	}
 	return roundHalfEven(num, den)
+}
+
+var pow10s = [...]int64{1, 10, 100, 1000}
+
+// mulDiv returns n × the factors ÷ den, rounded half to even, exactly: in 128 bits, which hold
+// every price (cents below 10¹¹ times six factors below 10⁴), else with math/big. Factors are
+// non-negative, den positive.
+func mulDiv(n int64, factors []int64, den int64) int64 {
+	neg := n < 0
+	hi, lo := uint64(0), uint64(abs(n))
+	for _, f := range factors {
+		h1, l1 := bits.Mul64(lo, uint64(f))
+		h2, l2 := bits.Mul64(hi, uint64(f))
+		var carry uint64
+		hi, carry = bits.Add64(h1, l2, 0)
+		lo = l1
+		if h2 != 0 || carry != 0 {
+			return bigMulDiv(n, factors, den)
+		}
+	}
+	if hi >= uint64(den) {
+		return bigMulDiv(n, factors, den)
+	}
+	q, r := bits.Div64(hi, lo, uint64(den))
+	if 2*r > uint64(den) || 2*r == uint64(den) && q&1 == 1 {
+		q++
+	}
+	if q > math.MaxInt64 {
+		return bigMulDiv(n, factors, den)
+	}
+	if neg {
+		return -int64(q)
+	}
+	return int64(q)
+}
+
+func bigMulDiv(n int64, factors []int64, den int64) int64 {
+	num := big.NewInt(n)
+	for _, f := range factors {
+		num.Mul(num, big.NewInt(f))
+	}
+	return roundHalfEven(num, big.NewInt(den))
 }
 
 // roundHalfEven returns num/den rounded to the nearest integer, ties to even; den > 0.
@@ -171,8 +223,6 @@ func roundHalfEven(num, den *big.Int) int64 {
 	return q.Int64()
 }
 
-func pow10(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }
-
 func abs(n int64) int64 {
 	if n < 0 {
 		return -n
@@ -182,7 +232,10 @@ func abs(n int64) int64 {
 
 // parseDecimal reads a non-negative decimal text as an integer of 10^-scale units.
 func parseDecimal(s string, scale int) (int64, error) {
-	whole, frac, _ := strings.Cut(s, ".")
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || dot && frac == "" || strings.Trim(whole+frac, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a decimal", s)
+	}
 	if len(frac) > scale {
 		return 0, fmt.Errorf("%q has more than %d decimals", s, scale)
 	}

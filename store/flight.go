@@ -44,7 +44,11 @@ func (s *FlightStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*f
 func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
 	var w filter
 	w.places(f.Origin, f.Destination)
-	if f.Date != "" {
+	switch {
+	case f.Date != "" && f.LastDate != "":
+		w.add("schedule_date >= ?", f.Date)
+		w.add("schedule_date <= ?", f.LastDate)
+	case f.Date != "":
 		w.add("schedule_date = ?", f.Date)
 	}
 	if f.Carrier != "" {

@@ -53,10 +53,12 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 	}
 	counts, _ := q.Counts()
 	now := s.Now().UTC().Truncate(time.Second)
-	its, err := s.itineraries(ctx, q.Connections[bound], now)
+	c := q.Connections[bound]
+	byDate, err := s.itineraries(ctx, c, []string{c.DepartureDate}, now)
 	if err != nil {
 		return nil, err
 	}
+	its := byDate[c.DepartureDate]
 	refs, err := s.refsOf(ctx, its)
 	if err != nil {
 		return nil, err
@@ -114,8 +116,11 @@ func (s *Service) currency(q *flightgraph.OfferSearch, pos flightgraph.PointOfSa
 }
 
 // itineraries finds a connection's nonstop flights and one-stop connections through the
-// network's hubs on its date, sellable at now.
-func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnection, now time.Time) ([]itinerary, error) {
+// network's hubs on each of dates (ascending local dates of departure), sellable at now, by date.
+// A day's itineraries are the same whether it is asked alone or in a range, and the range costs
+// the same three round trips as one day: the nonstop and first flights, the second flights, the
+// legs.
+func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnection, dates []string, now time.Time) (map[string][]itinerary, error) {
 	carriers, err := s.Network.Carriers(ctx)
 	if err != nil {
 		return nil, err
@@ -133,55 +138,61 @@ func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnec
 	hubs = slices.DeleteFunc(hubs, func(a *flightgraph.Airport) bool { return a == nil })
 	// The nonstop flights and the first flights of connections, in one query.
 	onward := &flightgraph.Place{Code: c.DestinationPlace.Code, Airports: append(slices.Clone(c.DestinationPlace.Airports), hubs...)}
-	firsts, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: c.OriginPlace, Destination: onward, Date: c.DepartureDate,
-		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: maxCandidates}})
+	found, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: c.OriginPlace, Destination: onward, Date: dates[0], LastDate: dates[len(dates)-1],
+		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: maxCandidates * len(dates)}})
 	if err != nil {
 		return nil, err
 	}
 	dest := c.DestinationPlace.AirportCodes()
-	var nonstop, toHub []*flightgraph.Flight
-	for _, f := range firsts {
-		if slices.Contains(dest, f.DestinationCode) {
-			nonstop = append(nonstop, f)
-		} else {
-			toHub = append(toHub, f)
+	nonstop, toHub := map[string][]*flightgraph.Flight{}, map[string][]*flightgraph.Flight{}
+	var allToHub []*flightgraph.Flight
+	for _, f := range found {
+		switch {
+		case !slices.Contains(dates, f.ScheduleDate):
+		case slices.Contains(dest, f.DestinationCode):
+			nonstop[f.ScheduleDate] = append(nonstop[f.ScheduleDate], f)
+		default:
+			toHub[f.ScheduleDate] = append(toHub[f.ScheduleDate], f)
+			allToHub = append(allToHub, f)
 		}
 	}
-	var pairs [][2]*flightgraph.Flight
-	if len(toHub) > 0 {
-		from, to := toHub[0].ArrivalUTC, toHub[0].ArrivalUTC
+	var seconds []*flightgraph.Flight
+	if len(allToHub) > 0 {
+		from, to := allToHub[0].ArrivalUTC, allToHub[0].ArrivalUTC
 		via := &flightgraph.Place{Code: "hubs"}
-		for _, f := range toHub {
+		for _, f := range allToHub {
 			from, to = minTime(from, f.ArrivalUTC), maxTime(to, f.ArrivalUTC)
 			if !slices.Contains(via.AirportCodes(), f.DestinationCode) {
 				via.Airports = append(via.Airports, &flightgraph.Airport{Code: f.DestinationCode})
 			}
 		}
-		seconds, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: via, Destination: c.DestinationPlace,
-			DepartureFrom: from.Add(MinConnection), DepartureTo: to.Add(MaxConnection + time.Second), Page: flightgraph.Page{Limit: maxCandidates}})
-		if err != nil {
+		if seconds, _, err = s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: via, Destination: c.DestinationPlace,
+			DepartureFrom: from.Add(MinConnection), DepartureTo: to.Add(MaxConnection + time.Second), Page: flightgraph.Page{Limit: maxCandidates * len(dates)}}); err != nil {
 			return nil, err
 		}
-		for _, f1 := range toHub {
+	}
+	pairs := map[string][][2]*flightgraph.Flight{}
+	var ids []string
+	for _, d := range dates {
+		for _, f1 := range toHub[d] {
 			for _, f2 := range seconds {
 				gap := f2.DepartureUTC.Sub(f1.ArrivalUTC)
 				if f2.OriginCode == f1.DestinationCode && gap >= MinConnection && gap <= MaxConnection {
-					pairs = append(pairs, [2]*flightgraph.Flight{f1, f2})
+					pairs[d] = append(pairs[d], [2]*flightgraph.Flight{f1, f2})
 				}
 			}
 		}
 		// The quickest connections, then the earliest.
-		slices.SortStableFunc(pairs, func(a, b [2]*flightgraph.Flight) int {
+		slices.SortStableFunc(pairs[d], func(a, b [2]*flightgraph.Flight) int {
 			return cmp.Or(cmp.Compare(a[1].ArrivalUTC.Sub(a[0].DepartureUTC), b[1].ArrivalUTC.Sub(b[0].DepartureUTC)), a[0].DepartureUTC.Compare(b[0].DepartureUTC))
 		})
-		pairs = pairs[:min(len(pairs), maxConnections)]
-	}
-	var ids []string
-	for _, f := range nonstop {
-		ids = append(ids, f.ID)
-	}
-	for _, p := range pairs {
-		ids = append(ids, p[0].ID, p[1].ID)
+		pairs[d] = pairs[d][:min(len(pairs[d]), maxConnections)]
+		for _, f := range nonstop[d] {
+			ids = append(ids, f.ID)
+		}
+		for _, p := range pairs[d] {
+			ids = append(ids, p[0].ID, p[1].ID)
+		}
 	}
 	if len(ids) == 0 {
 		return nil, nil
@@ -190,12 +201,14 @@ func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnec
 	if err != nil {
 		return nil, err
 	}
-	var its []itinerary
-	for _, f := range nonstop {
-		its = append(its, itinerary{flights: []*flightgraph.Flight{f}, legs: [][]*flightgraph.FlightLeg{legs[f.ID]}})
-	}
-	for _, p := range pairs {
-		its = append(its, itinerary{flights: p[:], legs: [][]*flightgraph.FlightLeg{legs[p[0].ID], legs[p[1].ID]}})
+	its := map[string][]itinerary{}
+	for _, d := range dates {
+		for _, f := range nonstop[d] {
+			its[d] = append(its[d], itinerary{flights: []*flightgraph.Flight{f}, legs: [][]*flightgraph.FlightLeg{legs[f.ID]}})
+		}
+		for _, p := range pairs[d] {
+			its[d] = append(its[d], itinerary{flights: p[:], legs: [][]*flightgraph.FlightLeg{legs[p[0].ID], legs[p[1].ID]}})
+		}
 	}
 	return its, nil
 }
