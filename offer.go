@@ -63,6 +63,9 @@ func (s *OfferSearch) Validate() error {
 	}
 	for i := range s.Connections {
 		c := &s.Connections[i]
+		if c.DepartureDate == "" {
+			return ParamErrorf(ECodeMissingParameter, "departureDate", "each requested connection needs a departureDate")
+		}
 		if _, err := ParseDate("departureDate", c.DepartureDate); err != nil {
 			return err
 		}
@@ -249,4 +252,54 @@ type PriceLine struct {
 	Code   string // e.g. "FR" (a country's tax), "PSC" (passenger service charge), "YQ"
 	Name   string
 	Amount Money
+}
+
+// CalendarType is how a lowest-fare calendar groups its days.
+type CalendarType string
+
+const (
+	CalendarDay     CalendarType = "DAY"
+	CalendarMonth   CalendarType = "MONTH"
+	CalendarOverall CalendarType = "OVERALL"
+)
+
+// MaxCalendarDays bounds a calendar's interval: the original's default is a year ahead.
+const MaxCalendarDays = 366
+
+// LowestFare is the cheapest offer of a day, a month or a whole interval of a calendar.
+type LowestFare struct {
+	// Period is the day (2026-11-23), the month (2026-11) or the interval (2026-11-23/2026-12-22).
+	Period string
+	// Offer is the cheapest offer of the period, the first in the order of a search among
+	// equals; nil when nothing is sold then.
+	Offer *Offer
+}
+
+// ParseDateInterval reads "YYYY-MM-DD/YYYY-MM-DD" (both days included) into its days; "" is
+// today to today + 360. An interval that ends before it starts, or is longer than
+// MaxCalendarDays, is ECodeInvalidParameter; a malformed one ECodeBadFormat.
+func ParseDateInterval(s string, today time.Time) ([]string, error) {
+	from, to := today, today.AddDate(0, 0, 360)
+	if s != "" {
+		a, b, ok := strings.Cut(s, "/")
+		if !ok {
+			return nil, ParamErrorf(ECodeBadFormat, "dateInterval", "dateInterval is YYYY-MM-DD/YYYY-MM-DD, got %q", clip(s))
+		}
+		var err error
+		if from, err = ParseDate("dateInterval", a); err != nil {
+			return nil, err
+		}
+		if to, err = ParseDate("dateInterval", b); err != nil {
+			return nil, err
+		}
+	}
+	n := int(to.Sub(from).Hours()/24) + 1
+	if n < 1 || n > MaxCalendarDays {
+		return nil, ParamErrorf(ECodeInvalidParameter, "dateInterval", "dateInterval covers 1 to %d days, from its first to its last", MaxCalendarDays)
+	}
+	days := make([]string, n)
+	for i := range days {
+		days[i] = from.AddDate(0, 0, i).Format(DateLayout)
+	}
+	return days, nil
 }

@@ -181,6 +181,11 @@ type ComplexityRoot struct {
 		Status            func(childComplexity int) int
 	}
 
+	LowestFare struct {
+		Offer  func(childComplexity int) int
+		Period func(childComplexity int) int
+	}
+
 	Money struct {
 		Currency func(childComplexity int) int
 		Decimal  func(childComplexity int) int
@@ -257,6 +262,7 @@ type ComplexityRoot struct {
 		Flight             func(childComplexity int, id string) int
 		FlightStatus       func(childComplexity int, carrier string, flightNumber int, date string) int
 		Flights            func(childComplexity int, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) int
+		LowestFares        func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
 		Offer              func(childComplexity int, id string) int
 		Routes             func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
 		__resolve__service func(childComplexity int) int
@@ -349,6 +355,7 @@ type QueryResolver interface {
 	Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error)
 	Carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
 	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error)
+	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error)
 	Offer(ctx context.Context, id string) (*model.Offer, error)
 }
 type RouteResolver interface {
@@ -963,6 +970,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FlightLeg.Status(childComplexity), true
 
+	case "LowestFare.offer":
+		if e.ComplexityRoot.LowestFare.Offer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LowestFare.Offer(childComplexity), true
+	case "LowestFare.period":
+		if e.ComplexityRoot.LowestFare.Period == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LowestFare.Period(childComplexity), true
+
 	case "Money.currency":
 		if e.ComplexityRoot.Money.Currency == nil {
 			break
@@ -1328,6 +1348,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Flights(childComplexity, args["origin"].(*string), args["destination"].(*string), args["date"].(*string), args["carrier"].(*string), args["flightNumber"].(*int), args["first"].(*int), args["after"].(*string)), true
 
+	case "Query.lowestFares":
+		if e.ComplexityRoot.Query.LowestFares == nil {
+			break
+		}
+
+		args, err := ec.field_Query_lowestFares_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.LowestFares(childComplexity, args["search"].(flightgraph.OfferSearch), args["dateInterval"].(*string), args["type"].(*flightgraph.CalendarType), args["bound"].(*flightgraph.Bound)), true
 	case "Query.offer":
 		if e.ComplexityRoot.Query.Offer == nil {
 			break
@@ -1601,6 +1632,13 @@ type Query {
   in the search's currency, else the point of sale's (svc-travel-country), else EUR.
   """
   availableOffers(search: OfferSearchInput!, bound: Bound = OUTBOUND): [Offer!]! @listSize(assumedSize: 100) @api(product: "offers")
+  """
+  A lowest-fare calendar of one bound of a search: for each day of dateInterval
+  (YYYY-MM-DD/YYYY-MM-DD, at most 366 days; today to today + 360 when absent), or each month, or
+  the whole interval, the cheapest offer availableOffers gives on its days. The search's
+  departureDate is not used.
+  """
+  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 31) @api(product: "offers")
   "An offer by the id a search gave, priced again as the search priced it. Altered or foreign: OFFER_400.000; past expiresAt: OFFER_410.000."
   offer(id: ID!): Offer @api(product: "offers")
 }
@@ -1623,10 +1661,25 @@ input PassengerInput {
 }
 
 input RequestedConnectionInput {
-  departureDate: Date!
+  "Required by availableOffers; a calendar's days are its dateInterval."
+  departureDate: Date
   "An airport or city code."
   origin: String!
   destination: String!
+}
+
+enum CalendarType {
+  DAY
+  MONTH
+  OVERALL
+}
+
+"The cheapest offer of a day, a month or a whole interval of a calendar."
+type LowestFare {
+  "The day (2026-11-23), the month (2026-11) or the interval (2026-11-23/2026-12-22)."
+  period: String!
+  "The cheapest offer, the first among equals in availableOffers' order; null when nothing is sold then."
+  offer: Offer
 }
 
 enum Bound {
@@ -2233,6 +2286,16 @@ func (ec *executionContext) childFields_FlightLeg(ctx context.Context, field gra
 		return ec.fieldContext_FlightLeg_serviceType(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FlightLeg", field.Name)
+}
+
+func (ec *executionContext) childFields_LowestFare(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "period":
+		return ec.fieldContext_LowestFare_period(ctx, field)
+	case "offer":
+		return ec.fieldContext_LowestFare_offer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LowestFare", field.Name)
 }
 
 func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2934,6 +2997,44 @@ func (ec *executionContext) field_Query_flights_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_lowestFares_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.OfferSearch, error) {
+			return ec.unmarshalNOfferSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐOfferSearch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "dateInterval",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["dateInterval"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*flightgraph.CalendarType, error) {
+			return ec.unmarshalOCalendarType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCalendarType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "bound",
+		func(ctx context.Context, v any) (*flightgraph.Bound, error) {
+			return ec.unmarshalOBound2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["bound"] = arg3
 	return args, nil
 }
 
@@ -5459,6 +5560,61 @@ func (ec *executionContext) fieldContext_FlightLeg_serviceType(_ context.Context
 	return graphql.NewScalarFieldContext("FlightLeg", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _LowestFare_period(ctx context.Context, field graphql.CollectedField, obj *model.LowestFare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LowestFare_period(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Period, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LowestFare_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LowestFare", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LowestFare_offer(ctx context.Context, field graphql.CollectedField, obj *model.LowestFare) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LowestFare_offer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+			return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LowestFare_offer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LowestFare",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7015,6 +7171,50 @@ func (ec *executionContext) fieldContext_Query_availableOffers(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_availableOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_lowestFares(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_lowestFares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().LowestFares(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["dateInterval"].(*string), fc.Args["type"].(*flightgraph.CalendarType), fc.Args["bound"].(*flightgraph.Bound))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LowestFare) graphql.Marshaler {
+			return ec.marshalNLowestFare2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFareᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_lowestFares(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LowestFare(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_lowestFares_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -8737,7 +8937,7 @@ func (ec *executionContext) unmarshalInputRequestedConnectionInput(ctx context.C
 		switch k {
 		case "departureDate":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("departureDate"))
-			data, err := ec.unmarshalNDate2string(ctx, v)
+			data, err := ec.unmarshalODate2string(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -10298,6 +10498,49 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var lowestFareImplementors = []string{"LowestFare"}
+
+func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSet, obj *model.LowestFare) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, lowestFareImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LowestFare")
+		case "period":
+			out.Values[i] = ec._LowestFare_period(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offer":
+			out.Values[i] = ec._LowestFare_offer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Money) graphql.Marshaler {
@@ -11118,6 +11361,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_availableOffers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "lowestFares":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_lowestFares(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -12399,6 +12664,32 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNLowestFare2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFareᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LowestFare) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLowestFare2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFare(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLowestFare2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFare(ctx context.Context, sel ast.SelectionSet, v *model.LowestFare) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LowestFare(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx context.Context, sel ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
 	return ec._Money(ctx, sel, &v)
 }
@@ -13132,6 +13423,25 @@ func (ec *executionContext) marshalOCabinClass2ᚖgithubᚗcomᚋflightgraphᚋf
 	return res
 }
 
+func (ec *executionContext) unmarshalOCalendarType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCalendarType(ctx context.Context, v any) (*flightgraph.CalendarType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := flightgraph.CalendarType(tmp)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCalendarType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCalendarType(ctx context.Context, sel ast.SelectionSet, v *flightgraph.CalendarType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(string(*v))
+	return res
+}
+
 func (ec *executionContext) marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx context.Context, sel ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -13144,6 +13454,18 @@ func (ec *executionContext) marshalOCountry2ᚖgithubᚗcomᚋflightgraphᚋflig
 		return graphql.Null
 	}
 	return ec._Country(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalODate2string(ctx context.Context, v any) (string, error) {
+	res, err := UnmarshalDate(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODate2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := MarshalDate(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalODate2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -2,18 +2,23 @@ package resolvers
 
 import (
 	"context"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
-func (r *Resolver) availableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error) {
-	i := 0
+// boundIndex is the requested connection a bound names: 0 outbound, 1 inbound.
+func boundIndex(bound *flightgraph.Bound) int {
 	if bound != nil && *bound == flightgraph.Inbound {
-		i = 1
+		return 1
 	}
-	offers, err := r.Travel.OffersFor(ctx, &search, i)
+	return 0
+}
+
+func (r *Resolver) availableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error) {
+	offers, err := r.Travel.OffersFor(ctx, &search, boundIndex(bound))
 	if err != nil {
 		return nil, err
 	}
@@ -26,4 +31,34 @@ func (r *Resolver) offer(ctx context.Context, id string) (*model.Offer, error) {
 		return nil, err
 	}
 	return graph.For(ctx).Offers(ctx, []*flightgraph.Offer{o})[0], nil
+}
+
+func (r *Resolver) lowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, by *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error) {
+	days, err := flightgraph.ParseDateInterval(deref(dateInterval), r.Travel.Now().UTC().Truncate(24*time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	typ := flightgraph.CalendarDay
+	if by != nil {
+		typ = *by
+	}
+	cal, err := r.Travel.LowestFares(ctx, &search, boundIndex(bound), days, typ)
+	if err != nil {
+		return nil, err
+	}
+	var offers []*flightgraph.Offer
+	for _, lf := range cal {
+		if lf.Offer != nil {
+			offers = append(offers, lf.Offer)
+		}
+	}
+	served := graph.For(ctx).Offers(ctx, offers)
+	out := make([]*model.LowestFare, len(cal))
+	for i, lf := range cal {
+		out[i] = &model.LowestFare{Period: lf.Period}
+		if lf.Offer != nil {
+			out[i].Offer, served = served[0], served[1:]
+		}
+	}
+	return out, nil
 }

@@ -130,6 +130,10 @@ func (r *queryResolver) AvailableOffers(ctx context.Context, search flightgraph.
 	return r.availableOffers(ctx, search, bound)
 }
 
+func (r *queryResolver) LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error) {
+	return r.lowestFares(ctx, search, dateInterval, typeArg, bound)
+}
+
 func (r *queryResolver) Offer(ctx context.Context, id string) (*model.Offer, error) {
 	return r.offer(ctx, id)
 }

@@ -26,6 +26,10 @@ type (
 		Currency             string           `json:"currency"`
 		BookingFlow          string           `json:"bookingFlow"`
 		DisplayPriceContent  string           `json:"displayPriceContent"`
+		// DateInterval and Type make a lowest-fare search: YYYY-MM-DD/YYYY-MM-DD, DAY, MONTH or
+		// OVERALL.
+		DateInterval string `json:"dateInterval,omitempty"`
+		Type         string `json:"type,omitempty"`
 	}
 	passengerBody struct {
 		ID        int    `json:"id"`
@@ -143,6 +147,15 @@ type (
 		Name   string `json:"name"`
 		Amount string `json:"amount"`
 	}
+	calendarDoc struct {
+		LowestFareOffers []lowestFareDoc `json:"lowestFareOffers"`
+		Links            links           `json:"_links"`
+	}
+	lowestFareDoc struct {
+		Period        string         `json:"period"`
+		FlightProduct *productDoc    `json:"flightProduct,omitempty"`
+		Connection    *connectionDoc `json:"connection,omitempty"`
+	}
 	flightDetailsDoc struct {
 		Connection connectionDoc `json:"connection"`
 		Links      links         `json:"_links"`
@@ -160,11 +173,65 @@ func (a *API) availableOffersPost(w http.ResponseWriter, r *http.Request) {
 	a.availableOffers(w, r, b)
 }
 
+// lowestFaresPost answers POST /opendata/offers/v1/lowest-fare-offers: the search's body with a
+// dateInterval and a type (DAY, MONTH, OVERALL).
+func (a *API) lowestFaresPost(w http.ResponseWriter, r *http.Request) {
+	var b searchBody
+	if err := flightgraph.ReadJSON(w, r, maxSearchBytes, &b, "the body must be one lowest-fare search"); err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	a.lowestFares(w, r, b)
+}
+
+// lowestFaresGet answers GET /opendata/offers/v1/lowest-fare-offers: the search's fields as
+// query parameters, as for available-offers, with dateInterval and type.
+func (a *API) lowestFaresGet(w http.ResponseWriter, r *http.Request) {
+	b := searchOfQuery(r.URL.Query())
+	b.DateInterval, b.Type = r.URL.Query().Get("dateInterval"), r.URL.Query().Get("type")
+	a.lowestFares(w, r, b)
+}
+
+func (a *API) lowestFares(w http.ResponseWriter, r *http.Request, b searchBody) {
+	q, err := b.search()
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	days, err := flightgraph.ParseDateInterval(b.DateInterval, a.Now().UTC().Truncate(24*time.Hour))
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	typ := flightgraph.CalendarType(strings.ToUpper(b.Type))
+	if typ == "" {
+		typ = flightgraph.CalendarDay
+	}
+	cal, err := a.Travel.LowestFares(r.Context(), q, 0, days, typ)
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	out := calendarDoc{LowestFareOffers: make([]lowestFareDoc, len(cal)), Links: self(r)}
+	for i, lf := range cal {
+		out.LowestFareOffers[i].Period = lf.Period
+		if lf.Offer != nil {
+			p, c := productOf(lf.Offer, b.DisplayPriceContent), connectionOf(lf.Offer)
+			out.LowestFareOffers[i].FlightProduct, out.LowestFareOffers[i].Connection = &p, &c
+		}
+	}
+	render(w, r, out)
+}
+
 // availableOffersGet answers GET /opendata/offers/v1/available-offers: the search's fields as
 // query parameters (origin, destination, departureDate, passengers as a list of types,
 // commercialCabins, currency, displayPriceContent).
 func (a *API) availableOffersGet(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	a.availableOffers(w, r, searchOfQuery(r.URL.Query()))
+}
+
+// searchOfQuery reads a search's fields from query parameters.
+func searchOfQuery(q url.Values) searchBody {
 	b := searchBody{Currency: q.Get("currency"), DisplayPriceContent: q.Get("displayPriceContent"), BookingFlow: q.Get("bookingFlow"),
 		RequestedConnections: []connectionBody{{DepartureDate: q.Get("departureDate"), Origin: placeBody{Airport: &placeRef{q.Get("origin")}},
 			Destination: placeBody{Airport: &placeRef{q.Get("destination")}}}}}
@@ -176,7 +243,7 @@ func (a *API) availableOffersGet(w http.ResponseWriter, r *http.Request) {
 			b.Passengers = append(b.Passengers, passengerBody{ID: i + 1, Type: t})
 		}
 	}
-	a.availableOffers(w, r, b)
+	return b
 }
 
 func (a *API) availableOffers(w http.ResponseWriter, r *http.Request, b searchBody) {

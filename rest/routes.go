@@ -27,6 +27,8 @@ var Routes = []Route{
 	{"GET /opendata/schedule/v1/flights", "schedule", func(a *API) http.HandlerFunc { return a.schedule }},
 	{"POST /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersPost }},
 	{"GET /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersGet }},
+	{"POST /opendata/offers/v1/lowest-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.lowestFaresPost }},
+	{"GET /opendata/offers/v1/lowest-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.lowestFaresGet }},
 	{"GET /opendata/offers/v1/priceDetails", "offers", func(a *API) http.HandlerFunc { return a.priceDetails }},
 	{"GET /opendata/offers/v1/tax-breakdown", "offers", func(a *API) http.HandlerFunc { return a.taxBreakdown }},
 	{"GET /opendata/offers/v1/flightDetails", "offers", func(a *API) http.HandlerFunc { return a.flightDetails }},

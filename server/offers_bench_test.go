@@ -2,17 +2,46 @@ package server_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
 
+	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
+
+// BenchmarkLowestFares runs a 30-day lowest-fare calendar (REST, in-process, default scale and
+// window, snapshot on) from AMS to New York, beside a 1-day one as the baseline of the same run:
+// the round trips are the same for both.
+func BenchmarkLowestFares(b *testing.B) {
+	server.TuneRuntime(os.Getenv)
+	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+	cfg := testConfig(db, io.Discard)
+	cfg.SnapshotTTL = store.DefaultSnapshotTTL
+	h, demo := startServer(b, cfg)
+	s := &testServer{db: db, srv: h, demo: demo}
+	s.raiseLimits(b)
+	bearer := "Bearer " + s.bearerToken(b, "")
+	for _, days := range []int{1, 30} {
+		body := offerSearch("AMS", "NYC", "ADT", "ADT", "CHD")
+		body["dateInterval"] = storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout) + "/" + storetest.Now.AddDate(0, 0, days).Format(flightgraph.DateLayout)
+		raw := jsonOf(body)
+		b.Run(fmt.Sprintf("days=%d", days), func(b *testing.B) {
+			measure(b, h, func() *http.Request {
+				req := httptest.NewRequest(http.MethodPost, "/opendata/offers/v1/lowest-fare-offers", bytes.NewReader([]byte(raw)))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", bearer)
+				return req
+			})
+		})
+	}
+}
 
 // BenchmarkAvailableOffers runs a one-way REST available-offers search in-process on the
 // embedded store at the default scale and window, as serve has it (reference snapshot on): a

@@ -331,3 +331,70 @@ func TestGraphQLOffers(t *testing.T) {
 		}
 	})
 }
+
+// TestLowestFares: a calendar on REST and on the subgraph agree, and each day is the cheapest
+// offer the day's available-offers gives; a malformed interval has its code.
+func TestLowestFares(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+		today, tomorrow := storetest.Now.Format(flightgraph.DateLayout), storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout)
+		body := offerSearch("AMS", "NYC", "ADT", "CHD")
+		body["dateInterval"] = today + "/" + tomorrow
+		code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/lowest-fare-offers", bearer, jsonOf(body))
+		if code != 200 {
+			t.Fatalf("lowest-fare-offers: %d %s", code, raw)
+		}
+		var cal struct {
+			LowestFareOffers []struct {
+				Period        string
+				FlightProduct *productView
+			}
+		}
+		json.Unmarshal([]byte(raw), &cal)
+		if len(cal.LowestFareOffers) != 2 || cal.LowestFareOffers[1].Period != tomorrow || cal.LowestFareOffers[1].FlightProduct == nil {
+			t.Fatalf("calendar %s", raw)
+		}
+		// Tomorrow's is the cheapest of tomorrow's offers.
+		offers, _ := func() (offersView, string) {
+			_, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", bearer, jsonOf(offerSearch("AMS", "NYC", "ADT", "CHD")))
+			var v offersView
+			json.Unmarshal([]byte(raw), &v)
+			return v, raw
+		}()
+		var cheapest *productView
+		for _, it := range offers.Itineraries {
+			for _, p := range it.FlightProducts {
+				a, _ := flightgraph.ParseAmount(p.Price.TotalPrice, "EUR")
+				if cheapest == nil {
+					cheapest = &p
+				} else if b, _ := flightgraph.ParseAmount(cheapest.Price.TotalPrice, "EUR"); a.Minor < b.Minor {
+					cheapest = &p
+				}
+			}
+		}
+		if got := cal.LowestFareOffers[1].FlightProduct; cheapest == nil || got.Price.TotalPrice != cheapest.Price.TotalPrice {
+			t.Errorf("tomorrow's lowest fare %+v, the cheapest offer %+v", got, cheapest)
+		}
+		// The subgraph's calendar is the same.
+		resp := s.queryAs(t, bearer, `query($s: OfferSearchInput!, $d: String) { lowestFares(search: $s, dateInterval: $d) { period offer { id price { total { amount } } } } }`,
+			map[string]any{"s": gqlSearch("AMS", "NYC", "ADT", "CHD"), "d": today + "/" + tomorrow})
+		var g struct {
+			LowestFares []struct {
+				Period string
+				Offer  *gqlOffer
+			}
+		}
+		json.Unmarshal(resp.Data, &g)
+		if len(resp.Errors) > 0 || len(g.LowestFares) != 2 || g.LowestFares[1].Offer == nil || g.LowestFares[1].Offer.ID != cal.LowestFareOffers[1].FlightProduct.ID {
+			t.Errorf("the subgraph's calendar: %s %+v", resp.Data, resp.Errors)
+		}
+		for _, c := range []struct{ interval, code string }{{"2026-11-22", flightgraph.ECodeBadFormat}, {tomorrow + "/" + today, flightgraph.ECodeInvalidParameter},
+			{"2026-01-01/2027-12-31", flightgraph.ECodeInvalidParameter}} {
+			body["dateInterval"] = c.interval
+			if code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/lowest-fare-offers", bearer, jsonOf(body)); code != 400 || restCode(t, raw) != c.code {
+				t.Errorf("interval %q: %d %s", c.interval, code, raw)
+			}
+		}
+	})
+}

@@ -92,5 +92,13 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 		flightgraph.Flight
 		Total int `db:"total"`
 	}
-	return findPage(ctx, s.db, func(r *row) (*flightgraph.Flight, int) { return &r.Flight, r.Total }, flightCols, "flights", w, "departure_utc, id", f.Page)
+	table := "flights"
+	if f.Origin != nil && f.Destination != nil && s.db.dialect == SQLite {
+		// Between two places, the route's index reads only the route's flights. SQLite keeps no
+		// statistics, and chose the index by origin for a hub's departures over a month (9,000
+		// rows for the 660 of a calendar to New York, 30 ms instead of 3); PostgreSQL's planner
+		// knows better from its own.
+		table = "flights INDEXED BY flights_route"
+	}
+	return findPage(ctx, s.db, func(r *row) (*flightgraph.Flight, int) { return &r.Flight, r.Total }, flightCols, table, w, "departure_utc, id", f.Page)
 }

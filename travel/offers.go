@@ -59,7 +59,7 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 		return nil, err
 	}
 	its := byDate[c.DepartureDate]
-	refs, err := s.refsOf(ctx, its)
+	refs, err := s.refsOf(ctx, its, cur)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,8 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 	for _, it := range its {
 		for _, cabin := range q.CabinsOrAll() {
 			for _, fam := range flightgraph.FamiliesOf(cabin) {
-				if o := s.price(refs, it, fam, counts, cur, now, boundOf(bound)); o != nil {
+				if o := s.price(refs, it, fam, counts, now, boundOf(bound)); o != nil {
+					o.ID = s.offerID(o, counts)
 					offers = append(offers, o)
 				}
 			}
@@ -248,9 +249,36 @@ type refs struct {
 	airports  map[string]*flightgraph.Airport
 	countries map[string]*flightgraph.Country
 	cabins    map[string][]*flightgraph.Cabin
+	// cur is the search's currency, and lines the charges of a departure in it, by chargeKey:
+	// worked out once per search, shared read-only by its offers.
+	cur   flightgraph.Currency
+	lines map[chargeKey][]*flightgraph.PriceLine
 }
 
-func (s *Service) refsOf(ctx context.Context, its []itinerary) (*refs, error) {
+// chargeKey is what a departure's charges depend on.
+type chargeKey struct {
+	airport, haul string
+	cabin         flightgraph.CabinClass
+	seat          bool
+}
+
+// charges are the charges of a departure from airport for a passenger of type pt, in the
+// search's currency, line by line.
+func (r *refs) charges(airport, haul string, cabin flightgraph.CabinClass, pt *flightgraph.PassengerType) []*flightgraph.PriceLine {
+	k := chargeKey{airport, haul, cabin, pt.Seat}
+	lines, ok := r.lines[k]
+	if !ok {
+		a := r.airports[airport]
+		lines = charges(a, r.countries[a.CountryCode], haul, cabin, pt)
+		for _, l := range lines {
+			l.Amount = l.Amount.In(r.cur)
+		}
+		r.lines[k] = lines
+	}
+	return lines
+}
+
+func (s *Service) refsOf(ctx context.Context, its []itinerary, cur flightgraph.Currency) (*refs, error) {
 	var codes, configs []string
 	for _, it := range its {
 		for _, legs := range it.legs {
@@ -261,7 +289,8 @@ func (s *Service) refsOf(ctx context.Context, its []itinerary) (*refs, error) {
 		}
 	}
 	codes, configs = slices.Compact(slices.Sorted(slices.Values(codes))), slices.Compact(slices.Sorted(slices.Values(configs)))
-	r := &refs{airports: map[string]*flightgraph.Airport{}, countries: map[string]*flightgraph.Country{}, cabins: map[string][]*flightgraph.Cabin{}}
+	r := &refs{airports: map[string]*flightgraph.Airport{}, countries: map[string]*flightgraph.Country{}, cabins: map[string][]*flightgraph.Cabin{},
+		cur: cur, lines: map[chargeKey][]*flightgraph.PriceLine{}}
 	airports, err := s.Places.AirportsByCodes(ctx, codes)
 	if err != nil {
 		return nil, err
@@ -301,10 +330,12 @@ func (r *refs) seats(configuration string, cabin flightgraph.CabinClass) int {
 	return 0
 }
 
-// price prices an itinerary in a family for the passengers at an instant: nil when a leg is
-// cancelled, leaves too soon, lacks the cabin or has too few seats left in it, or when its
-// reference data is missing.
-func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, counts flightgraph.PassengerCounts, cur flightgraph.Currency, at time.Time, bound flightgraph.Bound) *flightgraph.Offer {
+// price prices an itinerary in a family for the passengers at an instant, in the search's
+// currency: nil when a leg is cancelled, leaves too soon, lacks the cabin or has too few seats
+// left in it, or when its reference data is missing. The offer has no ID yet: the caller signs
+// the ones it returns (offerID).
+func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, counts flightgraph.PassengerCounts, at time.Time, bound flightgraph.Bound) *flightgraph.Offer {
+	cur := r.cur
 	o := &flightgraph.Offer{Bound: bound, Cabin: fam.Cabin, Family: fam, QuotedAt: at, ExpiresAt: at.Add(flightgraph.OfferValidity), SeatsLeft: flightgraph.MaxSeatsPerBooking,
 		Price: &flightgraph.Price{Total: flightgraph.Money{Currency: cur.Code}}}
 	perType := map[string]*flightgraph.PassengerPrice{}
@@ -350,9 +381,7 @@ func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, coun
 			}
 			p.Base = p.Base.Add(flightgraph.Euros(baseFareCents(seg.DistanceKm, fam, t, f.DepartureUTC.Sub(at), weekday, load)).In(cur))
 			for _, l := range legs {
-				a := r.airports[l.OriginCode]
-				for _, line := range charges(a, r.countries[a.CountryCode], f.Haul, fam.Cabin, t) {
-					line.Amount = line.Amount.In(cur)
+				for _, line := range r.charges(l.OriginCode, f.Haul, fam.Cabin, t) {
 					p.Taxes = append(p.Taxes, line)
 					p.TaxTotal = p.TaxTotal.Add(line.Amount)
 				}
@@ -363,7 +392,6 @@ func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, coun
 		p.Total = p.Base.Add(p.TaxTotal)
 		o.Price.Total = o.Price.Total.Add(p.Total.Times(p.Count))
 	}
-	o.ID = s.offerID(o, counts)
 	return o
 }
 
@@ -468,13 +496,14 @@ func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Off
 		}
 		it.flights, it.legs = append(it.flights, fl), append(it.legs, legs[fl.ID])
 	}
-	refs, err := s.refsOf(ctx, []itinerary{it})
+	refs, err := s.refsOf(ctx, []itinerary{it}, cur)
 	if err != nil {
 		return nil, err
 	}
-	o := s.price(refs, it, fam, counts, cur, at, flightgraph.Bound(f[1]))
+	o := s.price(refs, it, fam, counts, at, flightgraph.Bound(f[1]))
 	if o == nil {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
 	}
+	o.ID = s.offerID(o, counts)
 	return o, nil
 }

@@ -308,3 +308,83 @@ func TestOfferSearchIsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestCalendarIsTheSearchesCheapest: a calendar's day is the cheapest offer a search of that day
+// gives (the first of the cheapest), over generated routes, passengers and cabins; its months and
+// its whole interval are the cheapest of their days.
+func TestCalendarIsTheSearchesCheapest(t *testing.T) {
+	e := newEngine(t, store.SQLite)
+	ctx := context.Background()
+	routes, err := e.Network.AllRoutes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	days, err := flightgraph.ParseDateInterval(storetest.Now.Format(flightgraph.DateLayout)+"/"+storetest.Now.AddDate(0, 0, windowAhead).Format(flightgraph.DateLayout), storetest.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	priced := 0
+	for range 12 {
+		rt := routes[r.IntN(len(routes))]
+		pax := [][]string{{"ADT"}, {"ADT", "CHD", "INF"}, {"YTH", "YTH"}}[r.IntN(3)]
+		q := search(rt.OriginCode, rt.DestinationCode, 0, pax...)
+		if r.IntN(2) == 0 {
+			q.Cabins = []flightgraph.CabinClass{flightgraph.CabinBusiness, flightgraph.CabinEconomy}
+		}
+		q.Connections[0].DepartureDate = ""
+		cal, err := e.LowestFares(ctx, q, 0, days, flightgraph.CalendarDay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cal) != len(days) {
+			t.Fatalf("%d days in a calendar of %d", len(cal), len(days))
+		}
+		var cheapest *flightgraph.Offer
+		for i, day := range cal {
+			one := *q
+			one.Connections = []flightgraph.RequestedConnection{{Origin: rt.OriginCode, Destination: rt.DestinationCode, DepartureDate: days[i]}}
+			offers, err := e.OffersFor(ctx, &one, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want *flightgraph.Offer
+			for _, o := range offers {
+				if want == nil || o.Price.Total.Minor < want.Price.Total.Minor {
+					want = o
+				}
+			}
+			switch {
+			case want == nil && day.Offer == nil:
+			case want == nil || day.Offer == nil || want.ID != day.Offer.ID || want.Price.Total != day.Offer.Price.Total:
+				t.Fatalf("%s-%s %s: the calendar says %v, the search's cheapest is %v", rt.OriginCode, rt.DestinationCode, days[i], offerName(day.Offer), offerName(want))
+			default:
+				priced++
+				if cheapest == nil || day.Offer.Price.Total.Minor < cheapest.Price.Total.Minor {
+					cheapest = day.Offer
+				}
+			}
+		}
+		overall, err := e.LowestFares(ctx, q, 0, days, flightgraph.CalendarOverall)
+		if err != nil || len(overall) != 1 {
+			t.Fatalf("overall: %v %v", overall, err)
+		}
+		if offerName(overall[0].Offer) != offerName(cheapest) {
+			t.Errorf("overall %v, cheapest day %v", offerName(overall[0].Offer), offerName(cheapest))
+		}
+		months, err := e.LowestFares(ctx, q, 0, days, flightgraph.CalendarMonth)
+		if err != nil || len(months) == 0 || months[0].Period != days[0][:7] {
+			t.Fatalf("months: %v %v", months, err)
+		}
+	}
+	if priced < 30 {
+		t.Errorf("only %d days had offers", priced)
+	}
+}
+
+func offerName(o *flightgraph.Offer) string {
+	if o == nil {
+		return "nothing"
+	}
+	return o.Price.Total.String() + " " + o.ID
+}

@@ -17,3 +17,9 @@ type OfferSegment struct {
 	*flightgraph.OfferSegment
 	Flight *Flight
 }
+
+// LowestFare is a calendar's period with its cheapest offer as the subgraph serves offers.
+type LowestFare struct {
+	Period string
+	Offer  *Offer
+}

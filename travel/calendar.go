@@ -1,0 +1,107 @@
+package travel
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// LowestFares returns a calendar of one bound of a search over days (ascending, from
+// flightgraph.ParseDateInterval): for each day, month or the whole interval, the cheapest offer
+// the search would give on its days, quoted now. It reads the flights of all the days in the same
+// three round trips as one day's search.
+//
+// A day's cheapest offer is, of each of its itineraries, the first fare family of the first cabin
+// that has the seats, cabins taken from Economy up: a cabin's families differ only by their share
+// of the base fare, which grows with their rank, and share its seats and its taxes; and a cabin's
+// fare is at least 1.7 times the one behind it (cabinPerMille) where the loads can make it at most
+// 1.625 times cheaper (loadPerMille, 800‰ to 1300‰), with taxes no lower. TestCalendarIsTheSearchesCheapest holds this to
+// OffersFor over generated searches.
+func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, bound int, days []string, by flightgraph.CalendarType) ([]*flightgraph.LowestFare, error) {
+	if len(days) == 0 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "dateInterval", "a calendar needs at least one day")
+	}
+	for i := range q.Connections {
+		if q.Connections[i].DepartureDate == "" {
+			q.Connections[i].DepartureDate = days[0] // a calendar's days are its interval's
+		}
+	}
+	if err := s.resolve(ctx, q); err != nil {
+		return nil, err
+	}
+	if bound < 0 || bound >= len(q.Connections) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "bound", "the search has %d requested connection(s): no bound %d", len(q.Connections), bound+1)
+	}
+	switch by {
+	case flightgraph.CalendarDay, flightgraph.CalendarMonth, flightgraph.CalendarOverall:
+	default:
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "type", "a calendar's type is DAY, MONTH or OVERALL")
+	}
+	cur, err := s.currency(q, flightgraph.PointOfSaleFromContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	counts, _ := q.Counts()
+	now := s.Now().UTC().Truncate(time.Second)
+	byDate, err := s.itineraries(ctx, q.Connections[bound], days, now)
+	if err != nil {
+		return nil, err
+	}
+	var all []itinerary
+	for _, its := range byDate {
+		all = append(all, its...)
+	}
+	refs, err := s.refsOf(ctx, all, cur)
+	if err != nil {
+		return nil, err
+	}
+	cabins := slices.Clone(q.CabinsOrAll())
+	slices.SortFunc(cabins, func(a, b flightgraph.CabinClass) int { return cmp.Compare(cabinPerMille[a], cabinPerMille[b]) })
+	var out []*flightgraph.LowestFare
+	for _, d := range days {
+		period := d
+		switch by {
+		case flightgraph.CalendarMonth:
+			period = d[:7]
+		case flightgraph.CalendarOverall:
+			period = days[0] + "/" + days[len(days)-1]
+		}
+		if len(out) == 0 || out[len(out)-1].Period != period {
+			out = append(out, &flightgraph.LowestFare{Period: period})
+		}
+		lf := out[len(out)-1]
+		for _, it := range byDate[d] {
+			for _, cabin := range cabins {
+				o := s.price(refs, it, flightgraph.FamiliesOf(cabin)[0], counts, now, boundOf(bound))
+				if o == nil {
+					continue // sold out, or not on board: the next cabin up
+				}
+				if lf.Offer == nil || before(o, lf.Offer) {
+					lf.Offer = o
+				}
+				break
+			}
+		}
+	}
+	for _, lf := range out {
+		if lf.Offer != nil {
+			lf.Offer.ID = s.offerID(lf.Offer, counts)
+		}
+	}
+	return out, nil
+}
+
+// before reports whether a comes before b among a search's offers of the same price or less:
+// cheaper, or as cheap and listed first (by departure, then fewer segments).
+func before(a, b *flightgraph.Offer) bool {
+	if a.Price.Total.Minor != b.Price.Total.Minor {
+		return a.Price.Total.Minor < b.Price.Total.Minor
+	}
+	if c := a.Departure().Compare(b.Departure()); c != 0 {
+		return c < 0
+	}
+	return len(a.Segments) < len(b.Segments)
+}
