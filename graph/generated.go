@@ -265,6 +265,7 @@ type ComplexityRoot struct {
 		LowestFares        func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
 		Offer              func(childComplexity int, id string) int
 		Routes             func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
+		UpsellOffers       func(childComplexity int, id string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
 	}
@@ -356,6 +357,7 @@ type QueryResolver interface {
 	Carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
 	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error)
 	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error)
+	UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error)
 	Offer(ctx context.Context, id string) (*model.Offer, error)
 }
 type RouteResolver interface {
@@ -1381,6 +1383,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Routes(childComplexity, args["origin"].(*string), args["destination"].(*string), args["carrier"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.upsellOffers":
+		if e.ComplexityRoot.Query.UpsellOffers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_upsellOffers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UpsellOffers(childComplexity, args["id"].(string)), true
 	case "Query._service":
 		if e.ComplexityRoot.Query.__resolve__service == nil {
 			break
@@ -1639,6 +1652,8 @@ type Query {
   departureDate is not used.
   """
   lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 31) @api(product: "offers")
+  "What an offer can be upgraded to: its flights in the dearer families of its cabin and the families of the cabins ahead, priced as at its quote."
+  upsellOffers(id: ID!): [Offer!]! @listSize(assumedSize: 7) @api(product: "offers")
   "An offer by the id a search gave, priced again as the search priced it. Altered or foreign: OFFER_400.000; past expiresAt: OFFER_410.000."
   offer(id: ID!): Offer @api(product: "offers")
 }
@@ -3095,6 +3110,20 @@ func (ec *executionContext) field_Query_routes_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_upsellOffers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -7215,6 +7244,50 @@ func (ec *executionContext) fieldContext_Query_lowestFares(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_lowestFares_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_upsellOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_upsellOffers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().UpsellOffers(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
+			return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_upsellOffers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_upsellOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11383,6 +11456,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_lowestFares(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "upsellOffers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_upsellOffers(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

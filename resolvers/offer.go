@@ -62,3 +62,11 @@ func (r *Resolver) lowestFares(ctx context.Context, search flightgraph.OfferSear
 	}
 	return out, nil
 }
+
+func (r *Resolver) upsellOffers(ctx context.Context, id string) ([]*model.Offer, error) {
+	offers, err := r.Travel.Upsell(ctx, "id", id)
+	if err != nil {
+		return nil, err
+	}
+	return graph.For(ctx).Offers(ctx, offers), nil
+}

@@ -134,6 +134,10 @@ func (r *queryResolver) LowestFares(ctx context.Context, search flightgraph.Offe
 	return r.lowestFares(ctx, search, dateInterval, typeArg, bound)
 }
 
+func (r *queryResolver) UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error) {
+	return r.upsellOffers(ctx, id)
+}
+
 func (r *queryResolver) Offer(ctx context.Context, id string) (*model.Offer, error) {
 	return r.offer(ctx, id)
 }

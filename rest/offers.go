@@ -156,6 +156,20 @@ type (
 		FlightProduct *productDoc    `json:"flightProduct,omitempty"`
 		Connection    *connectionDoc `json:"connection,omitempty"`
 	}
+	upsellDoc struct {
+		Offer        productDoc   `json:"offer"`
+		UpsellOffers []productDoc `json:"upsellOffers"`
+		Links        links        `json:"_links"`
+	}
+	boundsDoc struct {
+		Outbound offerList  `json:"outbound"`
+		Inbound  *offerList `json:"inbound,omitempty"`
+		Links    links      `json:"_links"`
+	}
+	offerIDBody struct {
+		OfferID             string `json:"offerId"`
+		DisplayPriceContent string `json:"displayPriceContent"`
+	}
 	flightDetailsDoc struct {
 		Connection connectionDoc `json:"connection"`
 		Links      links         `json:"_links"`
@@ -257,7 +271,45 @@ func (a *API) availableOffers(w http.ResponseWriter, r *http.Request, b searchBo
 		a.Error(w, r, err)
 		return
 	}
-	out := offerList{Itineraries: []itineraryDoc{}, Links: links{Self: link{Href: searchLink(q, b.DisplayPriceContent)}}}
+	render(w, r, groupOffers(offers, searchLink(q, b.DisplayPriceContent), b.DisplayPriceContent))
+}
+
+// availableOffersAll answers POST /opendata/offers/v1/available-offers/all: the offers of both
+// bounds of a return search (of the one bound of a one-way search), each priced on its own, so
+// that a trip's price is its two offers'.
+func (a *API) availableOffersAll(w http.ResponseWriter, r *http.Request) {
+	var b searchBody
+	if err := flightgraph.ReadJSON(w, r, maxSearchBytes, &b, "the body must be one offers search"); err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	q, err := b.search()
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	out := boundsDoc{Links: self(r)}
+	for i := range max(len(q.Connections), 1) {
+		offers, err := a.Travel.OffersFor(r.Context(), q, i)
+		if err != nil {
+			a.Error(w, r, err)
+			return
+		}
+		list := groupOffers(offers, "", b.DisplayPriceContent)
+		if i == 0 {
+			list.Links = links{Self: link{Href: searchLink(q, b.DisplayPriceContent)}}
+			out.Outbound = list
+		} else {
+			list.Links = links{Self: link{Href: r.URL.Path}}
+			out.Inbound = &list
+		}
+	}
+	render(w, r, out)
+}
+
+// groupOffers groups offers by itinerary, in their order.
+func groupOffers(offers []*flightgraph.Offer, selfHref, display string) offerList {
+	out := offerList{Itineraries: []itineraryDoc{}, Links: links{Self: link{Href: selfHref}}}
 	at := map[string]int{}
 	for _, o := range offers {
 		key := itineraryKey(o)
@@ -266,9 +318,9 @@ func (a *API) availableOffers(w http.ResponseWriter, r *http.Request, b searchBo
 			i, at[key] = len(out.Itineraries), len(out.Itineraries)
 			out.Itineraries = append(out.Itineraries, itineraryDoc{Connections: []connectionDoc{connectionOf(o)}})
 		}
-		out.Itineraries[i].FlightProducts = append(out.Itineraries[i].FlightProducts, productOf(o, b.DisplayPriceContent))
+		out.Itineraries[i].FlightProducts = append(out.Itineraries[i].FlightProducts, productOf(o, display))
 	}
-	render(w, r, out)
+	return out
 }
 
 // search is the body as the engine's search; ECodeMissingParameter, ECodeBadFormat or
@@ -393,6 +445,44 @@ func (a *API) offerOf(r *http.Request) (*flightgraph.Offer, error) {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "offerId", "offerId is required: the id of an offer a search returned")
 	}
 	return a.Travel.Offer(r.Context(), "offerId", id)
+}
+
+// upsellGet answers GET /opendata/offers/v1/upsell-offers?offerId=…, and upsellPost the same
+// with {"offerId"} as the body: the offer and what it can be upgraded to, the same flights in
+// dearer families and cabins, priced as the search would have priced them.
+func (a *API) upsellGet(w http.ResponseWriter, r *http.Request) {
+	a.upsell(w, r, offerIDBody{OfferID: r.URL.Query().Get("offerId"), DisplayPriceContent: r.URL.Query().Get("displayPriceContent")})
+}
+
+func (a *API) upsellPost(w http.ResponseWriter, r *http.Request) {
+	var b offerIDBody
+	if err := flightgraph.ReadJSON(w, r, maxSearchBytes, &b, "the body must be one object {offerId}"); err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	a.upsell(w, r, b)
+}
+
+func (a *API) upsell(w http.ResponseWriter, r *http.Request, b offerIDBody) {
+	if b.OfferID == "" {
+		a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "offerId", "offerId is required: the id of an offer a search returned"))
+		return
+	}
+	o, err := a.Travel.Offer(r.Context(), "offerId", b.OfferID)
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	ups, err := a.Travel.Upsell(r.Context(), "offerId", b.OfferID)
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	out := upsellDoc{Offer: productOf(o, b.DisplayPriceContent), UpsellOffers: []productDoc{}, Links: self(r)}
+	for _, u := range ups {
+		out.UpsellOffers = append(out.UpsellOffers, productOf(u, b.DisplayPriceContent))
+	}
+	render(w, r, out)
 }
 
 // priceDetails answers GET /opendata/offers/v1/priceDetails?offerId=…: the offer priced again, as

@@ -398,3 +398,56 @@ func TestLowestFares(t *testing.T) {
 		}
 	})
 }
+
+// TestRESTUpsellAndReturn: upsell-offers answers the search's own offers for the same flights in
+// dearer families, by GET and POST; available-offers/all answers both bounds of a return.
+func TestRESTUpsellAndReturn(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, "sqlite", os.Getenv))
+	bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+	_, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", bearer, jsonOf(offerSearch("AMS", "NYC", "ADT")))
+	var got offersView
+	json.Unmarshal([]byte(raw), &got)
+	prices := map[string]string{}
+	for _, it := range got.Itineraries {
+		for _, p := range it.FlightProducts {
+			prices[p.ID] = p.Price.TotalPrice
+		}
+	}
+	first := got.Itineraries[0].FlightProducts[0]
+	var up struct {
+		Offer        productView
+		UpsellOffers []productView
+	}
+	get(t, s, "/opendata/offers/v1/upsell-offers?offerId="+url.QueryEscape(first.ID), bearer, &up)
+	if up.Offer.ID != first.ID || len(up.UpsellOffers) != len(got.Itineraries[0].FlightProducts)-1 {
+		t.Fatalf("upsell of %s: %+v", first.FareFamily.Code, up)
+	}
+	for _, u := range up.UpsellOffers {
+		if prices[u.ID] != u.Price.TotalPrice {
+			t.Errorf("upsell %s at %s, the search's %q", u.FareFamily.Code, u.Price.TotalPrice, prices[u.ID])
+		}
+	}
+	code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/upsell-offers", bearer, jsonOf(map[string]string{"offerId": first.ID}))
+	var upPost struct{ UpsellOffers []productView }
+	json.Unmarshal([]byte(raw), &upPost)
+	if code != 200 || len(upPost.UpsellOffers) != len(up.UpsellOffers) {
+		t.Errorf("POST upsell-offers: %d %s", code, raw)
+	}
+
+	trip := offerSearch("AMS", "NYC", "ADT")
+	back := map[string]any{"departureDate": storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout),
+		"origin": map[string]any{"city": map[string]any{"code": "NYC"}}, "destination": map[string]any{"airport": map[string]any{"code": "AMS"}}}
+	trip["requestedConnections"] = append(trip["requestedConnections"].([]map[string]any), back)
+	code, _, raw = s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers/all", bearer, jsonOf(trip))
+	var both struct{ Outbound, Inbound offersView }
+	json.Unmarshal([]byte(raw), &both)
+	if code != 200 || len(both.Outbound.Itineraries) == 0 || len(both.Inbound.Itineraries) == 0 {
+		t.Fatalf("available-offers/all: %d %.300s", code, raw)
+	}
+	if seg := both.Inbound.Itineraries[0].Connections[0].Segments; seg[len(seg)-1].Destination.Code != "AMS" {
+		t.Errorf("an inbound itinerary ends at %s", seg[len(seg)-1].Destination.Code)
+	}
+	if jsonOf(both.Outbound.Itineraries) != jsonOf(got.Itineraries) {
+		t.Errorf("the outbound bound differs from the one-way search")
+	}
+}

@@ -435,6 +435,59 @@ const maxOfferIDLength = 512
 // ECodeOfferInvalid (naming param); one past its validity, or whose flights are no longer sold
 // (cancelled, departed), ECodeOfferExpired.
 func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Offer, error) {
+	q, err := s.readOffer(ctx, param, id)
+	if err != nil {
+		return nil, err
+	}
+	o := s.price(q.refs, q.it, q.family, q.counts, q.at, q.bound)
+	if o == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+	}
+	o.ID = s.offerID(o, q.counts)
+	return o, nil
+}
+
+// Upsell returns the offers an offer id can be upgraded to, read back as Offer does: the same
+// flights, passengers and currency at the same instant, in the dearer families of its cabin and
+// in every family of the cabins ahead of it that have the seats; cabin by cabin from the back,
+// cheapest family first. They cost what a search at that instant would have shown for them.
+func (s *Service) Upsell(ctx context.Context, param, id string) ([]*flightgraph.Offer, error) {
+	q, err := s.readOffer(ctx, param, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.price(q.refs, q.it, q.family, q.counts, q.at, q.bound) == nil {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+	}
+	var out []*flightgraph.Offer
+	for _, f := range flightgraph.FareFamilies {
+		dearer := cabinPerMille[f.Cabin] > cabinPerMille[q.family.Cabin] || f.Cabin == q.family.Cabin && f.Rank > q.family.Rank
+		if !dearer {
+			continue
+		}
+		if o := s.price(q.refs, q.it, f, q.counts, q.at, q.bound); o != nil {
+			o.ID = s.offerID(o, q.counts)
+			out = append(out, o)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *flightgraph.Offer) int {
+		return cmp.Or(cmp.Compare(cabinPerMille[a.Cabin], cabinPerMille[b.Cabin]), a.Family.Rank-b.Family.Rank)
+	})
+	return out, nil
+}
+
+// quoted is an offer id read back: what prices its offer.
+type quoted struct {
+	it     itinerary
+	family *flightgraph.FareFamily
+	counts flightgraph.PassengerCounts
+	refs   *refs
+	at     time.Time
+	bound  flightgraph.Bound
+}
+
+// readOffer checks an offer id and reads back what prices it; its errors are Offer's.
+func (s *Service) readOffer(ctx context.Context, param, id string) (*quoted, error) {
 	invalid := flightgraph.ParamErrorf(flightgraph.ECodeOfferInvalid, param, "%s is not an offer id of this service", param)
 	if len(id) > maxOfferIDLength || !strings.HasPrefix(id, offerIDPrefix) {
 		return nil, invalid
@@ -453,11 +506,11 @@ func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Off
 	if len(f) != 6 {
 		return nil, invalid
 	}
-	quoted, err := strconv.ParseInt(f[0], 10, 64)
+	unix, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil {
 		return nil, invalid
 	}
-	at := time.Unix(quoted, 0).UTC()
+	at := time.Unix(unix, 0).UTC()
 	if !s.Now().Before(at.Add(flightgraph.OfferValidity)) {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer expired at %s: search again", at.Add(flightgraph.OfferValidity).Format(time.RFC3339))
 	}
@@ -500,10 +553,5 @@ func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Off
 	if err != nil {
 		return nil, err
 	}
-	o := s.price(refs, it, fam, counts, at, flightgraph.Bound(f[1]))
-	if o == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
-	}
-	o.ID = s.offerID(o, counts)
-	return o, nil
+	return &quoted{it: it, family: fam, counts: counts, refs: refs, at: at, bound: flightgraph.Bound(f[1])}, nil
 }

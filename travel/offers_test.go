@@ -388,3 +388,62 @@ func offerName(o *flightgraph.Offer) string {
 	}
 	return o.Price.Total.String() + " " + o.ID
 }
+
+// TestUpsellIsTheSearchsOtherFamilies: an offer's upsell offers are the offers the same search
+// gave for the same flights in dearer families and cabins: the same ids, the same prices.
+func TestUpsellIsTheSearchsOtherFamilies(t *testing.T) {
+	e := newEngine(t, store.SQLite)
+	ctx := context.Background()
+	routes, err := e.Network.AllRoutes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	checked := 0
+	for range 15 {
+		rt := routes[r.IntN(len(routes))]
+		offers, err := e.OffersFor(ctx, search(rt.OriginCode, rt.DestinationCode, 1+r.IntN(windowAhead-1), "ADT", "CHD"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string]*flightgraph.Offer{}
+		for _, o := range offers {
+			byID[o.ID] = o
+		}
+		for _, o := range offers {
+			if o.Family.Rank != 1 || o.Cabin != flightgraph.CabinEconomy {
+				continue
+			}
+			ups, err := e.Upsell(ctx, "offerId", o.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, other := range offers {
+				if itineraryOf(other) == itineraryOf(o) && other.ID != o.ID {
+					want++
+				}
+			}
+			if len(ups) != want {
+				t.Fatalf("%s: %d upsell offers, the search has %d other families for its flights", o.ID, len(ups), want)
+			}
+			for _, u := range ups {
+				if s := byID[u.ID]; s == nil || s.Price.Total != u.Price.Total {
+					t.Fatalf("upsell %s %v is not the search's offer", u.Family.Code, u.Price.Total)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d offers were upsold", checked)
+	}
+}
+
+func itineraryOf(o *flightgraph.Offer) string {
+	s := ""
+	for _, seg := range o.Segments {
+		s += seg.Flight.ID + " "
+	}
+	return s
+}
