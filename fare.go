@@ -1,6 +1,9 @@
 package flightgraph
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // FareFamily is a branded fare of a cabin: what the price buys (bags, changes, refunds, seat
 // choice) and how it is priced against the cabin's base fare. The families of a cabin are its
@@ -102,4 +105,42 @@ func PassengerTypeOf(param, code string) (*PassengerType, error) {
 		}
 	}
 	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a passenger type; use ADT, YTH, YCD, C14, CHD or INF", clip(code))
+}
+
+// TicketCondition is one rule of a ticket: whether something may be done with it, and what it
+// costs.
+type TicketCondition struct {
+	Type        string // CHANGE, REFUND, NO_SHOW, SEAT_CHOICE, LOUNGE, MILES, CHECKED_BAGS
+	Allowed     bool
+	Fee         *Money // nil when free or not allowed
+	Description string
+}
+
+// Conditions are a family's ticket conditions, fees in cur.
+func (f *FareFamily) Conditions(cur Currency) []TicketCondition {
+	fee := func(cents int64) *Money {
+		if cents == 0 {
+			return nil
+		}
+		m := Euros(cents).In(cur)
+		return &m
+	}
+	change := TicketCondition{Type: "CHANGE", Allowed: f.Changeable, Description: "The trip cannot be changed."}
+	if f.Changeable {
+		change.Fee, change.Description = fee(f.ChangeFeeCents), "Changes are allowed before departure, plus any difference in fare."
+	}
+	refund := TicketCondition{Type: "REFUND", Allowed: f.Refundable, Description: "The ticket is not refunded; taxes and charges of unflown flights are."}
+	if f.Refundable {
+		refund.Fee, refund.Description = fee(f.RefundFeeCents), "The unused ticket is refunded before departure."
+	}
+	noShow := TicketCondition{Type: "NO_SHOW", Allowed: f.Refundable, Description: "A missed flight forfeits the ticket."}
+	if f.Refundable {
+		noShow.Description = "A missed flight is refunded as a cancelled one."
+	}
+	return []TicketCondition{change, refund, noShow,
+		{Type: "SEAT_CHOICE", Allowed: f.SeatChoice, Description: map[bool]string{true: "A seat may be chosen at no charge.", false: "A seat is given at check-in, or chosen for a fee."}[f.SeatChoice]},
+		{Type: "LOUNGE", Allowed: f.LoungeAccess, Description: map[bool]string{true: "Lounge access at departure.", false: "No lounge access."}[f.LoungeAccess]},
+		{Type: "MILES", Allowed: f.MilesPercent > 0, Description: fmt.Sprintf("%d%% of the distance flown is credited in miles.", f.MilesPercent)},
+		{Type: "CHECKED_BAGS", Allowed: f.CheckedBags > 0, Description: fmt.Sprintf("%d checked bag(s) included per passenger with a seat.", f.CheckedBags)},
+	}
 }

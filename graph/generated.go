@@ -265,6 +265,7 @@ type ComplexityRoot struct {
 		LowestFares        func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
 		Offer              func(childComplexity int, id string) int
 		Routes             func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
+		TicketConditions   func(childComplexity int, offerID *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) int
 		UpsellOffers       func(childComplexity int, id string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
@@ -289,6 +290,18 @@ type ComplexityRoot struct {
 	RouteEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	TicketCondition struct {
+		Allowed     func(childComplexity int) int
+		Description func(childComplexity int) int
+		Fee         func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	TicketConditions struct {
+		Conditions func(childComplexity int) int
+		FareFamily func(childComplexity int) int
 	}
 
 	_Service struct {
@@ -358,6 +371,7 @@ type QueryResolver interface {
 	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error)
 	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error)
 	UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error)
+	TicketConditions(ctx context.Context, offerID *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error)
 	Offer(ctx context.Context, id string) (*model.Offer, error)
 }
 type RouteResolver interface {
@@ -1383,6 +1397,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Routes(childComplexity, args["origin"].(*string), args["destination"].(*string), args["carrier"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.ticketConditions":
+		if e.ComplexityRoot.Query.TicketConditions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_ticketConditions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TicketConditions(childComplexity, args["offerId"].(*string), args["origin"].(*string), args["destination"].(*string), args["departureDate"].(*string), args["fareFamily"].(*string), args["currency"].(*string)), true
 	case "Query.upsellOffers":
 		if e.ComplexityRoot.Query.UpsellOffers == nil {
 			break
@@ -1486,6 +1511,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RouteEdge.Node(childComplexity), true
+
+	case "TicketCondition.allowed":
+		if e.ComplexityRoot.TicketCondition.Allowed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketCondition.Allowed(childComplexity), true
+	case "TicketCondition.description":
+		if e.ComplexityRoot.TicketCondition.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketCondition.Description(childComplexity), true
+	case "TicketCondition.fee":
+		if e.ComplexityRoot.TicketCondition.Fee == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketCondition.Fee(childComplexity), true
+	case "TicketCondition.type":
+		if e.ComplexityRoot.TicketCondition.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketCondition.Type(childComplexity), true
+
+	case "TicketConditions.conditions":
+		if e.ComplexityRoot.TicketConditions.Conditions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketConditions.Conditions(childComplexity), true
+	case "TicketConditions.fareFamily":
+		if e.ComplexityRoot.TicketConditions.FareFamily == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TicketConditions.FareFamily(childComplexity), true
 
 	case "_Service.sdl":
 		if e.ComplexityRoot._Service.SDL == nil {
@@ -1654,6 +1717,8 @@ type Query {
   lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 31) @api(product: "offers")
   "What an offer can be upgraded to: its flights in the dearer families of its cabin and the families of the cabins ahead, priced as at its quote."
   upsellOffers(id: ID!): [Offer!]! @listSize(assumedSize: 7) @api(product: "offers")
+  "The ticket conditions of an offer's fare family (offerId), or of a family on a trip (origin, destination, departureDate, fareFamily); fees in the offer's currency, or currency, else the point of sale's."
+  ticketConditions(offerId: ID, origin: String, destination: String, departureDate: Date, fareFamily: String, currency: String): TicketConditions! @api(product: "offers")
   "An offer by the id a search gave, priced again as the search priced it. Altered or foreign: OFFER_400.000; past expiresAt: OFFER_410.000."
   offer(id: ID!): Offer @api(product: "offers")
 }
@@ -1744,6 +1809,21 @@ type FareFamily {
   seatChoice: Boolean!
   loungeAccess: Boolean!
   milesPercent: Int!
+}
+
+type TicketConditions {
+  fareFamily: FareFamily!
+  conditions: [TicketCondition!]! @listSize(assumedSize: 7)
+}
+
+"One rule of a ticket: whether something may be done with it, and its fee."
+type TicketCondition {
+  "CHANGE, REFUND, NO_SHOW, SEAT_CHOICE, LOUNGE, MILES or CHECKED_BAGS."
+  type: String!
+  allowed: Boolean!
+  "Null when free or not allowed."
+  fee: Money
+  description: String!
 }
 
 "An offer's price: total is each passenger type's total times its count."
@@ -2477,6 +2557,30 @@ func (ec *executionContext) childFields_RouteEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type RouteEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_TicketCondition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_TicketCondition_type(ctx, field)
+	case "allowed":
+		return ec.fieldContext_TicketCondition_allowed(ctx, field)
+	case "fee":
+		return ec.fieldContext_TicketCondition_fee(ctx, field)
+	case "description":
+		return ec.fieldContext_TicketCondition_description(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketCondition", field.Name)
+}
+
+func (ec *executionContext) childFields_TicketConditions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "fareFamily":
+		return ec.fieldContext_TicketConditions_fareFamily(ctx, field)
+	case "conditions":
+		return ec.fieldContext_TicketConditions_conditions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TicketConditions", field.Name)
+}
+
 func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "sdl":
@@ -3110,6 +3214,60 @@ func (ec *executionContext) field_Query_routes_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_ticketConditions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "offerId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offerId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["origin"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["destination"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "departureDate",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalODate2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["departureDate"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "fareFamily",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fareFamily"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "currency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["currency"] = arg5
 	return args, nil
 }
 
@@ -7294,6 +7452,50 @@ func (ec *executionContext) fieldContext_Query_upsellOffers(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_ticketConditions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_ticketConditions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().TicketConditions(ctx, fc.Args["offerId"].(*string), fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["departureDate"].(*string), fc.Args["fareFamily"].(*string), fc.Args["currency"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketConditions) graphql.Marshaler {
+			return ec.marshalNTicketConditions2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐTicketConditions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_ticketConditions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketConditions(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_ticketConditions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_offer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7815,6 +8017,171 @@ func (ec *executionContext) fieldContext_RouteEdge_node(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Route(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketCondition_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketCondition_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketCondition_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketCondition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketCondition_allowed(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketCondition_allowed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Allowed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketCondition_allowed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketCondition", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TicketCondition_fee(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketCondition_fee(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fee, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TicketCondition_fee(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketCondition",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketCondition_description(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketCondition_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketCondition_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TicketCondition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TicketConditions_fareFamily(ctx context.Context, field graphql.CollectedField, obj *model.TicketConditions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketConditions_fareFamily(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FareFamily, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FareFamily) graphql.Marshaler {
+			return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketConditions_fareFamily(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketConditions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FareFamily(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TicketConditions_conditions(ctx context.Context, field graphql.CollectedField, obj *model.TicketConditions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TicketConditions_conditions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conditions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []flightgraph.TicketCondition) graphql.Marshaler {
+			return ec.marshalNTicketCondition2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐTicketConditionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TicketConditions_conditions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TicketConditions",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TicketCondition(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11490,6 +11857,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "ticketConditions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_ticketConditions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "offer":
 			field := field
 
@@ -11825,6 +12214,102 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._RouteEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketConditionImplementors = []string{"TicketCondition"}
+
+func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.TicketCondition) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketConditionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketCondition")
+		case "type":
+			out.Values[i] = ec._TicketCondition_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "allowed":
+			out.Values[i] = ec._TicketCondition_allowed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fee":
+			out.Values[i] = ec._TicketCondition_fee(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._TicketCondition_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var ticketConditionsImplementors = []string{"TicketConditions"}
+
+func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.SelectionSet, obj *model.TicketConditions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, ticketConditionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TicketConditions")
+		case "fareFamily":
+			out.Values[i] = ec._TicketConditions_fareFamily(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conditions":
+			out.Values[i] = ec._TicketConditions_conditions(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -13028,6 +13513,36 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 	return res
 }
 
+func (ec *executionContext) marshalNTicketCondition2githubᚗcomᚋflightgraphᚋflightgraphᚐTicketCondition(ctx context.Context, sel ast.SelectionSet, v flightgraph.TicketCondition) graphql.Marshaler {
+	return ec._TicketCondition(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNTicketCondition2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐTicketConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.TicketCondition) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTicketCondition2githubᚗcomᚋflightgraphᚋflightgraphᚐTicketCondition(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTicketConditions2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐTicketConditions(ctx context.Context, sel ast.SelectionSet, v *model.TicketConditions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TicketConditions(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
 	res, err := graphql.UnmarshalMap(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13606,6 +14121,24 @@ func (ec *executionContext) marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋfligh
 	return ec._Flight(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
+	return res
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -13655,6 +14188,13 @@ var (
 		flightgraph.LanguageNL: "NL",
 	}
 )
+
+func (ec *executionContext) marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Money) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx context.Context, sel ast.SelectionSet, v *model.Offer) graphql.Marshaler {
 	if v == nil {

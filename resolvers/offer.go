@@ -7,6 +7,7 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // boundIndex is the requested connection a bound names: 0 outbound, 1 inbound.
@@ -69,4 +70,13 @@ func (r *Resolver) upsellOffers(ctx context.Context, id string) ([]*model.Offer,
 		return nil, err
 	}
 	return graph.For(ctx).Offers(ctx, offers), nil
+}
+
+func (r *Resolver) ticketConditions(ctx context.Context, offerID, origin, destination, departureDate, fareFamily, currency *string) (*model.TicketConditions, error) {
+	fam, conds, err := r.Travel.TicketConditions(ctx, travel.ConditionsQuery{OfferID: deref(offerID), Origin: deref(origin), Destination: deref(destination),
+		DepartureDate: deref(departureDate), Family: deref(fareFamily), Currency: deref(currency)})
+	if err != nil {
+		return nil, err
+	}
+	return &model.TicketConditions{FareFamily: fam, Conditions: conds}, nil
 }

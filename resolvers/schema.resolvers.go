@@ -138,6 +138,10 @@ func (r *queryResolver) UpsellOffers(ctx context.Context, id string) ([]*model.O
 	return r.upsellOffers(ctx, id)
 }
 
+func (r *queryResolver) TicketConditions(ctx context.Context, offerID *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error) {
+	return r.ticketConditions(ctx, offerID, origin, destination, departureDate, fareFamily, currency)
+}
+
 func (r *queryResolver) Offer(ctx context.Context, id string) (*model.Offer, error) {
 	return r.offer(ctx, id)
 }

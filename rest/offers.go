@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // The offers API (/opendata/offers/v1/…). A search is a POST with the original's JSON body, or a
@@ -169,6 +170,21 @@ type (
 	offerIDBody struct {
 		OfferID             string `json:"offerId"`
 		DisplayPriceContent string `json:"displayPriceContent"`
+	}
+	conditionsDoc struct {
+		FareFamily familyDoc      `json:"fareFamily"`
+		Conditions []conditionDoc `json:"conditions"`
+		Links      links          `json:"_links"`
+	}
+	conditionDoc struct {
+		Type        string     `json:"type"`
+		Allowed     bool       `json:"allowed"`
+		Fee         *amountDoc `json:"fee,omitempty"`
+		Description string     `json:"description"`
+	}
+	amountDoc struct {
+		Amount   string `json:"amount"`
+		Currency string `json:"currency"`
 	}
 	flightDetailsDoc struct {
 		Connection connectionDoc `json:"connection"`
@@ -421,9 +437,8 @@ func connectionOf(o *flightgraph.Offer) connectionDoc {
 
 func productOf(o *flightgraph.Offer, display string) productDoc {
 	p := productDoc{ID: o.ID, Bound: string(o.Bound), CommercialCabin: string(o.Cabin), SeatsLeft: o.SeatsLeft, ExpiresAt: o.ExpiresAt.Format(time.RFC3339),
-		FareFamily: familyDoc{Code: o.Family.Code, Name: o.Family.Name, CheckedBags: o.Family.CheckedBags, Changeable: o.Family.Changeable,
-			Refundable: o.Family.Refundable, SeatChoice: o.Family.SeatChoice, LoungeAccess: o.Family.LoungeAccess},
-		Price: priceDoc{TotalPrice: o.Price.Total.Decimal(), Currency: o.Price.Total.Currency, PricePerPassengerTypes: []paxPriceDoc{}}}
+		FareFamily: familyOf(o.Family),
+		Price:      priceDoc{TotalPrice: o.Price.Total.Decimal(), Currency: o.Price.Total.Currency, PricePerPassengerTypes: []paxPriceDoc{}}}
 	taxes := flightgraph.Money{Currency: o.Price.Total.Currency}
 	for _, pp := range o.Price.Passengers {
 		p.Price.PricePerPassengerTypes = append(p.Price.PricePerPassengerTypes, paxPriceDoc{PassengerType: pp.Type, Count: pp.Count,
@@ -436,6 +451,11 @@ func productOf(o *flightgraph.Offer, display string) productDoc {
 	p.Links = offerLinks{PriceDetails: link{"/opendata/offers/v1/priceDetails" + q}, TaxBreakdown: link{"/opendata/offers/v1/tax-breakdown" + q},
 		FlightDetails: link{"/opendata/offers/v1/flightDetails" + q}}
 	return p
+}
+
+func familyOf(f *flightgraph.FareFamily) familyDoc {
+	return familyDoc{Code: f.Code, Name: f.Name, CheckedBags: f.CheckedBags, Changeable: f.Changeable, Refundable: f.Refundable,
+		SeatChoice: f.SeatChoice, LoungeAccess: f.LoungeAccess}
 }
 
 // offerOf reads the offerId parameter back into its offer.
@@ -481,6 +501,28 @@ func (a *API) upsell(w http.ResponseWriter, r *http.Request, b offerIDBody) {
 	out := upsellDoc{Offer: productOf(o, b.DisplayPriceContent), UpsellOffers: []productDoc{}, Links: self(r)}
 	for _, u := range ups {
 		out.UpsellOffers = append(out.UpsellOffers, productOf(u, b.DisplayPriceContent))
+	}
+	render(w, r, out)
+}
+
+// ticketConditions answers GET /opendata/offers/v1/ticket-conditions: the conditions of an
+// offer's fare family (offerId), or of a family on a trip (origin, destination, departureDate,
+// fareFamily, currency).
+func (a *API) ticketConditions(w http.ResponseWriter, r *http.Request) {
+	v := r.URL.Query()
+	fam, conds, err := a.Travel.TicketConditions(r.Context(), travel.ConditionsQuery{OfferID: v.Get("offerId"), Origin: v.Get("origin"),
+		Destination: v.Get("destination"), DepartureDate: v.Get("departureDate"), Family: v.Get("fareFamily"), Currency: v.Get("currency")})
+	if err != nil {
+		a.Error(w, r, err)
+		return
+	}
+	out := conditionsDoc{FareFamily: familyOf(fam), Links: self(r)}
+	for _, c := range conds {
+		d := conditionDoc{Type: c.Type, Allowed: c.Allowed, Description: c.Description}
+		if c.Fee != nil {
+			d.Fee = &amountDoc{c.Fee.Decimal(), c.Fee.Currency}
+		}
+		out.Conditions = append(out.Conditions, d)
 	}
 	render(w, r, out)
 }

@@ -32,6 +32,7 @@ var Routes = []Route{
 	{"POST /opendata/offers/v1/upsell-offers", "offers", func(a *API) http.HandlerFunc { return a.upsellPost }},
 	{"POST /opendata/offers/v1/lowest-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.lowestFaresPost }},
 	{"GET /opendata/offers/v1/lowest-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.lowestFaresGet }},
+	{"GET /opendata/offers/v1/ticket-conditions", "offers", func(a *API) http.HandlerFunc { return a.ticketConditions }},
 	{"GET /opendata/offers/v1/priceDetails", "offers", func(a *API) http.HandlerFunc { return a.priceDetails }},
 	{"GET /opendata/offers/v1/tax-breakdown", "offers", func(a *API) http.HandlerFunc { return a.taxBreakdown }},
 	{"GET /opendata/offers/v1/flightDetails", "offers", func(a *API) http.HandlerFunc { return a.flightDetails }},

@@ -451,3 +451,55 @@ func TestRESTUpsellAndReturn(t *testing.T) {
 		t.Errorf("the outbound bound differs from the one-way search")
 	}
 }
+
+// TestTicketConditions: an offer's conditions are its family's with fees in its currency; a
+// family on a trip gives the same; bad input has its code.
+func TestTicketConditions(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, "sqlite", os.Getenv))
+	bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+	body := offerSearch("AMS", "NYC", "ADT")
+	body["currency"] = "USD"
+	_, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", bearer, jsonOf(body))
+	var got offersView
+	json.Unmarshal([]byte(raw), &got)
+	var standard *productView
+	for _, p := range got.Itineraries[0].FlightProducts {
+		if p.FareFamily.Code == "ECONOMY_STANDARD" {
+			standard = &p
+		}
+	}
+	if standard == nil {
+		t.Fatal("no Economy Standard offer")
+	}
+	type conds struct {
+		FareFamily struct{ Code string }
+		Conditions []struct {
+			Type    string
+			Allowed bool
+			Fee     *struct{ Amount, Currency string }
+		}
+	}
+	var byOffer, byTrip conds
+	get(t, s, "/opendata/offers/v1/ticket-conditions?offerId="+url.QueryEscape(standard.ID), bearer, &byOffer)
+	get(t, s, "/opendata/offers/v1/ticket-conditions?origin=AMS&destination=NYC&departureDate="+storetest.Now.Format(flightgraph.DateLayout)+"&fareFamily=economy_standard&currency=USD", bearer, &byTrip)
+	if byOffer.FareFamily.Code != "ECONOMY_STANDARD" || jsonOf(byOffer) != jsonOf(byTrip) {
+		t.Fatalf("by offer %+v, by trip %+v", byOffer, byTrip)
+	}
+	resp := s.queryAs(t, bearer, `query($id: ID) { ticketConditions(offerId: $id) { fareFamily { code } conditions { type allowed fee { amount currency } } } }`,
+		map[string]any{"id": standard.ID})
+	var g struct{ TicketConditions conds }
+	json.Unmarshal(resp.Data, &g)
+	if len(resp.Errors) > 0 || jsonOf(g.TicketConditions.Conditions) != jsonOf(byOffer.Conditions) {
+		t.Errorf("the subgraph's conditions: %s %+v", resp.Data, resp.Errors)
+	}
+	if c := byOffer.Conditions[0]; c.Type != "CHANGE" || !c.Allowed || c.Fee == nil || c.Fee.Currency != "USD" || c.Fee.Amount != "75.60" {
+		t.Errorf("Economy Standard's change: %+v", c)
+	}
+	for _, c := range []struct{ query, code string }{{"", flightgraph.ECodeMissingParameter}, {"?offerId=o1.x.y", flightgraph.ECodeOfferInvalid},
+		{"?origin=AMS&destination=QQQ&departureDate=2026-11-23&fareFamily=FIRST", flightgraph.ECodeIATANotFound},
+		{"?origin=AMS&destination=JFK&departureDate=2026-11-23&fareFamily=CHEAPEST", flightgraph.ECodeInvalidParameter}} {
+		if code, _, raw := s.call(t, "GET", "/opendata/offers/v1/ticket-conditions"+c.query, bearer, ""); restCode(t, raw) != c.code || code >= 500 {
+			t.Errorf("%q: %d %s", c.query, code, raw)
+		}
+	}
+}

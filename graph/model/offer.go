@@ -23,3 +23,9 @@ type LowestFare struct {
 	Period string
 	Offer  *Offer
 }
+
+// TicketConditions are a fare family's conditions, as ticketConditions answers them.
+type TicketConditions struct {
+	FareFamily *flightgraph.FareFamily
+	Conditions []flightgraph.TicketCondition
+}

@@ -1,0 +1,50 @@
+package travel
+
+import (
+	"context"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// ConditionsQuery asks for ticket conditions: of an offer (OfferID), or of a fare family on a
+// trip (Origin, Destination, DepartureDate, Family).
+type ConditionsQuery struct {
+	OfferID                            string
+	Origin, Destination, DepartureDate string
+	Family                             string
+	Currency                           string
+}
+
+// TicketConditions returns a fare family's conditions with their fees in the offer's currency, or
+// the query's, else the point of sale's, else euros. An offer id is read back as Offer does; a
+// trip's places and date are checked as a search's.
+func (s *Service) TicketConditions(ctx context.Context, q ConditionsQuery) (*flightgraph.FareFamily, []flightgraph.TicketCondition, error) {
+	if q.OfferID != "" {
+		o, err := s.Offer(ctx, "offerId", q.OfferID)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur, err := flightgraph.CurrencyOf("currency", o.Price.Total.Currency)
+		if err != nil {
+			return nil, nil, err
+		}
+		return o.Family, o.Family.Conditions(cur), nil
+	}
+	if q.Family == "" {
+		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "fareFamily", "give an offerId, or a trip (origin, destination, departureDate) and its fareFamily")
+	}
+	fam, err := flightgraph.FareFamilyOf("fareFamily", q.Family)
+	if err != nil {
+		return nil, nil, err
+	}
+	search := &flightgraph.OfferSearch{Passengers: []flightgraph.Passenger{{ID: 1, Type: "ADT"}}, Currency: q.Currency,
+		Connections: []flightgraph.RequestedConnection{{Origin: q.Origin, Destination: q.Destination, DepartureDate: q.DepartureDate}}}
+	if err := s.resolve(ctx, search); err != nil {
+		return nil, nil, err
+	}
+	cur, err := s.currency(search, flightgraph.PointOfSaleFromContext(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	return fam, fam.Conditions(cur), nil
+}
