@@ -25,6 +25,7 @@ type AccessReader interface {
 	AccountBySession(ctx context.Context, tokenHash string, now time.Time) (*Account, error)
 	Operators(ctx context.Context) ([]*Account, error)
 	CustomerByUsername(ctx context.Context, username string) (*Customer, error)
+	CustomerByID(ctx context.Context, id string) (*Customer, error)
 
 	Application(ctx context.Context, id string) (*Application, error)
 	ApplicationsByAccount(ctx context.Context, accountID string) ([]*Application, error)

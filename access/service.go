@@ -886,3 +886,20 @@ func errIsNotFound(err error) bool {
 	var fe *flightgraph.Error
 	return errors.As(err, &fe) && fe.Code == flightgraph.ECodeNotFound
 }
+
+// LoyaltyTier is the loyalty tier a call is answered for: the tier of the customer behind a
+// password-grant token, whatever the request says, else the request's loyaltyProgram (PROGRAMME_TIER,
+// "" for none). It returns ParseLoyalty's errors.
+func (s *Service) LoyaltyTier(ctx context.Context, loyaltyProgram string) (string, error) {
+	if c := flightgraph.CallerFromContext(ctx); c.CustomerID != "" {
+		cust, err := s.Store.CustomerByID(ctx, c.CustomerID)
+		if err != nil {
+			return "", err
+		}
+		return cust.Tier, nil
+	}
+	if loyaltyProgram == "" {
+		return "", nil
+	}
+	return flightgraph.ParseLoyalty(loyaltyProgram)
+}

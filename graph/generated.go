@@ -1707,14 +1707,14 @@ type Query {
   asked for that has the seats, in each of its fare families; by departure, then price. Prices are
   in the search's currency, else the point of sale's (svc-travel-country), else EUR.
   """
-  availableOffers(search: OfferSearchInput!, bound: Bound = OUTBOUND): [Offer!]! @listSize(assumedSize: 100) @api(product: "offers")
+  availableOffers(search: OfferSearchInput!, bound: Bound = OUTBOUND): [Offer!]! @listSize(assumedSize: 400) @api(product: "offers")
   """
   A lowest-fare calendar of one bound of a search: for each day of dateInterval
   (YYYY-MM-DD/YYYY-MM-DD, at most 366 days; today to today + 360 when absent), or each month, or
   the whole interval, the cheapest offer availableOffers gives on its days. The search's
   departureDate is not used.
   """
-  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 31) @api(product: "offers")
+  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 366) @api(product: "offers")
   "What an offer can be upgraded to: its flights in the dearer families of its cabin and the families of the cabins ahead, priced as at its quote."
   upsellOffers(id: ID!): [Offer!]! @listSize(assumedSize: 7) @api(product: "offers")
   "The ticket conditions of an offer's fare family (offerId), or of a family on a trip (origin, destination, departureDate, fareFamily); fees in the offer's currency, or currency, else the point of sale's."
@@ -1829,7 +1829,7 @@ type TicketCondition {
 "An offer's price: total is each passenger type's total times its count."
 type Price {
   total: Money!
-  passengers: [PassengerPrice!]! @listSize(assumedSize: 3)
+  passengers: [PassengerPrice!]! @listSize(assumedSize: 6)
 }
 
 "The price of one passenger of a type: total is base plus taxTotal, the sum of taxes."
@@ -1837,8 +1837,8 @@ type PassengerPrice {
   type: String!
   count: Int!
   base: Money!
-  "Four lines a departure: passenger service, security, the country's tax where it has one, the carrier's surcharge."
-  taxes: [PriceLine!]! @listSize(assumedSize: 8)
+  "Four lines a departure (passenger service, security, the country's tax where it has one, the carrier's surcharge): up to 16 on two segments of two legs."
+  taxes: [PriceLine!]! @listSize(assumedSize: 16)
   taxTotal: Money!
   total: Money!
 }

@@ -88,6 +88,12 @@ func (a accessQ) CustomerByUsername(ctx context.Context, username string) (*flig
 	return &c, a.one(ctx, &c, "customer", `SELECT id, username, name, tier, password_hash FROM customers WHERE username = ?`, username)
 }
 
+// CustomerByID implements flightgraph.AccessReader.
+func (a accessQ) CustomerByID(ctx context.Context, id string) (*flightgraph.Customer, error) {
+	var c flightgraph.Customer
+	return &c, a.one(ctx, &c, "customer", `SELECT id, username, name, tier, password_hash FROM customers WHERE id = ?`, id)
+}
+
 const appCols = `id, account_id, name, website, description, callback_url, created_at, updated_at`
 
 // Application implements flightgraph.AccessReader.
