@@ -180,9 +180,6 @@ type Offer struct {
 	ExpiresAt time.Time
 }
 
-// IsEntity marks Offer as an Apollo Federation entity; gqlgen's federation plugin requires it.
-func (Offer) IsEntity() {}
-
 // Departure is the scheduled departure of the offer's first segment.
 func (o *Offer) Departure() time.Time { return o.Segments[0].Flight.DepartureUTC }
 

@@ -161,6 +161,32 @@ func (l *Loader[V]) Prefetch(ctx context.Context, keys []string) {
 	l.primedMu.Unlock()
 }
 
+// Prime keeps values the caller read already, for keys not fetched yet, as Prefetch would have
+// kept them, and runs what follows a fetch (the next level's prefetch): the loaders then serve
+// them without a round trip of their own.
+func (l *Loader[V]) Prime(ctx context.Context, keys []string, vals []V) {
+	fresh := map[string]bool{}
+	for _, k := range l.unfetched(keys) {
+		fresh[k] = true
+	}
+	var primed []V
+	l.primedMu.Lock()
+	if l.primed == nil {
+		l.primed = make(map[string]V, len(fresh))
+	}
+	for i, k := range keys {
+		if fresh[k] {
+			l.primed[k] = vals[i]
+			primed = append(primed, vals[i])
+			delete(fresh, k)
+		}
+	}
+	l.primedMu.Unlock()
+	if l.then != nil && len(primed) > 0 {
+		l.then(ctx, primed)
+	}
+}
+
 type loadersKey struct{}
 
 // WithLoaders returns ctx carrying l.

@@ -113,13 +113,21 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 }
 
 // Offers serves offers with their segments' flights, made by Flights for all the offers at once:
-// the round trips do not grow with the number of offers.
+// the round trips do not grow with the number of offers. The legs the offers engine read for
+// them prime the legs loader, so they are not read again.
 func (l *Loaders) Offers(ctx context.Context, offers []*flightgraph.Offer) []*model.Offer {
-	var flights []*flightgraph.Flight
+	var (
+		flights []*flightgraph.Flight
+		ids     []string
+		legs    [][]*flightgraph.FlightLeg
+	)
 	for _, o := range offers {
 		for _, s := range o.Segments {
-			flights = append(flights, s.Flight)
+			flights, ids, legs = append(flights, s.Flight), append(ids, s.Flight.ID), append(legs, s.Legs)
 		}
+	}
+	if l.wants("Flight.legs", "Flight.status") {
+		l.Legs.Prime(ctx, ids, legs)
 	}
 	served := l.Flights(ctx, flights)
 	out := make([]*model.Offer, len(offers))

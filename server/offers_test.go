@@ -284,6 +284,7 @@ func TestGraphQLOffers(t *testing.T) {
 		if len(many) <= 4*len(few) || len(few) == 0 {
 			t.Fatalf("%d and %d offers: the searches do not differ enough to compare", len(many), len(few))
 		}
+		t.Logf("%d offers: %d round trips; %d offers: %d", len(many), manyQueries, len(few), fewQueries)
 		if manyQueries != fewQueries {
 			t.Errorf("%d offers took %d round trips, %d took %d", len(many), manyQueries, len(few), fewQueries)
 		}
@@ -292,6 +293,10 @@ func TestGraphQLOffers(t *testing.T) {
 		code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", bearer, jsonOf(offerSearch("AMS", "NYC", "ADT", "CHD")))
 		if code != 200 {
 			t.Fatalf("REST: %d %s", code, raw)
+		}
+		// The subgraph serves the flights' legs the engine read: no round trip more than REST.
+		if n := s.queries.Load(); n != manyQueries {
+			t.Errorf("REST's search took %d round trips, the subgraph's %d", n, manyQueries)
 		}
 		var rest offersView
 		json.Unmarshal([]byte(raw), &rest)
