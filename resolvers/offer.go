@@ -65,7 +65,7 @@ func (r *Resolver) lowestFares(ctx context.Context, search flightgraph.OfferSear
 }
 
 func (r *Resolver) upsellOffers(ctx context.Context, id string) ([]*model.Offer, error) {
-	offers, err := r.Travel.Upsell(ctx, "id", id)
+	_, offers, err := r.Travel.Upsell(ctx, "id", id)
 	if err != nil {
 		return nil, err
 	}

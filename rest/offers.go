@@ -488,12 +488,7 @@ func (a *API) upsell(w http.ResponseWriter, r *http.Request, b offerIDBody) {
 		a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "offerId", "offerId is required: the id of an offer a search returned"))
 		return
 	}
-	o, err := a.Travel.Offer(r.Context(), "offerId", b.OfferID)
-	if err != nil {
-		a.Error(w, r, err)
-		return
-	}
-	ups, err := a.Travel.Upsell(r.Context(), "offerId", b.OfferID)
+	o, ups, err := a.Travel.Upsell(r.Context(), "offerId", b.OfferID)
 	if err != nil {
 		a.Error(w, r, err)
 		return

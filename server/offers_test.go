@@ -423,7 +423,13 @@ func TestRESTUpsellAndReturn(t *testing.T) {
 		Offer        productView
 		UpsellOffers []productView
 	}
+	var details struct{ Offer productView }
+	get(t, s, first.Links.PriceDetails.Href, bearer, &details)
+	readBack := s.queries.Load()
 	get(t, s, "/opendata/offers/v1/upsell-offers?offerId="+url.QueryEscape(first.ID), bearer, &up)
+	if n := s.queries.Load(); n != readBack {
+		t.Errorf("upsell-offers took %d round trips, reading the offer back %d", n, readBack)
+	}
 	if up.Offer.ID != first.ID || len(up.UpsellOffers) != len(got.Itineraries[0].FlightProducts)-1 {
 		t.Fatalf("upsell of %s: %+v", first.FareFamily.Code, up)
 	}

@@ -462,15 +462,18 @@ func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Off
 // Upsell returns the offers an offer id can be upgraded to, read back as Offer does: the same
 // flights, passengers and currency at the same instant, in the dearer families of its cabin and
 // in every family of the cabins ahead of it that have the seats; cabin by cabin from the back,
-// cheapest family first. They cost what a search at that instant would have shown for them.
-func (s *Service) Upsell(ctx context.Context, param, id string) ([]*flightgraph.Offer, error) {
+// cheapest family first. They cost what a search at that instant would have shown for them. It
+// returns the offer too, read back as Offer reads it.
+func (s *Service) Upsell(ctx context.Context, param, id string) (*flightgraph.Offer, []*flightgraph.Offer, error) {
 	q, err := s.readOffer(ctx, param, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if s.price(q.refs, q.it, q.family, q.counts, q.at, q.bound) == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+	o := s.price(q.refs, q.it, q.family, q.counts, q.at, q.bound)
+	if o == nil {
+		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
 	}
+	o.ID = s.offerID(o, q.counts)
 	var out []*flightgraph.Offer
 	for _, f := range flightgraph.FareFamilies {
 		dearer := cabinPerMille[f.Cabin] > cabinPerMille[q.family.Cabin] || f.Cabin == q.family.Cabin && f.Rank > q.family.Rank
@@ -485,7 +488,7 @@ func (s *Service) Upsell(ctx context.Context, param, id string) ([]*flightgraph.
 	slices.SortStableFunc(out, func(a, b *flightgraph.Offer) int {
 		return cmp.Or(cmp.Compare(cabinPerMille[a.Cabin], cabinPerMille[b.Cabin]), a.Family.Rank-b.Family.Rank)
 	})
-	return out, nil
+	return o, out, nil
 }
 
 // quoted is an offer id read back: what prices its offer.

@@ -414,9 +414,12 @@ func TestUpsellIsTheSearchsOtherFamilies(t *testing.T) {
 			if o.Family.Rank != 1 || o.Cabin != flightgraph.CabinEconomy {
 				continue
 			}
-			ups, err := e.Upsell(ctx, "offerId", o.ID)
+			same, ups, err := e.Upsell(ctx, "offerId", o.ID)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if same.ID != o.ID || same.Price.Total != o.Price.Total {
+				t.Fatalf("upsell read %s %v back as %s %v", o.ID, o.Price.Total, same.ID, same.Price.Total)
 			}
 			want := 0
 			for _, other := range offers {
