@@ -16,10 +16,9 @@ import (
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
-// BenchmarkLowestFares runs a 30-day lowest-fare calendar (REST, in-process, default scale and
-// window, snapshot on) from AMS to New York, beside a 1-day one as the baseline of the same run:
-// the round trips are the same for both.
-func BenchmarkLowestFares(b *testing.B) {
+// offersBenchServer is a server as serve runs it (reference snapshot on) on the embedded store at
+// the default scale and window, with the demo key's plans raised and a bearer token of it.
+func offersBenchServer(b *testing.B) (http.Handler, string) {
 	server.TuneRuntime(os.Getenv)
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 	cfg := testConfig(db, io.Discard)
@@ -27,7 +26,14 @@ func BenchmarkLowestFares(b *testing.B) {
 	h, demo := startServer(b, cfg)
 	s := &testServer{db: db, srv: h, demo: demo}
 	s.raiseLimits(b)
-	bearer := "Bearer " + s.bearerToken(b, "")
+	return h, "Bearer " + s.bearerToken(b, "")
+}
+
+// BenchmarkLowestFares runs a 30-day lowest-fare calendar (REST, in-process, default scale and
+// window, snapshot on) from AMS to New York, beside a 1-day one as the baseline of the same run:
+// the round trips are the same for both.
+func BenchmarkLowestFares(b *testing.B) {
+	h, bearer := offersBenchServer(b)
 	for _, days := range []int{1, 30} {
 		body := offerSearch("AMS", "NYC", "ADT", "ADT", "CHD")
 		body["dateInterval"] = storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout) + "/" + storetest.Now.AddDate(0, 0, days).Format(flightgraph.DateLayout)
@@ -49,14 +55,7 @@ func BenchmarkLowestFares(b *testing.B) {
 // few candidates (BCN to JFK, connections only) as the baseline of the same run. The round trips
 // must be the same for both.
 func BenchmarkAvailableOffers(b *testing.B) {
-	server.TuneRuntime(os.Getenv)
-	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
-	cfg := testConfig(db, io.Discard)
-	cfg.SnapshotTTL = store.DefaultSnapshotTTL
-	h, demo := startServer(b, cfg)
-	s := &testServer{db: db, srv: h, demo: demo}
-	s.raiseLimits(b)
-	bearer := "Bearer " + s.bearerToken(b, "")
+	h, bearer := offersBenchServer(b)
 	for _, c := range []struct{ name, origin, destination string }{{"AMS-NYC", "AMS", "NYC"}, {"BCN-JFK", "BCN", "JFK"}} {
 		body := jsonOf(offerSearch(c.origin, c.destination, "ADT", "ADT", "CHD"))
 		b.Run(c.name, func(b *testing.B) {
