@@ -220,6 +220,9 @@ func roundHalfEven(num, den *big.Int) int64 {
 			q.Add(q, big.NewInt(1))
 		}
 	}
+	if !q.IsInt64() {
+		panic("flightgraph: an amount past int64: " + q.String()) // no price comes near; never wrap
+	}
 	return q.Int64()
 }
 

@@ -1,13 +1,15 @@
 package flightgraph
 
 import (
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
 )
 
 // TestMulDivIsExact: the 128-bit path rounds as math/big does, half to even, on random amounts
-// and factors, ties included, and falls back to math/big past 128 bits.
+// and factors, ties included, falls back to math/big past 128 bits, and panics past int64 rather
+// than wrap.
 func TestMulDivIsExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 200_000 {
@@ -24,6 +26,18 @@ func TestMulDivIsExact(t *testing.T) {
 		num := big.NewInt(n)
 		for _, f := range factors {
 			num.Mul(num, big.NewInt(f))
+		}
+		if q := new(big.Int).Quo(num, big.NewInt(den)); !q.IsInt64() || q.Int64() == math.MaxInt64 || q.Int64() == math.MinInt64 {
+			// Past int64: it panics rather than wraps.
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatalf("mulDiv(%d, %v, %d) did not refuse an amount past int64", n, factors, den)
+					}
+				}()
+				mulDiv(n, factors, den)
+			}()
+			continue
 		}
 		want := roundHalfEven(num, big.NewInt(den))
 		if got := mulDiv(n, factors, den); got != want {

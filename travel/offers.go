@@ -540,10 +540,13 @@ func (s *Service) readOffer(ctx context.Context, param, id string) (*quoted, err
 			return nil, invalid
 		}
 		n, err := strconv.Atoi(p[3:])
-		if err != nil {
+		if _, known := flightgraph.PassengerTypeOf(param, p[:3]); err != nil || known != nil || n < 1 || n > flightgraph.MaxSeatsPerBooking {
 			return nil, invalid
 		}
 		counts[p[:3]] = n
+	}
+	if counts.Seats() == 0 {
+		return nil, invalid // signed by a version that priced what this one would refuse to search
 	}
 	cur, err := flightgraph.CurrencyOf(param, f[4])
 	if err != nil {

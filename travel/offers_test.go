@@ -2,6 +2,9 @@ package travel_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -134,6 +137,16 @@ func TestOffersReadBack(t *testing.T) {
 		strings.Repeat("o1.A", 1000)} {
 		if _, err := e.Offer(ctx, "offerId", bad); flightgraph.ErrorCode(err) != flightgraph.ECodeOfferInvalid {
 			t.Errorf("offer id %.40q: %v, want %s", bad, err, flightgraph.ECodeOfferInvalid)
+		}
+	}
+	// Signed with our key but with passengers no search allows: refused, not priced.
+	for _, pax := range []string{"ADT0", "INF1", "ADT10", "DOG1"} {
+		payload := fmt.Sprintf("%d|OUTBOUND|ECONOMY_LIGHT|%s|EUR|%s", e.now.Unix(), pax, offers[0].Segments[0].Flight.ID)
+		m := hmac.New(sha256.New, e.OfferKey)
+		m.Write([]byte(payload))
+		forged := "o1." + base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+		if _, err := e.Offer(ctx, "offerId", forged); flightgraph.ErrorCode(err) != flightgraph.ECodeOfferInvalid {
+			t.Errorf("a signed offer of %s: %v", pax, err)
 		}
 	}
 	other := newEngine(t, store.SQLite)
