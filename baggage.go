@@ -1,6 +1,9 @@
 package flightgraph
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // BaggageType is what a baggage allowance query asks for: the six operations of the baggage API.
 type BaggageType string
@@ -48,7 +51,7 @@ var LoyaltyTiers = []string{"IVORY", "SILVER", "GOLD", "PLATINUM"}
 func ParseLoyalty(s string) (tier string, err error) {
 	prog, tier, ok := strings.Cut(strings.ToUpper(strings.TrimSpace(s)), "_")
 	if !ok || prog != LoyaltyProgramme || !isTier(tier) {
-		return "", ParamErrorf(ECodeInvalidParameter, "loyaltyProgram", "loyaltyProgram is %s_ and a tier (%s), got %q", LoyaltyProgramme, strings.Join(LoyaltyTiers, ", "), clip(s))
+		return "", ParamErrorf(ECodeInvalidParameter, "loyaltyProgram", "loyaltyProgram is %s_ and a tier (%s), got %q", LoyaltyProgramme, strings.Join(LoyaltyTiers, ", "), Clip(s))
 	}
 	return tier, nil
 }
@@ -77,9 +80,9 @@ type BaggageQuery struct {
 	// FareFamily is the family whose base allowance applies; "" for the class's first.
 	FareFamily     string
 	PassengerTypes []string
-	// Tier is the loyalty tier, "" for none; a password-grant token's customer's wins over the
-	// query's.
-	Tier string
+	// LoyaltyProgram is the original's loyaltyProgram parameter (FGMILES_GOLD), "" for none; the
+	// tier of the customer behind a password-grant token wins over it.
+	LoyaltyProgram string
 	// DepartureDate picks the flights whose segments are shown; "" for tomorrow.
 	DepartureDate string
 }
@@ -125,4 +128,43 @@ type BaggageAnswer struct {
 	TravelClass         CabinClass
 	FareFamily          *FareFamily
 	Passengers          []*BaggageAllowance
+}
+
+// PassengerBaggage is what one passenger type of an offer may carry without paying.
+type PassengerBaggage struct {
+	PassengerType string
+	Products      []*BaggageProduct
+}
+
+// poundsPerKg is the international avoirdupois pound's inverse (1 lb = 0.45359237 kg).
+const poundsPerKg = 1 / 0.45359237
+
+// MaxLb is the piece's weight in pounds, rounded down to half a pound as the original shows it
+// (18 kg: 39.5 lb), 0 for no limit.
+func (p *BaggageProduct) MaxLb() float64 { return math.Floor(p.MaxKg*poundsPerKg*2) / 2 }
+
+// MaxIn is the piece's dimensions in whole inches (55 × 25 × 35 cm: 22 × 10 × 14 in).
+func (p *BaggageProduct) MaxIn() [3]int {
+	var in [3]int
+	for i, cm := range p.MaxCm {
+		in[i] = int(math.Round(float64(cm) / 2.54))
+	}
+	return in
+}
+
+// SizeCm is the piece's length, width and height, nil for no limit.
+func (p *BaggageProduct) SizeCm() []int {
+	if p.MaxCm == [3]int{} {
+		return nil
+	}
+	return p.MaxCm[:]
+}
+
+// SizeIn is SizeCm in whole inches.
+func (p *BaggageProduct) SizeIn() []int {
+	if p.MaxCm == [3]int{} {
+		return nil
+	}
+	in := p.MaxIn()
+	return in[:]
 }

@@ -69,7 +69,7 @@ func FareFamilyOf(param, code string) (*FareFamily, error) {
 			return f, nil
 		}
 	}
-	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a fare family", clip(code))
+	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a fare family", Clip(code))
 }
 
 // PassengerType is a type of traveller, as the offers API names them.
@@ -104,7 +104,7 @@ func PassengerTypeOf(param, code string) (*PassengerType, error) {
 			return t, nil
 		}
 	}
-	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a passenger type; use ADT, YTH, YCD, C14, CHD or INF", clip(code))
+	return nil, ParamErrorf(ECodeInvalidParameter, param, "%q is not a passenger type; use ADT, YTH, YCD, C14, CHD or INF", Clip(code))
 }
 
 // TicketCondition is one rule of a ticket: whether something may be done with it, and what it

@@ -287,6 +287,9 @@ type FlightStore interface {
 	FindFlights(ctx context.Context, f FlightFilter) ([]*Flight, int, error)
 	// LegsByFlightIDs returns, for each flight id, its legs in sequence order.
 	LegsByFlightIDs(ctx context.Context, ids []string) ([][]*FlightLeg, error)
+	// FindLegs returns the legs of every flight that FindFlights matches with f, f's page aside,
+	// ordered by flight id and sequence: the legs of many flights in one query.
+	FindLegs(ctx context.Context, f FlightFilter) ([]*FlightLeg, error)
 }
 
 // Movement is one end of a leg as a traveller sees it: times in the airport's local offset.

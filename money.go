@@ -68,7 +68,7 @@ func init() {
 func CurrencyOf(param, code string) (Currency, error) {
 	c := strings.ToUpper(strings.TrimSpace(code))
 	if !isUpperAlpha(c, 3) {
-		return Currency{}, ParamErrorf(ECodeBadFormat, param, "%s must be an ISO 4217 currency code, e.g. EUR, got %q", param, clip(code))
+		return Currency{}, ParamErrorf(ECodeBadFormat, param, "%s must be an ISO 4217 currency code, e.g. EUR, got %q", param, Clip(code))
 	}
 	cur, ok := currencies[c]
 	if !ok {
@@ -128,12 +128,12 @@ func (m Money) Decimal() string {
 func ParseAmount(s, currency string) (Money, error) {
 	cur, ok := currencies[currency]
 	if !ok {
-		return Money{}, ParamErrorf(ECodeInvalidParameter, "currency", "%q is not a currency the network sells in", clip(currency))
+		return Money{}, ParamErrorf(ECodeInvalidParameter, "currency", "%q is not a currency the network sells in", Clip(currency))
 	}
 	neg := strings.HasPrefix(s, "-")
 	n, err := parseDecimal(strings.TrimPrefix(s, "-"), cur.Digits)
 	if err != nil || strings.HasPrefix(s, "-+") || len(s) > 24 {
-		return Money{}, ParamErrorf(ECodeBadFormat, "amount", "%q is not an amount in %s, e.g. 123.45", clip(s), currency)
+		return Money{}, ParamErrorf(ECodeBadFormat, "amount", "%q is not an amount in %s, e.g. 123.45", Clip(s), currency)
 	}
 	if neg {
 		n = -n

@@ -43,7 +43,7 @@ type RequestedConnection struct {
 	Origin        string // airport or city code
 	Destination   string
 	// OriginPlace and DestinationPlace are the codes resolved (travel.Service.Place).
-	OriginPlace, DestinationPlace *Place
+	OriginPlace, DestinationPlace *Place `json:"-"`
 }
 
 // PassengerCounts counts a search's passengers by type, in PassengerTypes' order.
@@ -88,7 +88,7 @@ func (s *OfferSearch) Validate() error {
 		}
 		k, err := ParseCabinClass("commercialCabins", string(c))
 		if err != nil {
-			return ParamErrorf(ECodeInvalidParameter, "commercialCabins", "commercialCabins takes ECONOMY, PREMIUM, BUSINESS, FIRST, or ALL alone; got %q", clip(string(c)))
+			return ParamErrorf(ECodeInvalidParameter, "commercialCabins", "commercialCabins takes ECONOMY, PREMIUM, BUSINESS, FIRST, or ALL alone; got %q", Clip(string(c)))
 		}
 		if seen[k] {
 			return ParamErrorf(ECodeInvalidParameter, "commercialCabins", "%s is given twice", k)
@@ -280,7 +280,7 @@ func ParseDateInterval(s string, today time.Time) ([]string, error) {
 	if s != "" {
 		a, b, ok := strings.Cut(s, "/")
 		if !ok {
-			return nil, ParamErrorf(ECodeBadFormat, "dateInterval", "dateInterval is YYYY-MM-DD/YYYY-MM-DD, got %q", clip(s))
+			return nil, ParamErrorf(ECodeBadFormat, "dateInterval", "dateInterval is YYYY-MM-DD/YYYY-MM-DD, got %q", Clip(s))
 		}
 		var err error
 		if from, err = ParseDate("dateInterval", a); err != nil {

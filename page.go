@@ -11,6 +11,9 @@ const DefaultPageSize = 20
 type Page struct {
 	Offset int
 	Limit  int
+	// Uncounted spares the store counting every match, which costs as much as reading them: the
+	// total it returns is then 0. The offers engine reads its candidates so.
+	Uncounted bool
 }
 
 // Validate checks the page bounds; it returns ECodeInvalidParameter.

@@ -58,7 +58,7 @@ func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets, strict b
 	if c := strings.TrimSpace(h.Get("svc-travel-country")); c != "" {
 		c = strings.ToUpper(c)
 		if !IsCountryCode(c) {
-			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-country", "svc-travel-country must be a two-letter country code, got %q", clip(c))
+			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-country", "svc-travel-country must be a two-letter country code, got %q", Clip(c))
 		}
 		pos.Country, explicit = c, true
 	}
@@ -77,7 +77,7 @@ func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets, strict b
 	if b := strings.TrimSpace(h.Get("svc-travel-host")); b != "" {
 		b = strings.ToUpper(b)
 		if !IsCarrierCode(b) {
-			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-host", "svc-travel-host must be a two-character carrier code, got %q", clip(b))
+			return pos, ParamErrorf(ECodeBadFormat, "svc-travel-host", "svc-travel-host must be a two-character carrier code, got %q", Clip(b))
 		}
 		host, err := markets.IsHost(ctx, b)
 		if err != nil {
@@ -112,7 +112,7 @@ func acceptLanguage(al string, strict bool) (lang Language, country string, err 
 		for _, p := range fields[1:] {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "q="); ok {
 				if q, ok = qvalue(v); !ok {
-					return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language has a bad weight %q", clip(p))
+					return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language has a bad weight %q", Clip(p))
 				}
 			}
 		}
@@ -121,7 +121,7 @@ func acceptLanguage(al string, strict bool) (lang Language, country string, err 
 		}
 		subtags := strings.Split(strings.ReplaceAll(tag, "_", "-"), "-")
 		if strict && (len(subtags) > 2 || len(subtags[0]) != 2 || len(subtags) == 2 && len(subtags[1]) != 2) || !languageRange(subtags) {
-			return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language must list language tags like en or en-GB, got %q", clip(tag))
+			return "", "", ParamErrorf(ECodeBadFormat, "Accept-Language", "Accept-Language must list language tags like en or en-GB, got %q", Clip(tag))
 		}
 		var cc string
 		for _, st := range subtags[1:] {
@@ -135,7 +135,7 @@ func acceptLanguage(al string, strict bool) (lang Language, country string, err 
 		}
 	}
 	if best == nil {
-		return "", "", ParamErrorf(ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", clip(al))
+		return "", "", ParamErrorf(ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", Clip(al))
 	}
 	return best.lang, best.country, nil
 }
@@ -166,8 +166,8 @@ func qvalue(v string) (float64, bool) {
 	return q, err == nil
 }
 
-// clip shortens a value a client sent for quoting in an error, at a character's boundary.
-func clip(v string) string { return clipAt(v, 64) }
+// Clip shortens a value a client sent for quoting in an error, at a character's boundary.
+func Clip(v string) string { return clipAt(v, 64) }
 
 // clipAt keeps at most n bytes of v, cut at a character's boundary, and marks the cut.
 func clipAt(v string, n int) string {

@@ -6,9 +6,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -27,12 +29,14 @@ type Stores struct {
 	Network  flightgraph.NetworkStore
 	Access   flightgraph.AccessStore
 	Mail     flightgraph.MailStore
+	Searches flightgraph.SearchStore
 }
 
 // StoresOf returns the stores of db.
 func StoresOf(db *store.DB) Stores {
 	return Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
-		Network: store.NewNetworkStore(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db)}
+		Network: store.NewNetworkStore(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
+		Searches: store.NewSearchStore(db)}
 }
 
 // Config is what the services are built of. Only Stores is required; the zero value of every
@@ -62,6 +66,9 @@ type Config struct {
 	// OfferKey signs offer ids (travel.Service.OfferKey), at least 32 bytes; replicas share it.
 	// Nil: a random key of this process, for tests and one-off commands.
 	OfferKey []byte
+	// InspirationConcurrency bounds the destinations inspirations worked out at once
+	// (travel.Service.Inspirations); 0 means one per CPU the process may use (GOMAXPROCS).
+	InspirationConcurrency int
 	// Uncharged bounds the calls that charge no API (portal operations, introspection);
 	// access.DefaultUncharged when zero.
 	Uncharged access.UnchargedLimits
@@ -122,7 +129,8 @@ func New(cfg Config) *Services {
 	}
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout,
 		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
-			OfferKey: cfg.OfferKey}}
+			OfferKey: cfg.OfferKey, Searches: st.Searches,
+			Inspirations: travel.NewSlots(cmp.Or(cfg.InspirationConcurrency, runtime.GOMAXPROCS(0)))}}
 	s.Usage = &access.UsageRecorder{Store: st.Access, Log: cfg.Log}
 	s.Limiter = access.NewMemoryLimiter(s.Usage.DayUsage, cfg.Now)
 	if cfg.NewLimiter != nil {
@@ -138,6 +146,7 @@ func New(cfg Config) *Services {
 	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() },
 		Operations: Operations()}
+	s.Travel.Loyalty = s.Access.LoyaltyTier
 	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
 	s.Graph = graph.Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,

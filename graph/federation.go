@@ -267,6 +267,25 @@ func (ec *executionContext) resolveEntity(
 
 			return entity, nil
 		}
+	case "ShoppingCart":
+		resolverName, err := entityResolverNameForShoppingCart(ctx, rep)
+		if err != nil {
+			return nil, fmt.Errorf(`finding resolver for Entity "ShoppingCart": %w`, err)
+		}
+		switch resolverName {
+
+		case "findShoppingCartByID":
+			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
+			if err != nil {
+				return nil, fmt.Errorf(`unmarshalling param 0 for findShoppingCartByID(): %w`, err)
+			}
+			entity, err := ec.Resolvers.Entity().FindShoppingCartByID(ctx, id0)
+			if err != nil {
+				return nil, fmt.Errorf(`resolving Entity "ShoppingCart": %w`, err)
+			}
+
+			return entity, nil
+		}
 
 	}
 	return nil, fmt.Errorf("%w: %s", ErrUnknownType, typeName)
@@ -500,5 +519,40 @@ func entityResolverNameForOffer(ctx context.Context, rep EntityRepresentation) (
 		return "findOfferByID", nil
 	}
 	return "", fmt.Errorf("%w for Offer due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForShoppingCart(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for ShoppingCart", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for ShoppingCart", ErrTypeNotFound))
+			break
+		}
+		return "findShoppingCartByID", nil
+	}
+	return "", fmt.Errorf("%w for ShoppingCart due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }

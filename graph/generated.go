@@ -40,6 +40,7 @@ type ResolverRoot interface {
 	Flight() FlightResolver
 	FlightLeg() FlightLegResolver
 	Movement() MovementResolver
+	Mutation() MutationResolver
 	Query() QueryResolver
 	Route() RouteResolver
 }
@@ -92,6 +93,43 @@ type ComplexityRoot struct {
 		Weight      func(childComplexity int) int
 	}
 
+	BaggageAllowance struct {
+		Base          func(childComplexity int) int
+		Loyalty       func(childComplexity int) int
+		Paid          func(childComplexity int) int
+		PassengerType func(childComplexity int) int
+		Tier          func(childComplexity int) int
+	}
+
+	BaggageAnswer struct {
+		Destination func(childComplexity int) int
+		FareFamily  func(childComplexity int) int
+		Host        func(childComplexity int) int
+		Origin      func(childComplexity int) int
+		Passengers  func(childComplexity int) int
+		TravelClass func(childComplexity int) int
+	}
+
+	BaggageProduct struct {
+		Airport    func(childComplexity int) int
+		Allowance  func(childComplexity int) int
+		Identifier func(childComplexity int) int
+		MaxKg      func(childComplexity int) int
+		MaxLb      func(childComplexity int) int
+		Miles      func(childComplexity int) int
+		Online     func(childComplexity int) int
+		SizeCm     func(childComplexity int) int
+		SizeIn     func(childComplexity int) int
+		Sport      func(childComplexity int) int
+	}
+
+	BaggageSegment struct {
+		Destination  func(childComplexity int) int
+		FlightNumber func(childComplexity int) int
+		Origin       func(childComplexity int) int
+		Products     func(childComplexity int) int
+	}
+
 	Cabin struct {
 		Amenities  func(childComplexity int, category *flightgraph.AmenityCategory) int
 		CabinClass func(childComplexity int) int
@@ -103,6 +141,12 @@ type ComplexityRoot struct {
 		Code func(childComplexity int) int
 		Hub  func(childComplexity int) int
 		Name func(childComplexity int) int
+	}
+
+	CartItem struct {
+		Product  func(childComplexity int) int
+		Quantity func(childComplexity int) int
+		Total    func(childComplexity int) int
 	}
 
 	City struct {
@@ -122,6 +166,14 @@ type ComplexityRoot struct {
 		Schengen  func(childComplexity int) int
 	}
 
+	Destination struct {
+		City          func(childComplexity int) int
+		Code          func(childComplexity int) int
+		DepartureDate func(childComplexity int) int
+		LowestPrice   func(childComplexity int) int
+		Stops         func(childComplexity int) int
+	}
+
 	Entity struct {
 		FindAircraftByConfiguration func(childComplexity int, configuration string) int
 		FindAirportByCode           func(childComplexity int, code string) int
@@ -129,6 +181,7 @@ type ComplexityRoot struct {
 		FindCountryByCode           func(childComplexity int, code string) int
 		FindFlightByID              func(childComplexity int, id string) int
 		FindOfferByID               func(childComplexity int, id string) int
+		FindShoppingCartByID        func(childComplexity int, id string) int
 	}
 
 	FareFamily struct {
@@ -186,6 +239,11 @@ type ComplexityRoot struct {
 		Period func(childComplexity int) int
 	}
 
+	MailedSearch struct {
+		CheapestOffer func(childComplexity int) int
+		ID            func(childComplexity int) int
+	}
+
 	Money struct {
 		Currency func(childComplexity int) int
 		Decimal  func(childComplexity int) int
@@ -200,17 +258,24 @@ type ComplexityRoot struct {
 		Terminal     func(childComplexity int) int
 	}
 
+	Mutation struct {
+		AddToShoppingCart  func(childComplexity int, cartID string, products []*flightgraph.CartProduct) int
+		CreateShoppingCart func(childComplexity int, offerIds []string, products []*flightgraph.CartProduct) int
+		MailMySearch       func(childComplexity int, email string, search flightgraph.OfferSearch) int
+	}
+
 	Offer struct {
-		Bound     func(childComplexity int) int
-		Cabin     func(childComplexity int) int
-		Duration  func(childComplexity int) int
-		ExpiresAt func(childComplexity int) int
-		Family    func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Price     func(childComplexity int) int
-		QuotedAt  func(childComplexity int) int
-		SeatsLeft func(childComplexity int) int
-		Segments  func(childComplexity int) int
+		Bound           func(childComplexity int) int
+		Cabin           func(childComplexity int) int
+		Duration        func(childComplexity int) int
+		ExpiresAt       func(childComplexity int) int
+		Family          func(childComplexity int) int
+		ID              func(childComplexity int) int
+		IncludedBaggage func(childComplexity int) int
+		Price           func(childComplexity int) int
+		QuotedAt        func(childComplexity int) int
+		SeatsLeft       func(childComplexity int) int
+		Segments        func(childComplexity int) int
 	}
 
 	OfferSegment struct {
@@ -225,6 +290,11 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PassengerBaggage struct {
+		PassengerType func(childComplexity int) int
+		Products      func(childComplexity int) int
 	}
 
 	PassengerPrice struct {
@@ -253,22 +323,35 @@ type ComplexityRoot struct {
 		Airports           func(childComplexity int, country *string, city *string, search *string, first *int, after *string) int
 		Amenities          func(childComplexity int, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) int
 		AvailableOffers    func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound) int
+		BaggageAllowances  func(childComplexity int, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) int
 		Carriers           func(childComplexity int) int
 		Cities             func(childComplexity int) int
 		City               func(childComplexity int, code string) int
 		Countries          func(childComplexity int) int
 		Country            func(childComplexity int, code string) int
+		Destinations       func(childComplexity int, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) int
 		Fleet              func(childComplexity int) int
 		Flight             func(childComplexity int, id string) int
 		FlightStatus       func(childComplexity int, carrier string, flightNumber int, date string) int
 		Flights            func(childComplexity int, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) int
 		LowestFares        func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
 		Offer              func(childComplexity int, id string) int
+		RelatedProducts    func(childComplexity int, offerID *string, cartID *string) int
 		Routes             func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
-		TicketConditions   func(childComplexity int, offerID *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) int
+		ShoppingCart       func(childComplexity int, id string) int
+		TicketConditions   func(childComplexity int, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) int
 		UpsellOffers       func(childComplexity int, id string) int
 		__resolve__service func(childComplexity int) int
 		__resolve_entities func(childComplexity int, representations []map[string]any) int
+	}
+
+	RelatedProduct struct {
+		Code        func(childComplexity int) int
+		FlightID    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		MaxQuantity func(childComplexity int) int
+		Name        func(childComplexity int) int
+		UnitPrice   func(childComplexity int) int
 	}
 
 	Route struct {
@@ -290,6 +373,14 @@ type ComplexityRoot struct {
 	RouteEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	ShoppingCart struct {
+		ExpiresAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Items     func(childComplexity int) int
+		Offers    func(childComplexity int) int
+		Total     func(childComplexity int) int
 	}
 
 	TicketCondition struct {
@@ -337,6 +428,7 @@ type EntityResolver interface {
 	FindCountryByCode(ctx context.Context, code string) (*flightgraph.Country, error)
 	FindFlightByID(ctx context.Context, id string) (*model.Flight, error)
 	FindOfferByID(ctx context.Context, id string) (*model.Offer, error)
+	FindShoppingCartByID(ctx context.Context, id string) (*model.ShoppingCart, error)
 }
 type FlightResolver interface {
 	Carrier(ctx context.Context, obj *model.Flight) (*flightgraph.Carrier, error)
@@ -353,6 +445,11 @@ type FlightLegResolver interface {
 type MovementResolver interface {
 	Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error)
 }
+type MutationResolver interface {
+	CreateShoppingCart(ctx context.Context, offerIds []string, products []*flightgraph.CartProduct) (*model.ShoppingCart, error)
+	AddToShoppingCart(ctx context.Context, cartID string, products []*flightgraph.CartProduct) (*model.ShoppingCart, error)
+	MailMySearch(ctx context.Context, email string, search flightgraph.OfferSearch) (*model.MailedSearch, error)
+}
 type QueryResolver interface {
 	Flight(ctx context.Context, id string) (*model.Flight, error)
 	Flights(ctx context.Context, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) (*model.FlightConnection, error)
@@ -366,13 +463,17 @@ type QueryResolver interface {
 	Aircraft(ctx context.Context, configuration string) (*flightgraph.Aircraft, error)
 	Fleet(ctx context.Context) ([]*flightgraph.Aircraft, error)
 	Amenities(ctx context.Context, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error)
+	Destinations(ctx context.Context, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) ([]*flightgraph.Destination, error)
 	Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error)
 	Carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
 	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error)
 	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error)
 	UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error)
-	TicketConditions(ctx context.Context, offerID *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error)
+	TicketConditions(ctx context.Context, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error)
 	Offer(ctx context.Context, id string) (*model.Offer, error)
+	RelatedProducts(ctx context.Context, offerID *string, cartID *string) ([]*flightgraph.RelatedProduct, error)
+	ShoppingCart(ctx context.Context, id string) (*model.ShoppingCart, error)
+	BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error)
 }
 type RouteResolver interface {
 	Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error)
@@ -577,6 +678,160 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Amenity.Weight(childComplexity), true
 
+	case "BaggageAllowance.base":
+		if e.ComplexityRoot.BaggageAllowance.Base == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAllowance.Base(childComplexity), true
+	case "BaggageAllowance.loyalty":
+		if e.ComplexityRoot.BaggageAllowance.Loyalty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAllowance.Loyalty(childComplexity), true
+	case "BaggageAllowance.paid":
+		if e.ComplexityRoot.BaggageAllowance.Paid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAllowance.Paid(childComplexity), true
+	case "BaggageAllowance.passengerType":
+		if e.ComplexityRoot.BaggageAllowance.PassengerType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAllowance.PassengerType(childComplexity), true
+	case "BaggageAllowance.tier":
+		if e.ComplexityRoot.BaggageAllowance.Tier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAllowance.Tier(childComplexity), true
+
+	case "BaggageAnswer.destination":
+		if e.ComplexityRoot.BaggageAnswer.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAnswer.Destination(childComplexity), true
+	case "BaggageAnswer.fareFamily":
+		if e.ComplexityRoot.BaggageAnswer.FareFamily == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAnswer.FareFamily(childComplexity), true
+	case "BaggageAnswer.host":
+		if e.ComplexityRoot.BaggageAnswer.Host == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAnswer.Host(childComplexity), true
+	case "BaggageAnswer.origin":
+		if e.ComplexityRoot.BaggageAnswer.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAnswer.Origin(childComplexity), true
+	case "BaggageAnswer.passengers":
+		if e.ComplexityRoot.BaggageAnswer.Passengers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAnswer.Passengers(childComplexity), true
+	case "BaggageAnswer.travelClass":
+		if e.ComplexityRoot.BaggageAnswer.TravelClass == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageAnswer.TravelClass(childComplexity), true
+
+	case "BaggageProduct.airport":
+		if e.ComplexityRoot.BaggageProduct.Airport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.Airport(childComplexity), true
+	case "BaggageProduct.allowance":
+		if e.ComplexityRoot.BaggageProduct.Allowance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.Allowance(childComplexity), true
+	case "BaggageProduct.identifier":
+		if e.ComplexityRoot.BaggageProduct.Identifier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.Identifier(childComplexity), true
+	case "BaggageProduct.maxKg":
+		if e.ComplexityRoot.BaggageProduct.MaxKg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.MaxKg(childComplexity), true
+	case "BaggageProduct.maxLb":
+		if e.ComplexityRoot.BaggageProduct.MaxLb == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.MaxLb(childComplexity), true
+	case "BaggageProduct.miles":
+		if e.ComplexityRoot.BaggageProduct.Miles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.Miles(childComplexity), true
+	case "BaggageProduct.online":
+		if e.ComplexityRoot.BaggageProduct.Online == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.Online(childComplexity), true
+	case "BaggageProduct.sizeCm":
+		if e.ComplexityRoot.BaggageProduct.SizeCm == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.SizeCm(childComplexity), true
+	case "BaggageProduct.sizeIn":
+		if e.ComplexityRoot.BaggageProduct.SizeIn == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.SizeIn(childComplexity), true
+	case "BaggageProduct.sport":
+		if e.ComplexityRoot.BaggageProduct.Sport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageProduct.Sport(childComplexity), true
+
+	case "BaggageSegment.destination":
+		if e.ComplexityRoot.BaggageSegment.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageSegment.Destination(childComplexity), true
+	case "BaggageSegment.flightNumber":
+		if e.ComplexityRoot.BaggageSegment.FlightNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageSegment.FlightNumber(childComplexity), true
+	case "BaggageSegment.origin":
+		if e.ComplexityRoot.BaggageSegment.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageSegment.Origin(childComplexity), true
+	case "BaggageSegment.products":
+		if e.ComplexityRoot.BaggageSegment.Products == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BaggageSegment.Products(childComplexity), true
+
 	case "Cabin.amenities":
 		if e.ComplexityRoot.Cabin.Amenities == nil {
 			break
@@ -625,6 +880,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Carrier.Name(childComplexity), true
+
+	case "CartItem.product":
+		if e.ComplexityRoot.CartItem.Product == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartItem.Product(childComplexity), true
+	case "CartItem.quantity":
+		if e.ComplexityRoot.CartItem.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartItem.Quantity(childComplexity), true
+	case "CartItem.total":
+		if e.ComplexityRoot.CartItem.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CartItem.Total(childComplexity), true
 
 	case "City.airports":
 		if e.ComplexityRoot.City.Airports == nil {
@@ -704,6 +978,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Country.Schengen(childComplexity), true
 
+	case "Destination.city":
+		if e.ComplexityRoot.Destination.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Destination.City(childComplexity), true
+	case "Destination.code":
+		if e.ComplexityRoot.Destination.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Destination.Code(childComplexity), true
+	case "Destination.departureDate":
+		if e.ComplexityRoot.Destination.DepartureDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Destination.DepartureDate(childComplexity), true
+	case "Destination.lowestPrice":
+		if e.ComplexityRoot.Destination.LowestPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Destination.LowestPrice(childComplexity), true
+	case "Destination.stops":
+		if e.ComplexityRoot.Destination.Stops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Destination.Stops(childComplexity), true
+
 	case "Entity.findAircraftByConfiguration":
 		if e.ComplexityRoot.Entity.FindAircraftByConfiguration == nil {
 			break
@@ -770,6 +1075,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Entity.FindOfferByID(childComplexity, args["id"].(string)), true
+	case "Entity.findShoppingCartByID":
+		if e.ComplexityRoot.Entity.FindShoppingCartByID == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findShoppingCartByID_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindShoppingCartByID(childComplexity, args["id"].(string)), true
 
 	case "FareFamily.cabin":
 		if e.ComplexityRoot.FareFamily.Cabin == nil {
@@ -999,6 +1315,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LowestFare.Period(childComplexity), true
 
+	case "MailedSearch.cheapestOffer":
+		if e.ComplexityRoot.MailedSearch.CheapestOffer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MailedSearch.CheapestOffer(childComplexity), true
+	case "MailedSearch.id":
+		if e.ComplexityRoot.MailedSearch.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MailedSearch.ID(childComplexity), true
+
 	case "Money.currency":
 		if e.ComplexityRoot.Money.Currency == nil {
 			break
@@ -1049,6 +1378,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Movement.Terminal(childComplexity), true
 
+	case "Mutation.addToShoppingCart":
+		if e.ComplexityRoot.Mutation.AddToShoppingCart == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addToShoppingCart_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddToShoppingCart(childComplexity, args["cartId"].(string), args["products"].([]*flightgraph.CartProduct)), true
+	case "Mutation.createShoppingCart":
+		if e.ComplexityRoot.Mutation.CreateShoppingCart == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createShoppingCart_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateShoppingCart(childComplexity, args["offerIds"].([]string), args["products"].([]*flightgraph.CartProduct)), true
+	case "Mutation.mailMySearch":
+		if e.ComplexityRoot.Mutation.MailMySearch == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_mailMySearch_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MailMySearch(childComplexity, args["email"].(string), args["search"].(flightgraph.OfferSearch)), true
+
 	case "Offer.bound":
 		if e.ComplexityRoot.Offer.Bound == nil {
 			break
@@ -1085,6 +1448,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Offer.ID(childComplexity), true
+	case "Offer.includedBaggage":
+		if e.ComplexityRoot.Offer.IncludedBaggage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Offer.IncludedBaggage(childComplexity), true
 	case "Offer.price":
 		if e.ComplexityRoot.Offer.Price == nil {
 			break
@@ -1159,6 +1528,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PassengerBaggage.passengerType":
+		if e.ComplexityRoot.PassengerBaggage.PassengerType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerBaggage.PassengerType(childComplexity), true
+	case "PassengerBaggage.products":
+		if e.ComplexityRoot.PassengerBaggage.Products == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerBaggage.Products(childComplexity), true
 
 	case "PassengerPrice.base":
 		if e.ComplexityRoot.PassengerPrice.Base == nil {
@@ -1284,6 +1666,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AvailableOffers(childComplexity, args["search"].(flightgraph.OfferSearch), args["bound"].(*flightgraph.Bound)), true
+	case "Query.baggageAllowances":
+		if e.ComplexityRoot.Query.BaggageAllowances == nil {
+			break
+		}
+
+		args, err := ec.field_Query_baggageAllowances_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BaggageAllowances(childComplexity, args["origin"].(string), args["destination"].(string), args["travelClass"].(flightgraph.CabinClass), args["type"].(*flightgraph.BaggageType), args["host"].(*string), args["fareFamily"].(*string), args["passengerTypes"].([]string), args["loyaltyProgram"].(*string), args["departureDate"].(*string)), true
 	case "Query.carriers":
 		if e.ComplexityRoot.Query.Carriers == nil {
 			break
@@ -1324,6 +1717,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Country(childComplexity, args["code"].(string)), true
+	case "Query.destinations":
+		if e.ComplexityRoot.Query.Destinations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_destinations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Destinations(childComplexity, args["origin"].(*string), args["price"].(*string), args["currency"].(*string), args["month"].(*string), args["cabin"].(*flightgraph.CabinClass), args["destination"].(*string), args["limit"].(*int)), true
 	case "Query.fleet":
 		if e.ComplexityRoot.Query.Fleet == nil {
 			break
@@ -1386,6 +1790,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Offer(childComplexity, args["id"].(string)), true
+	case "Query.relatedProducts":
+		if e.ComplexityRoot.Query.RelatedProducts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_relatedProducts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RelatedProducts(childComplexity, args["offerId"].(*string), args["cartId"].(*string)), true
 	case "Query.routes":
 		if e.ComplexityRoot.Query.Routes == nil {
 			break
@@ -1397,6 +1812,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Routes(childComplexity, args["origin"].(*string), args["destination"].(*string), args["carrier"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.shoppingCart":
+		if e.ComplexityRoot.Query.ShoppingCart == nil {
+			break
+		}
+
+		args, err := ec.field_Query_shoppingCart_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ShoppingCart(childComplexity, args["id"].(string)), true
 	case "Query.ticketConditions":
 		if e.ComplexityRoot.Query.TicketConditions == nil {
 			break
@@ -1407,7 +1833,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.TicketConditions(childComplexity, args["offerId"].(*string), args["origin"].(*string), args["destination"].(*string), args["departureDate"].(*string), args["fareFamily"].(*string), args["currency"].(*string)), true
+		return e.ComplexityRoot.Query.TicketConditions(childComplexity, args["offerId"].(*string), args["reservationIdentifier"].(*string), args["origin"].(*string), args["destination"].(*string), args["departureDate"].(*string), args["fareFamily"].(*string), args["currency"].(*string)), true
 	case "Query.upsellOffers":
 		if e.ComplexityRoot.Query.UpsellOffers == nil {
 			break
@@ -1436,6 +1862,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
+
+	case "RelatedProduct.code":
+		if e.ComplexityRoot.RelatedProduct.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedProduct.Code(childComplexity), true
+	case "RelatedProduct.flightId":
+		if e.ComplexityRoot.RelatedProduct.FlightID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedProduct.FlightID(childComplexity), true
+	case "RelatedProduct.id":
+		if e.ComplexityRoot.RelatedProduct.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedProduct.ID(childComplexity), true
+	case "RelatedProduct.maxQuantity":
+		if e.ComplexityRoot.RelatedProduct.MaxQuantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedProduct.MaxQuantity(childComplexity), true
+	case "RelatedProduct.name":
+		if e.ComplexityRoot.RelatedProduct.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedProduct.Name(childComplexity), true
+	case "RelatedProduct.unitPrice":
+		if e.ComplexityRoot.RelatedProduct.UnitPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RelatedProduct.UnitPrice(childComplexity), true
 
 	case "Route.blockMinutes":
 		if e.ComplexityRoot.Route.BlockMinutes == nil {
@@ -1512,6 +1975,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RouteEdge.Node(childComplexity), true
 
+	case "ShoppingCart.expiresAt":
+		if e.ComplexityRoot.ShoppingCart.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShoppingCart.ExpiresAt(childComplexity), true
+	case "ShoppingCart.id":
+		if e.ComplexityRoot.ShoppingCart.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShoppingCart.ID(childComplexity), true
+	case "ShoppingCart.items":
+		if e.ComplexityRoot.ShoppingCart.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShoppingCart.Items(childComplexity), true
+	case "ShoppingCart.offers":
+		if e.ComplexityRoot.ShoppingCart.Offers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShoppingCart.Offers(childComplexity), true
+	case "ShoppingCart.total":
+		if e.ComplexityRoot.ShoppingCart.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ShoppingCart.Total(childComplexity), true
+
 	case "TicketCondition.allowed":
 		if e.ComplexityRoot.TicketCondition.Allowed == nil {
 			break
@@ -1565,6 +2059,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputCartProductInput,
 		ec.unmarshalInputOfferSearchInput,
 		ec.unmarshalInputPassengerInput,
 		ec.unmarshalInputRequestedConnectionInput,
@@ -1601,6 +2096,21 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Mutation:
+		return func(ctx context.Context) *graphql.Response {
+			if !first {
+				return nil
+			}
+			first = false
+			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
+			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
+			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -1697,6 +2207,26 @@ type Query {
   business weight. CC_404.001 if the class is not on board; CONTENT_404.001/.002 if nothing matches.
   """
   amenities(configuration: String!, cabinClass: CabinClass, category: AmenityCategory): [Amenity!]! @listSize(assumedSize: 40) @api(product: "inspire")
+  """
+  Destinations inspiration: where the flights from origin (an airport or city code) go in month
+  (YYYY-MM, from this month to 11 months ahead; next month when absent), nonstop or with one stop
+  through a hub, each with what one adult pays for the cheapest offer of the month there in cabin:
+  the price lowestFares (type MONTH) gives for the month from origin to the destination's code.
+  Cheapest first, at most limit (1 to 200); at most price (a decimal amount in currency, else the
+  point of sale's, else EUR) when given; to destination (an airport or city code) only when
+  given. Errors: price without origin DEST_400.000, origin missing INSP_400.000, unknown origin
+  ORI_404.000, unknown destination DEST_404.000, no destination found (none under price,
+  destination not reached that month) DEST_404.001, as on REST.
+  """
+  destinations(
+    origin: String
+    price: String
+    currency: String
+    month: String
+    cabin: CabinClass = ECONOMY
+    destination: String
+    limit: Int = 50
+  ): [Destination!]! @listSize(slicingArguments: ["limit"]) @api(product: "inspire")
   "Routes of the network: who flies where, how far and how often. An unknown origin or destination is IATA_404.000."
   routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
   carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
@@ -1711,16 +2241,172 @@ type Query {
   """
   A lowest-fare calendar of one bound of a search: for each day of dateInterval
   (YYYY-MM-DD/YYYY-MM-DD, at most 366 days; today to today + 360 when absent), or each month, or
-  the whole interval, the cheapest offer availableOffers gives on its days. The search's
-  departureDate is not used.
+  the whole interval, the cheapest offer availableOffers gives on its days. The bound's
+  departureDate is not used; an INBOUND calendar starts on or after its outbound's departureDate.
   """
   lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 366) @api(product: "offers")
   "What an offer can be upgraded to: its flights in the dearer families of its cabin and the families of the cabins ahead, priced as at its quote."
   upsellOffers(id: ID!): [Offer!]! @listSize(assumedSize: 7) @api(product: "offers")
-  "The ticket conditions of an offer's fare family (offerId), or of a family on a trip (origin, destination, departureDate, fareFamily); fees in the offer's currency, or currency, else the point of sale's."
-  ticketConditions(offerId: ID, origin: String, destination: String, departureDate: Date, fareFamily: String, currency: String): TicketConditions! @api(product: "offers")
+  "The ticket conditions of an offer's fare family (offerId), of a shopping cart's outbound offer (reservationIdentifier: a cart's id), or of a family on a trip (origin, destination, departureDate, fareFamily); fees in the offer's currency, or currency, else the point of sale's."
+  ticketConditions(offerId: ID, reservationIdentifier: ID, origin: String, destination: String, departureDate: Date, fareFamily: String, currency: String): TicketConditions! @api(product: "offers")
   "An offer by the id a search gave, priced again as the search priced it. Altered or foreign: OFFER_400.000; past expiresAt: OFFER_410.000."
   offer(id: ID!): Offer @api(product: "offers")
+  "What can be added to an offer (offerId) or a cart (cartId): seats, extra legroom, extra bags, lounges, insurance, with the price for one passenger."
+  relatedProducts(offerId: ID, cartId: ID): [RelatedProduct!]! @listSize(assumedSize: 17) @api(product: "offers")
+  "A shopping cart read back by its id, at the same price until expiresAt. Altered or foreign: OFFER_400.000; expired: OFFER_410.000."
+  shoppingCart(id: ID!): ShoppingCart @api(product: "offers")
+  """
+  Baggage allowances before booking, for a trip's passengers (ADT when absent) in one travel class,
+  on the first itinerary of departureDate (tomorrow when absent). The tier is the one of the
+  customer behind a password-grant token, whatever loyaltyProgram (FGMILES_GOLD) says; with a
+  client-credentials token the loyalty types need loyaltyProgram (MISSING_PARAMETER otherwise).
+  """
+  baggageAllowances(
+    origin: String!
+    destination: String!
+    travelClass: CabinClass!
+    type: BaggageType = ALL
+    host: String
+    fareFamily: String
+    passengerTypes: [String!]
+    loyaltyProgram: String
+    departureDate: Date
+  ): BaggageAnswer! @api(product: "baggage")
+}
+
+type Mutation {
+  """
+  A priced cart of offers (one a bound: the OUTBOUND offer, then the INBOUND one, from one search)
+  and related products. Carts are not stored: the id reads the same cart at the same price until
+  its first offer expires.
+  """
+  createShoppingCart(offerIds: [ID!]!, products: [CartProductInput!]): ShoppingCart! @api(product: "offers")
+  "The cart with products added (quantities add up), under a new id; the old id still reads the old cart."
+  addToShoppingCart(cartId: ID!, products: [CartProductInput!]!): ShoppingCart! @api(product: "offers")
+  """
+  Run a search and mail its summary and cheapest offer to email, through the outbox: the mail is
+  queued with the search's record in one transaction and sent after the answer. An address gets
+  at most 5 such mails in 24 hours, whoever asks (OFFER_429.000 after).
+  """
+  mailMySearch(email: String!, search: OfferSearchInput!): MailedSearch! @api(product: "offers")
+}
+
+"A search mail-my-search queued."
+type MailedSearch {
+  id: ID!
+  "The cheapest offer the mail names; null when the search found none."
+  cheapestOffer: Offer
+}
+
+"A related product to put in a cart, and how many: at most one per passenger who can use it."
+input CartProductInput {
+  "The id related-products gives: SEAT_XL:20261123+XX+1001, INSURANCE."
+  id: String!
+  quantity: Int!
+}
+
+"""
+A priced selection: offers, one a bound, and related products. total is the offers' totals plus
+the items'.
+"""
+type ShoppingCart @key(fields: "id") @api(product: "offers") {
+  id: ID!
+  offers: [Offer!]! @listSize(assumedSize: 2)
+  items: [CartItem!]! @listSize(assumedSize: 20)
+  total: Money!
+  expiresAt: DateTime!
+}
+
+type CartItem {
+  product: RelatedProduct!
+  quantity: Int!
+  total: Money!
+}
+
+"Something sold with an offer, priced for one passenger."
+type RelatedProduct {
+  "SEAT_XL:20261123+XX+1001, or INSURANCE for the trip."
+  id: String!
+  "SEAT, SEAT_XL, EXTRA_BAG, LOUNGE or INSURANCE."
+  code: String!
+  name: String!
+  "The flight a flight's product is for; empty for the trip's."
+  flightId: String!
+  unitPrice: Money!
+  "How many the passengers can use."
+  maxQuantity: Int!
+}
+
+"What a baggage query asks for: the baggage API's six operations."
+enum BaggageType {
+  "All allowances without loyalty: base and paid options."
+  ALL
+  "The fare's base allowance."
+  BASE
+  "What the loyalty tier adds."
+  LOYALTY
+  "Paid options without loyalty."
+  PAID
+  "Paid options at the tier's prices."
+  PAID_LOYALTY
+  "All allowances with loyalty."
+  ALL_LOYALTY
+}
+
+"A baggage query's answer: the shared header section and each passenger type's allowances."
+type BaggageAnswer {
+  "The carrier whose rules apply."
+  host: String!
+  origin: String!
+  destination: String!
+  travelClass: CabinClass!
+  fareFamily: FareFamily!
+  passengers: [BaggageAllowance!]! @listSize(assumedSize: 7)
+}
+
+"What one passenger type may carry on each segment; the parts the query's type did not ask for are null."
+type BaggageAllowance {
+  passengerType: String!
+  "The loyalty tier answered for; empty for none."
+  tier: String!
+  base: [BaggageSegment!] @listSize(assumedSize: 2)
+  loyalty: [BaggageSegment!] @listSize(assumedSize: 2)
+  paid: [BaggageSegment!] @listSize(assumedSize: 2)
+}
+
+"One flight of the trip with its baggage products."
+type BaggageSegment {
+  origin: String!
+  destination: String!
+  "Carrier and number: XX1001."
+  flightNumber: String!
+  products: [BaggageProduct!]! @listSize(assumedSize: 5)
+}
+
+"One kind of baggage with its allowance, or one paid option with its prices."
+type BaggageProduct {
+  "hand-baggage, accessory, check-in-baggage, strollers; paid: extra-baggage, extra-weight, sports-equipment."
+  identifier: String!
+  "The sports equipment's kind (dive, bicycle, golf); empty for other products."
+  sport: String!
+  "Pieces."
+  allowance: Int!
+  "The weight of each piece, 0 for no limit; in pounds, rounded down to half a pound."
+  maxKg: Float!
+  maxLb: Float!
+  "Length, width and height, null for no limit."
+  sizeCm: [Int!] @listSize(assumedSize: 3)
+  sizeIn: [Int!] @listSize(assumedSize: 3)
+  "A paid option's price online, at the airport, and in miles; null for allowances."
+  online: Money
+  airport: Money
+  miles: Int!
+}
+
+"The baggage one passenger type of an offer may carry without paying."
+type PassengerBaggage {
+  passengerType: String!
+  products: [BaggageProduct!]! @listSize(assumedSize: 5)
 }
 
 "An offers search: one requested connection (one-way) or two (return)."
@@ -1754,6 +2440,22 @@ enum CalendarType {
   OVERALL
 }
 
+"""
+A destination of an inspiration, reached nonstop or with one stop through a hub, and the cheapest
+offer of the month there for one adult.
+"""
+type Destination {
+  "The destination as an offers search takes it: a city's code, or the airport's asked for."
+  code: String!
+  city: City!
+  "What one adult pays for the cheapest offer of the month, taxes and charges included."
+  lowestPrice: Money!
+  "The local date the cheapest offer leaves on: availableOffers on that date lists it."
+  departureDate: Date!
+  "The cheapest offer's stops: 0 nonstop, 1 through a hub."
+  stops: Int!
+}
+
 "The cheapest offer of a day, a month or a whole interval of a calendar."
 type LowestFare {
   "The day (2026-11-23), the month (2026-11) or the interval (2026-11-23/2026-12-22)."
@@ -1784,6 +2486,8 @@ type Offer @key(fields: "id") @api(product: "offers") {
   duration: String!
   quotedAt: DateTime!
   expiresAt: DateTime!
+  "Each passenger type's baggage included in the fare: the baggage API's base allowance of the offer's class and family."
+  includedBaggage: [PassengerBaggage!]! @listSize(assumedSize: 6)
 }
 
 "One flight of an offer."
@@ -2107,7 +2811,7 @@ type RouteEdge {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Aircraft | Airport | City | Country | Flight | Offer
+union _Entity = Aircraft | Airport | City | Country | Flight | Offer | ShoppingCart
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
@@ -2117,6 +2821,7 @@ type Entity {
 	findCountryByCode(code: String!,): Country!
 	findFlightByID(id: ID!,): Flight!
 	findOfferByID(id: ID!,): Offer!
+	findShoppingCartByID(id: ID!,): ShoppingCart!
 }
 
 type _Service {
@@ -2223,6 +2928,80 @@ func (ec *executionContext) childFields_Amenity(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Amenity", field.Name)
 }
 
+func (ec *executionContext) childFields_BaggageAllowance(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "passengerType":
+		return ec.fieldContext_BaggageAllowance_passengerType(ctx, field)
+	case "tier":
+		return ec.fieldContext_BaggageAllowance_tier(ctx, field)
+	case "base":
+		return ec.fieldContext_BaggageAllowance_base(ctx, field)
+	case "loyalty":
+		return ec.fieldContext_BaggageAllowance_loyalty(ctx, field)
+	case "paid":
+		return ec.fieldContext_BaggageAllowance_paid(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BaggageAllowance", field.Name)
+}
+
+func (ec *executionContext) childFields_BaggageAnswer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "host":
+		return ec.fieldContext_BaggageAnswer_host(ctx, field)
+	case "origin":
+		return ec.fieldContext_BaggageAnswer_origin(ctx, field)
+	case "destination":
+		return ec.fieldContext_BaggageAnswer_destination(ctx, field)
+	case "travelClass":
+		return ec.fieldContext_BaggageAnswer_travelClass(ctx, field)
+	case "fareFamily":
+		return ec.fieldContext_BaggageAnswer_fareFamily(ctx, field)
+	case "passengers":
+		return ec.fieldContext_BaggageAnswer_passengers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BaggageAnswer", field.Name)
+}
+
+func (ec *executionContext) childFields_BaggageProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "identifier":
+		return ec.fieldContext_BaggageProduct_identifier(ctx, field)
+	case "sport":
+		return ec.fieldContext_BaggageProduct_sport(ctx, field)
+	case "allowance":
+		return ec.fieldContext_BaggageProduct_allowance(ctx, field)
+	case "maxKg":
+		return ec.fieldContext_BaggageProduct_maxKg(ctx, field)
+	case "maxLb":
+		return ec.fieldContext_BaggageProduct_maxLb(ctx, field)
+	case "sizeCm":
+		return ec.fieldContext_BaggageProduct_sizeCm(ctx, field)
+	case "sizeIn":
+		return ec.fieldContext_BaggageProduct_sizeIn(ctx, field)
+	case "online":
+		return ec.fieldContext_BaggageProduct_online(ctx, field)
+	case "airport":
+		return ec.fieldContext_BaggageProduct_airport(ctx, field)
+	case "miles":
+		return ec.fieldContext_BaggageProduct_miles(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BaggageProduct", field.Name)
+}
+
+func (ec *executionContext) childFields_BaggageSegment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "origin":
+		return ec.fieldContext_BaggageSegment_origin(ctx, field)
+	case "destination":
+		return ec.fieldContext_BaggageSegment_destination(ctx, field)
+	case "flightNumber":
+		return ec.fieldContext_BaggageSegment_flightNumber(ctx, field)
+	case "products":
+		return ec.fieldContext_BaggageSegment_products(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BaggageSegment", field.Name)
+}
+
 func (ec *executionContext) childFields_Cabin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "cabinClass":
@@ -2247,6 +3026,18 @@ func (ec *executionContext) childFields_Carrier(ctx context.Context, field graph
 		return ec.fieldContext_Carrier_hub(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Carrier", field.Name)
+}
+
+func (ec *executionContext) childFields_CartItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "product":
+		return ec.fieldContext_CartItem_product(ctx, field)
+	case "quantity":
+		return ec.fieldContext_CartItem_quantity(ctx, field)
+	case "total":
+		return ec.fieldContext_CartItem_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CartItem", field.Name)
 }
 
 func (ec *executionContext) childFields_City(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2281,6 +3072,22 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 		return ec.fieldContext_Country_schengen(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
+}
+
+func (ec *executionContext) childFields_Destination(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_Destination_code(ctx, field)
+	case "city":
+		return ec.fieldContext_Destination_city(ctx, field)
+	case "lowestPrice":
+		return ec.fieldContext_Destination_lowestPrice(ctx, field)
+	case "departureDate":
+		return ec.fieldContext_Destination_departureDate(ctx, field)
+	case "stops":
+		return ec.fieldContext_Destination_stops(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Destination", field.Name)
 }
 
 func (ec *executionContext) childFields_FareFamily(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2393,6 +3200,16 @@ func (ec *executionContext) childFields_LowestFare(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type LowestFare", field.Name)
 }
 
+func (ec *executionContext) childFields_MailedSearch(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_MailedSearch_id(ctx, field)
+	case "cheapestOffer":
+		return ec.fieldContext_MailedSearch_cheapestOffer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MailedSearch", field.Name)
+}
+
 func (ec *executionContext) childFields_Money(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "amount":
@@ -2443,6 +3260,8 @@ func (ec *executionContext) childFields_Offer(ctx context.Context, field graphql
 		return ec.fieldContext_Offer_quotedAt(ctx, field)
 	case "expiresAt":
 		return ec.fieldContext_Offer_expiresAt(ctx, field)
+	case "includedBaggage":
+		return ec.fieldContext_Offer_includedBaggage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Offer", field.Name)
 }
@@ -2473,6 +3292,16 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PassengerBaggage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "passengerType":
+		return ec.fieldContext_PassengerBaggage_passengerType(ctx, field)
+	case "products":
+		return ec.fieldContext_PassengerBaggage_products(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PassengerBaggage", field.Name)
 }
 
 func (ec *executionContext) childFields_PassengerPrice(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2515,6 +3344,24 @@ func (ec *executionContext) childFields_PriceLine(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type PriceLine", field.Name)
 }
 
+func (ec *executionContext) childFields_RelatedProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RelatedProduct_id(ctx, field)
+	case "code":
+		return ec.fieldContext_RelatedProduct_code(ctx, field)
+	case "name":
+		return ec.fieldContext_RelatedProduct_name(ctx, field)
+	case "flightId":
+		return ec.fieldContext_RelatedProduct_flightId(ctx, field)
+	case "unitPrice":
+		return ec.fieldContext_RelatedProduct_unitPrice(ctx, field)
+	case "maxQuantity":
+		return ec.fieldContext_RelatedProduct_maxQuantity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RelatedProduct", field.Name)
+}
+
 func (ec *executionContext) childFields_Route(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "carrier":
@@ -2555,6 +3402,22 @@ func (ec *executionContext) childFields_RouteEdge(ctx context.Context, field gra
 		return ec.fieldContext_RouteEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RouteEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ShoppingCart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ShoppingCart_id(ctx, field)
+	case "offers":
+		return ec.fieldContext_ShoppingCart_offers(ctx, field)
+	case "items":
+		return ec.fieldContext_ShoppingCart_items(ctx, field)
+	case "total":
+		return ec.fieldContext_ShoppingCart_total(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_ShoppingCart_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ShoppingCart", field.Name)
 }
 
 func (ec *executionContext) childFields_TicketCondition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2831,6 +3694,86 @@ func (ec *executionContext) field_Entity_findOfferByID_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Entity_findShoppingCartByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addToShoppingCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "products",
+		func(ctx context.Context, v any) ([]*flightgraph.CartProduct, error) {
+			return ec.unmarshalNCartProductInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProductᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["products"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createShoppingCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "offerIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offerIds"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "products",
+		func(ctx context.Context, v any) ([]*flightgraph.CartProduct, error) {
+			return ec.unmarshalOCartProductInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProductᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["products"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_mailMySearch_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "email",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["email"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.OfferSearch, error) {
+			return ec.unmarshalNOfferSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐOfferSearch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2985,6 +3928,84 @@ func (ec *executionContext) field_Query_availableOffers_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_baggageAllowances_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["origin"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["destination"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "travelClass",
+		func(ctx context.Context, v any) (flightgraph.CabinClass, error) {
+			return ec.unmarshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["travelClass"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*flightgraph.BaggageType, error) {
+			return ec.unmarshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "host",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["host"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "fareFamily",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fareFamily"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "passengerTypes",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["passengerTypes"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "loyaltyProgram",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["loyaltyProgram"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "departureDate",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalODate2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["departureDate"] = arg8
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_city_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3010,6 +4031,68 @@ func (ec *executionContext) field_Query_country_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["code"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_destinations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["origin"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "price",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["price"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "currency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["currency"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "month",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["month"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "cabin",
+		func(ctx context.Context, v any) (*flightgraph.CabinClass, error) {
+			return ec.unmarshalOCabinClass2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cabin"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["destination"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg6
 	return args, nil
 }
 
@@ -3171,6 +4254,28 @@ func (ec *executionContext) field_Query_offer_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_relatedProducts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "offerId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offerId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "cartId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cartId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_routes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3217,6 +4322,20 @@ func (ec *executionContext) field_Query_routes_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_shoppingCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_ticketConditions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3228,46 +4347,54 @@ func (ec *executionContext) field_Query_ticketConditions_args(ctx context.Contex
 		return nil, err
 	}
 	args["offerId"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "reservationIdentifier",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reservationIdentifier"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["origin"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
+	args["origin"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["destination"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "departureDate",
+	args["destination"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "departureDate",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalODate2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["departureDate"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "fareFamily",
+	args["departureDate"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "fareFamily",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["fareFamily"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "currency",
+	args["fareFamily"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "currency",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["currency"] = arg5
+	args["currency"] = arg6
 	return args, nil
 }
 
@@ -4066,6 +5193,653 @@ func (ec *executionContext) fieldContext_Amenity_weight(_ context.Context, field
 	return graphql.NewScalarFieldContext("Amenity", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _BaggageAllowance_passengerType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAllowance_passengerType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassengerType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAllowance_passengerType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageAllowance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageAllowance_tier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAllowance_tier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAllowance_tier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageAllowance", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageAllowance_base(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAllowance_base(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Base, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.BaggageSegment) graphql.Marshaler {
+			return ec.marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAllowance_base(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageAllowance",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageSegment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageAllowance_loyalty(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAllowance_loyalty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Loyalty, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.BaggageSegment) graphql.Marshaler {
+			return ec.marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAllowance_loyalty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageAllowance",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageSegment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageAllowance_paid(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAllowance_paid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Paid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.BaggageSegment) graphql.Marshaler {
+			return ec.marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAllowance_paid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageAllowance",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageSegment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageAnswer_host(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAnswer_host(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Host, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAnswer_host(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageAnswer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageAnswer_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAnswer_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAnswer_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageAnswer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageAnswer_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAnswer_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAnswer_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageAnswer", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageAnswer_travelClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAnswer_travelClass(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TravelClass, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAnswer_travelClass(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageAnswer", field, false, false, errors.New("field of type CabinClass does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageAnswer_fareFamily(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAnswer_fareFamily(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FareFamily, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FareFamily) graphql.Marshaler {
+			return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAnswer_fareFamily(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageAnswer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FareFamily(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageAnswer_passengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageAnswer_passengers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Passengers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.BaggageAllowance) graphql.Marshaler {
+			return ec.marshalNBaggageAllowance2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowanceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageAnswer_passengers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageAnswer",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageAllowance(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageProduct_identifier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_identifier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Identifier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_identifier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_sport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_sport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sport, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_sport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_allowance(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_allowance(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Allowance, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_allowance(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_maxKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_maxKg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxKg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_maxKg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_maxLb(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_maxLb(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxLb(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_maxLb(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_sizeCm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_sizeCm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SizeCm(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int) graphql.Marshaler {
+			return ec.marshalOInt2ᚕintᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_sizeCm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_sizeIn(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_sizeIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SizeIn(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int) graphql.Marshaler {
+			return ec.marshalOInt2ᚕintᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_sizeIn(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageProduct_online(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_online(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Online, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_online(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageProduct",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageProduct_airport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_airport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Airport, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Money) graphql.Marshaler {
+			return ec.marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_airport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageProduct",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BaggageProduct_miles(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageProduct_miles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Miles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageProduct_miles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageProduct", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageSegment_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageSegment_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageSegment_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageSegment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageSegment_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageSegment_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageSegment_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageSegment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageSegment_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageSegment_flightNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FlightNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageSegment_flightNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BaggageSegment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BaggageSegment_products(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BaggageSegment_products(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Products, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.BaggageProduct) graphql.Marshaler {
+			return ec.marshalNBaggageProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProductᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BaggageSegment_products(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BaggageSegment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageProduct(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Cabin_cabinClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Cabin) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4252,6 +6026,93 @@ func (ec *executionContext) fieldContext_Carrier_hub(_ context.Context, field gr
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CartItem_product(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartItem_product(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Product, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.RelatedProduct) graphql.Marshaler {
+			return ec.marshalNRelatedProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProduct(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartItem_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartItem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedProduct(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CartItem_quantity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartItem_quantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Quantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartItem_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CartItem", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CartItem_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CartItem_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CartItem_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CartItem",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4570,6 +6431,139 @@ func (ec *executionContext) fieldContext_Country_schengen(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Destination_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Destination_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Destination_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Destination", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Destination_city(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Destination_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
+			return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Destination_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Destination",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_City(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Destination_lowestPrice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Destination_lowestPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LowestPrice(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Destination_lowestPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Destination",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Destination_departureDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Destination_departureDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepartureDate(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDate2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Destination_departureDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Destination", field, true, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _Destination_stops(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Destination_stops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stops(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Destination_stops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Destination", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Entity_findAircraftByConfiguration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4828,6 +6822,50 @@ func (ec *executionContext) fieldContext_Entity_findOfferByID(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findOfferByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findShoppingCartByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findShoppingCartByID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindShoppingCartByID(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
+			return ec.marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findShoppingCartByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShoppingCart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findShoppingCartByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5802,6 +7840,61 @@ func (ec *executionContext) fieldContext_LowestFare_offer(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _MailedSearch_id(ctx context.Context, field graphql.CollectedField, obj *model.MailedSearch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MailedSearch_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MailedSearch_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MailedSearch", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _MailedSearch_cheapestOffer(ctx context.Context, field graphql.CollectedField, obj *model.MailedSearch) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MailedSearch_cheapestOffer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheapestOffer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+			return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MailedSearch_cheapestOffer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MailedSearch",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5984,6 +8077,138 @@ func (ec *executionContext) _Movement_delayMinutes(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_Movement_delayMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Movement", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Mutation_createShoppingCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createShoppingCart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateShoppingCart(ctx, fc.Args["offerIds"].([]string), fc.Args["products"].([]*flightgraph.CartProduct))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
+			return ec.marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createShoppingCart(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShoppingCart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createShoppingCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addToShoppingCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addToShoppingCart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddToShoppingCart(ctx, fc.Args["cartId"].(string), fc.Args["products"].([]*flightgraph.CartProduct))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
+			return ec.marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addToShoppingCart(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShoppingCart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addToShoppingCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_mailMySearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_mailMySearch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MailMySearch(ctx, fc.Args["email"].(string), fc.Args["search"].(flightgraph.OfferSearch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MailedSearch) graphql.Marshaler {
+			return ec.marshalNMailedSearch2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐMailedSearch(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_mailMySearch(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MailedSearch(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_mailMySearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Offer_id(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
@@ -6243,6 +8468,38 @@ func (ec *executionContext) fieldContext_Offer_expiresAt(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Offer", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _Offer_includedBaggage(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Offer_includedBaggage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IncludedBaggage(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.PassengerBaggage) graphql.Marshaler {
+			return ec.marshalNPassengerBaggage2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Offer_includedBaggage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Offer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PassengerBaggage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OfferSegment_flight(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6434,6 +8691,61 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerBaggage_passengerType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerBaggage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerBaggage_passengerType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassengerType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerBaggage_passengerType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerBaggage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerBaggage_products(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerBaggage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerBaggage_products(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Products, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.BaggageProduct) graphql.Marshaler {
+			return ec.marshalNBaggageProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProductᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerBaggage_products(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassengerBaggage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageProduct(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PassengerPrice_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
@@ -7244,6 +9556,50 @@ func (ec *executionContext) fieldContext_Query_amenities(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_destinations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_destinations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Destinations(ctx, fc.Args["origin"].(*string), fc.Args["price"].(*string), fc.Args["currency"].(*string), fc.Args["month"].(*string), fc.Args["cabin"].(*flightgraph.CabinClass), fc.Args["destination"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Destination) graphql.Marshaler {
+			return ec.marshalNDestination2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestinationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_destinations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Destination(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_destinations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_routes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7462,7 +9818,7 @@ func (ec *executionContext) _Query_ticketConditions(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().TicketConditions(ctx, fc.Args["offerId"].(*string), fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["departureDate"].(*string), fc.Args["fareFamily"].(*string), fc.Args["currency"].(*string))
+			return ec.Resolvers.Query().TicketConditions(ctx, fc.Args["offerId"].(*string), fc.Args["reservationIdentifier"].(*string), fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["departureDate"].(*string), fc.Args["fareFamily"].(*string), fc.Args["currency"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TicketConditions) graphql.Marshaler {
@@ -7534,6 +9890,138 @@ func (ec *executionContext) fieldContext_Query_offer(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_offer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_relatedProducts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_relatedProducts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RelatedProducts(ctx, fc.Args["offerId"].(*string), fc.Args["cartId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.RelatedProduct) graphql.Marshaler {
+			return ec.marshalNRelatedProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProductᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_relatedProducts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RelatedProduct(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_relatedProducts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_shoppingCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_shoppingCart(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ShoppingCart(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
+			return ec.marshalOShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_shoppingCart(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ShoppingCart(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_shoppingCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_baggageAllowances(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_baggageAllowances(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BaggageAllowances(ctx, fc.Args["origin"].(string), fc.Args["destination"].(string), fc.Args["travelClass"].(flightgraph.CabinClass), fc.Args["type"].(*flightgraph.BaggageType), fc.Args["host"].(*string), fc.Args["fareFamily"].(*string), fc.Args["passengerTypes"].([]string), fc.Args["loyaltyProgram"].(*string), fc.Args["departureDate"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.BaggageAnswer) graphql.Marshaler {
+			return ec.marshalNBaggageAnswer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAnswer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_baggageAllowances(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BaggageAnswer(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_baggageAllowances_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7690,6 +10178,153 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RelatedProduct_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedProduct_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedProduct_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RelatedProduct_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedProduct_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedProduct_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RelatedProduct_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedProduct_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedProduct_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RelatedProduct_flightId(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedProduct_flightId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FlightID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedProduct_flightId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RelatedProduct_unitPrice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedProduct_unitPrice(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnitPrice, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedProduct_unitPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RelatedProduct",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RelatedProduct_maxQuantity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RelatedProduct_maxQuantity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxQuantity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RelatedProduct_maxQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RelatedProduct", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Route_carrier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
@@ -8020,6 +10655,148 @@ func (ec *executionContext) fieldContext_RouteEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ShoppingCart_id(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShoppingCart_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShoppingCart_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShoppingCart", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ShoppingCart_offers(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShoppingCart_offers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
+			return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShoppingCart_offers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ShoppingCart",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ShoppingCart_items(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShoppingCart_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.CartItem) graphql.Marshaler {
+			return ec.marshalNCartItem2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShoppingCart_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ShoppingCart",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CartItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ShoppingCart_total(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShoppingCart_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
+			return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShoppingCart_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ShoppingCart",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Money(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ShoppingCart_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ShoppingCart_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ShoppingCart_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ShoppingCart", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _TicketCondition_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
@@ -9269,6 +12046,43 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCartProductInput(ctx context.Context, obj any) (flightgraph.CartProduct, error) {
+	var it flightgraph.CartProduct
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "quantity"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "quantity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("quantity"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputOfferSearchInput(ctx context.Context, obj any) (flightgraph.OfferSearch, error) {
 	var it flightgraph.OfferSearch
 	if obj == nil {
@@ -9409,6 +12223,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 	switch obj := (obj).(type) {
 	case nil:
 		return graphql.Null
+	case model.ShoppingCart:
+		return ec._ShoppingCart(ctx, sel, &obj)
+	case *model.ShoppingCart:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ShoppingCart(ctx, sel, obj)
 	case model.Offer:
 		return ec._Offer(ctx, sel, &obj)
 	case *model.Offer:
@@ -9873,6 +12694,263 @@ func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var baggageAllowanceImplementors = []string{"BaggageAllowance"}
+
+func (ec *executionContext) _BaggageAllowance(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageAllowance) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, baggageAllowanceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BaggageAllowance")
+		case "passengerType":
+			out.Values[i] = ec._BaggageAllowance_passengerType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tier":
+			out.Values[i] = ec._BaggageAllowance_tier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "base":
+			out.Values[i] = ec._BaggageAllowance_base(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "loyalty":
+			out.Values[i] = ec._BaggageAllowance_loyalty(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "paid":
+			out.Values[i] = ec._BaggageAllowance_paid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var baggageAnswerImplementors = []string{"BaggageAnswer"}
+
+func (ec *executionContext) _BaggageAnswer(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageAnswer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, baggageAnswerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BaggageAnswer")
+		case "host":
+			out.Values[i] = ec._BaggageAnswer_host(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._BaggageAnswer_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destination":
+			out.Values[i] = ec._BaggageAnswer_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "travelClass":
+			out.Values[i] = ec._BaggageAnswer_travelClass(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fareFamily":
+			out.Values[i] = ec._BaggageAnswer_fareFamily(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passengers":
+			out.Values[i] = ec._BaggageAnswer_passengers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var baggageProductImplementors = []string{"BaggageProduct"}
+
+func (ec *executionContext) _BaggageProduct(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageProduct) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, baggageProductImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BaggageProduct")
+		case "identifier":
+			out.Values[i] = ec._BaggageProduct_identifier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sport":
+			out.Values[i] = ec._BaggageProduct_sport(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "allowance":
+			out.Values[i] = ec._BaggageProduct_allowance(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxKg":
+			out.Values[i] = ec._BaggageProduct_maxKg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxLb":
+			out.Values[i] = ec._BaggageProduct_maxLb(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sizeCm":
+			out.Values[i] = ec._BaggageProduct_sizeCm(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "sizeIn":
+			out.Values[i] = ec._BaggageProduct_sizeIn(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "online":
+			out.Values[i] = ec._BaggageProduct_online(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "airport":
+			out.Values[i] = ec._BaggageProduct_airport(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "miles":
+			out.Values[i] = ec._BaggageProduct_miles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var baggageSegmentImplementors = []string{"BaggageSegment"}
+
+func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageSegment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, baggageSegmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BaggageSegment")
+		case "origin":
+			out.Values[i] = ec._BaggageSegment_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destination":
+			out.Values[i] = ec._BaggageSegment_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "flightNumber":
+			out.Values[i] = ec._BaggageSegment_flightNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "products":
+			out.Values[i] = ec._BaggageSegment_products(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var cabinImplementors = []string{"Cabin"}
 
 func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Cabin) graphql.Marshaler {
@@ -10019,6 +13097,54 @@ func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cartItemImplementors = []string{"CartItem"}
+
+func (ec *executionContext) _CartItem(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CartItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cartItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CartItem")
+		case "product":
+			out.Values[i] = ec._CartItem_product(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "quantity":
+			out.Values[i] = ec._CartItem_quantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._CartItem_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10227,6 +13353,64 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var destinationImplementors = []string{"Destination"}
+
+func (ec *executionContext) _Destination(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Destination) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, destinationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Destination")
+		case "code":
+			out.Values[i] = ec._Destination_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._Destination_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lowestPrice":
+			out.Values[i] = ec._Destination_lowestPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "departureDate":
+			out.Values[i] = ec._Destination_departureDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stops":
+			out.Values[i] = ec._Destination_stops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var entityImplementors = []string{"Entity"}
 
 func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -10367,6 +13551,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 					}
 				}()
 				res = ec._Entity_findOfferByID(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findShoppingCartByID":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findShoppingCartByID(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -10981,6 +14187,49 @@ func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var mailedSearchImplementors = []string{"MailedSearch"}
+
+func (ec *executionContext) _MailedSearch(ctx context.Context, sel ast.SelectionSet, obj *model.MailedSearch) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mailedSearchImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MailedSearch")
+		case "id":
+			out.Values[i] = ec._MailedSearch_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cheapestOffer":
+			out.Values[i] = ec._MailedSearch_cheapestOffer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Money) graphql.Marshaler {
@@ -11120,6 +14369,68 @@ func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var mutationImplementors = []string{"Mutation"}
+
+func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Mutation",
+	})
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
+			Object: field.Name,
+			Field:  field,
+		})
+
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Mutation")
+		case "createShoppingCart":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createShoppingCart(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addToShoppingCart":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addToShoppingCart(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mailMySearch":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_mailMySearch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var offerImplementors = []string{"Offer", "_Entity"}
 
 func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, obj *model.Offer) graphql.Marshaler {
@@ -11179,6 +14490,11 @@ func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, ob
 			}
 		case "expiresAt":
 			out.Values[i] = ec._Offer_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "includedBaggage":
+			out.Values[i] = ec._Offer_includedBaggage(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11286,6 +14602,49 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passengerBaggageImplementors = []string{"PassengerBaggage"}
+
+func (ec *executionContext) _PassengerBaggage(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerBaggage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passengerBaggageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PassengerBaggage")
+		case "passengerType":
+			out.Values[i] = ec._PassengerBaggage_passengerType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "products":
+			out.Values[i] = ec._PassengerBaggage_products(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -11747,6 +15106,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "destinations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_destinations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "routes":
 			field := field
 
@@ -11901,6 +15282,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "relatedProducts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_relatedProducts(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "shoppingCart":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_shoppingCart(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "baggageAllowances":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_baggageAllowances(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "_entities":
 			field := field
 
@@ -11958,6 +15405,69 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var relatedProductImplementors = []string{"RelatedProduct"}
+
+func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.RelatedProduct) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, relatedProductImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RelatedProduct")
+		case "id":
+			out.Values[i] = ec._RelatedProduct_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._RelatedProduct_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._RelatedProduct_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "flightId":
+			out.Values[i] = ec._RelatedProduct_flightId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unitPrice":
+			out.Values[i] = ec._RelatedProduct_unitPrice(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxQuantity":
+			out.Values[i] = ec._RelatedProduct_maxQuantity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -12214,6 +15724,64 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._RouteEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var shoppingCartImplementors = []string{"ShoppingCart", "_Entity"}
+
+func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.SelectionSet, obj *model.ShoppingCart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, shoppingCartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ShoppingCart")
+		case "id":
+			out.Values[i] = ec._ShoppingCart_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offers":
+			out.Values[i] = ec._ShoppingCart_offers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._ShoppingCart_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec._ShoppingCart_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._ShoppingCart_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12895,6 +16463,78 @@ func (ec *executionContext) marshalNAmenityCategory2githubᚗcomᚋflightgraph�
 	return res
 }
 
+func (ec *executionContext) marshalNBaggageAllowance2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.BaggageAllowance) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBaggageAllowance2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowance(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBaggageAllowance2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowance(ctx context.Context, sel ast.SelectionSet, v *flightgraph.BaggageAllowance) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BaggageAllowance(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBaggageAnswer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAnswer(ctx context.Context, sel ast.SelectionSet, v *flightgraph.BaggageAnswer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BaggageAnswer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBaggageProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.BaggageProduct) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBaggageProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProduct(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNBaggageProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProduct(ctx context.Context, sel ast.SelectionSet, v *flightgraph.BaggageProduct) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BaggageProduct(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNBaggageSegment2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegment(ctx context.Context, sel ast.SelectionSet, v *flightgraph.BaggageSegment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BaggageSegment(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -12997,6 +16637,51 @@ func (ec *executionContext) marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflig
 	return ec._Carrier(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCartItem2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CartItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCartItem2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCartItem2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItem(ctx context.Context, sel ast.SelectionSet, v *flightgraph.CartItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CartItem(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCartProductInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProductᚄ(ctx context.Context, v any) ([]*flightgraph.CartProduct, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*flightgraph.CartProduct, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCartProductInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProduct(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNCartProductInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProduct(ctx context.Context, v any) (*flightgraph.CartProduct, error) {
+	res, err := ec.unmarshalInputCartProductInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCityᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.City) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -13079,6 +16764,32 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNDestination2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestinationᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Destination) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDestination2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestination(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDestination2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestination(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Destination) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Destination(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx context.Context, sel ast.SelectionSet, v *flightgraph.FareFamily) graphql.Marshaler {
@@ -13228,6 +16939,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13268,6 +17008,16 @@ func (ec *executionContext) marshalNLowestFare2ᚖgithubᚗcomᚋflightgraphᚋf
 		return graphql.Null
 	}
 	return ec._LowestFare(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMailedSearch2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐMailedSearch(ctx context.Context, sel ast.SelectionSet, v *model.MailedSearch) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MailedSearch(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx context.Context, sel ast.SelectionSet, v flightgraph.Money) graphql.Marshaler {
@@ -13351,6 +17101,32 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋfli
 	return ec._PageInfo(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPassengerBaggage2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggageᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PassengerBaggage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPassengerBaggage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPassengerBaggage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggage(ctx context.Context, sel ast.SelectionSet, v *flightgraph.PassengerBaggage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PassengerBaggage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPassengerInput2githubᚗcomᚋflightgraphᚋflightgraphᚐPassenger(ctx context.Context, v any) (flightgraph.Passenger, error) {
 	res, err := ec.unmarshalInputPassengerInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13432,6 +17208,32 @@ func (ec *executionContext) marshalNPriceLine2ᚖgithubᚗcomᚋflightgraphᚋfl
 	return ec._PriceLine(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRelatedProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.RelatedProduct) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRelatedProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProduct(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRelatedProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProduct(ctx context.Context, sel ast.SelectionSet, v *flightgraph.RelatedProduct) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RelatedProduct(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRequestedConnectionInput2githubᚗcomᚋflightgraphᚋflightgraphᚐRequestedConnection(ctx context.Context, v any) (flightgraph.RequestedConnection, error) {
 	res, err := ec.unmarshalInputRequestedConnectionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13495,6 +17297,16 @@ func (ec *executionContext) marshalNRouteEdge2ᚖgithubᚗcomᚋflightgraphᚋfl
 		return graphql.Null
 	}
 	return ec._RouteEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx context.Context, sel ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ShoppingCart(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -13929,6 +17741,63 @@ func (ec *executionContext) marshalOAmenityCategory2ᚖgithubᚗcomᚋflightgrap
 	return res
 }
 
+func (ec *executionContext) marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.BaggageSegment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNBaggageSegment2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType(ctx context.Context, v any) (*flightgraph.BaggageType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType(ctx context.Context, sel ast.SelectionSet, v *flightgraph.BaggageType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType[*v])
+	return res
+}
+
+var (
+	unmarshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType = map[string]flightgraph.BaggageType{
+		"ALL":          flightgraph.BaggageAll,
+		"BASE":         flightgraph.BaggageBase,
+		"LOYALTY":      flightgraph.BaggageLoyalty,
+		"PAID":         flightgraph.BaggagePaid,
+		"PAID_LOYALTY": flightgraph.BaggagePaidLoyalty,
+		"ALL_LOYALTY":  flightgraph.BaggageAllLoyalty,
+	}
+	marshalOBaggageType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageType = map[flightgraph.BaggageType]string{
+		flightgraph.BaggageAll:         "ALL",
+		flightgraph.BaggageBase:        "BASE",
+		flightgraph.BaggageLoyalty:     "LOYALTY",
+		flightgraph.BaggagePaid:        "PAID",
+		flightgraph.BaggagePaidLoyalty: "PAID_LOYALTY",
+		flightgraph.BaggageAllLoyalty:  "ALL_LOYALTY",
+	}
+)
+
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {
 	res, err := graphql.UnmarshalBoolean(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14052,6 +17921,23 @@ func (ec *executionContext) marshalOCalendarType2ᚖgithubᚗcomᚋflightgraph�
 	return res
 }
 
+func (ec *executionContext) unmarshalOCartProductInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProductᚄ(ctx context.Context, v any) ([]*flightgraph.CartProduct, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*flightgraph.CartProduct, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCartProductInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProduct(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx context.Context, sel ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -14139,6 +18025,41 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) unmarshalOInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOInt2ᚕintᚄ(ctx context.Context, sel ast.SelectionSet, v []int) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -14201,6 +18122,13 @@ func (ec *executionContext) marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflight
 		return graphql.Null
 	}
 	return ec._Offer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx context.Context, sel ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ShoppingCart(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {

@@ -37,6 +37,11 @@ func (r *entityResolver) FindOfferByID(ctx context.Context, id string) (*model.O
 	return r.offer(ctx, id)
 }
 
+func (r *entityResolver) FindShoppingCartByID(ctx context.Context, id string) (*model.ShoppingCart, error) {
+	c, err := r.Travel.Cart(ctx, "id", id)
+	return r.cart(ctx, c, err)
+}
+
 func (r *Resolver) Entity() graph.EntityResolver { return &entityResolver{r} }
 
 type entityResolver struct{ *Resolver }

@@ -72,11 +72,44 @@ func (r *Resolver) upsellOffers(ctx context.Context, id string) ([]*model.Offer,
 	return graph.For(ctx).Offers(ctx, offers), nil
 }
 
-func (r *Resolver) ticketConditions(ctx context.Context, offerID, origin, destination, departureDate, fareFamily, currency *string) (*model.TicketConditions, error) {
-	fam, conds, err := r.Travel.TicketConditions(ctx, travel.ConditionsQuery{OfferID: deref(offerID), Origin: deref(origin), Destination: deref(destination),
-		DepartureDate: deref(departureDate), Family: deref(fareFamily), Currency: deref(currency)})
+func (r *Resolver) ticketConditions(ctx context.Context, q travel.ConditionsQuery) (*model.TicketConditions, error) {
+	fam, conds, err := r.Travel.TicketConditions(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	return &model.TicketConditions{FareFamily: fam, Conditions: conds}, nil
+}
+
+// cart serves a cart with its offers made by the loaders; it passes the engine's error on.
+func (r *Resolver) cart(ctx context.Context, c *flightgraph.ShoppingCart, err error) (*model.ShoppingCart, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &model.ShoppingCart{ShoppingCart: c, Offers: graph.For(ctx).Offers(ctx, c.Offers)}, nil
+}
+
+func (r *Resolver) relatedProducts(ctx context.Context, offerID, cartID string) ([]*flightgraph.RelatedProduct, error) {
+	if cartID != "" {
+		c, err := r.Travel.Cart(ctx, "cartId", cartID)
+		if err != nil {
+			return nil, err
+		}
+		return travel.RelatedProducts(c.Offers...), nil
+	}
+	if offerID == "" {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "offerId", "give an offerId or a cartId")
+	}
+	o, err := r.Travel.Offer(ctx, "offerId", offerID)
+	if err != nil {
+		return nil, err
+	}
+	return travel.RelatedProducts(o), nil
+}
+
+func cartProducts(ps []*flightgraph.CartProduct) []flightgraph.CartProduct {
+	out := make([]flightgraph.CartProduct, len(ps))
+	for i, p := range ps {
+		out[i] = *p
+	}
+	return out
 }

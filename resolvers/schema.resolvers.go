@@ -12,6 +12,7 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 func (r *aircraftResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error) {
@@ -70,6 +71,28 @@ func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement
 	return obj.ActualAt(r.Now()), nil
 }
 
+func (r *mutationResolver) CreateShoppingCart(ctx context.Context, offerIds []string, products []*flightgraph.CartProduct) (*model.ShoppingCart, error) {
+	c, err := r.Travel.NewCart(ctx, offerIds, cartProducts(products))
+	return r.cart(ctx, c, err)
+}
+
+func (r *mutationResolver) AddToShoppingCart(ctx context.Context, cartID string, products []*flightgraph.CartProduct) (*model.ShoppingCart, error) {
+	c, err := r.Travel.AddToCart(ctx, "cartId", cartID, cartProducts(products))
+	return r.cart(ctx, c, err)
+}
+
+func (r *mutationResolver) MailMySearch(ctx context.Context, email string, search flightgraph.OfferSearch) (*model.MailedSearch, error) {
+	rec, cheapest, err := r.Travel.MailSearch(ctx, email, &search)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.MailedSearch{ID: rec.ID}
+	if cheapest != nil {
+		out.CheapestOffer = graph.For(ctx).Offers(ctx, []*flightgraph.Offer{cheapest})[0]
+	}
+	return out, nil
+}
+
 func (r *queryResolver) Flight(ctx context.Context, id string) (*model.Flight, error) {
 	return r.served(ctx)(r.Travel.Flight(ctx, id))
 }
@@ -118,6 +141,10 @@ func (r *queryResolver) Amenities(ctx context.Context, configuration string, cab
 	return r.amenities(ctx, configuration, cabinClass, category)
 }
 
+func (r *queryResolver) Destinations(ctx context.Context, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) ([]*flightgraph.Destination, error) {
+	return r.destinations(ctx, deref(origin), deref(price), deref(currency), deref(month), cabin, deref(destination), limit)
+}
+
 func (r *queryResolver) Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error) {
 	return r.routes(ctx, deref(origin), deref(destination), flightgraph.RouteFilter{Carrier: deref(carrier)}, first, after)
 }
@@ -138,12 +165,28 @@ func (r *queryResolver) UpsellOffers(ctx context.Context, id string) ([]*model.O
 	return r.upsellOffers(ctx, id)
 }
 
-func (r *queryResolver) TicketConditions(ctx context.Context, offerID *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error) {
-	return r.ticketConditions(ctx, offerID, origin, destination, departureDate, fareFamily, currency)
+func (r *queryResolver) TicketConditions(ctx context.Context, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error) {
+	return r.ticketConditions(ctx, travel.ConditionsQuery{OfferID: deref(offerID), ReservationIdentifier: deref(reservationIdentifier), Origin: deref(origin),
+		Destination: deref(destination), DepartureDate: deref(departureDate), Family: deref(fareFamily), Currency: deref(currency)})
 }
 
 func (r *queryResolver) Offer(ctx context.Context, id string) (*model.Offer, error) {
 	return r.offer(ctx, id)
+}
+
+func (r *queryResolver) RelatedProducts(ctx context.Context, offerID *string, cartID *string) ([]*flightgraph.RelatedProduct, error) {
+	return r.relatedProducts(ctx, deref(offerID), deref(cartID))
+}
+
+func (r *queryResolver) ShoppingCart(ctx context.Context, id string) (*model.ShoppingCart, error) {
+	c, err := r.Travel.Cart(ctx, "id", id)
+	return r.cart(ctx, c, err)
+}
+
+func (r *queryResolver) BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error) {
+	return r.Travel.BaggageAllowances(ctx, flightgraph.BaggageQuery{Origin: origin, Destination: destination, TravelClass: travelClass,
+		Type: deref(typeArg), Host: deref(host), FareFamily: deref(fareFamily), PassengerTypes: passengerTypes,
+		LoyaltyProgram: deref(loyaltyProgram), DepartureDate: deref(departureDate)})
 }
 
 func (r *routeResolver) Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error) {
@@ -174,6 +217,8 @@ func (r *Resolver) FlightLeg() graph.FlightLegResolver { return &flightLegResolv
 
 func (r *Resolver) Movement() graph.MovementResolver { return &movementResolver{r} }
 
+func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
+
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
@@ -187,6 +232,7 @@ type (
 	flightResolver    struct{ *Resolver }
 	flightLegResolver struct{ *Resolver }
 	movementResolver  struct{ *Resolver }
+	mutationResolver  struct{ *Resolver }
 	queryResolver     struct{ *Resolver }
 	routeResolver     struct{ *Resolver }
 )

@@ -94,5 +94,10 @@ func self(r *http.Request) links { return links{Self: link{Href: r.URL.RequestUR
 
 // render writes a HAL document in the negotiated media type.
 func render(w http.ResponseWriter, r *http.Request, v any) {
-	writeJSON(w, http.StatusOK, contentType(r.Context()), v)
+	renderStatus(w, r, http.StatusOK, v)
+}
+
+// renderStatus is render with another status, such as 201 Created.
+func renderStatus(w http.ResponseWriter, r *http.Request, status int, v any) {
+	writeJSON(w, status, contentType(r.Context()), v)
 }

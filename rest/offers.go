@@ -85,14 +85,17 @@ type (
 		Carrier placeRef `json:"carrier"`
 	}
 	productDoc struct {
-		ID              string     `json:"id"`
-		Bound           string     `json:"bound"`
-		CommercialCabin string     `json:"commercialCabin"`
-		FareFamily      familyDoc  `json:"fareFamily"`
-		Price           priceDoc   `json:"price"`
-		SeatsLeft       int        `json:"seatsLeft"`
-		ExpiresAt       string     `json:"expiresAt"`
-		Links           offerLinks `json:"_links"`
+		ID              string    `json:"id"`
+		Bound           string    `json:"bound"`
+		CommercialCabin string    `json:"commercialCabin"`
+		FareFamily      familyDoc `json:"fareFamily"`
+		Price           priceDoc  `json:"price"`
+		SeatsLeft       int       `json:"seatsLeft"`
+		ExpiresAt       string    `json:"expiresAt"`
+		// IncludedBaggage is each passenger type's baggage included in the fare, from the
+		// baggage API's rules.
+		IncludedBaggage []includedBagsDoc `json:"includedBaggage"`
+		Links           offerLinks        `json:"_links"`
 	}
 	familyDoc struct {
 		Code         string `json:"code"`
@@ -447,6 +450,9 @@ func productOf(o *flightgraph.Offer, display string) productDoc {
 	}
 	p.Price.TotalTaxes = taxes.Decimal()
 	p.Price.DisplayPrice = o.DisplayPrice(display).Decimal()
+	for _, b := range travel.IncludedBaggage(o) {
+		p.IncludedBaggage = append(p.IncludedBaggage, includedBagsDoc{PassengerType: b.PassengerType, Products: bagProducts(b.Products)})
+	}
 	q := "?offerId=" + url.QueryEscape(o.ID)
 	p.Links = offerLinks{PriceDetails: link{"/opendata/offers/v1/priceDetails" + q}, TaxBreakdown: link{"/opendata/offers/v1/tax-breakdown" + q},
 		FlightDetails: link{"/opendata/offers/v1/flightDetails" + q}}
@@ -505,7 +511,7 @@ func (a *API) upsell(w http.ResponseWriter, r *http.Request, b offerIDBody) {
 // fareFamily, currency).
 func (a *API) ticketConditions(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	fam, conds, err := a.Travel.TicketConditions(r.Context(), travel.ConditionsQuery{OfferID: v.Get("offerId"), Origin: v.Get("origin"),
+	fam, conds, err := a.Travel.TicketConditions(r.Context(), travel.ConditionsQuery{OfferID: v.Get("offerId"), ReservationIdentifier: v.Get("reservationIdentifier"), Origin: v.Get("origin"),
 		Destination: v.Get("destination"), DepartureDate: v.Get("departureDate"), Family: v.Get("fareFamily"), Currency: v.Get("currency")})
 	if err != nil {
 		a.Error(w, r, err)

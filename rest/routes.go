@@ -23,6 +23,7 @@ var Routes = []Route{
 	{"GET /opendata/flightstatus", "flightstatus", func(a *API) http.HandlerFunc { return a.flights }},
 	{"GET /opendata/flightstatus/{id}", "flightstatus", func(a *API) http.HandlerFunc { return a.flight }},
 	{"GET /opendata/inspire/v2/amenities", "inspire", func(a *API) http.HandlerFunc { return a.amenities }},
+	{"GET /opendata/inspire/v2/destinations/inspiration", "inspire", func(a *API) http.HandlerFunc { return a.destinationsInspiration }},
 	{"GET /opendata/schedule/v1/routes", "schedule", func(a *API) http.HandlerFunc { return a.routes }},
 	{"GET /opendata/schedule/v1/flights", "schedule", func(a *API) http.HandlerFunc { return a.schedule }},
 	{"POST /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersPost }},
@@ -36,6 +37,12 @@ var Routes = []Route{
 	{"GET /opendata/offers/v1/priceDetails", "offers", func(a *API) http.HandlerFunc { return a.priceDetails }},
 	{"GET /opendata/offers/v1/tax-breakdown", "offers", func(a *API) http.HandlerFunc { return a.taxBreakdown }},
 	{"GET /opendata/offers/v1/flightDetails", "offers", func(a *API) http.HandlerFunc { return a.flightDetails }},
+	{"POST /opendata/offers/v1/shopping-carts", "offers", func(a *API) http.HandlerFunc { return a.newCart }},
+	{"GET /opendata/offers/v1/shopping-carts/{cartId}", "offers", func(a *API) http.HandlerFunc { return a.cart }},
+	{"GET /opendata/offers/v1/related-products", "offers", func(a *API) http.HandlerFunc { return a.relatedProducts }},
+	{"POST /opendata/offers/v1/related-products/shopping-carts", "offers", func(a *API) http.HandlerFunc { return a.addProducts }},
+	{"POST /opendata/offers/v1/mail-my-search", "offers", func(a *API) http.HandlerFunc { return a.mailMySearch }},
+	{"GET /opendata/baggages/allowances", "baggage", func(a *API) http.HandlerFunc { return a.baggageAllowances }},
 	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
 }
 

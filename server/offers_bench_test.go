@@ -16,9 +16,9 @@ import (
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
-// offersBenchServer is a server as serve runs it (reference snapshot on) on the embedded store at
-// the default scale and window, with the demo key's plans raised and a bearer token of it.
-func offersBenchServer(b *testing.B) (http.Handler, string) {
+// benchServer is a server as serve runs it (reference snapshot on) on the embedded store at the
+// default scale and window, with the demo key's plans raised, served in-process.
+func benchServer(b *testing.B) *testServer {
 	server.TuneRuntime(os.Getenv)
 	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 	cfg := testConfig(db, io.Discard)
@@ -26,7 +26,13 @@ func offersBenchServer(b *testing.B) (http.Handler, string) {
 	h, demo := startServer(b, cfg)
 	s := &testServer{db: db, srv: h, demo: demo}
 	s.raiseLimits(b)
-	return h, "Bearer " + s.bearerToken(b, "")
+	return s
+}
+
+// offersBenchServer is benchServer with a bearer token of the demo key.
+func offersBenchServer(b *testing.B) (http.Handler, string) {
+	s := benchServer(b)
+	return s.srv, "Bearer " + s.bearerToken(b, "")
 }
 
 // BenchmarkLowestFares runs a 30-day lowest-fare calendar (REST, in-process, default scale and

@@ -43,8 +43,12 @@ type productView struct {
 			Fare, Taxes, Total string
 		}
 	}
-	SeatsLeft int
-	Links     struct {
+	SeatsLeft       int
+	IncludedBaggage []struct {
+		PassengerType string
+		Products      []bagProductView
+	}
+	Links struct {
 		PriceDetails, TaxBreakdown, FlightDetails struct{ Href string }
 	} `json:"_links"`
 }
@@ -60,6 +64,20 @@ func offerSearch(origin, destination string, pax ...string) map[string]any {
 		"origin":        map[string]any{"airport": map[string]any{"code": origin}}, "destination": map[string]any{"city": map[string]any{"code": destination}}}}}
 }
 
+// searchOffers posts an offers search and reads its answer; the test fails unless it is 200.
+func searchOffers(t *testing.T, s *testServer, headers map[string]string, body map[string]any) (offersView, string) {
+	t.Helper()
+	code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", headers, jsonOf(body))
+	if code != 200 {
+		t.Fatalf("search: %d %s", code, raw)
+	}
+	var v offersView
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v, raw
+}
+
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // TestRESTOffers: a search on the original's path and body answers offers grouped by itinerary;
@@ -73,15 +91,7 @@ func TestRESTOffers(t *testing.T) {
 		bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
 		search := func(t *testing.T, headers map[string]string, body map[string]any) (offersView, string) {
 			t.Helper()
-			code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/available-offers", headers, jsonOf(body))
-			if code != 200 {
-				t.Fatalf("search: %d %s", code, raw)
-			}
-			var v offersView
-			if err := json.Unmarshal([]byte(raw), &v); err != nil {
-				t.Fatal(err)
-			}
-			return v, raw
+			return searchOffers(t, s, headers, body)
 		}
 		got, _ := search(t, bearer, offerSearch("AMS", "NYC", "ADT", "CHD", "INF"))
 		if len(got.Itineraries) == 0 {

@@ -565,22 +565,28 @@ func (f *filter) where() string {
 }
 
 // findPage selects one page of table's rows matching f and returns them with the number of all
-// matches. R is a row type with the columns and a Total field tagged db:"total"; split returns a
-// row's record and total. The total comes in the same round trip from an uncorrelated scalar
-// subquery, which both dialects evaluate once; only a page past the end needs a count of its own.
+// matches (0 when the page is Uncounted). R is a row type with the columns and a Total field
+// tagged db:"total"; split returns a row's record and total. The total comes in the same round
+// trip from an uncorrelated scalar subquery, which both dialects evaluate once; only a page past
+// the end needs a count of its own.
 func findPage[R, T any](ctx context.Context, s *DB, split func(*R) (*T, int), cols, table string, f filter, order string, p flightgraph.Page) ([]*T, int, error) {
 	cond := f.where()
 	q := `SELECT ` + cols + `, (SELECT COUNT(*) FROM ` + table + ` WHERE ` + cond + `) AS total FROM ` + table +
 		` WHERE ` + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	args := append(append(append([]any{}, f.args...), f.args...), p.Limit, p.Offset)
+	if p.Uncounted {
+		q = `SELECT ` + cols + ` FROM ` + table + ` WHERE ` + cond + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+		args = append(append([]any{}, f.args...), p.Limit, p.Offset)
+	}
 	var rows []R
-	if err := s.selectIn(ctx, s.db, &rows, q, append(append(append([]any{}, f.args...), f.args...), p.Limit, p.Offset)...); err != nil {
+	if err := s.selectIn(ctx, s.db, &rows, q, args...); err != nil {
 		return nil, 0, err
 	}
 	out, total := make([]*T, len(rows)), 0
 	for i := range rows {
 		out[i], total = split(&rows[i])
 	}
-	if len(rows) == 0 && p.Offset > 0 {
+	if len(rows) == 0 && p.Offset > 0 && !p.Uncounted {
 		var n []int
 		if err := s.selectIn(ctx, s.db, &n, `SELECT COUNT(*) FROM `+table+` WHERE `+cond, f.args...); err != nil {
 			return nil, 0, err

@@ -42,6 +42,28 @@ func (s *FlightStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*f
 
 // FindFlights implements flightgraph.FlightStore.
 func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.Flight, int, error) {
+	w, table := s.where(f)
+	type row struct {
+		flightgraph.Flight
+		Total int `db:"total"`
+	}
+	return findPage(ctx, s.db, func(r *row) (*flightgraph.Flight, int) { return &r.Flight, r.Total }, flightCols, table, w, "departure_utc, id", f.Page)
+}
+
+// FindLegs implements flightgraph.FlightStore: one query, whatever the number of flights, where
+// LegsByFlightIDs would need their ids as as many parameters.
+func (s *FlightStore) FindLegs(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.FlightLeg, error) {
+	w, table := s.where(f)
+	var rows []*flightgraph.FlightLeg
+	q := `SELECT ` + legCols + ` FROM flight_legs WHERE flight_id IN (SELECT id FROM ` + table + ` WHERE ` + w.where() + `) ORDER BY flight_id, seq`
+	if err := s.db.selectIn(ctx, s.db.db, &rows, q, w.args...); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// where is the condition of a flight filter, and the table (with its index hint) to read it from.
+func (s *FlightStore) where(f flightgraph.FlightFilter) (filter, string) {
 	var w filter
 	w.places(f.Origin, f.Destination)
 	switch {
@@ -88,10 +110,6 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 	if !f.ArrivalTo.IsZero() {
 		w.add(arr+" < ?", f.ArrivalTo.UTC())
 	}
-	type row struct {
-		flightgraph.Flight
-		Total int `db:"total"`
-	}
 	table := "flights"
 	if f.Origin != nil && f.Destination != nil && s.db.dialect == SQLite {
 		// Between two places, the route's index reads only the route's flights. SQLite keeps no
@@ -100,5 +118,5 @@ func (s *FlightStore) FindFlights(ctx context.Context, f flightgraph.FlightFilte
 		// knows better from its own.
 		table = "flights INDEXED BY flights_route"
 	}
-	return findPage(ctx, s.db, func(r *row) (*flightgraph.Flight, int) { return &r.Flight, r.Total }, flightCols, table, w, "departure_utc, id", f.Page)
+	return w, table
 }

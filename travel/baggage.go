@@ -16,7 +16,7 @@ import (
 
 // Piece sizes, in centimetres, and weights, in kilograms.
 var (
-	cabinBagCm   = [3]int{55, 35, 25}
+	cabinBagCm   = [3]int{55, 25, 35} // length, width, height, as the original lists them
 	accessoryCm  = [3]int{40, 30, 15}
 	checkedBagCm = [3]int{80, 50, 28} // 158 cm in all
 )
@@ -85,10 +85,17 @@ var paidOptions = []struct {
 // nonstop flight when there is one). Unknown places are ECodeIATANotFound; no flight between them
 // that day ECodeTripDestination; a loyalty type without a tier ECodeMissingParameter.
 func (s *Service) BaggageAllowances(ctx context.Context, q flightgraph.BaggageQuery) (*flightgraph.BaggageAnswer, error) {
+	if q.Type == "" {
+		q.Type = flightgraph.BaggageAll
+	}
 	if !slices.Contains(flightgraph.BaggageTypes, q.Type) {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "type", "type is one of all, base, loyalty, paid, paid-loyalty, all-loyalty, got %q", q.Type)
 	}
-	if q.Type.NeedsTier() && q.Tier == "" {
+	tier, err := s.loyaltyTier(ctx, q.LoyaltyProgram)
+	if err != nil {
+		return nil, err
+	}
+	if q.Type.NeedsTier() && tier == "" {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "loyaltyProgram",
 			"%s allowances need a tier: give loyaltyProgram (e.g. %s_GOLD) or call with a password-grant token of a member", q.Type, flightgraph.LoyaltyProgramme)
 	}
@@ -162,7 +169,7 @@ func (s *Service) BaggageAllowances(ctx context.Context, q flightgraph.BaggageQu
 	out := &flightgraph.BaggageAnswer{Host: host, Origin: it.flights[0].OriginCode, Destination: it.flights[len(it.flights)-1].DestinationCode, TravelClass: class, FareFamily: fam}
 	wantBase, wantLoyalty, wantPaid := q.Type.Wants()
 	for _, t := range q.PassengerTypes {
-		a := &flightgraph.BaggageAllowance{PassengerType: t, Tier: q.Tier}
+		a := &flightgraph.BaggageAllowance{PassengerType: t, Tier: tier}
 		for _, f := range it.flights {
 			seg := func(products []*flightgraph.BaggageProduct) *flightgraph.BaggageSegment {
 				return &flightgraph.BaggageSegment{Origin: f.OriginCode, Destination: f.DestinationCode, FlightNumber: f.Designator(), Products: products}
@@ -171,19 +178,42 @@ func (s *Service) BaggageAllowances(ctx context.Context, q flightgraph.BaggageQu
 				a.Base = append(a.Base, seg(baseAllowance(class, fam, t)))
 			}
 			if wantLoyalty {
-				a.Loyalty = append(a.Loyalty, seg(loyaltyAllowance(class, t, q.Tier)))
+				a.Loyalty = append(a.Loyalty, seg(loyaltyAllowance(class, t, tier)))
 			}
 			if wantPaid {
-				tier := ""
+				priced := ""
 				if q.Type.NeedsTier() {
-					tier = q.Tier
+					priced = tier
 				}
-				a.Paid = append(a.Paid, seg(paidAllowance(f.Haul, t, tier, cur)))
+				a.Paid = append(a.Paid, seg(paidAllowance(f.Haul, t, priced, cur)))
 			}
 		}
 		out.Passengers = append(out.Passengers, a)
 	}
 	return out, nil
+}
+
+// loyaltyTier is the tier a baggage query is answered for: Service.Loyalty's answer when it is
+// set (the access core's: a password-grant token's customer wins), else the parameter's.
+func (s *Service) loyaltyTier(ctx context.Context, loyaltyProgram string) (string, error) {
+	if s.Loyalty != nil {
+		return s.Loyalty(ctx, loyaltyProgram)
+	}
+	if loyaltyProgram == "" {
+		return "", nil
+	}
+	return flightgraph.ParseLoyalty(loyaltyProgram)
+}
+
+// IncludedBaggage is what each passenger type of an offer may carry without paying: the base
+// allowance of the offer's class and family, the same on every segment. Offers and the baggage
+// API answer from the same rules.
+func IncludedBaggage(o *flightgraph.Offer) []*flightgraph.PassengerBaggage {
+	out := make([]*flightgraph.PassengerBaggage, 0, len(o.Price.Passengers))
+	for _, p := range o.Price.Passengers {
+		out = append(out, &flightgraph.PassengerBaggage{PassengerType: p.Type, Products: baseAllowance(o.Cabin, o.Family, p.Type)})
+	}
+	return out
 }
 
 // onLap reports whether a passenger type travels without a seat.

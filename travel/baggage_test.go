@@ -38,7 +38,7 @@ func TestBaggageRules(t *testing.T) {
 	if light.Passengers[1].Base[0].Products[0].Identifier != "accessory" || product(light.Passengers[1].Base[0].Products, "strollers") == nil {
 		t.Errorf("an infant's: %+v", light.Passengers[1].Base[0].Products)
 	}
-	flex := ask(flightgraph.BaggageQuery{Type: flightgraph.BaggageAllLoyalty, TravelClass: flightgraph.CabinBusiness, FareFamily: "BUSINESS_FLEX", Tier: "GOLD"})
+	flex := ask(flightgraph.BaggageQuery{Type: flightgraph.BaggageAllLoyalty, TravelClass: flightgraph.CabinBusiness, FareFamily: "BUSINESS_FLEX", LoyaltyProgram: "FGMILES_GOLD"})
 	p := flex.Passengers[0]
 	if c := product(p.Base[0].Products, "check-in-baggage"); c == nil || c.Allowance != flightgraph.FareFamilies[6].CheckedBags || c.MaxKg != 32 {
 		t.Errorf("Business Flex checked: %+v", c)

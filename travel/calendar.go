@@ -24,9 +24,12 @@ func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, b
 	if len(days) == 0 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "dateInterval", "a calendar needs at least one day")
 	}
+	// The calendar's bound leaves on its interval's days, from the first; another bound without a
+	// date leaves then too, and one with a date keeps it, so that an INBOUND calendar starting
+	// before its outbound's date is refused as any return before its outbound is.
 	for i := range q.Connections {
-		if q.Connections[i].DepartureDate == "" {
-			q.Connections[i].DepartureDate = days[0] // a calendar's days are its interval's
+		if i == bound || q.Connections[i].DepartureDate == "" {
+			q.Connections[i].DepartureDate = days[0]
 		}
 	}
 	if err := s.resolve(ctx, q); err != nil {
@@ -74,15 +77,8 @@ func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, b
 		}
 		lf := out[len(out)-1]
 		for _, it := range byDate[d] {
-			for _, cabin := range cabins {
-				o := s.price(refs, it, flightgraph.FamiliesOf(cabin)[0], counts, now, boundOf(bound))
-				if o == nil {
-					continue // sold out, or not on board: the next cabin up
-				}
-				if lf.Offer == nil || before(o, lf.Offer) {
-					lf.Offer = o
-				}
-				break
+			if o := s.cheapestOf(refs, it, cabins, counts, now, boundOf(bound)); o != nil && (lf.Offer == nil || before(o, lf.Offer)) {
+				lf.Offer = o
 			}
 		}
 	}
@@ -92,6 +88,18 @@ func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, b
 		}
 	}
 	return out, nil
+}
+
+// cheapestOf is an itinerary's cheapest offer in cabins (ordered from Economy up), as a calendar
+// finds it: the first fare family of the first cabin that has the seats (LowestFares says why);
+// nil when none has.
+func (s *Service) cheapestOf(r *refs, it itinerary, cabins []flightgraph.CabinClass, counts flightgraph.PassengerCounts, at time.Time, bound flightgraph.Bound) *flightgraph.Offer {
+	for _, cabin := range cabins {
+		if o := s.price(r, it, flightgraph.FamiliesOf(cabin)[0], counts, at, bound); o != nil {
+			return o
+		}
+	}
+	return nil // sold out, or not on board, in every cabin
 }
 
 // before reports whether a comes before b among a search's offers of the same price or less:

@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -21,12 +22,16 @@ import (
 // same rules, so it costs what the search said. A search writes nothing, so it stays a read on any
 // replica; replicas share the signing key (Service.OfferKey).
 
-// maxCandidates bounds the flights one search reads per query, and maxConnections the one-stop
-// itineraries it prices.
-const (
-	maxCandidates  = flightgraph.MaxPageSize
-	maxConnections = 30
+// maxCandidates bounds the flights a search reads per query and day, and maxCandidateRows per
+// query whatever the days; maxConnections bounds the one-stop itineraries of a day it prices. A
+// search whose flights pass a bound is refused rather than answered from some of them: a day's
+// offers are the same in every search or none. (Variables so that a test can lower them.)
+var (
+	maxCandidates    = 1_000
+	maxCandidateRows = 40_000
 )
+
+const maxConnections = 30
 
 // itinerary is one bound's flights, in order, with their legs.
 type itinerary struct {
@@ -122,89 +127,30 @@ func (s *Service) currency(q *flightgraph.OfferSearch, pos flightgraph.PointOfSa
 // the same three round trips as one day: the nonstop and first flights, the second flights, the
 // legs.
 func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnection, dates []string, now time.Time) (map[string][]itinerary, error) {
-	carriers, err := s.Network.Carriers(ctx)
+	limit := min(maxCandidates*len(dates), maxCandidateRows)
+	cands, err := s.candidatesOf(ctx, c.OriginPlace, c.DestinationPlace, dates, now, limit)
 	if err != nil {
 		return nil, err
 	}
-	var hubCodes []string
-	for _, ca := range carriers {
-		if !slices.Contains(c.OriginPlace.AirportCodes(), ca.HubCode) && !slices.Contains(c.DestinationPlace.AirportCodes(), ca.HubCode) && !slices.Contains(hubCodes, ca.HubCode) {
-			hubCodes = append(hubCodes, ca.HubCode)
+	if cands.full {
+		// More than a read holds: ECodeInvalidParameter on dateInterval (ask for fewer days), or
+		// for one day a defect (no airport of the network has a thousand departures a day).
+		if len(dates) == 1 {
+			return nil, fmt.Errorf("travel: candidate flights from %s on one day fill the %d a search reads", c.Origin, limit)
 		}
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "dateInterval",
+			"%d days hold more flights than one search reads (%d): ask for fewer days", len(dates), limit)
 	}
-	hubs, err := s.Places.AirportsByCodes(ctx, hubCodes)
+	trips, err := cands.plan(ctx, c.DestinationPlace)
 	if err != nil {
 		return nil, err
 	}
-	hubs = slices.DeleteFunc(hubs, func(a *flightgraph.Airport) bool { return a == nil })
-	// The nonstop flights and the first flights of connections, in one query.
-	onward := &flightgraph.Place{Code: c.DestinationPlace.Code, Airports: append(slices.Clone(c.DestinationPlace.Airports), hubs...)}
-	found, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: c.OriginPlace, Destination: onward, Date: dates[0], LastDate: dates[len(dates)-1],
-		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: maxCandidates * len(dates)}})
-	if err != nil {
-		return nil, err
-	}
-	dest := c.DestinationPlace.AirportCodes()
-	nonstop, toHub := map[string][]*flightgraph.Flight{}, map[string][]*flightgraph.Flight{}
-	var allToHub []*flightgraph.Flight
-	for _, f := range found {
-		switch {
-		case !slices.Contains(dates, f.ScheduleDate):
-		case slices.Contains(dest, f.DestinationCode):
-			nonstop[f.ScheduleDate] = append(nonstop[f.ScheduleDate], f)
-		default:
-			toHub[f.ScheduleDate] = append(toHub[f.ScheduleDate], f)
-			allToHub = append(allToHub, f)
-		}
-	}
-	var seconds []*flightgraph.Flight
-	if len(allToHub) > 0 {
-		from, to := allToHub[0].ArrivalUTC, allToHub[0].ArrivalUTC
-		via := &flightgraph.Place{Code: "hubs"}
-		for _, f := range allToHub {
-			from, to = minTime(from, f.ArrivalUTC), maxTime(to, f.ArrivalUTC)
-			if !slices.Contains(via.AirportCodes(), f.DestinationCode) {
-				via.Airports = append(via.Airports, &flightgraph.Airport{Code: f.DestinationCode})
-			}
-		}
-		if seconds, _, err = s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: via, Destination: c.DestinationPlace,
-			DepartureFrom: from.Add(MinConnection), DepartureTo: to.Add(MaxConnection + time.Second), Page: flightgraph.Page{Limit: maxCandidates * len(dates)}}); err != nil {
-			return nil, err
-		}
-	}
-	pairs := map[string][][2]*flightgraph.Flight{}
 	var ids []string
-	// The second flights by hub, in order of departure: a first flight's connections are one
-	// window of its hub's, found by binary search, so that a year's calendar pairs in
-	// n log n rather than n² (115 million steps for London to Paris).
-	fromHub := map[string][]*flightgraph.Flight{}
-	for _, f := range seconds {
-		fromHub[f.OriginCode] = append(fromHub[f.OriginCode], f)
-	}
 	for _, d := range dates {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		for _, f1 := range toHub[d] {
-			next := fromHub[f1.DestinationCode]
-			i, _ := slices.BinarySearchFunc(next, f1.ArrivalUTC.Add(MinConnection), func(f *flightgraph.Flight, t time.Time) int { return f.DepartureUTC.Compare(t) })
-			for _, f2 := range next[i:] {
-				if f2.DepartureUTC.Sub(f1.ArrivalUTC) > MaxConnection {
-					break
-				}
-				pairs[d] = append(pairs[d], [2]*flightgraph.Flight{f1, f2})
+		for _, t := range trips[d] {
+			for _, f := range t {
+				ids = append(ids, f.ID)
 			}
-		}
-		// The quickest connections, then the earliest.
-		slices.SortStableFunc(pairs[d], func(a, b [2]*flightgraph.Flight) int {
-			return cmp.Or(cmp.Compare(a[1].ArrivalUTC.Sub(a[0].DepartureUTC), b[1].ArrivalUTC.Sub(b[0].DepartureUTC)), a[0].DepartureUTC.Compare(b[0].DepartureUTC))
-		})
-		pairs[d] = pairs[d][:min(len(pairs[d]), maxConnections)]
-		for _, f := range nonstop[d] {
-			ids = append(ids, f.ID)
-		}
-		for _, p := range pairs[d] {
-			ids = append(ids, p[0].ID, p[1].ID)
 		}
 	}
 	if len(ids) == 0 {
@@ -216,14 +162,213 @@ func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnec
 	}
 	its := map[string][]itinerary{}
 	for _, d := range dates {
-		for _, f := range nonstop[d] {
-			its[d] = append(its[d], itinerary{flights: []*flightgraph.Flight{f}, legs: [][]*flightgraph.FlightLeg{legs[f.ID]}})
-		}
-		for _, p := range pairs[d] {
-			its[d] = append(its[d], itinerary{flights: p[:], legs: [][]*flightgraph.FlightLeg{legs[p[0].ID], legs[p[1].ID]}})
+		for _, t := range trips[d] {
+			its[d] = append(its[d], itineraryOf(t, legs))
 		}
 	}
 	return its, nil
+}
+
+// itineraryOf is a trip's flights with their legs.
+func itineraryOf(trip []*flightgraph.Flight, legs map[string][]*flightgraph.FlightLeg) itinerary {
+	it := itinerary{flights: trip, legs: make([][]*flightgraph.FlightLeg, len(trip))}
+	for i, f := range trip {
+		it.legs[i] = legs[f.ID]
+	}
+	return it
+}
+
+// candidates are the flights a search from an origin reads for its dates, each list in the
+// store's order (by departure, then id): firsts leave the origin on the dates for the destination
+// and the hubs (for anywhere, when read without a destination), seconds leave the hubs the firsts
+// reach, in time to connect with one of them, for the destination (for anywhere). filters are the
+// two reads, whose legs FindLegs reads again.
+type candidates struct {
+	dates []string
+	// hubs are the network's hubs but the origin's airports (and the destination's, when read
+	// for one).
+	hubs            []*flightgraph.Airport
+	firsts, seconds []*flightgraph.Flight
+	filters         []flightgraph.FlightFilter
+	// full reports that a read returned as many flights as its limit: it may have left some out.
+	full bool
+	// firstsTo indexes firsts by destination, secondsFromTo seconds by origin and destination,
+	// each index ascending; made by plan, once.
+	firstsTo      map[string][]int
+	secondsFromTo map[[2]string][]int
+}
+
+// candidatesOf reads the candidates of a search from origin to dest on dates, sellable at now, in
+// two round trips, each read at most limit flights; a nil dest reads them for anywhere, as an
+// inspiration does.
+func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Place, dates []string, now time.Time, limit int) (*candidates, error) {
+	carriers, err := s.Network.Carriers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hubCodes []string
+	for _, ca := range carriers {
+		if !slices.Contains(origin.AirportCodes(), ca.HubCode) && !slices.Contains(dest.AirportCodes(), ca.HubCode) && !slices.Contains(hubCodes, ca.HubCode) {
+			hubCodes = append(hubCodes, ca.HubCode)
+		}
+	}
+	hubs, err := s.Places.AirportsByCodes(ctx, hubCodes)
+	if err != nil {
+		return nil, err
+	}
+	c := &candidates{dates: dates, hubs: slices.DeleteFunc(hubs, func(a *flightgraph.Airport) bool { return a == nil })}
+	// The nonstop flights and the first flights of connections, in one query.
+	var onward *flightgraph.Place
+	if dest != nil {
+		onward = &flightgraph.Place{Code: dest.Code, Airports: append(slices.Clone(dest.Airports), c.hubs...)}
+	}
+	first := flightgraph.FlightFilter{Origin: origin, Destination: onward, Date: dates[0], LastDate: dates[len(dates)-1],
+		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: limit, Uncounted: true}}
+	if c.firsts, _, err = s.Flights.FindFlights(ctx, first); err != nil {
+		return nil, err
+	}
+	c.filters, c.full = append(c.filters, first), len(c.firsts) >= limit
+	// The second flights leave the hubs the first flights reach, within a connection of them.
+	hubCodes = make([]string, len(c.hubs))
+	for i, h := range c.hubs {
+		hubCodes[i] = h.Code
+	}
+	dests := dest.AirportCodes()
+	var via []string
+	var from, to time.Time
+	for _, f := range c.firsts {
+		if !slices.Contains(dates, f.ScheduleDate) || slices.Contains(dests, f.DestinationCode) || !slices.Contains(hubCodes, f.DestinationCode) {
+			continue
+		}
+		if len(via) == 0 {
+			from, to = f.ArrivalUTC, f.ArrivalUTC
+		}
+		from, to = minTime(from, f.ArrivalUTC), maxTime(to, f.ArrivalUTC)
+		if !slices.Contains(via, f.DestinationCode) {
+			via = append(via, f.DestinationCode)
+		}
+	}
+	if len(via) == 0 {
+		return c, nil
+	}
+	hubPlace := &flightgraph.Place{Code: "hubs"}
+	for _, code := range via {
+		hubPlace.Airports = append(hubPlace.Airports, &flightgraph.Airport{Code: code})
+	}
+	second := flightgraph.FlightFilter{Origin: hubPlace, Destination: dest,
+		DepartureFrom: from.Add(MinConnection), DepartureTo: to.Add(MaxConnection + time.Second), Page: flightgraph.Page{Limit: limit, Uncounted: true}}
+	if c.seconds, _, err = s.Flights.FindFlights(ctx, second); err != nil {
+		return nil, err
+	}
+	c.filters, c.full = append(c.filters, second), c.full || len(c.seconds) >= limit
+	return c, nil
+}
+
+// plan picks from the candidates what a search to dest alone keeps on each date, by date: its
+// nonstop flights in order of departure, then its one-stop connections through the hubs but
+// dest's (50 minutes to 24 hours on the ground), the quickest first, then the earliest, at most
+// maxConnections. The candidates may hold more than that search reads (every destination's, when
+// read for anywhere): plan takes only what it would, in the same order and up to the same bounds
+// (maxCandidates flights a date, each read), so a destination's trips are the same whether it is
+// searched alone or among all.
+func (c *candidates) plan(ctx context.Context, dest *flightgraph.Place) (map[string][][]*flightgraph.Flight, error) {
+	if c.firstsTo == nil {
+		c.firstsTo, c.secondsFromTo = map[string][]int{}, map[[2]string][]int{}
+		for i, f := range c.firsts {
+			c.firstsTo[f.DestinationCode] = append(c.firstsTo[f.DestinationCode], i)
+		}
+		for i, f := range c.seconds {
+			k := [2]string{f.OriginCode, f.DestinationCode}
+			c.secondsFromTo[k] = append(c.secondsFromTo[k], i)
+		}
+	}
+	limit := maxCandidates * len(c.dates)
+	dests := dest.AirportCodes()
+	var firsts []int
+	for _, code := range dests {
+		firsts = append(firsts, c.firstsTo[code]...)
+	}
+	for _, h := range c.hubs {
+		if !slices.Contains(dests, h.Code) {
+			firsts = append(firsts, c.firstsTo[h.Code]...)
+		}
+	}
+	slices.Sort(firsts)
+	nonstop, toHub := map[string][]*flightgraph.Flight{}, map[string][]*flightgraph.Flight{}
+	var via []string
+	var from, to time.Time
+	for _, i := range firsts[:min(len(firsts), limit)] {
+		f := c.firsts[i]
+		switch {
+		case !slices.Contains(c.dates, f.ScheduleDate):
+		case slices.Contains(dests, f.DestinationCode):
+			nonstop[f.ScheduleDate] = append(nonstop[f.ScheduleDate], f)
+		default:
+			if len(via) == 0 {
+				from, to = f.ArrivalUTC, f.ArrivalUTC
+			}
+			from, to = minTime(from, f.ArrivalUTC), maxTime(to, f.ArrivalUTC)
+			if !slices.Contains(via, f.DestinationCode) {
+				via = append(via, f.DestinationCode)
+			}
+			toHub[f.ScheduleDate] = append(toHub[f.ScheduleDate], f)
+		}
+	}
+	// The second flights by hub, in order of departure: a first flight's connections are one
+	// window of its hub's, found by binary search, so that a year's calendar pairs in
+	// n log n rather than n² (115 million steps for London to Paris).
+	fromHub := map[string][]*flightgraph.Flight{}
+	var seconds []int
+	for _, h := range via {
+		for _, code := range dests {
+			seconds = append(seconds, c.secondsFromTo[[2]string{h, code}]...)
+		}
+	}
+	slices.Sort(seconds)
+	n := 0
+	for _, i := range seconds {
+		f := c.seconds[i]
+		if f.DepartureUTC.Before(from.Add(MinConnection)) || !f.DepartureUTC.Before(to.Add(MaxConnection+time.Second)) {
+			continue
+		}
+		if n++; n > limit {
+			break
+		}
+		fromHub[f.OriginCode] = append(fromHub[f.OriginCode], f)
+	}
+	trips := map[string][][]*flightgraph.Flight{}
+	for _, d := range c.dates {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// A connection's journey and departure, in nanoseconds, so that sorting compares numbers.
+		type pair struct {
+			journey, departure int64
+			f1, f2             *flightgraph.Flight
+		}
+		var pairs []pair
+		for _, f1 := range toHub[d] {
+			next := fromHub[f1.DestinationCode]
+			i, _ := slices.BinarySearchFunc(next, f1.ArrivalUTC.Add(MinConnection), func(f *flightgraph.Flight, t time.Time) int { return f.DepartureUTC.Compare(t) })
+			for _, f2 := range next[i:] {
+				if f2.DepartureUTC.Sub(f1.ArrivalUTC) > MaxConnection {
+					break
+				}
+				pairs = append(pairs, pair{int64(f2.ArrivalUTC.Sub(f1.DepartureUTC)), f1.DepartureUTC.UnixNano(), f1, f2})
+			}
+		}
+		// The quickest connections, then the earliest.
+		slices.SortStableFunc(pairs, func(a, b pair) int {
+			return cmp.Or(cmp.Compare(a.journey, b.journey), cmp.Compare(a.departure, b.departure))
+		})
+		for _, f := range nonstop[d] {
+			trips[d] = append(trips[d], []*flightgraph.Flight{f})
+		}
+		for _, p := range pairs[:min(len(pairs), maxConnections)] {
+			trips[d] = append(trips[d], []*flightgraph.Flight{p.f1, p.f2})
+		}
+	}
+	return trips, nil
 }
 
 // legsOf reads the legs of flights in one round trip, by flight id.
@@ -291,14 +436,21 @@ func (r *refs) charges(airport, haul string, cabin flightgraph.CabinClass, pt *f
 }
 
 func (s *Service) refsOf(ctx context.Context, its []itinerary, cur flightgraph.Currency) (*refs, error) {
-	var codes, configs []string
+	var legs []*flightgraph.FlightLeg
 	for _, it := range its {
-		for _, legs := range it.legs {
-			for _, l := range legs {
-				codes = append(codes, l.OriginCode, l.DestinationCode)
-				configs = append(configs, l.ConfigurationCode)
-			}
+		for _, ls := range it.legs {
+			legs = append(legs, ls...)
 		}
+	}
+	return s.refsOfLegs(ctx, legs, cur)
+}
+
+// refsOfLegs reads the reference data that pricing legs reads.
+func (s *Service) refsOfLegs(ctx context.Context, legs []*flightgraph.FlightLeg, cur flightgraph.Currency) (*refs, error) {
+	var codes, configs []string
+	for _, l := range legs {
+		codes = append(codes, l.OriginCode, l.DestinationCode)
+		configs = append(configs, l.ConfigurationCode)
 	}
 	codes, configs = slices.Compact(slices.Sorted(slices.Values(codes))), slices.Compact(slices.Sorted(slices.Values(configs)))
 	r := &refs{airports: map[string]*flightgraph.Airport{}, countries: map[string]*flightgraph.Country{}, cabins: map[string][]*flightgraph.Cabin{},

@@ -463,3 +463,63 @@ func itineraryOf(o *flightgraph.Offer) string {
 	}
 	return s
 }
+
+// TestSearchesPastTheirBoundsAreRefused: a search whose candidate flights pass a bound is refused,
+// not answered from the first of them. Without the check, the one-day search would price the
+// first few flights of the day, and a day of the calendar would differ from that day's search.
+func TestSearchesPastTheirBoundsAreRefused(t *testing.T) {
+	e := newEngine(t, store.SQLite)
+	ctx := context.Background()
+	day := search("AMS", "PAR", 1)
+	all, err := e.OffersFor(ctx, day, 0)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("AMS-PAR tomorrow: %d offers, %v", len(all), err)
+	}
+	days, err := flightgraph.ParseDateInterval(storetest.Now.Format(flightgraph.DateLayout)+"/"+storetest.Now.AddDate(0, 0, windowAhead).Format(flightgraph.DateLayout), storetest.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	restore := travel.SetCandidateBounds(3, 1_000_000)
+	if offers, err := e.OffersFor(ctx, day, 0); err == nil || flightgraph.ErrorCode(err) != flightgraph.ECodeInternal {
+		t.Errorf("a day past its bound: %d offers, %v; want a defect", len(offers), err)
+	}
+	restore()
+	restore = travel.SetCandidateBounds(1_000, 60)
+	defer restore()
+	_, err = e.LowestFares(ctx, search("AMS", "PAR", 0), 0, days, flightgraph.CalendarDay)
+	if flightgraph.ErrorCode(err) != flightgraph.ECodeInvalidParameter || !strings.Contains(err.Error(), "fewer days") {
+		t.Errorf("a calendar past its bound: %v", err)
+	}
+	if again, err := e.OffersFor(ctx, day, 0); err != nil || len(again) != len(all) {
+		t.Errorf("one day within the bound: %d offers, %v; want %d", len(again), err, len(all))
+	}
+}
+
+// TestInboundCalendar: an INBOUND calendar of a return search without dates prices the return's
+// days; one starting before its outbound's date is refused, as any return before its outbound.
+func TestInboundCalendar(t *testing.T) {
+	e := newEngine(t, store.SQLite)
+	ctx := context.Background()
+	days, err := flightgraph.ParseDateInterval(storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout)+"/"+storetest.Now.AddDate(0, 0, 3).Format(flightgraph.DateLayout), storetest.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trip := func(outbound string) *flightgraph.OfferSearch {
+		return &flightgraph.OfferSearch{Passengers: []flightgraph.Passenger{{ID: 1, Type: "ADT"}}, Connections: []flightgraph.RequestedConnection{
+			{Origin: "AMS", Destination: "LON", DepartureDate: outbound}, {Origin: "LON", Destination: "AMS"}}}
+	}
+	cal, err := e.LowestFares(ctx, trip(""), 1, days, flightgraph.CalendarDay)
+	if err != nil || len(cal) != 3 {
+		t.Fatalf("inbound calendar: %d days, %v", len(cal), err)
+	}
+	for _, lf := range cal {
+		if lf.Offer == nil || lf.Offer.Bound != flightgraph.Inbound || !strings.HasPrefix(lf.Offer.Segments[0].Flight.ID, strings.ReplaceAll(lf.Period, "-", "")) ||
+			lf.Offer.Segments[0].OriginCity != "LON" {
+			t.Errorf("%s: %+v", lf.Period, lf.Offer)
+		}
+	}
+	if _, err := e.LowestFares(ctx, trip(days[2]), 1, days, flightgraph.CalendarDay); flightgraph.ErrorCode(err) != flightgraph.ECodeInvalidParameter {
+		t.Errorf("a return calendar before its outbound: %v", err)
+	}
+}

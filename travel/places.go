@@ -2,7 +2,6 @@ package travel
 
 import (
 	"context"
-	"slices"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -20,22 +19,55 @@ func (s *Service) Place(ctx context.Context, param, code string) (*flightgraph.P
 	if err != nil {
 		return nil, err
 	}
-	airports, err := s.Places.AirportsByCodes(ctx, []string{c})
+	places, err := s.placesOf(ctx, []string{c})
 	if err != nil {
 		return nil, err
 	}
-	ofCity, err := s.Places.AirportsByCities(ctx, []string{c})
-	if err != nil {
-		return nil, err
-	}
-	all := slices.Clone(ofCity[0])
-	if a := airports[0]; a != nil && !slices.ContainsFunc(all, func(b *flightgraph.Airport) bool { return b.Code == a.Code }) {
-		all = append([]*flightgraph.Airport{a}, all...)
-	}
-	if len(all) == 0 {
+	if places[0] == nil {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "%s is neither an airport nor a city of the network", c)
 	}
-	return &flightgraph.Place{Code: c, Airports: all}, nil
+	return places[0], nil
+}
+
+// placesOf resolves distinct normalised codes as Place does, one place per code, nil for a code
+// that is neither an airport nor a city. It reads the list of airports once (no round trip under
+// serve: the snapshot has it), where lookups by code would ask the store for every code the
+// snapshot lacks, and an airport's code is no city's, nor a city's an airport's, as a rule.
+func (s *Service) placesOf(ctx context.Context, codes []string) ([]*flightgraph.Place, error) {
+	airports, err := s.Places.Airports(ctx) // ordered by code
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[string]int, len(codes))
+	for i, c := range codes {
+		at[c] = i
+	}
+	places := make([]*flightgraph.Place, len(codes))
+	add := func(i int, a *flightgraph.Airport) {
+		if places[i] == nil {
+			places[i] = &flightgraph.Place{Code: codes[i]}
+		}
+		places[i].Airports = append(places[i].Airports, a)
+	}
+	for _, a := range airports {
+		if i, ok := at[a.CityCode]; ok {
+			add(i, a)
+		}
+	}
+	// The airport of a code comes first, when the code is also a city's that it is not in.
+	for _, a := range airports {
+		if i, ok := at[a.Code]; ok && a.CityCode != a.Code {
+			places[i] = &flightgraph.Place{Code: codes[i], Airports: append([]*flightgraph.Airport{a}, placeAirports(places[i])...)}
+		}
+	}
+	return places, nil
+}
+
+func placeAirports(p *flightgraph.Place) []*flightgraph.Airport {
+	if p == nil {
+		return nil
+	}
+	return p.Airports
 }
 
 // Ends resolves the optional origin and destination codes of a search ("" for none), as

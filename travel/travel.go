@@ -22,6 +22,41 @@ type Service struct {
 	// OfferKey signs offer ids (at least 32 bytes); replicas share it, so that an offer found on
 	// one is priced again on another.
 	OfferKey []byte
+	// Loyalty, when set, is the loyalty tier a call is answered for, given the request's
+	// loyaltyProgram parameter (access.Service.LoyaltyTier: a customer's token wins).
+	Loyalty func(ctx context.Context, loyaltyProgram string) (tier string, err error)
+	// Searches records mailed searches with their mail (mail-my-search).
+	Searches flightgraph.SearchStore
+	// Inspirations bounds the inspirations worked out at once (NewSlots): each reads and prices
+	// an origin's month of flights, a hundred times an offers search's work, so that a few
+	// callers within their plans' limits cannot take every core. Nil bounds nothing.
+	Inspirations Slots
+}
+
+// Slots bound how many of a kind of work run at once; a nil Slots bounds nothing.
+type Slots chan struct{}
+
+// NewSlots returns n slots; n < 1 counts as 1.
+func NewSlots(n int) Slots { return make(Slots, max(n, 1)) }
+
+// enter takes a slot, waiting while all are taken; ECodeTimeout when ctx ends first. The caller
+// gives it back with leave.
+func (s Slots) enter(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	select {
+	case s <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &flightgraph.Error{Code: flightgraph.ECodeTimeout, Message: "The request ran out of time waiting for its turn.", Err: ctx.Err()}
+	}
+}
+
+func (s Slots) leave() {
+	if s != nil {
+		<-s
+	}
 }
 
 // Flight returns one flight by id. It returns ECodeBadFormat for a malformed id and

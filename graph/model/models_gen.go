@@ -28,6 +28,9 @@ type FlightEdge struct {
 	Node   *Flight `json:"node"`
 }
 
+type Mutation struct {
+}
+
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`

@@ -1,6 +1,9 @@
 package model
 
-import "github.com/flightgraph/flightgraph"
+import (
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/travel"
+)
 
 // Offer is an offer as the flight subgraph serves it: its segments' flights made by
 // graph.Loaders.Offers, for all the offers of an answer at once.
@@ -28,4 +31,25 @@ type LowestFare struct {
 type TicketConditions struct {
 	FareFamily *flightgraph.FareFamily
 	Conditions []flightgraph.TicketCondition
+}
+
+// IncludedBaggage is each passenger type's baggage included in the offer's fare.
+func (o *Offer) IncludedBaggage() []*flightgraph.PassengerBaggage {
+	return travel.IncludedBaggage(o.Offer)
+}
+
+// ShoppingCart is a cart as the flight subgraph serves it: its offers made by
+// graph.Loaders.Offers.
+type ShoppingCart struct {
+	*flightgraph.ShoppingCart
+	Offers []*Offer
+}
+
+// IsEntity marks ShoppingCart as an Apollo Federation entity.
+func (ShoppingCart) IsEntity() {}
+
+// MailedSearch is mail-my-search's answer: the record's id and the cheapest offer the mail names.
+type MailedSearch struct {
+	ID            string
+	CheapestOffer *Offer
 }

@@ -1,0 +1,16 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+func (r *Resolver) destinations(ctx context.Context, origin, price, currency, month string, cabin *flightgraph.CabinClass, destination string, limit *int) ([]*flightgraph.Destination, error) {
+	insp, err := r.Travel.Inspiration(ctx, &flightgraph.InspirationQuery{Origin: origin, MaxPrice: price, Currency: currency, Month: month,
+		Cabin: deref(cabin), Destination: destination, Limit: deref(limit)})
+	if err != nil {
+		return nil, err
+	}
+	return insp.Destinations, nil
+}

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// SearchStore implements flightgraph.SearchStore.
+type SearchStore struct{ db *DB }
+
+var _ flightgraph.SearchStore = (*SearchStore)(nil)
+
+// NewSearchStore returns the mailed searches of db.
+func NewSearchStore(db *DB) *SearchStore { return &SearchStore{db: db} }
+
+type searchTx struct {
+	db *DB
+	q  queryer
+}
+
+// InSearchTx implements flightgraph.SearchStore.
+func (s *SearchStore) InSearchTx(ctx context.Context, fn func(tx flightgraph.SearchTx) error) error {
+	return s.db.inTx(ctx, func(tx *sqlx.Tx) error { return fn(&searchTx{db: s.db, q: tx}) })
+}
+
+// LockRecipient implements flightgraph.SearchTx: SQLite's transactions hold the whole database
+// already (they begin IMMEDIATE); on PostgreSQL a transaction-scoped advisory lock on the hash.
+func (t *searchTx) LockRecipient(ctx context.Context, recipientHash string) error {
+	if t.db.dialect != Postgres {
+		return nil
+	}
+	_, err := t.db.exec(ctx, t.q, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "mailed_searches:"+recipientHash)
+	return err
+}
+
+// RecentMailedSearches implements flightgraph.SearchTx.
+func (t *searchTx) RecentMailedSearches(ctx context.Context, recipientHash string, since time.Time, limit int) ([]time.Time, error) {
+	var out []time.Time
+	err := t.db.selectIn(ctx, t.q, &out, `SELECT created_at FROM mailed_searches WHERE recipient_hash = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?`,
+		recipientHash, since.UTC(), limit)
+	return out, err
+}
+
+// RecordMailedSearch implements flightgraph.SearchTx.
+func (t *searchTx) RecordMailedSearch(ctx context.Context, m *flightgraph.MailedSearch) error {
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO mailed_searches (id, recipient_hash, client_id, search, created_at) VALUES (?, ?, ?, ?, ?)`,
+		m.ID, m.RecipientHash, m.ClientID, m.Search, m.CreatedAt.UTC())
+	return err
+}
+
+// EnqueueMail implements flightgraph.SearchTx.
+func (t *searchTx) EnqueueMail(ctx context.Context, m *flightgraph.Mail) error {
+	return t.db.enqueueMail(ctx, t.q, m)
+}

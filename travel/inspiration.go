@@ -1,0 +1,234 @@
+package travel
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// maxInspirationFlights bounds each of an inspiration's two reads of flights (the origin's
+// departures in the month, and the hubs' departures that connect with them): a spoke of the demo
+// network reads about 48,000 of the second kind, twice as many as a hub.
+const maxInspirationFlights = 100_000
+
+// Inspiration answers where an origin's flights go in a month, in a cabin: every destination
+// reached nonstop or with one stop through a hub, with the cheapest offer of the month there for
+// one adult, cheapest first (then by code), at most q.Limit of them; under q.MaxPrice, if given,
+// and only q.Destination, if given. A destination is a city (the one each airport reached belongs
+// to), or the airport or city q.Destination names; its offer is the one a lowest-fare calendar
+// (LowestFares, MONTH, the cabin, one adult) from the origin to its code gives for the month, at
+// the same instant: both pick from the same flights with the same code (candidates.plan,
+// cheapestOf). TestInspirationIsTheCalendar holds them to it.
+//
+// It reads the month's flights for every destination at once, in four round trips whatever their
+// number: the origin's departures, the hubs' departures that connect with them, and the legs of
+// each; the reference data comes from the snapshot under serve. It waits for one of the
+// Inspirations slots first (ECodeTimeout if the request's time runs out meanwhile), and stops
+// when the request's time does, between destinations and days.
+//
+// Errors: q's validation errors; ECodeOriginUnknown and ECodeDestinationUnknown for codes that are
+// neither an airport nor a city; ECodeInvalidParameter for a destination that is the origin, or
+// for an origin whose month holds more flights than one inspiration reads (maxInspirationFlights:
+// the caller may name a destination); ECodeTripDestination when no destination is found (none
+// under the price, the destination not reached that month).
+func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQuery) (*flightgraph.Inspiration, error) {
+	now := s.Now().UTC().Truncate(time.Second)
+	if err := q.Validate(now); err != nil {
+		return nil, err
+	}
+	origin, err := s.Place(ctx, "origin", q.Origin)
+	if err != nil {
+		return nil, recode(err, flightgraph.ECodeIATANotFound, flightgraph.ECodeOriginUnknown)
+	}
+	var dest *flightgraph.Place
+	if q.Destination != "" {
+		if dest, err = s.Place(ctx, "destination", q.Destination); err != nil {
+			return nil, recode(err, flightgraph.ECodeIATANotFound, flightgraph.ECodeDestinationUnknown)
+		}
+		if overlaps(origin, dest) {
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "destination", "the origin and destination are the same place")
+		}
+	}
+	cur, err := s.currency(&flightgraph.OfferSearch{Currency: q.Currency}, flightgraph.PointOfSaleFromContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	maxPrice, capped, err := q.ParsePrice(cur)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Inspirations.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer s.Inspirations.leave()
+	days := q.Days()
+	// For one destination, the calendar's own reads; for all, the same reads without a
+	// destination, which the calendar's bounds then cut per destination (candidates.plan).
+	limit := maxInspirationFlights
+	if dest != nil {
+		limit = maxCandidates * len(days)
+	}
+	c, err := s.candidatesOf(ctx, origin, dest, days, now, limit)
+	if err != nil {
+		return nil, err
+	}
+	if dest == nil && c.full {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "destination",
+			"%s has more flights in %s than one inspiration reads (%d): name a destination", origin.Code, q.Month, maxInspirationFlights)
+	}
+	places := []*flightgraph.Place{dest}
+	if dest == nil {
+		if places, err = s.reached(ctx, origin, c); err != nil {
+			return nil, err
+		}
+	}
+	legs := map[string][]*flightgraph.FlightLeg{}
+	var all []*flightgraph.FlightLeg
+	for _, f := range c.filters {
+		found, err := s.Flights.FindLegs(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range found {
+			if ls := legs[l.FlightID]; len(ls) == 0 || ls[len(ls)-1].Sequence < l.Sequence { // the two reads may share a flight
+				legs[l.FlightID] = append(ls, l)
+				all = append(all, l)
+			}
+		}
+	}
+	refs, err := s.refsOfLegs(ctx, all, cur)
+	if err != nil {
+		return nil, err
+	}
+	counts, cabins := flightgraph.PassengerCounts{"ADT": 1}, []flightgraph.CabinClass{q.Cabin}
+	var out []*flightgraph.Destination
+	for _, p := range places {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		trips, err := c.plan(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		var best *flightgraph.Offer
+		for _, d := range days {
+			for _, t := range trips[d] {
+				if o := s.cheapestOf(refs, itineraryOf(t, legs), cabins, counts, now, flightgraph.Outbound); o != nil && (best == nil || before(o, best)) {
+					best = o
+				}
+			}
+		}
+		if best != nil && (!capped || best.Price.Total.Minor <= maxPrice.Minor) {
+			out = append(out, &flightgraph.Destination{Place: p, Offer: best})
+		}
+	}
+	if len(out) == 0 {
+		switch {
+		case dest != nil:
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeTripDestination, "destination", "no trip from %s to %s in %s%s", origin.Code, dest.Code, q.Month, under(q, cur))
+		case capped:
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeTripDestination, "price", "no trip from %s in %s%s", origin.Code, q.Month, under(q, cur))
+		}
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeTripDestination, "origin", "no trip from %s in %s", origin.Code, q.Month)
+	}
+	slices.SortFunc(out, func(a, b *flightgraph.Destination) int {
+		return cmp.Or(cmp.Compare(a.Offer.Price.Total.Minor, b.Offer.Price.Total.Minor), cmp.Compare(a.Place.Code, b.Place.Code))
+	})
+	out = out[:min(len(out), q.Limit)]
+	insp := &flightgraph.Inspiration{Origin: origin, Month: q.Month, Cabin: q.Cabin, Currency: cur.Code, Destinations: out}
+	if err := s.label(ctx, insp); err != nil {
+		return nil, err
+	}
+	for _, d := range out {
+		d.Offer.ID = s.offerID(d.Offer, counts)
+	}
+	return insp, nil
+}
+
+// reached returns the places the candidates reach, by code: the city of each airport a flight
+// lands at, as Place resolves its code, but those that are or hold the origin.
+func (s *Service) reached(ctx context.Context, origin *flightgraph.Place, c *candidates) ([]*flightgraph.Place, error) {
+	var codes []string
+	for _, fs := range [][]*flightgraph.Flight{c.firsts, c.seconds} {
+		for _, f := range fs {
+			codes = append(codes, f.DestinationCode)
+		}
+	}
+	codes = slices.Compact(slices.Sorted(slices.Values(codes)))
+	airports, err := s.Places.AirportsByCodes(ctx, codes)
+	if err != nil {
+		return nil, err
+	}
+	var cities []string
+	for _, a := range airports {
+		if a != nil {
+			cities = append(cities, a.CityCode)
+		}
+	}
+	cities = slices.Compact(slices.Sorted(slices.Values(cities)))
+	places, err := s.placesOf(ctx, cities)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(places, func(p *flightgraph.Place) bool { return p == nil || overlaps(origin, p) }), nil
+}
+
+// label adds the cities and countries of an inspiration's origin and destinations: those of their
+// first airports.
+func (s *Service) label(ctx context.Context, insp *flightgraph.Inspiration) error {
+	codes := []string{insp.Origin.Airports[0].CityCode}
+	for _, d := range insp.Destinations {
+		codes = append(codes, d.Place.Airports[0].CityCode)
+	}
+	cities, err := s.Places.CitiesByCodes(ctx, codes)
+	if err != nil {
+		return err
+	}
+	countries := make([]string, len(codes))
+	for i, c := range cities {
+		if c == nil { // an airport whose city is not listed: its own code and country
+			a := insp.Origin.Airports[0]
+			if i > 0 {
+				a = insp.Destinations[i-1].Place.Airports[0]
+			}
+			cities[i] = &flightgraph.City{Code: a.CityCode, Name: a.Name, CountryCode: a.CountryCode, Labels: flightgraph.Labels{LabelEN: a.Name, LabelFR: a.Name, LabelNL: a.Name}}
+		}
+		countries[i] = cities[i].CountryCode
+	}
+	cs, err := s.Places.CountriesByCodes(ctx, countries)
+	if err != nil {
+		return err
+	}
+	insp.OriginCity, insp.OriginCountry = cities[0], cs[0]
+	for i, d := range insp.Destinations {
+		d.City, d.Country = cities[i+1], cs[i+1]
+	}
+	return nil
+}
+
+// overlaps reports whether two places share an airport: a trip between them is no trip.
+func overlaps(a, b *flightgraph.Place) bool {
+	return slices.ContainsFunc(a.Airports, func(x *flightgraph.Airport) bool { return slices.Contains(b.AirportCodes(), x.Code) })
+}
+
+// under is " under <price>" when the query has one.
+func under(q *flightgraph.InspirationQuery, cur flightgraph.Currency) string {
+	if q.MaxPrice == "" {
+		return ""
+	}
+	return " under " + q.MaxPrice + " " + cur.Code
+}
+
+// recode gives an error of code from another code, keeping its parameter and message: a place
+// unknown as an origin is ECodeOriginUnknown where elsewhere it is ECodeIATANotFound.
+func recode(err error, from, to string) error {
+	var e *flightgraph.Error
+	if !errors.As(err, &e) || e.Code != from {
+		return err
+	}
+	return &flightgraph.Error{Code: to, Message: e.Message, Parameter: e.Parameter}
+}

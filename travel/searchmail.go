@@ -1,0 +1,94 @@
+package travel
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// MailSearch is mail-my-search: it runs the search and mails its summary and its cheapest offer
+// now to email, recording the search with the mail in one transaction. Bad input is the search's
+// errors or ValidateEmail's; an address that had MaxSearchMailsPerDay mails in the last 24 hours
+// is ECodeTooManyMails, and nothing is recorded or sent. It returns the record and the cheapest
+// offer (nil when the search found none).
+func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.OfferSearch) (*flightgraph.MailedSearch, *flightgraph.Offer, error) {
+	email = flightgraph.NormalizeEmail(email)
+	if err := flightgraph.ValidateEmail(email); err != nil {
+		return nil, nil, err
+	}
+	offers, err := s.OffersFor(ctx, q, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cheapest *flightgraph.Offer
+	for _, o := range offers {
+		if cheapest == nil || o.Price.Total.Minor < cheapest.Price.Total.Minor {
+			cheapest = o
+		}
+	}
+	search, err := json.Marshal(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := sha256.Sum256([]byte(email))
+	now := s.Now().UTC()
+	rec := &flightgraph.MailedSearch{ID: "ms_" + rand.Text()[:20], RecipientHash: hex.EncodeToString(sum[:]),
+		ClientID: flightgraph.CallerFromContext(ctx).KeyID, Search: string(search), CreatedAt: now}
+	err = s.Searches.InSearchTx(ctx, func(tx flightgraph.SearchTx) error {
+		if err := tx.LockRecipient(ctx, rec.RecipientHash); err != nil {
+			return err
+		}
+		recent, err := tx.RecentMailedSearches(ctx, rec.RecipientHash, now.Add(-24*time.Hour), flightgraph.MaxSearchMailsPerDay)
+		if err != nil {
+			return err
+		}
+		if len(recent) >= flightgraph.MaxSearchMailsPerDay {
+			// The address gets another when the oldest of its latest mails is a day old.
+			return &flightgraph.Error{Code: flightgraph.ECodeTooManyMails, Parameter: "email", RetryAfter: recent[len(recent)-1].Add(24 * time.Hour).Sub(now),
+				Message: fmt.Sprintf("this address was mailed %d searches in the last 24 hours, as many as it gets", len(recent))}
+		}
+		if err := tx.RecordMailedSearch(ctx, rec); err != nil {
+			return err
+		}
+		return tx.EnqueueMail(ctx, searchMail(email, q, len(offers), cheapest))
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, cheapest, nil
+}
+
+// searchMail is the mail of a search: what was asked, what it found, and the cheapest offer
+// with its id (valid for OfferValidity).
+func searchMail(to string, q *flightgraph.OfferSearch, found int, cheapest *flightgraph.Offer) *flightgraph.Mail {
+	c := q.Connections[0]
+	var pax []string
+	for _, p := range q.Passengers {
+		pax = append(pax, strings.ToUpper(p.Type))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Your flight search, as you asked us to mail it.\n\n")
+	fmt.Fprintf(&b, "From %s to %s on %s", c.Origin, c.Destination, c.DepartureDate)
+	if len(q.Connections) > 1 {
+		fmt.Fprintf(&b, ", back on %s", q.Connections[1].DepartureDate)
+	}
+	fmt.Fprintf(&b, "\nPassengers: %s\n\n", strings.Join(pax, ", "))
+	if cheapest == nil {
+		b.WriteString("No seats were for sale on that day when you searched.\n")
+	} else {
+		s := cheapest.Segments[0].Flight
+		fmt.Fprintf(&b, "%d offers were found. The cheapest: %s %s, %s in %s (%s), leaving %s.\n", found,
+			cheapest.Price.Total.Decimal(), cheapest.Price.Total.Currency, s.Designator(), cheapest.Family.Name, cheapest.Cabin,
+			cheapest.Departure().Format(time.RFC3339))
+		fmt.Fprintf(&b, "Its price holds until %s, with the offer id\n%s\n", cheapest.ExpiresAt.Format(time.RFC3339), cheapest.ID)
+	}
+	b.WriteString("\nPrices change as seats sell: search again for today's.\n")
+	return &flightgraph.Mail{To: to, Subject: fmt.Sprintf("Your search: %s to %s on %s", c.Origin, c.Destination, c.DepartureDate), Body: b.String()}
+}
