@@ -169,7 +169,9 @@ func TestSetAccountRoleRefusals(t *testing.T) {
 		if status != http.StatusBadRequest || !strings.Contains(body, "GRAPHQL_VALIDATION_FAILED") {
 			t.Errorf("role ADMIN: %d %s", status, body)
 		}
-		var me struct{ Me struct{ Account struct{ Role string } } }
+		var me struct {
+			Me struct{ Account struct{ Role string } }
+		}
 		dev.do(t, `{ me { account { role } } }`, nil, &me)
 		if me.Me.Account.Role != "developer" {
 			t.Errorf("after the refusals the developer is %s", me.Me.Account.Role)
