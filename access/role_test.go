@@ -132,8 +132,7 @@ func TestSetAccountRole(t *testing.T) {
 		ctx := f.opCtx
 
 		t.Run("mail fails", func(t *testing.T) {
-			failing := *f.svc
-			failing.Store = failingMail{f.st}
+			failing := &access.Service{Store: failingMail{f.st}, Now: f.svc.Now, PortalURL: f.svc.PortalURL, Changed: f.svc.Changed}
 			f.changed = nil
 			if _, err := failing.SetAccountRole(ctx, f.dev.ID, flightgraph.RolePartner); !errors.Is(err, errOutbox) {
 				t.Fatalf("SetAccountRole with a failing outbox: %v", err)

@@ -1169,12 +1169,14 @@ input ApplicationInput {
 input RequestKeyInput {
   applicationId: ID!
   api: String!
+  "The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal)."
   plan: String = "Default"
 }
 
 input AddApiInput {
   keyId: ID!
   api: String!
+  "The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal)."
   plan: String = "Default"
 }
 
