@@ -17,9 +17,6 @@ const (
 	RoleOperator  Role = "operator" // approves keys and reviews limit requests
 )
 
-// Roles lists every role, from the least to the most trusted.
-var Roles = []Role{RoleDeveloper, RolePartner, RoleStaff, RoleOperator}
-
 // ValidateAssignable checks a role an operator gives an account (Service.SetAccountRole):
 // developer, partner or staff. Operators are added outside the portal (flightgraph operator add),
 // so that no session, however it was obtained, can make more of them. It returns
