@@ -68,6 +68,9 @@ type AccessTx interface {
 	// SyncProducts inserts or updates the built-in products and their standard plans.
 	SyncProducts(ctx context.Context, products []*Product, plans []*Plan) error
 	CreateAccount(ctx context.Context, a *Account) error // ErrExists if the e-mail is taken
+	// SetAccountRole changes an account's role. It announces a change to each of the account's
+	// keys (AccessFeed), since the guard decides by their owner's role what they may call.
+	SetAccountRole(ctx context.Context, id string, role Role) error
 	// LockAccount holds the account until the transaction ends, so that what its changes count
 	// (its applications, their keys) cannot change under them.
 	LockAccount(ctx context.Context, id string) error
@@ -111,7 +114,7 @@ type AccessStore interface {
 
 // AccessChange names what a committed change to access touched, so that every process drops
 // what it cached of it: a key (KeyID: its status or secret, a subscription's status or plan, its
-// application deleted, its tokens revoked) or a token family (FamilyID: revoked for refresh
+// application deleted, its tokens revoked, its owner's role) or a token family (FamilyID: revoked for refresh
 // token reuse).
 type AccessChange struct{ KeyID, FamilyID string }
 

@@ -17,6 +17,22 @@ const (
 	RoleOperator  Role = "operator" // approves keys and reviews limit requests
 )
 
+// ValidateAssignable checks a role an operator gives an account (Service.SetAccountRole):
+// developer, partner or staff. Operators are added outside the portal (flightgraph operator add),
+// so that no session, however it was obtained, can make more of them. It returns
+// ECodeMissingParameter or ECodeInvalidParameter naming role.
+func (r Role) ValidateAssignable() error {
+	switch r {
+	case RoleDeveloper, RolePartner, RoleStaff:
+		return nil
+	case "":
+		return ParamErrorf(ECodeMissingParameter, "role", "role is required")
+	case RoleOperator:
+		return ParamErrorf(ECodeInvalidParameter, "role", "the operator role is not given through the portal: add operators with 'flightgraph operator add'")
+	}
+	return ParamErrorf(ECodeInvalidParameter, "role", "role must be developer, partner or staff, got %q", r)
+}
+
 // Account is a portal user.
 type Account struct {
 	ID           string    `db:"id"`

@@ -472,6 +472,11 @@ func (s *Service) subscribe(ctx context.Context, tx flightgraph.AccessTx, acc *f
 	if planName == "" {
 		planName = flightgraph.DefaultPlan
 	}
+	if plans := standardPlans(p.Slug); planName == flightgraph.DefaultPlan && len(plans) == 1 {
+		// The portal pre-selects the Default plan: for a partner or internal API, which has one
+		// plan of its own (Partner, Internal), that is the one.
+		planName = plans[0].Name
+	}
 	plan, err := standardPlan(p.Slug, planName)
 	if flightgraph.ErrorCode(err) == flightgraph.ECodeNotFound {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "plan", "API %s has no plan %q", p.Slug, planName)

@@ -34,6 +34,8 @@ type ResolverRoot interface {
 	Aircraft() AircraftResolver
 	Airport() AirportResolver
 	Cabin() CabinResolver
+	CargoCapacity() CargoCapacityResolver
+	CargoLeg() CargoLegResolver
 	Carrier() CarrierResolver
 	City() CityResolver
 	Entity() EntityResolver
@@ -135,6 +137,33 @@ type ComplexityRoot struct {
 		CabinClass func(childComplexity int) int
 		Product    func(childComplexity int) int
 		Seats      func(childComplexity int) int
+	}
+
+	CargoCapacity struct {
+		Flight    func(childComplexity int) int
+		Legs      func(childComplexity int) int
+		PayloadKg func(childComplexity int) int
+		VolumeM3  func(childComplexity int) int
+	}
+
+	CargoLeg struct {
+		AircraftTypeCode   func(childComplexity int) int
+		AircraftTypeName   func(childComplexity int) int
+		BaggageKg          func(childComplexity int) int
+		BaggageVolumeM3    func(childComplexity int) int
+		Cancelled          func(childComplexity int) int
+		ConfigurationCode  func(childComplexity int) int
+		Destination        func(childComplexity int) int
+		ExpectedBags       func(childComplexity int) int
+		ExpectedPassengers func(childComplexity int) int
+		HoldVolumeM3       func(childComplexity int) int
+		MaxPayloadKg       func(childComplexity int) int
+		Origin             func(childComplexity int) int
+		PassengerKg        func(childComplexity int) int
+		PayloadKg          func(childComplexity int) int
+		Seats              func(childComplexity int) int
+		Sequence           func(childComplexity int) int
+		VolumeM3           func(childComplexity int) int
 	}
 
 	Carrier struct {
@@ -324,6 +353,7 @@ type ComplexityRoot struct {
 		Amenities          func(childComplexity int, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) int
 		AvailableOffers    func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound) int
 		BaggageAllowances  func(childComplexity int, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) int
+		CargoCapacity      func(childComplexity int, flightID string) int
 		Carriers           func(childComplexity int) int
 		Cities             func(childComplexity int) int
 		City               func(childComplexity int, code string) int
@@ -414,6 +444,13 @@ type AirportResolver interface {
 type CabinResolver interface {
 	Amenities(ctx context.Context, obj *flightgraph.Cabin, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error)
 }
+type CargoCapacityResolver interface {
+	Flight(ctx context.Context, obj *flightgraph.CargoCapacity) (*model.Flight, error)
+}
+type CargoLegResolver interface {
+	Origin(ctx context.Context, obj *flightgraph.CargoLeg) (*flightgraph.Airport, error)
+	Destination(ctx context.Context, obj *flightgraph.CargoLeg) (*flightgraph.Airport, error)
+}
 type CarrierResolver interface {
 	Hub(ctx context.Context, obj *flightgraph.Carrier) (*flightgraph.Airport, error)
 }
@@ -474,6 +511,7 @@ type QueryResolver interface {
 	RelatedProducts(ctx context.Context, offerID *string, cartID *string) ([]*flightgraph.RelatedProduct, error)
 	ShoppingCart(ctx context.Context, id string) (*model.ShoppingCart, error)
 	BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error)
+	CargoCapacity(ctx context.Context, flightID string) (*flightgraph.CargoCapacity, error)
 }
 type RouteResolver interface {
 	Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error)
@@ -861,6 +899,134 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Cabin.Seats(childComplexity), true
+
+	case "CargoCapacity.flight":
+		if e.ComplexityRoot.CargoCapacity.Flight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoCapacity.Flight(childComplexity), true
+	case "CargoCapacity.legs":
+		if e.ComplexityRoot.CargoCapacity.Legs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoCapacity.Legs(childComplexity), true
+	case "CargoCapacity.payloadKg":
+		if e.ComplexityRoot.CargoCapacity.PayloadKg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoCapacity.PayloadKg(childComplexity), true
+	case "CargoCapacity.volumeM3":
+		if e.ComplexityRoot.CargoCapacity.VolumeM3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoCapacity.VolumeM3(childComplexity), true
+
+	case "CargoLeg.aircraftType":
+		if e.ComplexityRoot.CargoLeg.AircraftTypeCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.AircraftTypeCode(childComplexity), true
+	case "CargoLeg.aircraftTypeName":
+		if e.ComplexityRoot.CargoLeg.AircraftTypeName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.AircraftTypeName(childComplexity), true
+	case "CargoLeg.baggageKg":
+		if e.ComplexityRoot.CargoLeg.BaggageKg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.BaggageKg(childComplexity), true
+	case "CargoLeg.baggageVolumeM3":
+		if e.ComplexityRoot.CargoLeg.BaggageVolumeM3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.BaggageVolumeM3(childComplexity), true
+	case "CargoLeg.cancelled":
+		if e.ComplexityRoot.CargoLeg.Cancelled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.Cancelled(childComplexity), true
+	case "CargoLeg.configuration":
+		if e.ComplexityRoot.CargoLeg.ConfigurationCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.ConfigurationCode(childComplexity), true
+	case "CargoLeg.destination":
+		if e.ComplexityRoot.CargoLeg.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.Destination(childComplexity), true
+	case "CargoLeg.expectedBags":
+		if e.ComplexityRoot.CargoLeg.ExpectedBags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.ExpectedBags(childComplexity), true
+	case "CargoLeg.expectedPassengers":
+		if e.ComplexityRoot.CargoLeg.ExpectedPassengers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.ExpectedPassengers(childComplexity), true
+	case "CargoLeg.holdVolumeM3":
+		if e.ComplexityRoot.CargoLeg.HoldVolumeM3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.HoldVolumeM3(childComplexity), true
+	case "CargoLeg.maxPayloadKg":
+		if e.ComplexityRoot.CargoLeg.MaxPayloadKg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.MaxPayloadKg(childComplexity), true
+	case "CargoLeg.origin":
+		if e.ComplexityRoot.CargoLeg.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.Origin(childComplexity), true
+	case "CargoLeg.passengerKg":
+		if e.ComplexityRoot.CargoLeg.PassengerKg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.PassengerKg(childComplexity), true
+	case "CargoLeg.payloadKg":
+		if e.ComplexityRoot.CargoLeg.PayloadKg == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.PayloadKg(childComplexity), true
+	case "CargoLeg.seats":
+		if e.ComplexityRoot.CargoLeg.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.Seats(childComplexity), true
+	case "CargoLeg.sequence":
+		if e.ComplexityRoot.CargoLeg.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.Sequence(childComplexity), true
+	case "CargoLeg.volumeM3":
+		if e.ComplexityRoot.CargoLeg.VolumeM3 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CargoLeg.VolumeM3(childComplexity), true
 
 	case "Carrier.code":
 		if e.ComplexityRoot.Carrier.Code == nil {
@@ -1677,6 +1843,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BaggageAllowances(childComplexity, args["origin"].(string), args["destination"].(string), args["travelClass"].(flightgraph.CabinClass), args["type"].(*flightgraph.BaggageType), args["host"].(*string), args["fareFamily"].(*string), args["passengerTypes"].([]string), args["loyaltyProgram"].(*string), args["departureDate"].(*string)), true
+	case "Query.cargoCapacity":
+		if e.ComplexityRoot.Query.CargoCapacity == nil {
+			break
+		}
+
+		args, err := ec.field_Query_cargoCapacity_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CargoCapacity(childComplexity, args["flightId"].(string)), true
 	case "Query.carriers":
 		if e.ComplexityRoot.Query.Carriers == nil {
 			break
@@ -2272,6 +2449,14 @@ type Query {
     loyaltyProgram: String
     departureDate: Date
   ): BaggageAnswer! @api(product: "baggage")
+  """
+  The belly cargo capacity of one flight by id (20261122+XX+1234), for internal staff: on each leg,
+  the aircraft type's lower deck less the checked bags of the passengers the flight is expected to
+  carry (and, of the payload, the passengers themselves); the flight's figures are the least of
+  its legs'. Malformed id INSP_400.002; unknown FLIGHT_404.001; an aircraft without cargo figures
+  FLIGHT_404.002. Internal: anyone but staff and operators is answered INSP_404.000, as on REST.
+  """
+  cargoCapacity(flightId: ID!): CargoCapacity @api(product: "cargo")
 }
 
 type Mutation {
@@ -2756,6 +2941,50 @@ type RouteEdge {
   cursor: String!
   node: Route!
 }
+
+"What a flight can take as belly cargo end to end (the least of its legs'), and each leg's figures."
+type CargoCapacity {
+  flight: Flight!
+  "Cubic metres left for cargo."
+  volumeM3: Float!
+  "Kilograms left for cargo."
+  payloadKg: Int!
+  legs: [CargoLeg!]! @listSize(assumedSize: 3)
+}
+
+"""
+One leg's belly cargo capacity: volumeM3 = holdVolumeM3 - baggageVolumeM3 and payloadKg =
+maxPayloadKg - passengerKg - baggageKg, never below zero; zero on a cancelled leg.
+"""
+type CargoLeg {
+  sequence: Int!
+  origin: Airport!
+  destination: Airport!
+  cancelled: Boolean!
+  "The aircraft configuration (ACV), e.g. 77W."
+  configuration: String!
+  "The IATA aircraft type code, e.g. 77W."
+  aircraftType: String!
+  aircraftTypeName: String!
+  "The aircraft type's lower deck volume, containerised and bulk, in cubic metres."
+  holdVolumeM3: Float!
+  "The aircraft type's maximum structural payload, in kilograms."
+  maxPayloadKg: Int!
+  seats: Int!
+  "The passengers the flight is expected to carry: each cabin's seats at its load at departure."
+  expectedPassengers: Int!
+  expectedBags: Int!
+  "The passengers' standard mass with hand baggage (84 kg each)."
+  passengerKg: Int!
+  "The checked bags' weight, each at its allowance (23 kg; 32 in Business and First)."
+  baggageKg: Int!
+  "The checked bags' volume, each at its allowance's size (112 litres)."
+  baggageVolumeM3: Float!
+  "Cubic metres left for cargo."
+  volumeM3: Float!
+  "Kilograms left for cargo."
+  payloadKg: Int!
+}
 `, BuiltIn: false},
 	{Name: "../federation/directives.graphql", Input: `
 	directive @authenticated on FIELD_DEFINITION | OBJECT | INTERFACE | SCALAR | ENUM
@@ -3014,6 +3243,60 @@ func (ec *executionContext) childFields_Cabin(ctx context.Context, field graphql
 		return ec.fieldContext_Cabin_amenities(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Cabin", field.Name)
+}
+
+func (ec *executionContext) childFields_CargoCapacity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "flight":
+		return ec.fieldContext_CargoCapacity_flight(ctx, field)
+	case "volumeM3":
+		return ec.fieldContext_CargoCapacity_volumeM3(ctx, field)
+	case "payloadKg":
+		return ec.fieldContext_CargoCapacity_payloadKg(ctx, field)
+	case "legs":
+		return ec.fieldContext_CargoCapacity_legs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CargoCapacity", field.Name)
+}
+
+func (ec *executionContext) childFields_CargoLeg(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sequence":
+		return ec.fieldContext_CargoLeg_sequence(ctx, field)
+	case "origin":
+		return ec.fieldContext_CargoLeg_origin(ctx, field)
+	case "destination":
+		return ec.fieldContext_CargoLeg_destination(ctx, field)
+	case "cancelled":
+		return ec.fieldContext_CargoLeg_cancelled(ctx, field)
+	case "configuration":
+		return ec.fieldContext_CargoLeg_configuration(ctx, field)
+	case "aircraftType":
+		return ec.fieldContext_CargoLeg_aircraftType(ctx, field)
+	case "aircraftTypeName":
+		return ec.fieldContext_CargoLeg_aircraftTypeName(ctx, field)
+	case "holdVolumeM3":
+		return ec.fieldContext_CargoLeg_holdVolumeM3(ctx, field)
+	case "maxPayloadKg":
+		return ec.fieldContext_CargoLeg_maxPayloadKg(ctx, field)
+	case "seats":
+		return ec.fieldContext_CargoLeg_seats(ctx, field)
+	case "expectedPassengers":
+		return ec.fieldContext_CargoLeg_expectedPassengers(ctx, field)
+	case "expectedBags":
+		return ec.fieldContext_CargoLeg_expectedBags(ctx, field)
+	case "passengerKg":
+		return ec.fieldContext_CargoLeg_passengerKg(ctx, field)
+	case "baggageKg":
+		return ec.fieldContext_CargoLeg_baggageKg(ctx, field)
+	case "baggageVolumeM3":
+		return ec.fieldContext_CargoLeg_baggageVolumeM3(ctx, field)
+	case "volumeM3":
+		return ec.fieldContext_CargoLeg_volumeM3(ctx, field)
+	case "payloadKg":
+		return ec.fieldContext_CargoLeg_payloadKg(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CargoLeg", field.Name)
 }
 
 func (ec *executionContext) childFields_Carrier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4003,6 +4286,20 @@ func (ec *executionContext) field_Query_baggageAllowances_args(ctx context.Conte
 		return nil, err
 	}
 	args["departureDate"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_cargoCapacity_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "flightId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["flightId"] = arg0
 	return args, nil
 }
 
@@ -5951,6 +6248,525 @@ func (ec *executionContext) fieldContext_Cabin_amenities(ctx context.Context, fi
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _CargoCapacity_flight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoCapacity_flight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CargoCapacity().Flight(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoCapacity_flight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CargoCapacity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Flight(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CargoCapacity_volumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoCapacity_volumeM3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VolumeM3(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoCapacity_volumeM3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoCapacity", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CargoCapacity_payloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoCapacity_payloadKg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PayloadKg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoCapacity_payloadKg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoCapacity", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoCapacity_legs(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoCapacity_legs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Legs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.CargoLeg) graphql.Marshaler {
+			return ec.marshalNCargoLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLegᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoCapacity_legs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CargoCapacity",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CargoLeg(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CargoLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_sequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_sequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CargoLeg().Origin(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CargoLeg",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CargoLeg_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CargoLeg().Destination(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CargoLeg",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CargoLeg_cancelled(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_cancelled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cancelled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_cancelled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConfigurationCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_aircraftType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_aircraftType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AircraftTypeCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_aircraftType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_aircraftTypeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_aircraftTypeName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AircraftTypeName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_aircraftTypeName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_holdVolumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_holdVolumeM3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HoldVolumeM3(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_holdVolumeM3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_maxPayloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_maxPayloadKg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxPayloadKg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_maxPayloadKg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_seats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_seats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_seats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_expectedPassengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_expectedPassengers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedPassengers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_expectedPassengers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_expectedBags(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_expectedBags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedBags, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_expectedBags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_passengerKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_passengerKg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassengerKg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_passengerKg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_baggageKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_baggageKg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaggageKg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_baggageKg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_baggageVolumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_baggageVolumeM3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BaggageVolumeM3(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_baggageVolumeM3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_volumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_volumeM3(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VolumeM3(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_volumeM3(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, true, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _CargoLeg_payloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CargoLeg_payloadKg(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PayloadKg, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CargoLeg_payloadKg(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CargoLeg", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Carrier_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Carrier) (ret graphql.Marshaler) {
@@ -10028,6 +10844,50 @@ func (ec *executionContext) fieldContext_Query_baggageAllowances(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_cargoCapacity(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_cargoCapacity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().CargoCapacity(ctx, fc.Args["flightId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.CargoCapacity) graphql.Marshaler {
+			return ec.marshalOCargoCapacity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoCapacity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_cargoCapacity(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CargoCapacity(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_cargoCapacity_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13037,6 +13897,276 @@ func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var cargoCapacityImplementors = []string{"CargoCapacity"}
+
+func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoCapacity) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cargoCapacityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CargoCapacity")
+		case "flight":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CargoCapacity_flight(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "volumeM3":
+			out.Values[i] = ec._CargoCapacity_volumeM3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payloadKg":
+			out.Values[i] = ec._CargoCapacity_payloadKg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "legs":
+			out.Values[i] = ec._CargoCapacity_legs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var cargoLegImplementors = []string{"CargoLeg"}
+
+func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoLeg) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cargoLegImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CargoLeg")
+		case "sequence":
+			out.Values[i] = ec._CargoLeg_sequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "origin":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CargoLeg_origin(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "destination":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CargoLeg_destination(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "cancelled":
+			out.Values[i] = ec._CargoLeg_cancelled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "configuration":
+			out.Values[i] = ec._CargoLeg_configuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "aircraftType":
+			out.Values[i] = ec._CargoLeg_aircraftType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "aircraftTypeName":
+			out.Values[i] = ec._CargoLeg_aircraftTypeName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "holdVolumeM3":
+			out.Values[i] = ec._CargoLeg_holdVolumeM3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxPayloadKg":
+			out.Values[i] = ec._CargoLeg_maxPayloadKg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "seats":
+			out.Values[i] = ec._CargoLeg_seats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expectedPassengers":
+			out.Values[i] = ec._CargoLeg_expectedPassengers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expectedBags":
+			out.Values[i] = ec._CargoLeg_expectedBags(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "passengerKg":
+			out.Values[i] = ec._CargoLeg_passengerKg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baggageKg":
+			out.Values[i] = ec._CargoLeg_baggageKg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "baggageVolumeM3":
+			out.Values[i] = ec._CargoLeg_baggageVolumeM3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "volumeM3":
+			out.Values[i] = ec._CargoLeg_volumeM3(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payloadKg":
+			out.Values[i] = ec._CargoLeg_payloadKg(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var carrierImplementors = []string{"Carrier"}
 
 func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Carrier) graphql.Marshaler {
@@ -15348,6 +16478,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "cargoCapacity":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_cargoCapacity(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "_entities":
 			field := field
 
@@ -16609,6 +17761,32 @@ func (ec *executionContext) marshalNCabinClass2githubᚗcomᚋflightgraphᚋflig
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNCargoLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CargoLeg) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCargoLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLeg(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCargoLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLeg(ctx context.Context, sel ast.SelectionSet, v *flightgraph.CargoLeg) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CargoLeg(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrierᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Carrier) graphql.Marshaler {
@@ -17919,6 +19097,13 @@ func (ec *executionContext) marshalOCalendarType2ᚖgithubᚗcomᚋflightgraph�
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) marshalOCargoCapacity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoCapacity(ctx context.Context, sel ast.SelectionSet, v *flightgraph.CargoCapacity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CargoCapacity(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOCartProductInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProductᚄ(ctx context.Context, v any) ([]*flightgraph.CartProduct, error) {

@@ -31,6 +31,18 @@ func (r *cabinResolver) Amenities(ctx context.Context, obj *flightgraph.Cabin, c
 	return r.cabinAmenities(ctx, obj, category)
 }
 
+func (r *cargoCapacityResolver) Flight(ctx context.Context, obj *flightgraph.CargoCapacity) (*model.Flight, error) {
+	return r.served(ctx)(obj.Flight, nil)
+}
+
+func (r *cargoLegResolver) Origin(ctx context.Context, obj *flightgraph.CargoLeg) (*flightgraph.Airport, error) {
+	return r.airport(ctx, obj.OriginCode)
+}
+
+func (r *cargoLegResolver) Destination(ctx context.Context, obj *flightgraph.CargoLeg) (*flightgraph.Airport, error) {
+	return r.airport(ctx, obj.DestinationCode)
+}
+
 func (r *carrierResolver) Hub(ctx context.Context, obj *flightgraph.Carrier) (*flightgraph.Airport, error) {
 	return r.airport(ctx, obj.HubCode)
 }
@@ -189,6 +201,10 @@ func (r *queryResolver) BaggageAllowances(ctx context.Context, origin string, de
 		LoyaltyProgram: deref(loyaltyProgram), DepartureDate: deref(departureDate)})
 }
 
+func (r *queryResolver) CargoCapacity(ctx context.Context, flightID string) (*flightgraph.CargoCapacity, error) {
+	return r.Travel.CargoCapacity(ctx, flightID)
+}
+
 func (r *routeResolver) Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error) {
 	return r.carrier(ctx, obj.CarrierCode)
 }
@@ -207,6 +223,10 @@ func (r *Resolver) Airport() graph.AirportResolver { return &airportResolver{r} 
 
 func (r *Resolver) Cabin() graph.CabinResolver { return &cabinResolver{r} }
 
+func (r *Resolver) CargoCapacity() graph.CargoCapacityResolver { return &cargoCapacityResolver{r} }
+
+func (r *Resolver) CargoLeg() graph.CargoLegResolver { return &cargoLegResolver{r} }
+
 func (r *Resolver) Carrier() graph.CarrierResolver { return &carrierResolver{r} }
 
 func (r *Resolver) City() graph.CityResolver { return &cityResolver{r} }
@@ -224,15 +244,17 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
 
 type (
-	aircraftResolver  struct{ *Resolver }
-	airportResolver   struct{ *Resolver }
-	cabinResolver     struct{ *Resolver }
-	carrierResolver   struct{ *Resolver }
-	cityResolver      struct{ *Resolver }
-	flightResolver    struct{ *Resolver }
-	flightLegResolver struct{ *Resolver }
-	movementResolver  struct{ *Resolver }
-	mutationResolver  struct{ *Resolver }
-	queryResolver     struct{ *Resolver }
-	routeResolver     struct{ *Resolver }
+	aircraftResolver      struct{ *Resolver }
+	airportResolver       struct{ *Resolver }
+	cabinResolver         struct{ *Resolver }
+	cargoCapacityResolver struct{ *Resolver }
+	cargoLegResolver      struct{ *Resolver }
+	carrierResolver       struct{ *Resolver }
+	cityResolver          struct{ *Resolver }
+	flightResolver        struct{ *Resolver }
+	flightLegResolver     struct{ *Resolver }
+	movementResolver      struct{ *Resolver }
+	mutationResolver      struct{ *Resolver }
+	queryResolver         struct{ *Resolver }
+	routeResolver         struct{ *Resolver }
 )

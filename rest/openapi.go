@@ -68,9 +68,12 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 		return nil, err
 	}
 	var slugs []any
+	visible := map[string]bool{}
 	for _, p := range products {
 		slugs = append(slugs, p.Slug)
+		visible[p.Slug] = true
 	}
+	doc = withoutHidden(doc, visible)
 	params, _ := member(doc, "paths", "/opendata/{api}/{version}/ping", "get", "parameters").([]any)
 	found := false
 	for _, p := range params {
@@ -103,6 +106,56 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// withoutHidden returns doc without what belongs to an API the caller may not see (an
+// x-flightgraph-product that is not in visible): its operations, the paths left without any, and
+// its tags and component schemas, which are marked the same way. A partner or internal API thus
+// leaves no trace in anyone else's copy.
+func withoutHidden(doc yaml.MapSlice, visible map[string]bool) yaml.MapSlice {
+	hidden := func(v any) bool {
+		p, _ := member(v, "x-flightgraph-product").(string)
+		return p != "" && !visible[p]
+	}
+	keep := func(m yaml.MapSlice, drop func(item yaml.MapItem) bool) yaml.MapSlice {
+		out := make(yaml.MapSlice, 0, len(m))
+		for _, item := range m {
+			if !drop(item) {
+				out = append(out, item)
+			}
+		}
+		return out
+	}
+	for i := range doc {
+		switch doc[i].Key {
+		case "paths":
+			paths, _ := doc[i].Value.(yaml.MapSlice)
+			out := make(yaml.MapSlice, 0, len(paths))
+			for _, path := range paths {
+				if ops, ok := path.Value.(yaml.MapSlice); ok {
+					if path.Value = keep(ops, func(op yaml.MapItem) bool { return hidden(op.Value) }); len(path.Value.(yaml.MapSlice)) == 0 {
+						continue
+					}
+				}
+				out = append(out, path)
+			}
+			doc[i].Value = out
+		case "tags":
+			tags, _ := doc[i].Value.([]any)
+			var out []any
+			for _, t := range tags {
+				if !hidden(t) {
+					out = append(out, t)
+				}
+			}
+			doc[i].Value = out
+		case "components":
+			if schemas, ok := member(doc[i].Value, "schemas").(yaml.MapSlice); ok {
+				set(doc[i].Value, "schemas", keep(schemas, func(s yaml.MapItem) bool { return hidden(s.Value) }))
+			}
+		}
+	}
+	return doc
 }
 
 // member follows keys down nested mappings; nil when one is missing.

@@ -43,6 +43,7 @@ var Routes = []Route{
 	{"POST /opendata/offers/v1/related-products/shopping-carts", "offers", func(a *API) http.HandlerFunc { return a.addProducts }},
 	{"POST /opendata/offers/v1/mail-my-search", "offers", func(a *API) http.HandlerFunc { return a.mailMySearch }},
 	{"GET /opendata/baggages/allowances", "baggage", func(a *API) http.HandlerFunc { return a.baggageAllowances }},
+	{"GET /opendata/cargo/v1/flights/{flightId}/capacity", "cargo", func(a *API) http.HandlerFunc { return a.cargoCapacity }},
 	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
 }
 

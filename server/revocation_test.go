@@ -130,7 +130,7 @@ func (r *feedReplica) waitRefused(t *testing.T, api string, headers map[string]s
 // TestRevocationReachesEveryReplica runs two replicas on one PostgreSQL database; replica B
 // trusts its cache for an hour. A change committed through replica A reaches B at once through
 // the access feed (LISTEN/NOTIFY): a key revoked with the revokeKey mutation, a token family
-// revoked for refresh token reuse. And when B's feed loses its connection, B drops its cache,
+// revoked for refresh token reuse, a partner made a developer. And when B's feed loses its connection, B drops its cache,
 // so that a change it could not hear is not served stale.
 func TestRevocationReachesEveryReplica(t *testing.T) {
 	storetest.DatabaseURL(t)
@@ -186,6 +186,23 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 		}
 		took := rb.waitRefused(t, "baggage", headers, flightgraph.ECodeInvalidToken)
 		t.Logf("replica B refused the revoked family's access token %v after the reuse was refused (%v after it was sent)", took, time.Since(start))
+	})
+
+	t.Run("RoleChange", func(t *testing.T) {
+		// A partner's key is refused on B as soon as an operator makes the partner a developer
+		// on A: the guard's cached owner, and with it the role, is dropped on every replica.
+		const email = "pat@partner.example"
+		pat := a.oaSignUp(t, email)
+		op.setRole(t, email, "PARTNER")
+		k := pat.newKey(t, op, "metasearch")
+		pat.grantLimits(t, op, k.id, testPlan, generousQueries)
+		headers := map[string]string{"api-key": k.id}
+		rb.waitCached(t, "metasearch", headers)
+		start := time.Now()
+		op.setRole(t, email, "DEVELOPER")
+		changed := time.Since(start)
+		took := rb.waitRefused(t, "metasearch", headers, flightgraph.ECodeUnknownPath)
+		t.Logf("replica B refused the key of a partner made a developer %v after the setAccountRole answer (the mutation took %v)", took, changed)
 	})
 
 	t.Run("FeedReconnects", func(t *testing.T) {

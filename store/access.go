@@ -334,6 +334,14 @@ func (t *accessTx) CreateAccount(ctx context.Context, a *flightgraph.Account) er
 	return err
 }
 
+// SetAccountRole implements flightgraph.AccessTx.
+func (t *accessTx) SetAccountRole(ctx context.Context, id string, role flightgraph.Role) error {
+	if _, err := t.db.exec(ctx, t.q, `UPDATE accounts SET role = ? WHERE id = ?`, role, id); err != nil {
+		return err
+	}
+	return t.announceAccount(ctx, id)
+}
+
 // LockAccount implements flightgraph.AccessTx. SQLite's transactions hold the whole database
 // already (they begin IMMEDIATE); PostgreSQL's read committed ones lock the row.
 func (t *accessTx) LockAccount(ctx context.Context, id string) error {

@@ -44,6 +44,16 @@ func (t *accessTx) announceApplication(ctx context.Context, appID string) error 
 	return err
 }
 
+// announceAccount announces a change to every key of an account's applications.
+func (t *accessTx) announceAccount(ctx context.Context, accountID string) error {
+	if t.db.dialect != Postgres {
+		return nil
+	}
+	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(?, 'key:' || k.id) FROM api_keys k JOIN applications p ON p.id = k.application_id
+		WHERE p.account_id = ?`, accessChannel, accountID)
+	return err
+}
+
 // How the feed keeps its connection. A connection can die silently (a network partition sends
 // no reset), and pq's Listener notices only when it next writes: so the feed pings it, and
 // counts itself down when a ping fails or takes longer than feedPingTimeout.

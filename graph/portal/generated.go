@@ -151,6 +151,7 @@ type ComplexityRoot struct {
 		RevokeKey            func(childComplexity int, keyID string) int
 		RevokeSubscription   func(childComplexity int, id string, reason string) int
 		RotateKeySecret      func(childComplexity int, keyID string) int
+		SetAccountRole       func(childComplexity int, accountID string, role flightgraph.Role) int
 		SignIn               func(childComplexity int, email string, password string) int
 		SignOut              func(childComplexity int) int
 		SignUp               func(childComplexity int, input flightgraph.SignUpInput) int
@@ -167,6 +168,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Account               func(childComplexity int, email string) int
 		Apis                  func(childComplexity int) int
 		AuditLog              func(childComplexity int, first *int, offset *int) int
 		LimitIncreaseRequests func(childComplexity int, status *flightgraph.LimitRequestStatus) int
@@ -243,6 +245,7 @@ type MutationResolver interface {
 	RejectSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
 	RevokeSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
 	ReviewLimitIncrease(ctx context.Context, id string, approve bool, perSecond *int, perDay *int, queryLimits *flightgraph.QueryLimits, reply string) (*flightgraph.LimitIncreaseRequest, error)
+	SetAccountRole(ctx context.Context, accountID string, role flightgraph.Role) (*flightgraph.Account, error)
 }
 type QueryResolver interface {
 	Me(ctx context.Context) (*Me, error)
@@ -250,6 +253,7 @@ type QueryResolver interface {
 	PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error)
 	LimitIncreaseRequests(ctx context.Context, status *flightgraph.LimitRequestStatus) ([]*flightgraph.LimitIncreaseRequest, error)
 	AuditLog(ctx context.Context, first *int, offset *int) ([]*flightgraph.AuditEntry, error)
+	Account(ctx context.Context, email string) (*flightgraph.Account, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -780,6 +784,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateKeySecret(childComplexity, args["keyId"].(string)), true
+	case "Mutation.setAccountRole":
+		if e.ComplexityRoot.Mutation.SetAccountRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setAccountRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetAccountRole(childComplexity, args["accountId"].(string), args["role"].(flightgraph.Role)), true
 	case "Mutation.signIn":
 		if e.ComplexityRoot.Mutation.SignIn == nil {
 			break
@@ -862,6 +877,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Plan.PerSecond(childComplexity), true
 
+	case "Query.account":
+		if e.ComplexityRoot.Query.Account == nil {
+			break
+		}
+
+		args, err := ec.field_Query_account_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Account(childComplexity, args["email"].(string)), true
 	case "Query.apis":
 		if e.ComplexityRoot.Query.Apis == nil {
 			break
@@ -1060,6 +1086,8 @@ type Query {
   limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]! @listSize(assumedSize: 100) @portal
   "Operators: the audit log, newest first."
   auditLog(first: Int = 50, offset: Int = 0): [AuditEntry!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
+  "Operators: the account of an e-mail address (any case), to give it a role. None: PORTAL_404.000."
+  account(email: String!): Account @portal
 }
 
 type Mutation {
@@ -1102,6 +1130,27 @@ type Mutation {
   queryLimits raises the GraphQL operation bounds too; a bound it leaves out stays the current plan's.
   """
   reviewLimitIncrease(id: ID!, approve: Boolean!, perSecond: Int, perDay: Int, queryLimits: QueryLimitsInput, reply: String!): LimitIncreaseRequest! @portal
+  """
+  Operators: make an account a developer, partner (sees and may request the partner APIs, such as
+  Metasearch) or staff (also the internal ones, such as Cargo) account; audited, and the account
+  is told by e-mail. Its keys are held to the new role from their next call: partner and internal
+  APIs it no longer sees stop answering them at once (INSP_404.000), and answer again if the role
+  comes back. OPERATOR is not given here (INSP_400.001: 'flightgraph operator add' adds
+  operators), and an operator's role, yours included, is not changed here (PORTAL_409.001). Not
+  an operator: PORTAL_403.000; no such account: PORTAL_404.000. The role it has already: no change.
+  """
+  setAccountRole(accountId: ID!, role: Role!): Account! @portal
+}
+
+"A portal account's role."
+enum Role {
+  DEVELOPER
+  "Also sees the partner APIs."
+  PARTNER
+  "Also sees the partner and internal APIs."
+  STAFF
+  "Approves keys and reviews limit requests; added with 'flightgraph operator add'."
+  OPERATOR
 }
 
 input SignUpInput {
@@ -1120,12 +1169,14 @@ input ApplicationInput {
 input RequestKeyInput {
   applicationId: ID!
   api: String!
+  "The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal)."
   plan: String = "Default"
 }
 
 input AddApiInput {
   keyId: ID!
   api: String!
+  "The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal)."
   plan: String = "Default"
 }
 
@@ -1865,6 +1916,28 @@ func (ec *executionContext) field_Mutation_rotateKeySecret_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setAccountRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "accountId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["accountId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (flightgraph.Role, error) {
+			return ec.unmarshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_signIn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1956,6 +2029,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_account_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "email",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["email"] = arg0
 	return args, nil
 }
 
@@ -4295,6 +4382,50 @@ func (ec *executionContext) fieldContext_Mutation_reviewLimitIncrease(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setAccountRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setAccountRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetAccountRole(ctx, fc.Args["accountId"].(string), fc.Args["role"].(flightgraph.Role))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setAccountRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setAccountRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Plan_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Plan) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4588,6 +4719,50 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_account(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Account(ctx, fc.Args["email"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Account) graphql.Marshaler {
+			return ec.marshalOAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_account(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_account_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7612,6 +7787,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setAccountRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setAccountRole(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -7810,6 +7992,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_auditLog(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "account":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_account(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -8686,6 +8890,38 @@ func (ec *executionContext) unmarshalNRequestKeyInput2githubᚗcomᚋflightgraph
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx context.Context, v any) (flightgraph.Role, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx context.Context, sel ast.SelectionSet, v flightgraph.Role) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole = map[string]flightgraph.Role{
+		"DEVELOPER": flightgraph.RoleDeveloper,
+		"PARTNER":   flightgraph.RolePartner,
+		"STAFF":     flightgraph.RoleStaff,
+		"OPERATOR":  flightgraph.RoleOperator,
+	}
+	marshalNRole2githubᚗcomᚋflightgraphᚋflightgraphᚐRole = map[flightgraph.Role]string{
+		flightgraph.RoleDeveloper: "DEVELOPER",
+		flightgraph.RolePartner:   "PARTNER",
+		flightgraph.RoleStaff:     "STAFF",
+		flightgraph.RoleOperator:  "OPERATOR",
+	}
+)
+
 func (ec *executionContext) unmarshalNSignUpInput2githubᚗcomᚋflightgraphᚋflightgraphᚐSignUpInput(ctx context.Context, v any) (flightgraph.SignUpInput, error) {
 	res, err := ec.unmarshalInputSignUpInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -8884,6 +9120,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Account) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBoolean2bool(ctx context.Context, v any) (bool, error) {

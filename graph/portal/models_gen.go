@@ -12,9 +12,10 @@ import (
 )
 
 type AddAPIInput struct {
-	KeyID string  `json:"keyId"`
-	API   string  `json:"api"`
-	Plan  *string `json:"plan,omitempty"`
+	KeyID string `json:"keyId"`
+	API   string `json:"api"`
+	// The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal).
+	Plan *string `json:"plan,omitempty"`
 }
 
 type AuthPayload struct {
@@ -39,9 +40,10 @@ type Query struct {
 }
 
 type RequestKeyInput struct {
-	ApplicationID string  `json:"applicationId"`
-	API           string  `json:"api"`
-	Plan          *string `json:"plan,omitempty"`
+	ApplicationID string `json:"applicationId"`
+	API           string `json:"api"`
+	// The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal).
+	Plan *string `json:"plan,omitempty"`
 }
 
 // signUp's answer, the same for every address.

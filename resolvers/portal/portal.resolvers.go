@@ -154,6 +154,10 @@ func (r *mutationResolver) ReviewLimitIncrease(ctx context.Context, id string, a
 	return r.reviewLimit(ctx, id, approve, perSecond, perDay, queryLimits, reply)
 }
 
+func (r *mutationResolver) SetAccountRole(ctx context.Context, accountID string, role flightgraph.Role) (*flightgraph.Account, error) {
+	return r.Access.SetAccountRole(ctx, accountID, role)
+}
+
 func (r *queryResolver) Me(ctx context.Context) (*portal.Me, error) {
 	return r.me(ctx)
 }
@@ -172,6 +176,10 @@ func (r *queryResolver) LimitIncreaseRequests(ctx context.Context, status *fligh
 
 func (r *queryResolver) AuditLog(ctx context.Context, first *int, offset *int) ([]*flightgraph.AuditEntry, error) {
 	return r.Access.AuditLog(ctx, deref(first), deref(offset))
+}
+
+func (r *queryResolver) Account(ctx context.Context, email string) (*flightgraph.Account, error) {
+	return r.Access.AccountByEmail(ctx, email)
 }
 
 func (r *Resolver) Account() portal.AccountResolver { return &accountResolver{r} }
