@@ -259,8 +259,10 @@ func TestDealQueryIsValidated(t *testing.T) {
 		{"past interval", func(q *flightgraph.DealQuery) { q.DateInterval = day(-2) + "/" + day(2) }, flightgraph.ECodeInvalidParameter, "dateInterval"},
 		{"far interval", func(q *flightgraph.DealQuery) { q.DateInterval = day(400) + "/" + day(401) }, flightgraph.ECodeInvalidParameter, "dateInterval"},
 		{"malformed interval", func(q *flightgraph.DealQuery) { q.DateInterval = day(1) }, flightgraph.ECodeBadFormat, "dateInterval"},
-		{"no weekend", func(q *flightgraph.DealQuery) { q.Type, q.DateInterval = flightgraph.DealWeekend, "2026-11-23/2026-11-26" }, flightgraph.ECodeInvalidParameter, "dateInterval"},
-		{"late last minute", func(q *flightgraph.DealQuery) { q.Type, q.DateInterval = flightgraph.DealLastMinute, day(8) + "/" + day(9) }, flightgraph.ECodeInvalidParameter, "dateInterval"},
+		{"no weekend", func(q *flightgraph.DealQuery) {
+			q.Type, q.DateInterval = flightgraph.DealWeekend, "2026-11-23/2026-11-26"
+		}, flightgraph.ECodeInvalidParameter, "dateInterval"},
+		{"late last minute", func(q *flightgraph.DealQuery) { q.Type, q.DateInterval = flightgraph.DealLastMinute, day(8)+"/"+day(9) }, flightgraph.ECodeInvalidParameter, "dateInterval"},
 		{"unknown type", func(q *flightgraph.DealQuery) { q.Type = "CHEAP" }, flightgraph.ECodeInvalidParameter, "dealType"},
 		{"unknown zone", func(q *flightgraph.DealQuery) { q.Zone = "X" }, flightgraph.ECodeInvalidParameter, "zone"},
 		{"a child alone", func(q *flightgraph.DealQuery) { q.Passengers = []flightgraph.Passenger{{ID: 1, Type: "CHD"}} }, flightgraph.ECodeInvalidParameter, "passengers"},
