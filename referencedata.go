@@ -132,3 +132,26 @@ func (c *ConnectionOption) Stops() int {
 	}
 	return 1
 }
+
+// DefaultAirportCode is the code of the country's default airport.
+func (c *MarketCountry) DefaultAirportCode() string { return c.DefaultAirport.Code }
+
+// OriginCodes are the codes of the country's airports.
+func (c *MarketCountry) OriginCodes() []string { return airportCodes(c.Origins) }
+
+// DestinationCodes are the codes of the airports the country's airports fly to nonstop.
+func (c *MarketCountry) DestinationCodes() []string { return airportCodes(c.Destinations) }
+
+func airportCodes(airports []*Airport) []string {
+	out := make([]string, len(airports))
+	for i, a := range airports {
+		out[i] = a.Code
+	}
+	return out
+}
+
+// Localized is the place's label in a language (English when none): its city's.
+func (p *LabelledPlace) Localized(language *Language) string { return p.City.Localized(language) }
+
+// OfferValidityISO is OfferValidity in ISO 8601.
+func (sc *SearchContext) OfferValidityISO() string { return ISODuration(sc.OfferValidity) }

@@ -42,6 +42,15 @@ var Routes = []Route{
 	{"GET /opendata/offers/v1/related-products", "offers", func(a *API) http.HandlerFunc { return a.relatedProducts }},
 	{"POST /opendata/offers/v1/related-products/shopping-carts", "offers", func(a *API) http.HandlerFunc { return a.addProducts }},
 	{"POST /opendata/offers/v1/mail-my-search", "offers", func(a *API) http.HandlerFunc { return a.mailMySearch }},
+	{"GET /opendata/offers/v1/reference-data", "offers", func(a *API) http.HandlerFunc { return a.offersReferenceData }},
+	{"GET /opendata/offers/v1/reference-data/deals", "offers", func(a *API) http.HandlerFunc { return a.dealsReference }},
+	{"GET /opendata/offers/v1/search-context", "offers", func(a *API) http.HandlerFunc { return a.searchContext }},
+	{"POST /opendata/offers/v1/flights-availability", "offers", func(a *API) http.HandlerFunc { return a.flightsAvailability }},
+	{"POST /opendata/offers/v1/best-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.bestFareOffers }},
+	{"POST /opendata/offers/v1/best-fare-offers/all-deals", "offers", func(a *API) http.HandlerFunc { return a.allDeals }},
+	// The metasearch partners' feed lives under the offers API's path, as the original's does,
+	// but belongs to the partner API: a developer's key or token does not reach it.
+	{"POST /opendata/offers/v1/bestOffers/feed", "metasearch", func(a *API) http.HandlerFunc { return a.bestOffersFeed }},
 	{"GET /opendata/baggages/allowances", "baggage", func(a *API) http.HandlerFunc { return a.baggageAllowances }},
 	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
 }
