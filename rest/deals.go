@@ -235,7 +235,7 @@ func (a *API) flightsAvailability(w http.ResponseWriter, r *http.Request) {
 		d := itineraryAvailabilityDoc{Bound: string(it.Bound), NumberOfStops: len(it.Segments) - 1, Cabins: cabinSeatsOf(it.Cabins)}
 		for _, s := range it.Segments {
 			sd := segmentAvailabilityDoc{FlightID: s.Flight.ID, Origin: offerPlaceDoc{Code: s.Flight.OriginCode, City: placeRef{s.OriginCity}},
-				Destination: offerPlaceDoc{Code: s.Flight.DestinationCode, City: placeRef{s.DestinationCity}},
+				Destination:     offerPlaceDoc{Code: s.Flight.DestinationCode, City: placeRef{s.DestinationCity}},
 				MarketingFlight: marketingDoc{Number: s.Flight.Designator()[2:], Carrier: placeRef{s.Flight.CarrierCode}}, Cabins: cabinSeatsOf(s.Cabins)}
 			if len(s.Legs) > 0 {
 				first, last := s.Legs[0], s.Legs[len(s.Legs)-1]

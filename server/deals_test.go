@@ -176,7 +176,9 @@ func TestBestFareOffers(t *testing.T) {
 		resp = s.queryAs(t, bearer, `query($s: DealSearchInput!) { allDeals(search: $s, limit: 8) { destination offer { id } } }`,
 			map[string]any{"s": map[string]any{"origin": "AMS", "dateInterval": today + "/" + tomorrow,
 				"passengers": []map[string]any{{"id": 1, "type": "ADT"}, {"id": 2, "type": "CHD"}}}})
-		var ga struct{ AllDeals []struct{ Destination string } }
+		var ga struct {
+			AllDeals []struct{ Destination string }
+		}
 		json.Unmarshal(resp.Data, &ga)
 		if len(resp.Errors) > 0 || len(ga.AllDeals) != 8 || ga.AllDeals[0].Destination != all.BestFareOffers[0].Destination.Code {
 			t.Errorf("allDeals: %s %+v", resp.Data, resp.Errors)
