@@ -148,6 +148,22 @@ func TestBestFareOffers(t *testing.T) {
 			}
 		}
 
+		// The subgraph's round trips do not grow with the destinations either: the offers' flights
+		// come through the loaders with the legs the engine read.
+		gqlTrips := func(dests []string) int64 {
+			resp := s.queryAs(t, bearer, `query($s: DealSearchInput!) { bestFareOffers(search: $s) { destination city { name country { code } }
+				offer { id segments { flight { id status origin { code city { code } } destination { code } legs { aircraft { typeName } } } } } } }`,
+				map[string]any{"s": map[string]any{"origin": "AMS", "destinations": dests, "dateInterval": today + "/" + tomorrow}})
+			if len(resp.Errors) > 0 {
+				t.Fatalf("bestFareOffers %v: %+v", dests, resp.Errors)
+			}
+			return s.queries.Load()
+		}
+		gqlTrips([]string{"LON"})
+		if a, b := gqlTrips([]string{"LON"}), gqlTrips(five); a != b {
+			t.Errorf("the subgraph's deals took %d round trips for one destination, %d for five", a, b)
+		}
+
 		// All deals from AMS: cheapest first, each destination's best-fare deal.
 		body := dealsBody("AMS")
 		delete(body, "destinations")
