@@ -7,10 +7,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/travel"
 )
 
 // day is the date days after Now.
@@ -352,5 +354,51 @@ func TestAvailabilityIsTheOffers(t *testing.T) {
 	t.Logf("%d itinerary cabins checked", checked)
 	if checked < 100 {
 		t.Errorf("only %d itinerary cabins were checked", checked)
+	}
+}
+
+// TestDealsHonourTheDeadline: past the request's deadline, deals, availability, contexts and the
+// deals reference stop; deals wait for an inspiration's slot only as long as their time lasts, and
+// give it back.
+func TestDealsHonourTheDeadline(t *testing.T) {
+	e := newEngine(t, store.SQLite)
+	ctx := context.Background()
+	expired, cancel := context.WithDeadline(ctx, time.Now().Add(-time.Second))
+	defer cancel()
+	q := func() *flightgraph.DealQuery {
+		return &flightgraph.DealQuery{Origin: "BCN", Destinations: []string{"AMS", "NYC"}, Limit: 10}
+	}
+	all := q()
+	all.Destinations = nil
+	for name, call := range map[string]func(context.Context) error{
+		"best fares": func(c context.Context) error { _, err := e.BestFares(c, q()); return err },
+		"all deals":  func(c context.Context) error { _, err := e.AllDeals(c, all); return err },
+		"feed":       func(c context.Context) error { _, err := e.BestOffersFeed(c, q()); return err },
+		"availability": func(c context.Context) error {
+			_, err := e.FlightsAvailability(c, search("BCN", "NYC", 1))
+			return err
+		},
+		"search context":  func(c context.Context) error { _, err := e.SearchContext(c, "BCN", "NYC", day(1)); return err },
+		"deals reference": func(c context.Context) error { _, err := e.DealsReference(c); return err },
+	} {
+		if err := call(expired); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s past the deadline: %v", name, err)
+		}
+	}
+	e.Inspirations = travel.NewSlots(1)
+	e.Inspirations <- struct{}{} // taken
+	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancelShort()
+	if _, err := e.BestFares(short, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
+		t.Errorf("waiting for a slot past the deadline: %v", err)
+	}
+	<-e.Inspirations
+	if _, err := e.BestFares(ctx, q()); err != nil || len(e.Inspirations) != 0 {
+		t.Errorf("with the slot free: %v, %d slots taken after", err, len(e.Inspirations))
+	}
+	bad := q()
+	bad.Destinations = []string{"QQQ"}
+	if _, err := e.BestFares(ctx, bad); err == nil || len(e.Inspirations) != 0 {
+		t.Errorf("a refused search: %v, %d slots taken after", err, len(e.Inspirations))
 	}
 }
