@@ -114,7 +114,7 @@ func (q *DealQuery) Validate(today time.Time) error {
 	if q.Zone != "" {
 		q.Zone = strings.ToUpper(strings.TrimSpace(q.Zone))
 		if !slices.ContainsFunc(Zones, func(z *Zone) bool { return z.Code == q.Zone }) {
-			return ParamErrorf(ECodeInvalidParameter, "zone", "zone is one of N, E, A, F, M, S or P, got %q", Clip(q.Zone))
+			return ParamErrorf(ECodeInvalidParameter, "destinationZoneCode", "destinationZoneCode is one of N, E, A, F, M, S or P, got %q", Clip(q.Zone))
 		}
 	}
 	switch q.Type = DealType(strings.ToUpper(strings.TrimSpace(string(q.Type)))); q.Type {

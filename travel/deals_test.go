@@ -266,7 +266,7 @@ func TestDealQueryIsValidated(t *testing.T) {
 		}, flightgraph.ECodeInvalidParameter, "dateInterval"},
 		{"late last minute", func(q *flightgraph.DealQuery) { q.Type, q.DateInterval = flightgraph.DealLastMinute, day(8)+"/"+day(9) }, flightgraph.ECodeInvalidParameter, "dateInterval"},
 		{"unknown type", func(q *flightgraph.DealQuery) { q.Type = "CHEAP" }, flightgraph.ECodeInvalidParameter, "dealType"},
-		{"unknown zone", func(q *flightgraph.DealQuery) { q.Zone = "X" }, flightgraph.ECodeInvalidParameter, "zone"},
+		{"unknown zone", func(q *flightgraph.DealQuery) { q.Zone = "X" }, flightgraph.ECodeInvalidParameter, "destinationZoneCode"},
 		{"a child alone", func(q *flightgraph.DealQuery) { q.Passengers = []flightgraph.Passenger{{ID: 1, Type: "CHD"}} }, flightgraph.ECodeInvalidParameter, "passengers"},
 		{"bad cabin", func(q *flightgraph.DealQuery) { q.Cabins = []flightgraph.CabinClass{"LOUNGE"} }, flightgraph.ECodeInvalidParameter, "commercialCabins"},
 		{"bad currency", func(q *flightgraph.DealQuery) { q.Currency = "XXX" }, flightgraph.ECodeInvalidParameter, "currency"},
@@ -283,6 +283,11 @@ func TestDealQueryIsValidated(t *testing.T) {
 	q := ok()
 	if _, err := e.AllDeals(ctx, &q); flightgraph.ErrorCode(err) != flightgraph.ECodeInconsistentInput {
 		t.Errorf("all deals to named destinations: %v", err)
+	}
+	q = ok()
+	q.Zone = "E"
+	if _, err := e.BestFares(ctx, &q); flightgraph.ErrorCode(err) != flightgraph.ECodeInconsistentInput {
+		t.Errorf("best fares to named destinations in a zone: %v", err)
 	}
 	q = ok()
 	q.Destinations = nil
