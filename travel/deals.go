@@ -201,9 +201,6 @@ func (s *Service) BestFares(ctx context.Context, q *flightgraph.DealQuery) (*fli
 	if len(q.Destinations) == 0 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "destinations", "give 1 to %d destinations", flightgraph.MaxDealDestinations)
 	}
-	if q.Zone != "" {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInconsistentInput, "destinationZoneCode", "destinationZoneCode narrows all deals; the destinations named are the answer's")
-	}
 	return s.deals(ctx, q, false)
 }
 
@@ -235,9 +232,6 @@ func (s *Service) BestOffersFeed(ctx context.Context, q *flightgraph.DealQuery) 
 	if len(q.Destinations) == 0 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "destinations", "give 1 to %d destinations", flightgraph.MaxDealDestinations)
 	}
-	if q.Zone != "" {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInconsistentInput, "destinationZoneCode", "destinationZoneCode narrows all deals; the destinations named are the answer's")
-	}
 	return s.deals(ctx, q, true)
 }
 
@@ -247,6 +241,9 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 	d, err := s.dealSearchOf(ctx, q)
 	if err != nil {
 		return nil, err
+	}
+	if q.Zone != "" && len(d.dests) > 0 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInconsistentInput, "destinationZoneCode", "destinationZoneCode narrows all deals; the destinations named are the answer's")
 	}
 	t, err := s.read(ctx, d)
 	if err != nil {
