@@ -194,9 +194,9 @@ func (s *Service) read(ctx context.Context, d *dealSearch) (*trips, error) {
 // The reads are one calendar's, however many destinations (tripsOf).
 //
 // Errors: q's validation errors; ECodeMissingParameter without destinations; ECodeInconsistentInput
-// with a zone (all deals take one); ECodeOriginUnknown,
-// ECodeDestinationUnknown; ECodeInvalidParameter for a destination that is the origin or for
-// more flights than a search reads; ECodeTimeout when the request's time runs out.
+// with a zone (all deals take one); ECodeOriginUnknown, ECodeDestinationUnknown;
+// ECodeInvalidParameter for a destination that is the origin or for more flights than a search
+// reads; ECodeTimeout when the request's time runs out.
 func (s *Service) BestFares(ctx context.Context, q *flightgraph.DealQuery) (*flightgraph.DealList, error) {
 	if len(q.Destinations) == 0 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "destinations", "give 1 to %d destinations", flightgraph.MaxDealDestinations)
