@@ -74,26 +74,35 @@ func FareFamilyOf(param, code string) (*FareFamily, error) {
 
 // PassengerType is a type of traveller, as the offers API names them.
 type PassengerType struct {
-	Code  string `json:"code"` // ADT, CHD, INF …
-	Label string `json:"label"`
+	Code string `json:"code"` // ADT, CHD, INF …
+	// Labels name the type in the service's languages.
+	Labels `json:"-"`
+	// MinAge and MaxAge are the ages, in years on the day of travel, the type is for; MaxAge 0
+	// has no upper bound.
+	MinAge int `json:"minAge"`
+	MaxAge int `json:"maxAge"`
 	// PerMille is the share of the adult fare the type pays, in thousandths.
 	PerMille int64 `json:"-"`
 	// Seat is false for an infant on an adult's lap: no seat, no airport charges, no checked bag
 	// of its own beyond a stroller.
-	Seat bool `json:"-"`
+	Seat bool `json:"seat"`
 	// Accompanied types travel only with an adult (ADT, YTH or YCD) on the booking.
-	Accompanied bool `json:"-"`
+	Accompanied bool `json:"accompanied"`
 }
 
-// PassengerTypes are the types the offers API accepts.
+// PassengerTypes are the types the offers API accepts: its one list, which reference data, search
+// contexts and searches all read.
 var PassengerTypes = []*PassengerType{
-	{Code: "ADT", Label: "Adult (26 to 64)", PerMille: 1000, Seat: true},
-	{Code: "YTH", Label: "Young adult (12 to 25)", PerMille: 900, Seat: true},
-	{Code: "YCD", Label: "Senior (65 and over)", PerMille: 900, Seat: true},
-	{Code: "C14", Label: "Child (12 to 14) travelling with an adult", PerMille: 900, Seat: true, Accompanied: true},
-	{Code: "CHD", Label: "Child (2 to 11)", PerMille: 750, Seat: true, Accompanied: true},
-	{Code: "INF", Label: "Infant (under 2) on an adult's lap", PerMille: 100, Accompanied: true},
+	{Code: "ADT", Labels: Labels{"Adult", "Adulte", "Volwassene"}, MinAge: 26, MaxAge: 64, PerMille: 1000, Seat: true},
+	{Code: "YTH", Labels: Labels{"Youth", "Jeune", "Jongere"}, MinAge: 12, MaxAge: 25, PerMille: 900, Seat: true},
+	{Code: "YCD", Labels: Labels{"Senior", "Senior", "Senior"}, MinAge: 65, PerMille: 900, Seat: true},
+	{Code: "C14", Labels: Labels{"Child (12 to 14)", "Enfant (12 à 14 ans)", "Kind (12 tot 14)"}, MinAge: 12, MaxAge: 14, PerMille: 900, Seat: true, Accompanied: true},
+	{Code: "CHD", Labels: Labels{"Child", "Enfant", "Kind"}, MinAge: 2, MaxAge: 11, PerMille: 750, Seat: true, Accompanied: true},
+	{Code: "INF", Labels: Labels{"Infant", "Bébé", "Baby"}, MinAge: 0, MaxAge: 1, PerMille: 100, Accompanied: true},
 }
+
+// MinAdults is the fewest adults (ADT, YTH or YCD) a booking with accompanied types needs.
+const MinAdults = 1
 
 // PassengerTypeOf returns the type of a code, in any case; ECodeInvalidParameter naming param when
 // there is none.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -75,6 +76,16 @@ func CurrencyOf(param, code string) (Currency, error) {
 		return Currency{}, ParamErrorf(ECodeInvalidParameter, param, "%s is not a currency the network sells in", c)
 	}
 	return cur, nil
+}
+
+// Currencies returns every currency the network prices in, by code.
+func Currencies() []Currency {
+	out := make([]Currency, 0, len(currencies))
+	for _, c := range currencies {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Currency) int { return strings.Compare(a.Code, b.Code) })
+	return out
 }
 
 // Euros returns an amount of euro cents.

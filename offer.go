@@ -79,6 +79,12 @@ func (s *OfferSearch) Validate() error {
 	if len(s.Connections) == 2 && s.Connections[1].DepartureDate < s.Connections[0].DepartureDate {
 		return ParamErrorf(ECodeInvalidParameter, "departureDate", "the return leaves on %s, before the outbound's %s", s.Connections[1].DepartureDate, s.Connections[0].DepartureDate)
 	}
+	return s.validateParty()
+}
+
+// validateParty checks and normalises who travels, in which cabins, paying in which currency:
+// the part of a search that deals and feeds share (DealQuery.Validate).
+func (s *OfferSearch) validateParty() error {
 	seen := map[CabinClass]bool{}
 	for i, c := range s.Cabins {
 		c = CabinClass(strings.ToUpper(string(c)))

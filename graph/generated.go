@@ -139,6 +139,12 @@ type ComplexityRoot struct {
 		Seats      func(childComplexity int) int
 	}
 
+	CabinSeats struct {
+		Cabin     func(childComplexity int) int
+		SeatsLeft func(childComplexity int) int
+		Sellable  func(childComplexity int) int
+	}
+
 	CargoCapacity struct {
 		Flight    func(childComplexity int) int
 		Legs      func(childComplexity int) int
@@ -185,6 +191,13 @@ type ComplexityRoot struct {
 		Localized func(childComplexity int, language *flightgraph.Language) int
 	}
 
+	ConnectionOption struct {
+		Carriers    func(childComplexity int) int
+		Itineraries func(childComplexity int) int
+		Stops       func(childComplexity int) int
+		Via         func(childComplexity int) int
+	}
+
 	Country struct {
 		AreaCode  func(childComplexity int) int
 		Code      func(childComplexity int) int
@@ -193,6 +206,50 @@ type ComplexityRoot struct {
 		Euro      func(childComplexity int) int
 		Localized func(childComplexity int, language *flightgraph.Language) int
 		Schengen  func(childComplexity int) int
+	}
+
+	Currency struct {
+		Code   func(childComplexity int) int
+		Digits func(childComplexity int) int
+	}
+
+	Deal struct {
+		City            func(childComplexity int) int
+		DepartureDate   func(childComplexity int) int
+		DestinationCode func(childComplexity int) int
+		DestinationType func(childComplexity int) int
+		Offer           func(childComplexity int) int
+		Period          func(childComplexity int) int
+		Zone            func(childComplexity int) int
+	}
+
+	DealKind struct {
+		Code      func(childComplexity int) int
+		Localized func(childComplexity int, language *flightgraph.Language) int
+	}
+
+	DealOrigin struct {
+		Origin func(childComplexity int) int
+		Zones  func(childComplexity int) int
+	}
+
+	DealPlace struct {
+		Code      func(childComplexity int) int
+		Localized func(childComplexity int, language *flightgraph.Language) int
+		PlaceType func(childComplexity int) int
+	}
+
+	DealZone struct {
+		Destinations func(childComplexity int) int
+		Zone         func(childComplexity int) int
+	}
+
+	DealsReference struct {
+		Currency func(childComplexity int) int
+		Market   func(childComplexity int) int
+		Months   func(childComplexity int) int
+		Origins  func(childComplexity int) int
+		Types    func(childComplexity int) int
 	}
 
 	Destination struct {
@@ -237,6 +294,12 @@ type ComplexityRoot struct {
 		Origin       func(childComplexity int) int
 		ScheduleDate func(childComplexity int) int
 		Status       func(childComplexity int) int
+	}
+
+	FlightAvailability struct {
+		Bound    func(childComplexity int) int
+		Cabins   func(childComplexity int) int
+		Segments func(childComplexity int) int
 	}
 
 	FlightConnection struct {
@@ -314,6 +377,18 @@ type ComplexityRoot struct {
 		SeatsLeft         func(childComplexity int) int
 	}
 
+	OffersReferenceData struct {
+		Cabins         func(childComplexity int) int
+		Countries      func(childComplexity int) int
+		Currencies     func(childComplexity int) int
+		Currency       func(childComplexity int) int
+		FareFamilies   func(childComplexity int) int
+		Market         func(childComplexity int) int
+		MaxSeats       func(childComplexity int) int
+		MinAdults      func(childComplexity int) int
+		PassengerTypes func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -335,6 +410,15 @@ type ComplexityRoot struct {
 		Type     func(childComplexity int) int
 	}
 
+	PassengerType struct {
+		Accompanied func(childComplexity int) int
+		Code        func(childComplexity int) int
+		Localized   func(childComplexity int, language *flightgraph.Language) int
+		MaxAge      func(childComplexity int) int
+		MinAge      func(childComplexity int) int
+		Seat        func(childComplexity int) int
+	}
+
 	Price struct {
 		Passengers func(childComplexity int) int
 		Total      func(childComplexity int) int
@@ -347,32 +431,47 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Aircraft           func(childComplexity int, configuration string) int
-		Airport            func(childComplexity int, code string) int
-		Airports           func(childComplexity int, country *string, city *string, search *string, first *int, after *string) int
-		Amenities          func(childComplexity int, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) int
-		AvailableOffers    func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound) int
-		BaggageAllowances  func(childComplexity int, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) int
-		CargoCapacity      func(childComplexity int, flightID string) int
-		Carriers           func(childComplexity int) int
-		Cities             func(childComplexity int) int
-		City               func(childComplexity int, code string) int
-		Countries          func(childComplexity int) int
-		Country            func(childComplexity int, code string) int
-		Destinations       func(childComplexity int, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) int
-		Fleet              func(childComplexity int) int
-		Flight             func(childComplexity int, id string) int
-		FlightStatus       func(childComplexity int, carrier string, flightNumber int, date string) int
-		Flights            func(childComplexity int, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) int
-		LowestFares        func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
-		Offer              func(childComplexity int, id string) int
-		RelatedProducts    func(childComplexity int, offerID *string, cartID *string) int
-		Routes             func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
-		ShoppingCart       func(childComplexity int, id string) int
-		TicketConditions   func(childComplexity int, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) int
-		UpsellOffers       func(childComplexity int, id string) int
-		__resolve__service func(childComplexity int) int
-		__resolve_entities func(childComplexity int, representations []map[string]any) int
+		Aircraft            func(childComplexity int, configuration string) int
+		Airport             func(childComplexity int, code string) int
+		Airports            func(childComplexity int, country *string, city *string, search *string, first *int, after *string) int
+		AllDeals            func(childComplexity int, search flightgraph.DealQuery, limit *int) int
+		Amenities           func(childComplexity int, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) int
+		AvailableOffers     func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound) int
+		BaggageAllowances   func(childComplexity int, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) int
+		BestFareOffers      func(childComplexity int, search flightgraph.DealQuery) int
+		BestOffersFeed      func(childComplexity int, search flightgraph.DealQuery) int
+		CargoCapacity       func(childComplexity int, flightID string) int
+		Carriers            func(childComplexity int) int
+		Cities              func(childComplexity int) int
+		City                func(childComplexity int, code string) int
+		Countries           func(childComplexity int) int
+		Country             func(childComplexity int, code string) int
+		DealsReferenceData  func(childComplexity int) int
+		Destinations        func(childComplexity int, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) int
+		Fleet               func(childComplexity int) int
+		Flight              func(childComplexity int, id string) int
+		FlightStatus        func(childComplexity int, carrier string, flightNumber int, date string) int
+		Flights             func(childComplexity int, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) int
+		FlightsAvailability func(childComplexity int, search flightgraph.OfferSearch) int
+		LowestFares         func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
+		Offer               func(childComplexity int, id string) int
+		OffersReferenceData func(childComplexity int) int
+		RelatedProducts     func(childComplexity int, offerID *string, cartID *string) int
+		Routes              func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
+		SearchContext       func(childComplexity int, origin string, destination string, departureDate *string) int
+		ShoppingCart        func(childComplexity int, id string) int
+		TicketConditions    func(childComplexity int, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) int
+		UpsellOffers        func(childComplexity int, id string) int
+		__resolve__service  func(childComplexity int) int
+		__resolve_entities  func(childComplexity int, representations []map[string]any) int
+	}
+
+	ReferenceCountry struct {
+		Code               func(childComplexity int) int
+		DefaultAirportCode func(childComplexity int) int
+		DestinationCodes   func(childComplexity int) int
+		Localized          func(childComplexity int, language *flightgraph.Language) int
+		OriginCodes        func(childComplexity int) int
 	}
 
 	RelatedProduct struct {
@@ -405,6 +504,37 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	SearchContext struct {
+		Cabins           func(childComplexity int) int
+		Connections      func(childComplexity int) int
+		Currency         func(childComplexity int) int
+		DepartureDate    func(childComplexity int) int
+		Destination      func(childComplexity int) int
+		FareFamilies     func(childComplexity int) int
+		FirstDate        func(childComplexity int) int
+		Host             func(childComplexity int) int
+		Language         func(childComplexity int) int
+		LastDate         func(childComplexity int) int
+		Market           func(childComplexity int) int
+		MaxSeats         func(childComplexity int) int
+		MinAdults        func(childComplexity int) int
+		OfferValidityISO func(childComplexity int) int
+		Origin           func(childComplexity int) int
+		PassengerTypes   func(childComplexity int) int
+	}
+
+	SearchPlace struct {
+		Airports  func(childComplexity int) int
+		City      func(childComplexity int) int
+		Code      func(childComplexity int) int
+		PlaceType func(childComplexity int) int
+	}
+
+	SegmentAvailability struct {
+		Cabins func(childComplexity int) int
+		Flight func(childComplexity int) int
+	}
+
 	ShoppingCart struct {
 		ExpiresAt func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -423,6 +553,11 @@ type ComplexityRoot struct {
 	TicketConditions struct {
 		Conditions func(childComplexity int) int
 		FareFamily func(childComplexity int) int
+	}
+
+	Zone struct {
+		Code      func(childComplexity int) int
+		Localized func(childComplexity int, language *flightgraph.Language) int
 	}
 
 	_Service struct {
@@ -510,6 +645,13 @@ type QueryResolver interface {
 	Offer(ctx context.Context, id string) (*model.Offer, error)
 	RelatedProducts(ctx context.Context, offerID *string, cartID *string) ([]*flightgraph.RelatedProduct, error)
 	ShoppingCart(ctx context.Context, id string) (*model.ShoppingCart, error)
+	OffersReferenceData(ctx context.Context) (*flightgraph.ReferenceData, error)
+	DealsReferenceData(ctx context.Context) (*flightgraph.DealsReference, error)
+	SearchContext(ctx context.Context, origin string, destination string, departureDate *string) (*flightgraph.SearchContext, error)
+	FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch) ([]*model.FlightAvailability, error)
+	BestFareOffers(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error)
+	AllDeals(ctx context.Context, search flightgraph.DealQuery, limit *int) ([]*model.Deal, error)
+	BestOffersFeed(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error)
 	BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error)
 	CargoCapacity(ctx context.Context, flightID string) (*flightgraph.CargoCapacity, error)
 }
@@ -900,6 +1042,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Cabin.Seats(childComplexity), true
 
+	case "CabinSeats.cabin":
+		if e.ComplexityRoot.CabinSeats.Cabin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CabinSeats.Cabin(childComplexity), true
+	case "CabinSeats.seatsLeft":
+		if e.ComplexityRoot.CabinSeats.SeatsLeft == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CabinSeats.SeatsLeft(childComplexity), true
+	case "CabinSeats.sellable":
+		if e.ComplexityRoot.CabinSeats.Sellable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CabinSeats.Sellable(childComplexity), true
+
 	case "CargoCapacity.flight":
 		if e.ComplexityRoot.CargoCapacity.Flight == nil {
 			break
@@ -1096,6 +1257,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.City.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
 
+	case "ConnectionOption.carriers":
+		if e.ComplexityRoot.ConnectionOption.Carriers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOption.Carriers(childComplexity), true
+	case "ConnectionOption.itineraries":
+		if e.ComplexityRoot.ConnectionOption.Itineraries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOption.Itineraries(childComplexity), true
+	case "ConnectionOption.stops":
+		if e.ComplexityRoot.ConnectionOption.Stops == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOption.Stops(childComplexity), true
+	case "ConnectionOption.via":
+		if e.ComplexityRoot.ConnectionOption.Via == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConnectionOption.Via(childComplexity), true
+
 	case "Country.areaCode":
 		if e.ComplexityRoot.Country.AreaCode == nil {
 			break
@@ -1143,6 +1329,161 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Country.Schengen(childComplexity), true
+
+	case "Currency.code":
+		if e.ComplexityRoot.Currency.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Currency.Code(childComplexity), true
+	case "Currency.decimals":
+		if e.ComplexityRoot.Currency.Digits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Currency.Digits(childComplexity), true
+
+	case "Deal.city":
+		if e.ComplexityRoot.Deal.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.City(childComplexity), true
+	case "Deal.departureDate":
+		if e.ComplexityRoot.Deal.DepartureDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.DepartureDate(childComplexity), true
+	case "Deal.destination":
+		if e.ComplexityRoot.Deal.DestinationCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.DestinationCode(childComplexity), true
+	case "Deal.destinationType":
+		if e.ComplexityRoot.Deal.DestinationType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.DestinationType(childComplexity), true
+	case "Deal.offer":
+		if e.ComplexityRoot.Deal.Offer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.Offer(childComplexity), true
+	case "Deal.period":
+		if e.ComplexityRoot.Deal.Period == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.Period(childComplexity), true
+	case "Deal.zone":
+		if e.ComplexityRoot.Deal.Zone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Deal.Zone(childComplexity), true
+
+	case "DealKind.code":
+		if e.ComplexityRoot.DealKind.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealKind.Code(childComplexity), true
+	case "DealKind.name":
+		if e.ComplexityRoot.DealKind.Localized == nil {
+			break
+		}
+
+		args, err := ec.field_DealKind_name_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.DealKind.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
+
+	case "DealOrigin.origin":
+		if e.ComplexityRoot.DealOrigin.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealOrigin.Origin(childComplexity), true
+	case "DealOrigin.zones":
+		if e.ComplexityRoot.DealOrigin.Zones == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealOrigin.Zones(childComplexity), true
+
+	case "DealPlace.code":
+		if e.ComplexityRoot.DealPlace.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealPlace.Code(childComplexity), true
+	case "DealPlace.name":
+		if e.ComplexityRoot.DealPlace.Localized == nil {
+			break
+		}
+
+		args, err := ec.field_DealPlace_name_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.DealPlace.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
+	case "DealPlace.type":
+		if e.ComplexityRoot.DealPlace.PlaceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealPlace.PlaceType(childComplexity), true
+
+	case "DealZone.destinations":
+		if e.ComplexityRoot.DealZone.Destinations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealZone.Destinations(childComplexity), true
+	case "DealZone.zone":
+		if e.ComplexityRoot.DealZone.Zone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealZone.Zone(childComplexity), true
+
+	case "DealsReference.currency":
+		if e.ComplexityRoot.DealsReference.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealsReference.Currency(childComplexity), true
+	case "DealsReference.market":
+		if e.ComplexityRoot.DealsReference.Market == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealsReference.Market(childComplexity), true
+	case "DealsReference.months":
+		if e.ComplexityRoot.DealsReference.Months == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealsReference.Months(childComplexity), true
+	case "DealsReference.origins":
+		if e.ComplexityRoot.DealsReference.Origins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealsReference.Origins(childComplexity), true
+	case "DealsReference.dealTypes":
+		if e.ComplexityRoot.DealsReference.Types == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DealsReference.Types(childComplexity), true
 
 	case "Destination.city":
 		if e.ComplexityRoot.Destination.City == nil {
@@ -1374,6 +1715,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Flight.Status(childComplexity), true
+
+	case "FlightAvailability.bound":
+		if e.ComplexityRoot.FlightAvailability.Bound == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightAvailability.Bound(childComplexity), true
+	case "FlightAvailability.cabins":
+		if e.ComplexityRoot.FlightAvailability.Cabins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightAvailability.Cabins(childComplexity), true
+	case "FlightAvailability.segments":
+		if e.ComplexityRoot.FlightAvailability.Segments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightAvailability.Segments(childComplexity), true
 
 	case "FlightConnection.edges":
 		if e.ComplexityRoot.FlightConnection.Edges == nil {
@@ -1670,6 +2030,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OfferSegment.SeatsLeft(childComplexity), true
 
+	case "OffersReferenceData.cabins":
+		if e.ComplexityRoot.OffersReferenceData.Cabins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.Cabins(childComplexity), true
+	case "OffersReferenceData.countries":
+		if e.ComplexityRoot.OffersReferenceData.Countries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.Countries(childComplexity), true
+	case "OffersReferenceData.currencies":
+		if e.ComplexityRoot.OffersReferenceData.Currencies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.Currencies(childComplexity), true
+	case "OffersReferenceData.currency":
+		if e.ComplexityRoot.OffersReferenceData.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.Currency(childComplexity), true
+	case "OffersReferenceData.fareFamilies":
+		if e.ComplexityRoot.OffersReferenceData.FareFamilies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.FareFamilies(childComplexity), true
+	case "OffersReferenceData.market":
+		if e.ComplexityRoot.OffersReferenceData.Market == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.Market(childComplexity), true
+	case "OffersReferenceData.maximumNumberOfSeats":
+		if e.ComplexityRoot.OffersReferenceData.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.MaxSeats(childComplexity), true
+	case "OffersReferenceData.minimumNumberOfAdults":
+		if e.ComplexityRoot.OffersReferenceData.MinAdults == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.MinAdults(childComplexity), true
+	case "OffersReferenceData.passengerTypes":
+		if e.ComplexityRoot.OffersReferenceData.PassengerTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OffersReferenceData.PassengerTypes(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -1745,6 +2160,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PassengerPrice.Type(childComplexity), true
 
+	case "PassengerType.accompanied":
+		if e.ComplexityRoot.PassengerType.Accompanied == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerType.Accompanied(childComplexity), true
+	case "PassengerType.code":
+		if e.ComplexityRoot.PassengerType.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerType.Code(childComplexity), true
+	case "PassengerType.name":
+		if e.ComplexityRoot.PassengerType.Localized == nil {
+			break
+		}
+
+		args, err := ec.field_PassengerType_name_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.PassengerType.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
+	case "PassengerType.maxAge":
+		if e.ComplexityRoot.PassengerType.MaxAge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerType.MaxAge(childComplexity), true
+	case "PassengerType.minAge":
+		if e.ComplexityRoot.PassengerType.MinAge == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerType.MinAge(childComplexity), true
+	case "PassengerType.seat":
+		if e.ComplexityRoot.PassengerType.Seat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PassengerType.Seat(childComplexity), true
+
 	case "Price.passengers":
 		if e.ComplexityRoot.Price.Passengers == nil {
 			break
@@ -1810,6 +2267,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Airports(childComplexity, args["country"].(*string), args["city"].(*string), args["search"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.allDeals":
+		if e.ComplexityRoot.Query.AllDeals == nil {
+			break
+		}
+
+		args, err := ec.field_Query_allDeals_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AllDeals(childComplexity, args["search"].(flightgraph.DealQuery), args["limit"].(*int)), true
 	case "Query.amenities":
 		if e.ComplexityRoot.Query.Amenities == nil {
 			break
@@ -1843,6 +2311,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.BaggageAllowances(childComplexity, args["origin"].(string), args["destination"].(string), args["travelClass"].(flightgraph.CabinClass), args["type"].(*flightgraph.BaggageType), args["host"].(*string), args["fareFamily"].(*string), args["passengerTypes"].([]string), args["loyaltyProgram"].(*string), args["departureDate"].(*string)), true
+	case "Query.bestFareOffers":
+		if e.ComplexityRoot.Query.BestFareOffers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bestFareOffers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BestFareOffers(childComplexity, args["search"].(flightgraph.DealQuery)), true
+	case "Query.bestOffersFeed":
+		if e.ComplexityRoot.Query.BestOffersFeed == nil {
+			break
+		}
+
+		args, err := ec.field_Query_bestOffersFeed_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BestOffersFeed(childComplexity, args["search"].(flightgraph.DealQuery)), true
 	case "Query.cargoCapacity":
 		if e.ComplexityRoot.Query.CargoCapacity == nil {
 			break
@@ -1894,6 +2384,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Country(childComplexity, args["code"].(string)), true
+	case "Query.dealsReferenceData":
+		if e.ComplexityRoot.Query.DealsReferenceData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.DealsReferenceData(childComplexity), true
 	case "Query.destinations":
 		if e.ComplexityRoot.Query.Destinations == nil {
 			break
@@ -1944,6 +2440,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Flights(childComplexity, args["origin"].(*string), args["destination"].(*string), args["date"].(*string), args["carrier"].(*string), args["flightNumber"].(*int), args["first"].(*int), args["after"].(*string)), true
+	case "Query.flightsAvailability":
+		if e.ComplexityRoot.Query.FlightsAvailability == nil {
+			break
+		}
+
+		args, err := ec.field_Query_flightsAvailability_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.FlightsAvailability(childComplexity, args["search"].(flightgraph.OfferSearch)), true
 
 	case "Query.lowestFares":
 		if e.ComplexityRoot.Query.LowestFares == nil {
@@ -1967,6 +2474,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Offer(childComplexity, args["id"].(string)), true
+	case "Query.offersReferenceData":
+		if e.ComplexityRoot.Query.OffersReferenceData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.OffersReferenceData(childComplexity), true
 	case "Query.relatedProducts":
 		if e.ComplexityRoot.Query.RelatedProducts == nil {
 			break
@@ -1989,6 +2502,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Routes(childComplexity, args["origin"].(*string), args["destination"].(*string), args["carrier"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.searchContext":
+		if e.ComplexityRoot.Query.SearchContext == nil {
+			break
+		}
+
+		args, err := ec.field_Query_searchContext_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SearchContext(childComplexity, args["origin"].(string), args["destination"].(string), args["departureDate"].(*string)), true
 	case "Query.shoppingCart":
 		if e.ComplexityRoot.Query.ShoppingCart == nil {
 			break
@@ -2039,6 +2563,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.__resolve_entities(childComplexity, args["representations"].([]map[string]any)), true
+
+	case "ReferenceCountry.code":
+		if e.ComplexityRoot.ReferenceCountry.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferenceCountry.Code(childComplexity), true
+	case "ReferenceCountry.defaultAirport":
+		if e.ComplexityRoot.ReferenceCountry.DefaultAirportCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferenceCountry.DefaultAirportCode(childComplexity), true
+	case "ReferenceCountry.destinations":
+		if e.ComplexityRoot.ReferenceCountry.DestinationCodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferenceCountry.DestinationCodes(childComplexity), true
+	case "ReferenceCountry.name":
+		if e.ComplexityRoot.ReferenceCountry.Localized == nil {
+			break
+		}
+
+		args, err := ec.field_ReferenceCountry_name_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ReferenceCountry.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
+	case "ReferenceCountry.origins":
+		if e.ComplexityRoot.ReferenceCountry.OriginCodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferenceCountry.OriginCodes(childComplexity), true
 
 	case "RelatedProduct.code":
 		if e.ComplexityRoot.RelatedProduct.Code == nil {
@@ -2152,6 +2712,141 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RouteEdge.Node(childComplexity), true
 
+	case "SearchContext.cabins":
+		if e.ComplexityRoot.SearchContext.Cabins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Cabins(childComplexity), true
+	case "SearchContext.connections":
+		if e.ComplexityRoot.SearchContext.Connections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Connections(childComplexity), true
+	case "SearchContext.currency":
+		if e.ComplexityRoot.SearchContext.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Currency(childComplexity), true
+	case "SearchContext.departureDate":
+		if e.ComplexityRoot.SearchContext.DepartureDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.DepartureDate(childComplexity), true
+	case "SearchContext.destination":
+		if e.ComplexityRoot.SearchContext.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Destination(childComplexity), true
+	case "SearchContext.fareFamilies":
+		if e.ComplexityRoot.SearchContext.FareFamilies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.FareFamilies(childComplexity), true
+	case "SearchContext.firstDate":
+		if e.ComplexityRoot.SearchContext.FirstDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.FirstDate(childComplexity), true
+	case "SearchContext.host":
+		if e.ComplexityRoot.SearchContext.Host == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Host(childComplexity), true
+	case "SearchContext.language":
+		if e.ComplexityRoot.SearchContext.Language == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Language(childComplexity), true
+	case "SearchContext.lastDate":
+		if e.ComplexityRoot.SearchContext.LastDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.LastDate(childComplexity), true
+	case "SearchContext.market":
+		if e.ComplexityRoot.SearchContext.Market == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Market(childComplexity), true
+	case "SearchContext.maximumNumberOfSeats":
+		if e.ComplexityRoot.SearchContext.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.MaxSeats(childComplexity), true
+	case "SearchContext.minimumNumberOfAdults":
+		if e.ComplexityRoot.SearchContext.MinAdults == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.MinAdults(childComplexity), true
+	case "SearchContext.offerValidity":
+		if e.ComplexityRoot.SearchContext.OfferValidityISO == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.OfferValidityISO(childComplexity), true
+	case "SearchContext.origin":
+		if e.ComplexityRoot.SearchContext.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.Origin(childComplexity), true
+	case "SearchContext.passengerTypes":
+		if e.ComplexityRoot.SearchContext.PassengerTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchContext.PassengerTypes(childComplexity), true
+
+	case "SearchPlace.airports":
+		if e.ComplexityRoot.SearchPlace.Airports == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPlace.Airports(childComplexity), true
+	case "SearchPlace.city":
+		if e.ComplexityRoot.SearchPlace.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPlace.City(childComplexity), true
+	case "SearchPlace.code":
+		if e.ComplexityRoot.SearchPlace.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPlace.Code(childComplexity), true
+	case "SearchPlace.type":
+		if e.ComplexityRoot.SearchPlace.PlaceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPlace.PlaceType(childComplexity), true
+
+	case "SegmentAvailability.cabins":
+		if e.ComplexityRoot.SegmentAvailability.Cabins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentAvailability.Cabins(childComplexity), true
+	case "SegmentAvailability.flight":
+		if e.ComplexityRoot.SegmentAvailability.Flight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SegmentAvailability.Flight(childComplexity), true
+
 	case "ShoppingCart.expiresAt":
 		if e.ComplexityRoot.ShoppingCart.ExpiresAt == nil {
 			break
@@ -2221,6 +2916,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TicketConditions.FareFamily(childComplexity), true
 
+	case "Zone.code":
+		if e.ComplexityRoot.Zone.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Zone.Code(childComplexity), true
+	case "Zone.name":
+		if e.ComplexityRoot.Zone.Localized == nil {
+			break
+		}
+
+		args, err := ec.field_Zone_name_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Zone.Localized(childComplexity, args["language"].(*flightgraph.Language)), true
+
 	case "_Service.sdl":
 		if e.ComplexityRoot._Service.SDL == nil {
 			break
@@ -2237,6 +2950,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputCartProductInput,
+		ec.unmarshalInputDealSearchInput,
 		ec.unmarshalInputOfferSearchInput,
 		ec.unmarshalInputPassengerInput,
 		ec.unmarshalInputRequestedConnectionInput,
@@ -2433,6 +3147,50 @@ type Query {
   "A shopping cart read back by its id, at the same price until expiresAt. Altered or foreign: OFFER_400.000; expired: OFFER_410.000."
   shoppingCart(id: ID!): ShoppingCart @api(product: "offers")
   """
+  The offers reference data of the point of sale's market (svc-travel-country; NL when it names
+  none), as REST's reference-data: the countries of the network with their airports, the cabins,
+  fare families, passenger types and currencies a search takes.
+  """
+  offersReferenceData: OffersReferenceData! @api(product: "offers")
+  """
+  The deals reference data of the market: its cities that flights leave from, each with the cities
+  it reaches nonstop or through a hub by zone; the months (this one to 11 ahead) with flights; the
+  deal types.
+  """
+  dealsReferenceData: DealsReference! @api(product: "offers")
+  """
+  What a search from origin to destination (airport or city codes) may ask for where the request
+  sells: point of sale, booking window, connection options, cabins and fare families, passenger
+  types. With departureDate (today to today + 360), the options and cabins are that day's. Errors as
+  on REST: INSP_400.000, INSP_400.001, INSP_400.002, IATA_404.000.
+  """
+  searchContext(origin: String!, destination: String!, departureDate: Date): SearchContext! @api(product: "offers")
+  """
+  For each requested connection of search, each itinerary availableOffers finds, by departure, with
+  the seats left in each cabin on each flight by the rule that prices offers: the search has offers
+  in a cabin of an itinerary exactly when it is sellable on every flight.
+  """
+  flightsAvailability(search: OfferSearchInput!): [FlightAvailability!]! @listSize(assumedSize: 80) @api(product: "offers")
+  """
+  Deals: of each destination of search (1 to 20), the cheapest offer over the days of its
+  dateInterval (at most 31; today and the next 30 when absent) that its dealType keeps; the offer
+  availableOffers of its day lists, at the same price and with the same id. A destination without
+  one has a null offer. Errors as on REST's best-fare-offers.
+  """
+  bestFareOffers(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 20) @api(product: "offers")
+  """
+  All deals: every destination the origin's flights reach over the search's days (in its
+  destinationZoneCode when given), each with its cheapest offer as bestFareOffers gives it,
+  cheapest first, at most limit (1 to 200). Destinations in search: DEST_400.000; none found:
+  DEST_404.001.
+  """
+  allDeals(search: DealSearchInput!, limit: Int = 50): [Deal!]! @listSize(slicingArguments: ["limit"]) @api(product: "offers")
+  """
+  The best offers feed, for metasearch partners: of each destination of search (1 to 20) and each
+  day its dealType keeps, the cheapest offer of the day; days without one are left out.
+  """
+  bestOffersFeed(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 620) @api(product: "metasearch")
+  """
   Baggage allowances before booking, for a trip's passengers (ADT when absent) in one travel class,
   on the first itinerary of departureDate (tomorrow when absent). The tier is the one of the
   customer behind a password-grant token, whatever loyaltyProgram (FGMILES_GOLD) says; with a
@@ -2474,6 +3232,201 @@ type Mutation {
   at most 5 such mails in 24 hours, whoever asks (OFFER_429.000 after).
   """
   mailMySearch(email: String!, search: OfferSearchInput!): MailedSearch! @api(product: "offers")
+}
+
+"The offers reference data of a market."
+type OffersReferenceData {
+  "The point of sale's country; NL when the request names none."
+  market: String!
+  "The market's currency: offers are priced in it unless a search names another."
+  currency: String!
+  countries: [ReferenceCountry!]! @listSize(assumedSize: 100)
+  "From Economy up."
+  cabins: [CabinClass!]! @listSize(assumedSize: 4)
+  fareFamilies: [FareFamily!]! @listSize(assumedSize: 8)
+  passengerTypes: [PassengerType!]! @listSize(assumedSize: 6)
+  currencies: [Currency!]! @listSize(assumedSize: 80)
+  maximumNumberOfSeats: Int!
+  minimumNumberOfAdults: Int!
+}
+
+"A country of the network: its airports, the one a search form starts from, and the airports they fly to nonstop."
+type ReferenceCountry {
+  code: String!
+  name(language: Language = EN): String!
+  defaultAirport: String!
+  origins: [String!]! @listSize(assumedSize: 20)
+  destinations: [String!]! @listSize(assumedSize: 200)
+}
+
+"A type of traveller and the rules a search holds it to."
+type PassengerType {
+  "ADT, YTH, YCD, C14, CHD or INF."
+  code: String!
+  name(language: Language = EN): String!
+  minAge: Int!
+  "0 for no upper bound."
+  maxAge: Int!
+  "False for an infant on an adult's lap."
+  seat: Boolean!
+  "Travels only with an adult (ADT, YTH or YCD) on the booking."
+  accompanied: Boolean!
+}
+
+"A currency prices are given in."
+type Currency {
+  code: String!
+  "The decimals of its minor unit: 2 for EUR, 0 for JPY, 3 for BHD."
+  decimals: Int!
+}
+
+"The deals reference data of a market."
+type DealsReference {
+  market: String!
+  currency: String!
+  origins: [DealOrigin!]! @listSize(assumedSize: 20)
+  "YYYY-MM."
+  months: [String!]! @listSize(assumedSize: 12)
+  dealTypes: [DealKind!]! @listSize(assumedSize: 3)
+}
+
+"An origin of a market's deals and the places it reaches, by zone."
+type DealOrigin {
+  origin: DealPlace!
+  zones: [DealZone!]! @listSize(assumedSize: 7)
+}
+
+type DealZone {
+  zone: Zone!
+  destinations: [DealPlace!]! @listSize(assumedSize: 120)
+}
+
+"A place of the deals reference: a city, or an airport named by its own code."
+type DealPlace {
+  code: String!
+  "CITY or AIRPORT."
+  type: String!
+  "The label of its city."
+  name(language: Language = EN): String!
+}
+
+"A world area that deals group destinations by: N (the Netherlands), E, A, F, M, S, P."
+type Zone {
+  code: String!
+  name(language: Language = EN): String!
+}
+
+"Which days of a deals search's interval deals may leave on."
+enum DealType {
+  "Every day."
+  LOWEST_FARE
+  "Fridays and Saturdays."
+  WEEKEND
+  "The next 7 days."
+  LAST_MINUTE
+}
+
+type DealKind {
+  code: DealType!
+  name(language: Language = EN): String!
+}
+
+"A deals search."
+input DealSearchInput {
+  "An airport or city code."
+  origin: String!
+  "Airport or city codes, 1 to 20 (bestFareOffers, bestOffersFeed); none for allDeals."
+  destinations: [String!]
+  "allDeals: keep the destinations of one zone."
+  destinationZoneCode: String
+  "YYYY-MM-DD/YYYY-MM-DD, at most 31 days from today to the end of the 11th month ahead; today and the next 30 days when absent."
+  dateInterval: String
+  dealType: DealType = LOWEST_FARE
+  "The cabins to price; all when absent. The deal is the cheapest of any."
+  commercialCabins: [CabinClass!]
+  "One adult when absent."
+  passengers: [PassengerInput!]
+  "ISO 4217; overrides the point of sale's."
+  currency: String
+}
+
+"The cheapest offer to a destination over a period."
+type Deal {
+  "The destination as an offers search takes it: a city's code, or the airport's asked for."
+  destination: String!
+  "CITY or AIRPORT."
+  destinationType: String!
+  city: City!
+  zone: Zone!
+  "The day of a feed's offer, or the search's interval."
+  period: String!
+  "The local date the offer leaves on; null without an offer."
+  departureDate: Date
+  "Null when nothing is sold in the period."
+  offer: Offer
+}
+
+"What a search between two places may ask for."
+type SearchContext {
+  market: String!
+  currency: String!
+  language: String!
+  "The host carrier (svc-travel-host); empty for none."
+  host: String!
+  origin: SearchPlace!
+  destination: SearchPlace!
+  departureDate: Date
+  "The departure dates a search or a calendar takes."
+  firstDate: Date!
+  lastDate: Date!
+  connections: [ConnectionOption!]! @listSize(assumedSize: 10)
+  "With a date, those with a seat left that day; from Economy up."
+  cabins: [CabinClass!]! @listSize(assumedSize: 4)
+  fareFamilies: [FareFamily!]! @listSize(assumedSize: 8)
+  passengerTypes: [PassengerType!]! @listSize(assumedSize: 6)
+  maximumNumberOfSeats: Int!
+  minimumNumberOfAdults: Int!
+  "How long an offer keeps its price, in ISO 8601."
+  offerValidity: String!
+}
+
+"A place a search names, resolved."
+type SearchPlace {
+  code: String!
+  "CITY or AIRPORT."
+  type: String!
+  city: City!
+  airports: [Airport!]! @listSize(assumedSize: 8)
+}
+
+"One way between two places: nonstop, or with one stop at a hub."
+type ConnectionOption {
+  stops: Int!
+  "The hub of a one-stop option."
+  via: Airport
+  carriers: [String!]! @listSize(assumedSize: 10)
+  "The option's itineraries on the context's date; null without a date."
+  itineraries: Int
+}
+
+"An itinerary with the seats left in its cabins."
+type FlightAvailability {
+  bound: Bound!
+  segments: [SegmentAvailability!]! @listSize(assumedSize: 2)
+  "The cabins on board of every flight, each with the fewest seats left on any."
+  cabins: [CabinSeats!]! @listSize(assumedSize: 4)
+}
+
+type SegmentAvailability {
+  flight: Flight!
+  cabins: [CabinSeats!]! @listSize(assumedSize: 4)
+}
+
+"The seats left in a cabin: not capped, 0 on a cancelled flight; sellable when the passengers fit."
+type CabinSeats {
+  cabin: CabinClass!
+  seatsLeft: Int!
+  sellable: Boolean!
 }
 
 "A search mail-my-search queued."
@@ -3245,6 +4198,18 @@ func (ec *executionContext) childFields_Cabin(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Cabin", field.Name)
 }
 
+func (ec *executionContext) childFields_CabinSeats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cabin":
+		return ec.fieldContext_CabinSeats_cabin(ctx, field)
+	case "seatsLeft":
+		return ec.fieldContext_CabinSeats_seatsLeft(ctx, field)
+	case "sellable":
+		return ec.fieldContext_CabinSeats_sellable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CabinSeats", field.Name)
+}
+
 func (ec *executionContext) childFields_CargoCapacity(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "flight":
@@ -3337,6 +4302,20 @@ func (ec *executionContext) childFields_City(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type City", field.Name)
 }
 
+func (ec *executionContext) childFields_ConnectionOption(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "stops":
+		return ec.fieldContext_ConnectionOption_stops(ctx, field)
+	case "via":
+		return ec.fieldContext_ConnectionOption_via(ctx, field)
+	case "carriers":
+		return ec.fieldContext_ConnectionOption_carriers(ctx, field)
+	case "itineraries":
+		return ec.fieldContext_ConnectionOption_itineraries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConnectionOption", field.Name)
+}
+
 func (ec *executionContext) childFields_Country(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "code":
@@ -3355,6 +4334,94 @@ func (ec *executionContext) childFields_Country(ctx context.Context, field graph
 		return ec.fieldContext_Country_schengen(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Country", field.Name)
+}
+
+func (ec *executionContext) childFields_Currency(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_Currency_code(ctx, field)
+	case "decimals":
+		return ec.fieldContext_Currency_decimals(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Currency", field.Name)
+}
+
+func (ec *executionContext) childFields_Deal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "destination":
+		return ec.fieldContext_Deal_destination(ctx, field)
+	case "destinationType":
+		return ec.fieldContext_Deal_destinationType(ctx, field)
+	case "city":
+		return ec.fieldContext_Deal_city(ctx, field)
+	case "zone":
+		return ec.fieldContext_Deal_zone(ctx, field)
+	case "period":
+		return ec.fieldContext_Deal_period(ctx, field)
+	case "departureDate":
+		return ec.fieldContext_Deal_departureDate(ctx, field)
+	case "offer":
+		return ec.fieldContext_Deal_offer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Deal", field.Name)
+}
+
+func (ec *executionContext) childFields_DealKind(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_DealKind_code(ctx, field)
+	case "name":
+		return ec.fieldContext_DealKind_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DealKind", field.Name)
+}
+
+func (ec *executionContext) childFields_DealOrigin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "origin":
+		return ec.fieldContext_DealOrigin_origin(ctx, field)
+	case "zones":
+		return ec.fieldContext_DealOrigin_zones(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DealOrigin", field.Name)
+}
+
+func (ec *executionContext) childFields_DealPlace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_DealPlace_code(ctx, field)
+	case "type":
+		return ec.fieldContext_DealPlace_type(ctx, field)
+	case "name":
+		return ec.fieldContext_DealPlace_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DealPlace", field.Name)
+}
+
+func (ec *executionContext) childFields_DealZone(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "zone":
+		return ec.fieldContext_DealZone_zone(ctx, field)
+	case "destinations":
+		return ec.fieldContext_DealZone_destinations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DealZone", field.Name)
+}
+
+func (ec *executionContext) childFields_DealsReference(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "market":
+		return ec.fieldContext_DealsReference_market(ctx, field)
+	case "currency":
+		return ec.fieldContext_DealsReference_currency(ctx, field)
+	case "origins":
+		return ec.fieldContext_DealsReference_origins(ctx, field)
+	case "months":
+		return ec.fieldContext_DealsReference_months(ctx, field)
+	case "dealTypes":
+		return ec.fieldContext_DealsReference_dealTypes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DealsReference", field.Name)
 }
 
 func (ec *executionContext) childFields_Destination(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3423,6 +4490,18 @@ func (ec *executionContext) childFields_Flight(ctx context.Context, field graphq
 		return ec.fieldContext_Flight_legs(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Flight", field.Name)
+}
+
+func (ec *executionContext) childFields_FlightAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bound":
+		return ec.fieldContext_FlightAvailability_bound(ctx, field)
+	case "segments":
+		return ec.fieldContext_FlightAvailability_segments(ctx, field)
+	case "cabins":
+		return ec.fieldContext_FlightAvailability_cabins(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FlightAvailability", field.Name)
 }
 
 func (ec *executionContext) childFields_FlightConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3563,6 +4642,30 @@ func (ec *executionContext) childFields_OfferSegment(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type OfferSegment", field.Name)
 }
 
+func (ec *executionContext) childFields_OffersReferenceData(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "market":
+		return ec.fieldContext_OffersReferenceData_market(ctx, field)
+	case "currency":
+		return ec.fieldContext_OffersReferenceData_currency(ctx, field)
+	case "countries":
+		return ec.fieldContext_OffersReferenceData_countries(ctx, field)
+	case "cabins":
+		return ec.fieldContext_OffersReferenceData_cabins(ctx, field)
+	case "fareFamilies":
+		return ec.fieldContext_OffersReferenceData_fareFamilies(ctx, field)
+	case "passengerTypes":
+		return ec.fieldContext_OffersReferenceData_passengerTypes(ctx, field)
+	case "currencies":
+		return ec.fieldContext_OffersReferenceData_currencies(ctx, field)
+	case "maximumNumberOfSeats":
+		return ec.fieldContext_OffersReferenceData_maximumNumberOfSeats(ctx, field)
+	case "minimumNumberOfAdults":
+		return ec.fieldContext_OffersReferenceData_minimumNumberOfAdults(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OffersReferenceData", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -3605,6 +4708,24 @@ func (ec *executionContext) childFields_PassengerPrice(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type PassengerPrice", field.Name)
 }
 
+func (ec *executionContext) childFields_PassengerType(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_PassengerType_code(ctx, field)
+	case "name":
+		return ec.fieldContext_PassengerType_name(ctx, field)
+	case "minAge":
+		return ec.fieldContext_PassengerType_minAge(ctx, field)
+	case "maxAge":
+		return ec.fieldContext_PassengerType_maxAge(ctx, field)
+	case "seat":
+		return ec.fieldContext_PassengerType_seat(ctx, field)
+	case "accompanied":
+		return ec.fieldContext_PassengerType_accompanied(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PassengerType", field.Name)
+}
+
 func (ec *executionContext) childFields_Price(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "total":
@@ -3625,6 +4746,22 @@ func (ec *executionContext) childFields_PriceLine(ctx context.Context, field gra
 		return ec.fieldContext_PriceLine_amount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PriceLine", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferenceCountry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_ReferenceCountry_code(ctx, field)
+	case "name":
+		return ec.fieldContext_ReferenceCountry_name(ctx, field)
+	case "defaultAirport":
+		return ec.fieldContext_ReferenceCountry_defaultAirport(ctx, field)
+	case "origins":
+		return ec.fieldContext_ReferenceCountry_origins(ctx, field)
+	case "destinations":
+		return ec.fieldContext_ReferenceCountry_destinations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferenceCountry", field.Name)
 }
 
 func (ec *executionContext) childFields_RelatedProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3687,6 +4824,68 @@ func (ec *executionContext) childFields_RouteEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type RouteEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_SearchContext(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "market":
+		return ec.fieldContext_SearchContext_market(ctx, field)
+	case "currency":
+		return ec.fieldContext_SearchContext_currency(ctx, field)
+	case "language":
+		return ec.fieldContext_SearchContext_language(ctx, field)
+	case "host":
+		return ec.fieldContext_SearchContext_host(ctx, field)
+	case "origin":
+		return ec.fieldContext_SearchContext_origin(ctx, field)
+	case "destination":
+		return ec.fieldContext_SearchContext_destination(ctx, field)
+	case "departureDate":
+		return ec.fieldContext_SearchContext_departureDate(ctx, field)
+	case "firstDate":
+		return ec.fieldContext_SearchContext_firstDate(ctx, field)
+	case "lastDate":
+		return ec.fieldContext_SearchContext_lastDate(ctx, field)
+	case "connections":
+		return ec.fieldContext_SearchContext_connections(ctx, field)
+	case "cabins":
+		return ec.fieldContext_SearchContext_cabins(ctx, field)
+	case "fareFamilies":
+		return ec.fieldContext_SearchContext_fareFamilies(ctx, field)
+	case "passengerTypes":
+		return ec.fieldContext_SearchContext_passengerTypes(ctx, field)
+	case "maximumNumberOfSeats":
+		return ec.fieldContext_SearchContext_maximumNumberOfSeats(ctx, field)
+	case "minimumNumberOfAdults":
+		return ec.fieldContext_SearchContext_minimumNumberOfAdults(ctx, field)
+	case "offerValidity":
+		return ec.fieldContext_SearchContext_offerValidity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchContext", field.Name)
+}
+
+func (ec *executionContext) childFields_SearchPlace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_SearchPlace_code(ctx, field)
+	case "type":
+		return ec.fieldContext_SearchPlace_type(ctx, field)
+	case "city":
+		return ec.fieldContext_SearchPlace_city(ctx, field)
+	case "airports":
+		return ec.fieldContext_SearchPlace_airports(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchPlace", field.Name)
+}
+
+func (ec *executionContext) childFields_SegmentAvailability(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "flight":
+		return ec.fieldContext_SegmentAvailability_flight(ctx, field)
+	case "cabins":
+		return ec.fieldContext_SegmentAvailability_cabins(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SegmentAvailability", field.Name)
+}
+
 func (ec *executionContext) childFields_ShoppingCart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -3725,6 +4924,16 @@ func (ec *executionContext) childFields_TicketConditions(ctx context.Context, fi
 		return ec.fieldContext_TicketConditions_conditions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TicketConditions", field.Name)
+}
+
+func (ec *executionContext) childFields_Zone(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_Zone_code(ctx, field)
+	case "name":
+		return ec.fieldContext_Zone_name(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Zone", field.Name)
 }
 
 func (ec *executionContext) childFields__Service(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3880,6 +5089,34 @@ func (ec *executionContext) field_City_name_args(ctx context.Context, rawArgs ma
 }
 
 func (ec *executionContext) field_Country_name_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["language"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_DealKind_name_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["language"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_DealPlace_name_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
@@ -4057,6 +5294,20 @@ func (ec *executionContext) field_Mutation_mailMySearch_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_PassengerType_name_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["language"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4156,6 +5407,28 @@ func (ec *executionContext) field_Query_airports_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_allDeals_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.DealQuery, error) {
+			return ec.unmarshalNDealSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐDealQuery(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
 	return args, nil
 }
 
@@ -4286,6 +5559,34 @@ func (ec *executionContext) field_Query_baggageAllowances_args(ctx context.Conte
 		return nil, err
 	}
 	args["departureDate"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bestFareOffers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.DealQuery, error) {
+			return ec.unmarshalNDealSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐDealQuery(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_bestOffersFeed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.DealQuery, error) {
+			return ec.unmarshalNDealSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐDealQuery(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
 	return args, nil
 }
 
@@ -4434,6 +5735,20 @@ func (ec *executionContext) field_Query_flight_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_flightsAvailability_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (flightgraph.OfferSearch, error) {
+			return ec.unmarshalNOfferSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐOfferSearch(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg0
 	return args, nil
 }
 
@@ -4619,6 +5934,36 @@ func (ec *executionContext) field_Query_routes_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_searchContext_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["origin"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["destination"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "departureDate",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalODate2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["departureDate"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_shoppingCart_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4706,6 +6051,34 @@ func (ec *executionContext) field_Query_upsellOffers_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_ReferenceCountry_name_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["language"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Zone_name_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "language",
+		func(ctx context.Context, v any) (*flightgraph.Language, error) {
+			return ec.unmarshalOLanguage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLanguage(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["language"] = arg0
 	return args, nil
 }
 
@@ -6250,6 +7623,75 @@ func (ec *executionContext) fieldContext_Cabin_amenities(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _CabinSeats_cabin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CabinSeats_cabin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CabinSeats_cabin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CabinSeats", field, false, false, errors.New("field of type CabinClass does not have child fields"))
+}
+
+func (ec *executionContext) _CabinSeats_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CabinSeats_seatsLeft(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsLeft, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CabinSeats_seatsLeft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CabinSeats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CabinSeats_sellable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CabinSeats_sellable(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sellable, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CabinSeats_sellable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CabinSeats", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _CargoCapacity_flight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7065,6 +8507,107 @@ func (ec *executionContext) fieldContext_City_airports(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _ConnectionOption_stops(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOption_stops(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stops(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOption_stops(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionOption", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionOption_via(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOption_via(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Via, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOption_via(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConnectionOption",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConnectionOption_carriers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOption_carriers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Carriers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOption_carriers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionOption", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConnectionOption_itineraries(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConnectionOption_itineraries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Itineraries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConnectionOption_itineraries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConnectionOption", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Country_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7245,6 +8788,658 @@ func (ec *executionContext) _Country_schengen(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Country_schengen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Country", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Currency_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Currency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Currency_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Currency_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Currency", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Currency_decimals(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Currency) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Currency_decimals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Digits, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Currency_decimals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Currency", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Deal_destination(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DestinationCode(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Deal", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Deal_destinationType(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_destinationType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DestinationType(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_destinationType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Deal", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Deal_city(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
+			return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Deal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_City(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Deal_zone(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_zone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Zone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Zone) graphql.Marshaler {
+			return ec.marshalNZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐZone(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_zone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Deal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Zone(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Deal_period(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_period(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Period, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_period(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Deal", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Deal_departureDate(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_departureDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepartureDate(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalODate2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_departureDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Deal", field, true, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _Deal_offer(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Deal_offer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Offer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Offer) graphql.Marshaler {
+			return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Deal_offer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Deal",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Offer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealKind_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealKind) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealKind_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.DealType) graphql.Marshaler {
+			return ec.marshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealKind_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DealKind", field, false, false, errors.New("field of type DealType does not have child fields"))
+}
+
+func (ec *executionContext) _DealKind_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealKind) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealKind_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealKind_name(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealKind",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_DealKind_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealOrigin_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealOrigin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealOrigin_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.LabelledPlace) graphql.Marshaler {
+			return ec.marshalNDealPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealOrigin_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealOrigin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DealPlace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealOrigin_zones(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealOrigin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealOrigin_zones(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Zones, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.DealZone) graphql.Marshaler {
+			return ec.marshalNDealZone2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZoneᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealOrigin_zones(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealOrigin",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DealZone(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealPlace_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealPlace_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealPlace_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DealPlace", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DealPlace_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealPlace_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlaceType(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealPlace_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DealPlace", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DealPlace_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealPlace_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealPlace_name(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealPlace",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_DealPlace_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealZone_zone(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealZone) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealZone_zone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Zone, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Zone) graphql.Marshaler {
+			return ec.marshalNZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐZone(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealZone_zone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealZone",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Zone(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealZone_destinations(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealZone) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealZone_destinations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destinations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.LabelledPlace) graphql.Marshaler {
+			return ec.marshalNDealPlace2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlaceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealZone_destinations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealZone",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DealPlace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealsReference_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealsReference_market(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Market, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealsReference_market(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DealsReference", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DealsReference_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealsReference_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealsReference_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DealsReference", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DealsReference_origins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealsReference_origins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.DealOrigin) graphql.Marshaler {
+			return ec.marshalNDealOrigin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOriginᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealsReference_origins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealsReference",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DealOrigin(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DealsReference_months(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealsReference_months(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Months, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealsReference_months(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DealsReference", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DealsReference_dealTypes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DealsReference_dealTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Types, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.DealKind) graphql.Marshaler {
+			return ec.marshalNDealKind2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DealsReference_dealTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DealsReference",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DealKind(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Destination_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
@@ -8179,6 +10374,93 @@ func (ec *executionContext) fieldContext_Flight_legs(_ context.Context, field gr
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_FlightLeg(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlightAvailability_bound(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightAvailability_bound(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bound, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.Bound) graphql.Marshaler {
+			return ec.marshalNBound2githubᚗcomᚋflightgraphᚋflightgraphᚐBound(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightAvailability_bound(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlightAvailability", field, false, false, errors.New("field of type Bound does not have child fields"))
+}
+
+func (ec *executionContext) _FlightAvailability_segments(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightAvailability_segments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Segments, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SegmentAvailability) graphql.Marshaler {
+			return ec.marshalNSegmentAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailabilityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightAvailability_segments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlightAvailability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SegmentAvailability(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlightAvailability_cabins(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightAvailability_cabins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.CabinSeats) graphql.Marshaler {
+			return ec.marshalNCabinSeats2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeatsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightAvailability_cabins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlightAvailability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CabinSeats(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9417,6 +11699,249 @@ func (ec *executionContext) fieldContext_OfferSegment_connectionMinutes(_ contex
 	return graphql.NewScalarFieldContext("OfferSegment", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _OffersReferenceData_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_market(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Market, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_market(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffersReferenceData", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OffersReferenceData_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffersReferenceData", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OffersReferenceData_countries(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_countries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Countries, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.MarketCountry) graphql.Marshaler {
+			return ec.marshalNReferenceCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_countries(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OffersReferenceData",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferenceCountry(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OffersReferenceData_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_cabins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_cabins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffersReferenceData", field, false, false, errors.New("field of type CabinClass does not have child fields"))
+}
+
+func (ec *executionContext) _OffersReferenceData_fareFamilies(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_fareFamilies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FareFamilies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.FareFamily) graphql.Marshaler {
+			return ec.marshalNFareFamily2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamilyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_fareFamilies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OffersReferenceData",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FareFamily(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OffersReferenceData_passengerTypes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_passengerTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassengerTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.PassengerType) graphql.Marshaler {
+			return ec.marshalNPassengerType2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_passengerTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OffersReferenceData",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PassengerType(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OffersReferenceData_currencies(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_currencies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currencies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []flightgraph.Currency) graphql.Marshaler {
+			return ec.marshalNCurrency2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCurrencyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_currencies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OffersReferenceData",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Currency(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OffersReferenceData_maximumNumberOfSeats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_maximumNumberOfSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_maximumNumberOfSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffersReferenceData", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OffersReferenceData_minimumNumberOfAdults(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OffersReferenceData_minimumNumberOfAdults(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinAdults, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OffersReferenceData_minimumNumberOfAdults(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OffersReferenceData", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9736,6 +12261,165 @@ func (ec *executionContext) fieldContext_PassengerPrice_total(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PassengerType_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerType_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerType_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerType", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerType_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerType_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerType_name(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PassengerType",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_PassengerType_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PassengerType_minAge(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerType_minAge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinAge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerType_minAge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerType", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerType_maxAge(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerType_maxAge(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxAge, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerType_maxAge(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerType", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerType_seat(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerType_seat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerType_seat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerType", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PassengerType_accompanied(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PassengerType_accompanied(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Accompanied, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PassengerType_accompanied(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PassengerType", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _Price_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Price) (ret graphql.Marshaler) {
@@ -10800,6 +13484,290 @@ func (ec *executionContext) fieldContext_Query_shoppingCart(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_offersReferenceData(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_offersReferenceData(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().OffersReferenceData(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.ReferenceData) graphql.Marshaler {
+			return ec.marshalNOffersReferenceData2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐReferenceData(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_offersReferenceData(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OffersReferenceData(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_dealsReferenceData(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_dealsReferenceData(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().DealsReferenceData(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.DealsReference) graphql.Marshaler {
+			return ec.marshalNDealsReference2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealsReference(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_dealsReferenceData(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DealsReference(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_searchContext(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_searchContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SearchContext(ctx, fc.Args["origin"].(string), fc.Args["destination"].(string), fc.Args["departureDate"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.SearchContext) graphql.Marshaler {
+			return ec.marshalNSearchContext2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐSearchContext(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_searchContext(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchContext(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_searchContext_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_flightsAvailability(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_flightsAvailability(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().FlightsAvailability(ctx, fc.Args["search"].(flightgraph.OfferSearch))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FlightAvailability) graphql.Marshaler {
+			return ec.marshalNFlightAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailabilityᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_flightsAvailability(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlightAvailability(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_flightsAvailability_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_bestFareOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bestFareOffers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BestFareOffers(ctx, fc.Args["search"].(flightgraph.DealQuery))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deal) graphql.Marshaler {
+			return ec.marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bestFareOffers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deal(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bestFareOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_allDeals(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_allDeals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AllDeals(ctx, fc.Args["search"].(flightgraph.DealQuery), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deal) graphql.Marshaler {
+			return ec.marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_allDeals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deal(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_allDeals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_bestOffersFeed(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_bestOffersFeed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().BestOffersFeed(ctx, fc.Args["search"].(flightgraph.DealQuery))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deal) graphql.Marshaler {
+			return ec.marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_bestOffersFeed(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Deal(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_bestOffersFeed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_baggageAllowances(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11038,6 +14006,142 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReferenceCountry_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferenceCountry_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferenceCountry_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferenceCountry", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferenceCountry_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferenceCountry_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferenceCountry_name(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReferenceCountry",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ReferenceCountry_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReferenceCountry_defaultAirport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferenceCountry_defaultAirport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultAirportCode(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferenceCountry_defaultAirport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferenceCountry", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferenceCountry_origins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferenceCountry_origins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OriginCodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferenceCountry_origins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferenceCountry", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ReferenceCountry_destinations(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferenceCountry_destinations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DestinationCodes(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferenceCountry_destinations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferenceCountry", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RelatedProduct_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
@@ -11517,6 +14621,593 @@ func (ec *executionContext) fieldContext_RouteEdge_node(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _SearchContext_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_market(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Market, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_market(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_language(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_language(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Language, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_language(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_host(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_host(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Host, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_host(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.LabelledPlace) graphql.Marshaler {
+			return ec.marshalNSearchPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchPlace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchContext_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Destination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.LabelledPlace) graphql.Marshaler {
+			return ec.marshalNSearchPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchPlace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchContext_departureDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_departureDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepartureDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalODate2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_departureDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_firstDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_firstDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDate2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_firstDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_lastDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_lastDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDate2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_lastDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_connections(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_connections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Connections, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.ConnectionOption) graphql.Marshaler {
+			return ec.marshalNConnectionOption2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOptionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_connections(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConnectionOption(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchContext_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_cabins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []flightgraph.CabinClass) graphql.Marshaler {
+			return ec.marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_cabins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type CabinClass does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_fareFamilies(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_fareFamilies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FareFamilies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.FareFamily) graphql.Marshaler {
+			return ec.marshalNFareFamily2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamilyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_fareFamilies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FareFamily(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchContext_passengerTypes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_passengerTypes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PassengerTypes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.PassengerType) graphql.Marshaler {
+			return ec.marshalNPassengerType2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerTypeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_passengerTypes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PassengerType(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchContext_maximumNumberOfSeats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_maximumNumberOfSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_maximumNumberOfSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_minimumNumberOfAdults(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_minimumNumberOfAdults(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinAdults, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_minimumNumberOfAdults(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchContext_offerValidity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchContext_offerValidity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OfferValidityISO(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchContext_offerValidity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchContext", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchPlace_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPlace_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPlace_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchPlace", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchPlace_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPlace_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PlaceType(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPlace_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchPlace", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchPlace_city(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPlace_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
+			return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPlace_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchPlace",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_City(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchPlace_airports(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPlace_airports(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Airports, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalNAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirportᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPlace_airports(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchPlace",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SegmentAvailability_flight(ctx context.Context, field graphql.CollectedField, obj *model.SegmentAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentAvailability_flight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Flight, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentAvailability_flight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SegmentAvailability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Flight(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SegmentAvailability_cabins(ctx context.Context, field graphql.CollectedField, obj *model.SegmentAvailability) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SegmentAvailability_cabins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cabins, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.CabinSeats) graphql.Marshaler {
+			return ec.marshalNCabinSeats2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeatsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SegmentAvailability_cabins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SegmentAvailability",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CabinSeats(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ShoppingCart_id(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11820,6 +15511,73 @@ func (ec *executionContext) fieldContext_TicketConditions_conditions(_ context.C
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_TicketCondition(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Zone_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Zone) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Zone_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Zone_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Zone", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Zone_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Zone) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Zone_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Zone_name(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Zone",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Zone_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -12943,6 +16701,89 @@ func (ec *executionContext) unmarshalInputCartProductInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDealSearchInput(ctx context.Context, obj any) (flightgraph.DealQuery, error) {
+	var it flightgraph.DealQuery
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["dealType"]; !present {
+		asMap["dealType"] = "LOWEST_FARE"
+	}
+
+	fieldsInOrder := [...]string{"origin", "destinations", "destinationZoneCode", "dateInterval", "dealType", "commercialCabins", "passengers", "currency"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "origin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("origin"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Origin = data
+		case "destinations":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("destinations"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Destinations = data
+		case "destinationZoneCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("destinationZoneCode"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Zone = data
+		case "dateInterval":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dateInterval"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DateInterval = data
+		case "dealType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("dealType"))
+			data, err := ec.unmarshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "commercialCabins":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commercialCabins"))
+			data, err := ec.unmarshalOCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Cabins = data
+		case "passengers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("passengers"))
+			data, err := ec.unmarshalOPassengerInput2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Passengers = data
+		case "currency":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currency"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Currency = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputOfferSearchInput(ctx context.Context, obj any) (flightgraph.OfferSearch, error) {
 	var it flightgraph.OfferSearch
 	if obj == nil {
@@ -13897,6 +17738,54 @@ func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var cabinSeatsImplementors = []string{"CabinSeats"}
+
+func (ec *executionContext) _CabinSeats(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CabinSeats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, cabinSeatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CabinSeats")
+		case "cabin":
+			out.Values[i] = ec._CabinSeats_cabin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seatsLeft":
+			out.Values[i] = ec._CabinSeats_seatsLeft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sellable":
+			out.Values[i] = ec._CabinSeats_sellable(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var cargoCapacityImplementors = []string{"CargoCapacity"}
 
 func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoCapacity) graphql.Marshaler {
@@ -14415,6 +18304,59 @@ func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var connectionOptionImplementors = []string{"ConnectionOption"}
+
+func (ec *executionContext) _ConnectionOption(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ConnectionOption) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, connectionOptionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConnectionOption")
+		case "stops":
+			out.Values[i] = ec._ConnectionOption_stops(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "via":
+			out.Values[i] = ec._ConnectionOption_via(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "carriers":
+			out.Values[i] = ec._ConnectionOption_carriers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "itineraries":
+			out.Values[i] = ec._ConnectionOption_itineraries(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var countryImplementors = []string{"Country", "_Entity"}
 
 func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Country) graphql.Marshaler {
@@ -14459,6 +18401,352 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "schengen":
 			out.Values[i] = ec._Country_schengen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var currencyImplementors = []string{"Currency"}
+
+func (ec *executionContext) _Currency(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Currency) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, currencyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Currency")
+		case "code":
+			out.Values[i] = ec._Currency_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "decimals":
+			out.Values[i] = ec._Currency_decimals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dealImplementors = []string{"Deal"}
+
+func (ec *executionContext) _Deal(ctx context.Context, sel ast.SelectionSet, obj *model.Deal) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dealImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Deal")
+		case "destination":
+			out.Values[i] = ec._Deal_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destinationType":
+			out.Values[i] = ec._Deal_destinationType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._Deal_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "zone":
+			out.Values[i] = ec._Deal_zone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "period":
+			out.Values[i] = ec._Deal_period(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "departureDate":
+			out.Values[i] = ec._Deal_departureDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "offer":
+			out.Values[i] = ec._Deal_offer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dealKindImplementors = []string{"DealKind"}
+
+func (ec *executionContext) _DealKind(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealKind) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dealKindImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DealKind")
+		case "code":
+			out.Values[i] = ec._DealKind_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DealKind_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dealOriginImplementors = []string{"DealOrigin"}
+
+func (ec *executionContext) _DealOrigin(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealOrigin) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dealOriginImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DealOrigin")
+		case "origin":
+			out.Values[i] = ec._DealOrigin_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "zones":
+			out.Values[i] = ec._DealOrigin_zones(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dealPlaceImplementors = []string{"DealPlace"}
+
+func (ec *executionContext) _DealPlace(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.LabelledPlace) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dealPlaceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DealPlace")
+		case "code":
+			out.Values[i] = ec._DealPlace_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._DealPlace_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DealPlace_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dealZoneImplementors = []string{"DealZone"}
+
+func (ec *executionContext) _DealZone(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealZone) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dealZoneImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DealZone")
+		case "zone":
+			out.Values[i] = ec._DealZone_zone(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destinations":
+			out.Values[i] = ec._DealZone_destinations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var dealsReferenceImplementors = []string{"DealsReference"}
+
+func (ec *executionContext) _DealsReference(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealsReference) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dealsReferenceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DealsReference")
+		case "market":
+			out.Values[i] = ec._DealsReference_market(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._DealsReference_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origins":
+			out.Values[i] = ec._DealsReference_origins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "months":
+			out.Values[i] = ec._DealsReference_months(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "dealTypes":
+			out.Values[i] = ec._DealsReference_dealTypes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -15012,6 +19300,54 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 			out.Values[i] = ec._Flight_legs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var flightAvailabilityImplementors = []string{"FlightAvailability"}
+
+func (ec *executionContext) _FlightAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.FlightAvailability) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, flightAvailabilityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FlightAvailability")
+		case "bound":
+			out.Values[i] = ec._FlightAvailability_bound(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "segments":
+			out.Values[i] = ec._FlightAvailability_segments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cabins":
+			out.Values[i] = ec._FlightAvailability_cabins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -15702,6 +20038,84 @@ func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var offersReferenceDataImplementors = []string{"OffersReferenceData"}
+
+func (ec *executionContext) _OffersReferenceData(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ReferenceData) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, offersReferenceDataImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OffersReferenceData")
+		case "market":
+			out.Values[i] = ec._OffersReferenceData_market(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._OffersReferenceData_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "countries":
+			out.Values[i] = ec._OffersReferenceData_countries(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cabins":
+			out.Values[i] = ec._OffersReferenceData_cabins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fareFamilies":
+			out.Values[i] = ec._OffersReferenceData_fareFamilies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passengerTypes":
+			out.Values[i] = ec._OffersReferenceData_passengerTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currencies":
+			out.Values[i] = ec._OffersReferenceData_currencies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maximumNumberOfSeats":
+			out.Values[i] = ec._OffersReferenceData_maximumNumberOfSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minimumNumberOfAdults":
+			out.Values[i] = ec._OffersReferenceData_minimumNumberOfAdults(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
@@ -15837,6 +20251,69 @@ func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.Selecti
 			}
 		case "total":
 			out.Values[i] = ec._PassengerPrice_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var passengerTypeImplementors = []string{"PassengerType"}
+
+func (ec *executionContext) _PassengerType(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerType) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, passengerTypeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PassengerType")
+		case "code":
+			out.Values[i] = ec._PassengerType_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._PassengerType_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minAge":
+			out.Values[i] = ec._PassengerType_minAge(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxAge":
+			out.Values[i] = ec._PassengerType_maxAge(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "seat":
+			out.Values[i] = ec._PassengerType_seat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accompanied":
+			out.Values[i] = ec._PassengerType_accompanied(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16456,6 +20933,160 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "offersReferenceData":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_offersReferenceData(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "dealsReferenceData":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_dealsReferenceData(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "searchContext":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_searchContext(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "flightsAvailability":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_flightsAvailability(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bestFareOffers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bestFareOffers(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "allDeals":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_allDeals(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "bestOffersFeed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_bestOffersFeed(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "baggageAllowances":
 			field := field
 
@@ -16557,6 +21188,64 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var referenceCountryImplementors = []string{"ReferenceCountry"}
+
+func (ec *executionContext) _ReferenceCountry(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.MarketCountry) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, referenceCountryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReferenceCountry")
+		case "code":
+			out.Values[i] = ec._ReferenceCountry_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._ReferenceCountry_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "defaultAirport":
+			out.Values[i] = ec._ReferenceCountry_defaultAirport(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origins":
+			out.Values[i] = ec._ReferenceCountry_origins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destinations":
+			out.Values[i] = ec._ReferenceCountry_destinations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -16900,6 +21589,215 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var searchContextImplementors = []string{"SearchContext"}
+
+func (ec *executionContext) _SearchContext(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.SearchContext) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchContextImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchContext")
+		case "market":
+			out.Values[i] = ec._SearchContext_market(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._SearchContext_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "language":
+			out.Values[i] = ec._SearchContext_language(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "host":
+			out.Values[i] = ec._SearchContext_host(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "origin":
+			out.Values[i] = ec._SearchContext_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "destination":
+			out.Values[i] = ec._SearchContext_destination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "departureDate":
+			out.Values[i] = ec._SearchContext_departureDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "firstDate":
+			out.Values[i] = ec._SearchContext_firstDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastDate":
+			out.Values[i] = ec._SearchContext_lastDate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "connections":
+			out.Values[i] = ec._SearchContext_connections(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cabins":
+			out.Values[i] = ec._SearchContext_cabins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fareFamilies":
+			out.Values[i] = ec._SearchContext_fareFamilies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "passengerTypes":
+			out.Values[i] = ec._SearchContext_passengerTypes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maximumNumberOfSeats":
+			out.Values[i] = ec._SearchContext_maximumNumberOfSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minimumNumberOfAdults":
+			out.Values[i] = ec._SearchContext_minimumNumberOfAdults(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "offerValidity":
+			out.Values[i] = ec._SearchContext_offerValidity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var searchPlaceImplementors = []string{"SearchPlace"}
+
+func (ec *executionContext) _SearchPlace(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.LabelledPlace) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchPlaceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchPlace")
+		case "code":
+			out.Values[i] = ec._SearchPlace_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._SearchPlace_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._SearchPlace_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "airports":
+			out.Values[i] = ec._SearchPlace_airports(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var segmentAvailabilityImplementors = []string{"SegmentAvailability"}
+
+func (ec *executionContext) _SegmentAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.SegmentAvailability) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, segmentAvailabilityImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SegmentAvailability")
+		case "flight":
+			out.Values[i] = ec._SegmentAvailability_flight(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cabins":
+			out.Values[i] = ec._SegmentAvailability_cabins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var shoppingCartImplementors = []string{"ShoppingCart", "_Entity"}
 
 func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.SelectionSet, obj *model.ShoppingCart) graphql.Marshaler {
@@ -17030,6 +21928,49 @@ func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.Selec
 			}
 		case "conditions":
 			out.Values[i] = ec._TicketConditions_conditions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var zoneImplementors = []string{"Zone"}
+
+func (ec *executionContext) _Zone(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Zone) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, zoneImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Zone")
+		case "code":
+			out.Values[i] = ec._Zone_code(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._Zone_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17763,6 +22704,62 @@ func (ec *executionContext) marshalNCabinClass2githubᚗcomᚋflightgraphᚋflig
 	return res
 }
 
+func (ec *executionContext) unmarshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx context.Context, v any) ([]flightgraph.CabinClass, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]flightgraph.CabinClass, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.CabinClass) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCabinSeats2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeatsᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CabinSeats) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCabinSeats2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeats(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCabinSeats2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeats(ctx context.Context, sel ast.SelectionSet, v *flightgraph.CabinSeats) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CabinSeats(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCargoLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CargoLeg) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -17886,6 +22883,32 @@ func (ec *executionContext) marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightg
 	return ec._City(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNConnectionOption2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.ConnectionOption) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConnectionOption2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOption(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConnectionOption2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOption(ctx context.Context, sel ast.SelectionSet, v *flightgraph.ConnectionOption) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConnectionOption(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountryᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Country) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -17910,6 +22933,26 @@ func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋflightgraphᚋflig
 		return graphql.Null
 	}
 	return ec._Country(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCurrency2githubᚗcomᚋflightgraphᚋflightgraphᚐCurrency(ctx context.Context, sel ast.SelectionSet, v flightgraph.Currency) graphql.Marshaler {
+	return ec._Currency(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNCurrency2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCurrencyᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.Currency) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCurrency2githubᚗcomᚋflightgraphᚋflightgraphᚐCurrency(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNDate2string(ctx context.Context, v any) (string, error) {
@@ -17944,6 +22987,181 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 	return res
 }
 
+func (ec *executionContext) marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Deal) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDeal2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDeal(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDeal2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDeal(ctx context.Context, sel ast.SelectionSet, v *model.Deal) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Deal(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDealKind2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKindᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DealKind) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDealKind2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDealKind2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKind(ctx context.Context, sel ast.SelectionSet, v *flightgraph.DealKind) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DealKind(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDealOrigin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOriginᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DealOrigin) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDealOrigin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOrigin(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDealOrigin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOrigin(ctx context.Context, sel ast.SelectionSet, v *flightgraph.DealOrigin) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DealOrigin(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDealPlace2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.LabelledPlace) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDealPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDealPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx context.Context, sel ast.SelectionSet, v *flightgraph.LabelledPlace) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DealPlace(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDealSearchInput2githubᚗcomᚋflightgraphᚋflightgraphᚐDealQuery(ctx context.Context, v any) (flightgraph.DealQuery, error) {
+	res, err := ec.unmarshalInputDealSearchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType(ctx context.Context, v any) (flightgraph.DealType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType(ctx context.Context, sel ast.SelectionSet, v flightgraph.DealType) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType = map[string]flightgraph.DealType{
+		"LOWEST_FARE": flightgraph.DealLowestFare,
+		"WEEKEND":     flightgraph.DealWeekend,
+		"LAST_MINUTE": flightgraph.DealLastMinute,
+	}
+	marshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType = map[flightgraph.DealType]string{
+		flightgraph.DealLowestFare: "LOWEST_FARE",
+		flightgraph.DealWeekend:    "WEEKEND",
+		flightgraph.DealLastMinute: "LAST_MINUTE",
+	}
+)
+
+func (ec *executionContext) marshalNDealZone2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZoneᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DealZone) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDealZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZone(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDealZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZone(ctx context.Context, sel ast.SelectionSet, v *flightgraph.DealZone) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DealZone(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDealsReference2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealsReference(ctx context.Context, sel ast.SelectionSet, v *flightgraph.DealsReference) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DealsReference(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNDestination2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestinationᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Destination) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -17968,6 +23186,22 @@ func (ec *executionContext) marshalNDestination2ᚖgithubᚗcomᚋflightgraphᚋ
 		return graphql.Null
 	}
 	return ec._Destination(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFareFamily2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamilyᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.FareFamily) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx context.Context, sel ast.SelectionSet, v *flightgraph.FareFamily) graphql.Marshaler {
@@ -18004,6 +23238,32 @@ func (ec *executionContext) marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋfligh
 		return graphql.Null
 	}
 	return ec._Flight(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNFlightAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlightAvailability) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNFlightAvailability2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailability(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNFlightAvailability2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailability(ctx context.Context, sel ast.SelectionSet, v *model.FlightAvailability) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FlightAvailability(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNFlightConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightConnection(ctx context.Context, sel ast.SelectionSet, v *model.FlightConnection) graphql.Marshaler {
@@ -18269,6 +23529,16 @@ func (ec *executionContext) marshalNOfferSegment2ᚖgithubᚗcomᚋflightgraph�
 	return ec._OfferSegment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOffersReferenceData2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐReferenceData(ctx context.Context, sel ast.SelectionSet, v *flightgraph.ReferenceData) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OffersReferenceData(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -18350,6 +23620,32 @@ func (ec *executionContext) marshalNPassengerPrice2ᚖgithubᚗcomᚋflightgraph
 	return ec._PassengerPrice(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPassengerType2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PassengerType) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPassengerType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPassengerType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerType(ctx context.Context, sel ast.SelectionSet, v *flightgraph.PassengerType) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PassengerType(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPrice(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Price) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -18384,6 +23680,32 @@ func (ec *executionContext) marshalNPriceLine2ᚖgithubᚗcomᚋflightgraphᚋfl
 		return graphql.Null
 	}
 	return ec._PriceLine(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReferenceCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountryᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.MarketCountry) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReferenceCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountry(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReferenceCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountry(ctx context.Context, sel ast.SelectionSet, v *flightgraph.MarketCountry) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReferenceCountry(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRelatedProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.RelatedProduct) graphql.Marshaler {
@@ -18477,6 +23799,52 @@ func (ec *executionContext) marshalNRouteEdge2ᚖgithubᚗcomᚋflightgraphᚋfl
 	return ec._RouteEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSearchContext2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐSearchContext(ctx context.Context, sel ast.SelectionSet, v *flightgraph.SearchContext) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SearchContext(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSearchPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx context.Context, sel ast.SelectionSet, v *flightgraph.LabelledPlace) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SearchPlace(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSegmentAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SegmentAvailability) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSegmentAvailability2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailability(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSegmentAvailability2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailability(ctx context.Context, sel ast.SelectionSet, v *model.SegmentAvailability) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SegmentAvailability(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx context.Context, sel ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -18501,6 +23869,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNTicketCondition2githubᚗcomᚋflightgraphᚋflightgraphᚐTicketCondition(ctx context.Context, sel ast.SelectionSet, v flightgraph.TicketCondition) graphql.Marshaler {
@@ -18531,6 +23928,16 @@ func (ec *executionContext) marshalNTicketConditions2ᚖgithubᚗcomᚋflightgra
 		return graphql.Null
 	}
 	return ec._TicketConditions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐZone(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Zone) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Zone(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalN_Any2map(ctx context.Context, v any) (map[string]any, error) {
@@ -19185,6 +24592,32 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	return res
 }
 
+func (ec *executionContext) unmarshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType(ctx context.Context, v any) (flightgraph.DealType, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType(ctx context.Context, sel ast.SelectionSet, v flightgraph.DealType) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType[v])
+	return res
+}
+
+var (
+	unmarshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType = map[string]flightgraph.DealType{
+		"LOWEST_FARE": flightgraph.DealLowestFare,
+		"WEEKEND":     flightgraph.DealWeekend,
+		"LAST_MINUTE": flightgraph.DealLastMinute,
+	}
+	marshalODealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType = map[flightgraph.DealType]string{
+		flightgraph.DealLowestFare: "LOWEST_FARE",
+		flightgraph.DealWeekend:    "WEEKEND",
+		flightgraph.DealLastMinute: "LAST_MINUTE",
+	}
+)
+
 func (ec *executionContext) marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx context.Context, sel ast.SelectionSet, v *model.Flight) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -19307,6 +24740,23 @@ func (ec *executionContext) marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflight
 		return graphql.Null
 	}
 	return ec._Offer(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPassengerInput2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerᚄ(ctx context.Context, v any) ([]flightgraph.Passenger, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]flightgraph.Passenger, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPassengerInput2githubᚗcomᚋflightgraphᚋflightgraphᚐPassenger(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx context.Context, sel ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {

@@ -141,6 +141,53 @@ func (l *Loaders) Offers(ctx context.Context, offers []*flightgraph.Offer) []*mo
 	return out
 }
 
+// Availability serves availabilities with their flights, made by Flights for all of them at
+// once with the legs the engine read, as Offers does.
+func (l *Loaders) Availability(ctx context.Context, avail []*flightgraph.FlightAvailability) []*model.FlightAvailability {
+	var (
+		flights []*flightgraph.Flight
+		ids     []string
+		legs    [][]*flightgraph.FlightLeg
+	)
+	for _, a := range avail {
+		for _, s := range a.Segments {
+			flights, ids, legs = append(flights, s.Flight), append(ids, s.Flight.ID), append(legs, s.Legs)
+		}
+	}
+	if l.wants("Flight.legs", "Flight.status") {
+		l.Legs.Prime(ctx, ids, legs)
+	}
+	served := l.Flights(ctx, flights)
+	out := make([]*model.FlightAvailability, len(avail))
+	for i, a := range avail {
+		out[i] = &model.FlightAvailability{FlightAvailability: a, Segments: make([]*model.SegmentAvailability, len(a.Segments))}
+		for j, s := range a.Segments {
+			out[i].Segments[j] = &model.SegmentAvailability{SegmentAvailability: s, Flight: served[0]}
+			served = served[1:]
+		}
+	}
+	return out
+}
+
+// Deals serves deals with their offers, made by Offers for all of them at once.
+func (l *Loaders) Deals(ctx context.Context, deals []*flightgraph.Deal) []*model.Deal {
+	var offers []*flightgraph.Offer
+	for _, d := range deals {
+		if d.Offer != nil {
+			offers = append(offers, d.Offer)
+		}
+	}
+	served := l.Offers(ctx, offers)
+	out := make([]*model.Deal, len(deals))
+	for i, d := range deals {
+		out[i] = &model.Deal{Deal: d}
+		if d.Offer != nil {
+			out[i].Offer, served = served[0], served[1:]
+		}
+	}
+	return out
+}
+
 // servedLegs pairs the legs of each flight (lists, or the error of each, by the flights' ids)
 // with the airports the operation asks of them, which prefetchLegs fetched when the legs came.
 func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*flightgraph.FlightLeg, errs []error) (map[string][]*model.FlightLeg, map[string]error) {

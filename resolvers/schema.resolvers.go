@@ -195,6 +195,34 @@ func (r *queryResolver) ShoppingCart(ctx context.Context, id string) (*model.Sho
 	return r.cart(ctx, c, err)
 }
 
+func (r *queryResolver) OffersReferenceData(ctx context.Context) (*flightgraph.ReferenceData, error) {
+	return r.Travel.ReferenceData(ctx)
+}
+
+func (r *queryResolver) DealsReferenceData(ctx context.Context) (*flightgraph.DealsReference, error) {
+	return r.Travel.DealsReference(ctx)
+}
+
+func (r *queryResolver) SearchContext(ctx context.Context, origin string, destination string, departureDate *string) (*flightgraph.SearchContext, error) {
+	return r.Travel.SearchContext(ctx, origin, destination, deref(departureDate))
+}
+
+func (r *queryResolver) FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch) ([]*model.FlightAvailability, error) {
+	return r.flightsAvailability(ctx, search)
+}
+
+func (r *queryResolver) BestFareOffers(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error) {
+	return r.deals(ctx, r.Travel.BestFares, search, nil)
+}
+
+func (r *queryResolver) AllDeals(ctx context.Context, search flightgraph.DealQuery, limit *int) ([]*model.Deal, error) {
+	return r.deals(ctx, r.Travel.AllDeals, search, limit)
+}
+
+func (r *queryResolver) BestOffersFeed(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error) {
+	return r.deals(ctx, r.Travel.BestOffersFeed, search, nil)
+}
+
 func (r *queryResolver) BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error) {
 	return r.Travel.BaggageAllowances(ctx, flightgraph.BaggageQuery{Origin: origin, Destination: destination, TravelClass: travelClass,
 		Type: deref(typeArg), Host: deref(host), FareFamily: deref(fareFamily), PassengerTypes: passengerTypes,

@@ -22,12 +22,6 @@ var (
 		flightgraph.CabinPremium:  {"Premium Economy", "Premium Economy", "Premium Economy"},
 		flightgraph.CabinEconomy:  {"Economy", "Économique", "Economy"},
 	}
-	passengerLabels = map[string][3]string{
-		"ADT": {"Adult", "Adulte", "Volwassene"},
-		"CHD": {"Child", "Enfant", "Kind"},
-		"INF": {"Infant", "Bébé", "Baby"},
-		"YTH": {"Youth", "Jeune", "Jongere"},
-	}
 )
 
 func pick(l [3]string, lang string) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,12 +69,10 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 		return nil, err
 	}
 	var slugs []any
-	visible := map[string]bool{}
 	for _, p := range products {
 		slugs = append(slugs, p.Slug)
-		visible[p.Slug] = true
 	}
-	doc = withoutHidden(doc, visible)
+	hide(doc, slugs)
 	params, _ := member(doc, "paths", "/opendata/{api}/{version}/ping", "get", "parameters").([]any)
 	found := false
 	for _, p := range params {
@@ -106,56 +105,6 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
-}
-
-// withoutHidden returns doc without what belongs to an API the caller may not see (an
-// x-flightgraph-product that is not in visible): its operations, the paths left without any, and
-// its tags and component schemas, which are marked the same way. A partner or internal API thus
-// leaves no trace in anyone else's copy.
-func withoutHidden(doc yaml.MapSlice, visible map[string]bool) yaml.MapSlice {
-	hidden := func(v any) bool {
-		p, _ := member(v, "x-flightgraph-product").(string)
-		return p != "" && !visible[p]
-	}
-	keep := func(m yaml.MapSlice, drop func(item yaml.MapItem) bool) yaml.MapSlice {
-		out := make(yaml.MapSlice, 0, len(m))
-		for _, item := range m {
-			if !drop(item) {
-				out = append(out, item)
-			}
-		}
-		return out
-	}
-	for i := range doc {
-		switch doc[i].Key {
-		case "paths":
-			paths, _ := doc[i].Value.(yaml.MapSlice)
-			out := make(yaml.MapSlice, 0, len(paths))
-			for _, path := range paths {
-				if ops, ok := path.Value.(yaml.MapSlice); ok {
-					if path.Value = keep(ops, func(op yaml.MapItem) bool { return hidden(op.Value) }); len(path.Value.(yaml.MapSlice)) == 0 {
-						continue
-					}
-				}
-				out = append(out, path)
-			}
-			doc[i].Value = out
-		case "tags":
-			tags, _ := doc[i].Value.([]any)
-			var out []any
-			for _, t := range tags {
-				if !hidden(t) {
-					out = append(out, t)
-				}
-			}
-			doc[i].Value = out
-		case "components":
-			if schemas, ok := member(doc[i].Value, "schemas").(yaml.MapSlice); ok {
-				set(doc[i].Value, "schemas", keep(schemas, func(s yaml.MapItem) bool { return hidden(s.Value) }))
-			}
-		}
-	}
-	return doc
 }
 
 // member follows keys down nested mappings; nil when one is missing.
@@ -232,4 +181,102 @@ func (a *API) OpenAPIElse() http.Handler {
 		w.Header().Set("Allow", "GET, HEAD")
 		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "%s is not allowed on %s: use GET", r.Method, r.URL.Path))
 	})
+}
+
+// hide removes from the document the operations of the APIs not in visible (their
+// x-flightgraph-product), the paths left without an operation, the tags and the component schemas
+// that only they used: a partner or internal API leaves no trace in the copy of a caller who may
+// not see it.
+func hide(doc yaml.MapSlice, visible []any) {
+	before := schemaRefs(doc)
+	paths, _ := member(doc, "paths").(yaml.MapSlice)
+	var kept yaml.MapSlice
+	used := map[any]bool{}
+	for _, p := range paths {
+		item, ok := p.Value.(yaml.MapSlice)
+		if !ok {
+			kept = append(kept, p)
+			continue
+		}
+		var ops yaml.MapSlice
+		n := 0
+		for _, op := range item {
+			product, isOp := member(op.Value, "x-flightgraph-product").(string)
+			if isOp && !slices.Contains(visible, any(product)) {
+				continue
+			}
+			if tags, ok := member(op.Value, "tags").([]any); ok {
+				for _, t := range tags {
+					used[t] = true
+				}
+			}
+			ops = append(ops, op)
+			n++
+		}
+		if n > 0 {
+			kept = append(kept, yaml.MapItem{Key: p.Key, Value: ops})
+		}
+	}
+	set(doc, "paths", kept)
+	if tags, ok := member(doc, "tags").([]any); ok {
+		var left []any
+		for _, t := range tags {
+			if used[member(t, "name")] {
+				left = append(left, t)
+			}
+		}
+		set(doc, "tags", left)
+	}
+	after := schemaRefs(doc)
+	schemas, _ := member(doc, "components", "schemas").(yaml.MapSlice)
+	var left yaml.MapSlice
+	for _, sc := range schemas {
+		if name, _ := sc.Key.(string); before[name] && !after[name] {
+			continue
+		}
+		left = append(left, sc)
+	}
+	set(member(doc, "components"), "schemas", left)
+}
+
+// schemaRefs are the names of the component schemas the document's paths and responses refer to,
+// directly or through other schemas.
+func schemaRefs(doc yaml.MapSlice) map[string]bool {
+	schemas, _ := member(doc, "components", "schemas").(yaml.MapSlice)
+	refs := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case yaml.MapSlice:
+			for _, item := range v {
+				if item.Key == "$ref" {
+					if ref, ok := item.Value.(string); ok {
+						if name, ok := strings.CutPrefix(ref, "#/components/schemas/"); ok && !refs[name] {
+							refs[name] = true
+							walk(member(schemas, name))
+						}
+					}
+					continue
+				}
+				walk(item.Value)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, item := range doc {
+		if item.Key == "components" {
+			comps, _ := item.Value.(yaml.MapSlice)
+			for _, c := range comps {
+				if c.Key != "schemas" {
+					walk(c.Value)
+				}
+			}
+			continue
+		}
+		walk(item.Value)
+	}
+	return refs
 }

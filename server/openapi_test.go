@@ -935,6 +935,14 @@ func TestOpenAPIPerAccount(t *testing.T) {
 			if !slices.Equal(enum, want) {
 				t.Errorf("{api} takes %v, want %v", enum, want)
 			}
+			// A partner API's operations, and the schemas only they use, are in its viewers' copy.
+			sees := slices.Contains(want, any("metasearch"))
+			if feed := doc.Paths.Value("/opendata/offers/v1/bestOffers/feed") != nil; feed != sees || (doc.Components.Schemas["BestOffersFeed"] != nil) != sees {
+				t.Errorf("the document has the metasearch feed: %v, want %v", feed, sees)
+			}
+			if doc.Paths.Value("/opendata/offers/v1/best-fare-offers") == nil || doc.Components.Schemas["Deal"] == nil {
+				t.Error("the document lacks the public deals, or the schema they share with the feed")
+			}
 			cc, sent := h.Get("Cache-Control"), c.headers != nil
 			if sent && !strings.HasPrefix(cc, "private") || !sent && !strings.HasPrefix(cc, "public") || !strings.Contains(h.Get("Vary"), "Authorization") {
 				t.Errorf("Cache-Control %q, Vary %q for a caller sending credentials: %v", cc, h.Get("Vary"), sent)

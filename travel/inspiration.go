@@ -72,37 +72,19 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 	if dest != nil {
 		limit = maxCandidates * len(days)
 	}
-	c, err := s.candidatesOf(ctx, origin, dest, days, now, limit)
+	t, err := s.tripsOf(ctx, origin, dest, days, now, limit, cur)
 	if err != nil {
 		return nil, err
 	}
-	if dest == nil && c.full {
+	if t.c.full {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "destination",
-			"%s has more flights in %s than one inspiration reads (%d): name a destination", origin.Code, q.Month, maxInspirationFlights)
+			"%s has more flights in %s than one inspiration reads (%d): name a destination", origin.Code, q.Month, limit)
 	}
 	places := []*flightgraph.Place{dest}
 	if dest == nil {
-		if places, err = s.reached(ctx, origin, c); err != nil {
+		if places, err = s.reached(ctx, origin, t.c); err != nil {
 			return nil, err
 		}
-	}
-	legs := map[string][]*flightgraph.FlightLeg{}
-	var all []*flightgraph.FlightLeg
-	for _, f := range c.filters {
-		found, err := s.Flights.FindLegs(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range found {
-			if ls := legs[l.FlightID]; len(ls) == 0 || ls[len(ls)-1].Sequence < l.Sequence { // the two reads may share a flight
-				legs[l.FlightID] = append(ls, l)
-				all = append(all, l)
-			}
-		}
-	}
-	refs, err := s.refsOfLegs(ctx, all, cur)
-	if err != nil {
-		return nil, err
 	}
 	counts, cabins := flightgraph.PassengerCounts{"ADT": 1}, []flightgraph.CabinClass{q.Cabin}
 	var out []*flightgraph.Destination
@@ -110,19 +92,11 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		trips, err := c.plan(ctx, p)
+		byDay, err := t.cheapestByDay(ctx, s, p, days, cabins, counts, now)
 		if err != nil {
 			return nil, err
 		}
-		var best *flightgraph.Offer
-		for _, d := range days {
-			for _, t := range trips[d] {
-				if o := s.cheapestOf(refs, itineraryOf(t, legs), cabins, counts, now, flightgraph.Outbound); o != nil && (best == nil || before(o, best)) {
-					best = o
-				}
-			}
-		}
-		if best != nil && (!capped || best.Price.Total.Minor <= maxPrice.Minor) {
+		if best := cheapestOver(byDay, days); best != nil && (!capped || best.Price.Total.Minor <= maxPrice.Minor) {
 			out = append(out, &flightgraph.Destination{Place: p, Offer: best})
 		}
 	}
@@ -178,34 +152,19 @@ func (s *Service) reached(ctx context.Context, origin *flightgraph.Place, c *can
 }
 
 // label adds the cities and countries of an inspiration's origin and destinations: those of their
-// first airports.
+// first airports (labelled).
 func (s *Service) label(ctx context.Context, insp *flightgraph.Inspiration) error {
-	codes := []string{insp.Origin.Airports[0].CityCode}
+	places := []*flightgraph.Place{insp.Origin}
 	for _, d := range insp.Destinations {
-		codes = append(codes, d.Place.Airports[0].CityCode)
+		places = append(places, d.Place)
 	}
-	cities, err := s.Places.CitiesByCodes(ctx, codes)
+	ls, err := s.labelled(ctx, places)
 	if err != nil {
 		return err
 	}
-	countries := make([]string, len(codes))
-	for i, c := range cities {
-		if c == nil { // an airport whose city is not listed: its own code and country
-			a := insp.Origin.Airports[0]
-			if i > 0 {
-				a = insp.Destinations[i-1].Place.Airports[0]
-			}
-			cities[i] = &flightgraph.City{Code: a.CityCode, Name: a.Name, CountryCode: a.CountryCode, Labels: flightgraph.Labels{LabelEN: a.Name, LabelFR: a.Name, LabelNL: a.Name}}
-		}
-		countries[i] = cities[i].CountryCode
-	}
-	cs, err := s.Places.CountriesByCodes(ctx, countries)
-	if err != nil {
-		return err
-	}
-	insp.OriginCity, insp.OriginCountry = cities[0], cs[0]
+	insp.OriginCity, insp.OriginCountry = ls[0].City, ls[0].Country
 	for i, d := range insp.Destinations {
-		d.City, d.Country = cities[i+1], cs[i+1]
+		d.City, d.Country = ls[i+1].City, ls[i+1].Country
 	}
 	return nil
 }

@@ -200,15 +200,20 @@ type candidates struct {
 
 // candidatesOf reads the candidates of a search from origin to dest on dates, sellable at now, in
 // two round trips, each read at most limit flights; a nil dest reads them for anywhere, as an
-// inspiration does.
+// inspiration does. A union dest stands for several destinations at once (unionOf): its airports
+// that are hubs stay hubs, through which the others are reached, as they are for anywhere.
 func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Place, dates []string, now time.Time, limit int) (*candidates, error) {
 	carriers, err := s.Network.Carriers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var hubCodes []string
+	notHub := dest.AirportCodes()
+	if dest != nil && dest.Code == unionCode {
+		notHub = nil
+	}
 	for _, ca := range carriers {
-		if !slices.Contains(origin.AirportCodes(), ca.HubCode) && !slices.Contains(dest.AirportCodes(), ca.HubCode) && !slices.Contains(hubCodes, ca.HubCode) {
+		if !slices.Contains(origin.AirportCodes(), ca.HubCode) && !slices.Contains(notHub, ca.HubCode) && !slices.Contains(hubCodes, ca.HubCode) {
 			hubCodes = append(hubCodes, ca.HubCode)
 		}
 	}
@@ -220,7 +225,12 @@ func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Pl
 	// The nonstop flights and the first flights of connections, in one query.
 	var onward *flightgraph.Place
 	if dest != nil {
-		onward = &flightgraph.Place{Code: dest.Code, Airports: append(slices.Clone(dest.Airports), c.hubs...)}
+		onward = &flightgraph.Place{Code: dest.Code, Airports: slices.Clone(dest.Airports)}
+		for _, h := range c.hubs {
+			if !slices.Contains(dest.AirportCodes(), h.Code) { // a union's hub is in it already
+				onward.Airports = append(onward.Airports, h)
+			}
+		}
 	}
 	first := flightgraph.FlightFilter{Origin: origin, Destination: onward, Date: dates[0], LastDate: dates[len(dates)-1],
 		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: limit, Uncounted: true}}
@@ -233,11 +243,11 @@ func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Pl
 	for i, h := range c.hubs {
 		hubCodes[i] = h.Code
 	}
-	dests := dest.AirportCodes()
+	// The hubs are none of a lone destination's airports: a first flight to one is nonstop.
 	var via []string
 	var from, to time.Time
 	for _, f := range c.firsts {
-		if !slices.Contains(dates, f.ScheduleDate) || slices.Contains(dests, f.DestinationCode) || !slices.Contains(hubCodes, f.DestinationCode) {
+		if !slices.Contains(dates, f.ScheduleDate) || !slices.Contains(hubCodes, f.DestinationCode) {
 			continue
 		}
 		if len(via) == 0 {
@@ -494,6 +504,27 @@ func (r *refs) seats(configuration string, cabin flightgraph.CabinClass) int {
 	return 0
 }
 
+// segmentSeats is the rule of a flight's seats left in a cabin at an instant: the fewest unsold
+// of its legs' (0 when one is cancelled), with the highest of their loads, which prices it.
+// onBoard is false when a leg lacks the cabin, or its airports are not in the reference data: no
+// offer then, and no availability in the cabin.
+func (r *refs) segmentSeats(f *flightgraph.Flight, legs []*flightgraph.FlightLeg, cabin flightgraph.CabinClass, at time.Time) (left int, load int64, onBoard bool) {
+	left = math.MaxInt
+	for _, l := range legs {
+		seats := r.seats(l.ConfigurationCode, cabin)
+		if seats == 0 || r.airports[l.OriginCode] == nil || r.airports[l.DestinationCode] == nil {
+			return 0, 0, false
+		}
+		ld := cabinLoad(f.ID, cabin, l.ScheduledDep.Sub(at))
+		load = max(load, ld)
+		left = min(left, seatsLeft(seats, ld))
+		if l.Cancelled {
+			left = 0
+		}
+	}
+	return left, load, len(legs) > 0
+}
+
 // price prices an itinerary in a family for the passengers at an instant, in the search's
 // currency: nil when a leg is cancelled, leaves too soon, lacks the cabin or has too few seats
 // left in it, or when its reference data is missing. The offer has no ID yet: the caller signs
@@ -515,23 +546,17 @@ func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, coun
 		if len(legs) == 0 || !f.DepartureUTC.After(at.Add(MinBookingLead-time.Second)) {
 			return nil
 		}
-		seg := &flightgraph.OfferSegment{Flight: f, Legs: legs, SeatsLeft: math.MaxInt}
+		seg := &flightgraph.OfferSegment{Flight: f, Legs: legs}
 		if i+1 < len(it.flights) {
 			seg.ConnectionMinutes = int(it.flights[i+1].DepartureUTC.Sub(f.ArrivalUTC) / time.Minute)
 		}
-		load := int64(0)
-		for _, l := range legs {
-			seats := r.seats(l.ConfigurationCode, fam.Cabin)
-			if l.Cancelled || seats == 0 || r.airports[l.OriginCode] == nil || r.airports[l.DestinationCode] == nil {
-				return nil
-			}
-			ld := cabinLoad(f.ID, fam.Cabin, l.ScheduledDep.Sub(at))
-			load = max(load, ld)
-			seg.SeatsLeft = min(seg.SeatsLeft, seatsLeft(seats, ld))
-			seg.DistanceKm += l.DistanceKm
-		}
-		if seg.SeatsLeft < counts.Seats() {
+		left, load, onBoard := r.segmentSeats(f, legs, fam.Cabin, at)
+		if !onBoard || left < counts.Seats() {
 			return nil
+		}
+		seg.SeatsLeft = left
+		for _, l := range legs {
+			seg.DistanceKm += l.DistanceKm
 		}
 		o.SeatsLeft = min(o.SeatsLeft, seg.SeatsLeft)
 		seg.OriginCity, seg.DestinationCity = r.airports[legs[0].OriginCode].CityCode, r.airports[legs[len(legs)-1].DestinationCode].CityCode

@@ -53,3 +53,30 @@ type MailedSearch struct {
 	ID            string
 	CheapestOffer *Offer
 }
+
+// Deal is a deal with its offer served by the loaders.
+type Deal struct {
+	*flightgraph.Deal
+	Offer *Offer
+}
+
+// DestinationCode is the code of the deal's destination.
+func (d *Deal) DestinationCode() string { return d.Destination.Code }
+
+// DestinationType is CITY or AIRPORT.
+func (d *Deal) DestinationType() string { return d.Destination.PlaceType() }
+
+// City is the city of the deal's destination.
+func (d *Deal) City() *flightgraph.City { return d.Destination.City }
+
+// FlightAvailability is an itinerary's availability with its flights served by the loaders.
+type FlightAvailability struct {
+	*flightgraph.FlightAvailability
+	Segments []*SegmentAvailability
+}
+
+// SegmentAvailability is one flight of an itinerary's availability, served by the loaders.
+type SegmentAvailability struct {
+	*flightgraph.SegmentAvailability
+	Flight *Flight
+}

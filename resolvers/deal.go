@@ -1,0 +1,31 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
+)
+
+// deals serves a deals search's deals, their offers made by the loaders for all at once.
+func (r *Resolver) deals(ctx context.Context, search func(context.Context, *flightgraph.DealQuery) (*flightgraph.DealList, error),
+	q flightgraph.DealQuery, limit *int) ([]*model.Deal, error) {
+	q.Limit = flightgraph.DefaultDestinations
+	if limit != nil {
+		q.Limit = *limit
+	}
+	list, err := search(ctx, &q)
+	if err != nil {
+		return nil, err
+	}
+	return graph.For(ctx).Deals(ctx, list.Deals), nil
+}
+
+func (r *Resolver) flightsAvailability(ctx context.Context, search flightgraph.OfferSearch) ([]*model.FlightAvailability, error) {
+	avail, err := r.Travel.FlightsAvailability(ctx, &search)
+	if err != nil {
+		return nil, err
+	}
+	return graph.For(ctx).Availability(ctx, avail), nil
+}
