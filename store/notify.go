@@ -16,9 +16,11 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
-// accessChannel is the PostgreSQL notification channel of access changes. Its payloads are
-// "key:<key id>" and "family:<token family id>".
-const accessChannel = "flightgraph_access"
+// accessChannel is the SQL of the PostgreSQL notification channel of access changes: one per
+// schema, since PostgreSQL's channels are the database's and a schema is a deployment (two that
+// share a database, or tests that run side by side, must not hear each other's changes). Its
+// payloads are "key:<key id>" and "family:<token family id>".
+const accessChannel = `'flightgraph_access_' || left(md5(current_schema()), 16)`
 
 // announce tells every listening process of an access change, inside the transaction of the
 // change: PostgreSQL delivers a notification when, and only if, its transaction commits. On
@@ -31,7 +33,7 @@ func (t *accessTx) announce(ctx context.Context, c flightgraph.AccessChange) err
 	if c.FamilyID != "" {
 		payload = "family:" + c.FamilyID
 	}
-	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(?, ?)`, accessChannel, payload)
+	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(`+accessChannel+`, ?)`, payload)
 	return err
 }
 
@@ -40,7 +42,7 @@ func (t *accessTx) announceApplication(ctx context.Context, appID string) error 
 	if t.db.dialect != Postgres {
 		return nil
 	}
-	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(?, 'key:' || id) FROM api_keys WHERE application_id = ?`, accessChannel, appID)
+	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(`+accessChannel+`, 'key:' || id) FROM api_keys WHERE application_id = ?`, appID)
 	return err
 }
 
@@ -49,8 +51,8 @@ func (t *accessTx) announceAccount(ctx context.Context, accountID string) error 
 	if t.db.dialect != Postgres {
 		return nil
 	}
-	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(?, 'key:' || k.id) FROM api_keys k JOIN applications p ON p.id = k.application_id
-		WHERE p.account_id = ?`, accessChannel, accountID)
+	_, err := t.db.exec(ctx, t.q, `SELECT pg_notify(`+accessChannel+`, 'key:' || k.id) FROM api_keys k JOIN applications p ON p.id = k.application_id
+		WHERE p.account_id = ?`, accountID)
 	return err
 }
 
@@ -92,6 +94,29 @@ func NewAccessFeed(db *DB, log *slog.Logger) *AccessFeed {
 	return &AccessFeed{db: db, log: log}
 }
 
+// channel asks PostgreSQL for the schema's channel, retrying as the listener reconnects until it
+// answers: until then the feed is not up, so the watcher trusts no cache. It fails only when
+// ctx is done.
+func (f *AccessFeed) channel(ctx context.Context) (string, error) {
+	wait := feedReconnectMin
+	for logged := false; ; logged = true {
+		var channel string
+		err := f.db.db.GetContext(ctx, &channel, `SELECT `+accessChannel)
+		if err == nil {
+			return channel, nil
+		}
+		if !logged {
+			f.log.Warn("store: the access feed cannot reach PostgreSQL; will retry", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, feedReconnectMax)
+	}
+}
+
 // Watch implements flightgraph.AccessFeed. On SQLite it says the feed is up and waits: the one
 // process hears of every change from its own service.
 func (f *AccessFeed) Watch(ctx context.Context, w flightgraph.AccessWatcher) error {
@@ -103,6 +128,10 @@ func (f *AccessFeed) Watch(ctx context.Context, w flightgraph.AccessWatcher) err
 	dsn, err := listenerDSN(f.db.dsn)
 	if err != nil {
 		return err
+	}
+	channel, err := f.channel(ctx)
+	if err != nil {
+		return nil // ctx is done
 	}
 	st := &feedState{w: w, responsive: true}
 	var attemptLogged bool // only the first failed attempt of a spell is logged
@@ -126,7 +155,7 @@ func (f *AccessFeed) Watch(ctx context.Context, w flightgraph.AccessWatcher) err
 	}()
 	go func() {
 		// Listen waits for the connection; Close ends the wait.
-		if err := l.Listen(accessChannel); err != nil {
+		if err := l.Listen(channel); err != nil {
 			if ctx.Err() == nil {
 				f.log.Error("store: the access feed cannot listen", "err", err)
 			}

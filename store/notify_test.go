@@ -42,7 +42,7 @@ func (e feedEvents) expect(t *testing.T, want string, d time.Duration) {
 }
 
 // TestAccessFeed: the store announces each access change in the transaction that makes it, so a
-// rolled-back change is never told and a committed one is; and a feed whose connection goes
+// rolled-back change is never told and a committed one is, to the feeds of its schema only; and a feed whose connection goes
 // silent (a partition: no reset, no error) counts itself down, and up again when it answers.
 func TestAccessFeed(t *testing.T) {
 	storetest.DatabaseURL(t)
@@ -85,6 +85,21 @@ func TestAccessFeed(t *testing.T) {
 		return rollBack
 	}); !errors.Is(err, rollBack) {
 		t.Fatalf("InTx: %v", err)
+	}
+	// Another schema of the database is another deployment (or a test beside this one): its
+	// changes are not this feed's.
+	other, err := store.Open(ctx, storetest.DSN(t, store.Postgres, os.Getenv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.NewAccessStore(other).InTx(ctx, func(tx flightgraph.AccessTx) error {
+		return tx.UpdateKey(ctx, &flightgraph.Key{ID: "key-of-another-schema", Status: flightgraph.KeyRevoked})
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if err := st.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.RevokeTokenFamily(ctx, "family-1", now) }); err != nil {
 		t.Fatal(err)
