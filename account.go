@@ -103,9 +103,28 @@ func ValidateEmail(email string) error {
 	a, err := mail.ParseAddress(email)
 	if err != nil || a.Address != email || len(email) > 254 || !strings.Contains(email[strings.LastIndex(email, "@"):], ".") ||
 		strings.IndexFunc(email, func(r rune) bool { return r < '!' || r > '~' }) >= 0 {
-		return ParamErrorf(ECodeInvalidParameter, "email", "%q is not an e-mail address", email)
+		return ParamErrorf(ECodeInvalidParameter, "email", "%q is not an e-mail address", Clip(email))
+	}
+	if strings.Contains(email[strings.LastIndex(email, "@"):], "[") {
+		// A domain literal (user@[10.0.0.1]) would have the mail relay connect where the sender says.
+		return ParamErrorf(ECodeInvalidParameter, "email", "%q: an address at an IP address is not accepted; use a domain name", Clip(email))
 	}
 	return nil
+}
+
+// CanonicalMailbox is the mailbox a normalized address delivers to, for bounds that count per
+// mailbox: without its subaddress ("ada+news@example.com" is ada@example.com's), and, at the
+// mail providers that ignore them, without the local part's dots.
+func CanonicalMailbox(email string) string {
+	local, domain, ok := strings.Cut(NormalizeEmail(email), "@")
+	if !ok {
+		return email
+	}
+	local, _, _ = strings.Cut(local, "+")
+	if domain == "gmail.com" || domain == "googlemail.com" {
+		local, domain = strings.ReplaceAll(local, ".", ""), "gmail.com"
+	}
+	return local + "@" + domain
 }
 
 // ValidatePassword checks a new password's strength.

@@ -104,7 +104,8 @@ func (m Money) In(cur Currency) Money {
 	return Money{Minor: mulDiv(m.Minor, []int64{cur.PerEuro, pow10s[cur.Digits]}, 100_000_000), Currency: cur.Code}
 }
 
-// Add returns m + o; both must be in one currency.
+// Add returns m + o; both must be in one currency. Like Times and In, it panics rather than
+// wraps past int64: a wrapped amount is a wrong price that looks right.
 func (m Money) Add(o Money) Money {
 	if m.Currency != o.Currency && m.Currency != "" && o.Minor != 0 {
 		panic("flightgraph: adding " + o.Currency + " to " + m.Currency)
@@ -112,11 +113,21 @@ func (m Money) Add(o Money) Money {
 	if m.Currency == "" {
 		m.Currency = o.Currency
 	}
-	return Money{Minor: m.Minor + o.Minor, Currency: m.Currency}
+	sum := m.Minor + o.Minor
+	if (sum > m.Minor) != (o.Minor > 0) {
+		panic(fmt.Sprintf("flightgraph: %d + %d minor units overflow", m.Minor, o.Minor))
+	}
+	return Money{Minor: sum, Currency: m.Currency}
 }
 
-// Times returns m multiplied by n.
-func (m Money) Times(n int) Money { return Money{Minor: m.Minor * int64(n), Currency: m.Currency} }
+// Times returns m multiplied by n; it panics past int64, as Add does.
+func (m Money) Times(n int) Money {
+	hi, lo := bits.Mul64(uint64(abs(m.Minor)), uint64(abs(int64(n))))
+	if hi != 0 || lo > math.MaxInt64 || m.Minor == math.MinInt64 || int64(n) == math.MinInt64 {
+		panic(fmt.Sprintf("flightgraph: %d × %d minor units overflow", m.Minor, n))
+	}
+	return Money{Minor: m.Minor * int64(n), Currency: m.Currency}
+}
 
 // Decimal is the amount in the currency's major unit, exactly: "123.45", "16500" for JPY.
 func (m Money) Decimal() string {

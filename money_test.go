@@ -80,3 +80,34 @@ func TestMoney(t *testing.T) {
 		t.Errorf("XXX: %v", err)
 	}
 }
+
+// TestMoneyArithmeticPanicsPastInt64: a sum or product past int64 is a panic (the request's
+// internal error), never a wrapped amount such as a cart of huge quantities priced below zero.
+func TestMoneyArithmeticPanicsPastInt64(t *testing.T) {
+	eur := func(minor int64) Money { return Money{Minor: minor, Currency: "EUR"} }
+	wraps := map[string]func() Money{
+		"max + 1":      func() Money { return eur(math.MaxInt64).Add(eur(1)) },
+		"min + -1":     func() Money { return eur(math.MinInt64).Add(eur(-1)) },
+		"1000 × max/8": func() Money { return eur(1000).Times(math.MaxInt64 / 8) },
+		"-2 × max":     func() Money { return eur(-2).Times(math.MaxInt64) },
+	}
+	for name, f := range wraps {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			t.Errorf("%s = %v", name, f())
+		}()
+	}
+	if got := eur(math.MaxInt64 - 1).Add(eur(1)); got.Minor != math.MaxInt64 {
+		t.Errorf("max-1 + 1 = %v", got)
+	}
+	if got := eur(-3).Times(-4); got.Minor != 12 {
+		t.Errorf("-3 × -4 = %v", got)
+	}
+	if got := eur(math.MaxInt64).Times(-1); got.Minor != -math.MaxInt64 {
+		t.Errorf("max × -1 = %v", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/flightgraph/flightgraph"
@@ -147,6 +148,7 @@ func TestBaggageAllowances(t *testing.T) {
 				{"no such class", cc, query("travelClass", "STEERAGE"), 404, flightgraph.ECodeCabinClassNotFound},
 				{"a family of another class", cc, query("fareFamily", "FIRST"), 400, flightgraph.ECodeInvalidParameter},
 				{"no such passenger type", cc, query("passengerType", "ADT,DOG"), 400, flightgraph.ECodeInvalidParameter},
+				{"a passenger type twice", cc, query("passengerType", "ADT,CHD,ADT"), 400, flightgraph.ECodeInvalidParameter},
 				{"unknown airport", cc, query("origin", "QQQ"), 404, flightgraph.ECodeIATANotFound},
 				{"no such carrier", cc, query("host", "QQ"), 400, flightgraph.ECodeInvalidParameter},
 				{"no token", nil, query(), 401, flightgraph.ECodeMissingCredentials},
@@ -154,6 +156,14 @@ func TestBaggageAllowances(t *testing.T) {
 				code, _, body := s.call(t, http.MethodGet, "/opendata/baggages/allowances?"+c.q.Encode(), c.headers, "")
 				if code != c.status || restCode(t, body) != c.code {
 					t.Errorf("%s: %d %s, want %d %s", c.name, code, body, c.status, c.code)
+				}
+			}
+			// What a refusal quotes of the request is clipped: the error is not an echo chamber.
+			long := strings.Repeat("x", 4000)
+			for _, name := range []string{"type", "passengerType", "host"} {
+				code, _, body := s.call(t, http.MethodGet, "/opendata/baggages/allowances?"+query(name, long).Encode(), cc, "")
+				if code != 400 || strings.Count(body, "x") > 200 {
+					t.Errorf("%s of 4000 bytes: %d, a body of %d bytes", name, code, len(body))
 				}
 			}
 		})

@@ -72,6 +72,7 @@ func TestMailMySearch(t *testing.T) {
 				{"no address", "", offerSearch("AMS", "NYC", "ADT"), 400, flightgraph.ECodeMissingParameter},
 				{"not an address", "traveller at example.com", offerSearch("AMS", "NYC", "ADT"), 400, flightgraph.ECodeInvalidParameter},
 				{"a header in the address", "a@example.com\r\nBcc: b@example.com", offerSearch("AMS", "NYC", "ADT"), 400, flightgraph.ECodeInvalidParameter},
+				{"an address at an IP address", "traveller@[127.0.0.1]", offerSearch("AMS", "NYC", "ADT"), 400, flightgraph.ECodeInvalidParameter},
 				{"no cabins", addr, map[string]any{"passengers": []any{}}, 400, flightgraph.ECodeMissingParameter},
 				{"an unknown airport", addr, offerSearch("QQQ", "NYC", "ADT"), 404, flightgraph.ECodeIATANotFound},
 			} {
@@ -105,9 +106,11 @@ func TestMailMySearch(t *testing.T) {
 			if code, body := mail(addr, offerSearch("AMS", "PAR", "ADT")); code != http.StatusAccepted {
 				t.Fatalf("mail 5: %d %s", code, body)
 			}
-			code, body := mail("TRAVELLER@example.com", offerSearch("AMS", "PAR", "ADT"))
-			if code != http.StatusTooManyRequests || restCode(t, body) != flightgraph.ECodeTooManyMails {
-				t.Errorf("mail 6: %d %s", code, body)
+			for _, spelling := range []string{"TRAVELLER@example.com", "traveller+flights@example.com"} {
+				code, body := mail(spelling, offerSearch("AMS", "PAR", "ADT"))
+				if code != http.StatusTooManyRequests || restCode(t, body) != flightgraph.ECodeTooManyMails {
+					t.Errorf("mail 6 to %s: %d %s", spelling, code, body)
+				}
 			}
 			if gqlCode(t, jsonOf(s.queryAs(t, bearer, `mutation($e: String!, $s: OfferSearchInput!) { mailMySearch(email: $e, search: $s) { id } }`,
 				map[string]any{"e": addr, "s": gqlSearch("AMS", "PAR", "ADT")}))) != flightgraph.ECodeTooManyMails {

@@ -27,13 +27,16 @@ func (s *SearchStore) InSearchTx(ctx context.Context, fn func(tx flightgraph.Sea
 	return s.db.inTx(ctx, func(tx *sqlx.Tx) error { return fn(&searchTx{db: s.db, q: tx}) })
 }
 
-// LockRecipient implements flightgraph.SearchTx: SQLite's transactions hold the whole database
-// already (they begin IMMEDIATE); on PostgreSQL a transaction-scoped advisory lock on the hash.
-func (t *searchTx) LockRecipient(ctx context.Context, recipientHash string) error {
+// LockMailCounts implements flightgraph.SearchTx: SQLite's transactions hold the whole database
+// already (they begin IMMEDIATE); on PostgreSQL transaction-scoped advisory locks on the mailbox,
+// then on the client. Every transaction takes them in that order, and none holds a client's
+// while it waits for a mailbox's: no two can wait for each other.
+func (t *searchTx) LockMailCounts(ctx context.Context, recipientHash, clientID string) error {
 	if t.db.dialect != Postgres {
 		return nil
 	}
-	_, err := t.db.exec(ctx, t.q, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "mailed_searches:"+recipientHash)
+	_, err := t.db.exec(ctx, t.q, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), pg_advisory_xact_lock(hashtextextended(?, 0))`,
+		"mailed_searches:"+recipientHash, "mailed_searches_client:"+clientID)
 	return err
 }
 
@@ -42,6 +45,14 @@ func (t *searchTx) RecentMailedSearches(ctx context.Context, recipientHash strin
 	var out []time.Time
 	err := t.db.selectIn(ctx, t.q, &out, `SELECT created_at FROM mailed_searches WHERE recipient_hash = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?`,
 		recipientHash, since.UTC(), limit)
+	return out, err
+}
+
+// ClientMailedSearches implements flightgraph.SearchTx.
+func (t *searchTx) ClientMailedSearches(ctx context.Context, clientID string, since time.Time, limit int) ([]time.Time, error) {
+	var out []time.Time
+	err := t.db.selectIn(ctx, t.q, &out, `SELECT created_at FROM mailed_searches WHERE client_id = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?`,
+		clientID, since.UTC(), limit)
 	return out, err
 }
 

@@ -89,7 +89,7 @@ func (s *Service) BaggageAllowances(ctx context.Context, q flightgraph.BaggageQu
 		q.Type = flightgraph.BaggageAll
 	}
 	if !slices.Contains(flightgraph.BaggageTypes, q.Type) {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "type", "type is one of all, base, loyalty, paid, paid-loyalty, all-loyalty, got %q", q.Type)
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "type", "type is one of all, base, loyalty, paid, paid-loyalty, all-loyalty, got %q", flightgraph.Clip(string(q.Type)))
 	}
 	tier, err := s.loyaltyTier(ctx, q.LoyaltyProgram)
 	if err != nil {
@@ -115,14 +115,17 @@ func (s *Service) BaggageAllowances(ctx context.Context, q flightgraph.BaggageQu
 	if len(q.PassengerTypes) == 0 {
 		q.PassengerTypes = []string{"ADT"}
 	}
+	if len(q.PassengerTypes) > len(flightgraph.BaggagePassengerTypes) {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "passengerType", "give each passenger type once")
+	}
 	for i, t := range q.PassengerTypes {
 		q.PassengerTypes[i] = strings.ToUpper(strings.TrimSpace(t))
 		if !slices.Contains(flightgraph.BaggagePassengerTypes, q.PassengerTypes[i]) {
-			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "passengerType", "passengerType is a list of %s, got %q", strings.Join(flightgraph.BaggagePassengerTypes, ", "), t)
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "passengerType", "passengerType is a list of %s, got %q", strings.Join(flightgraph.BaggagePassengerTypes, ", "), flightgraph.Clip(t))
 		}
-	}
-	if len(q.PassengerTypes) > len(flightgraph.BaggagePassengerTypes) {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "passengerType", "give each passenger type once")
+		if slices.Contains(q.PassengerTypes[:i], q.PassengerTypes[i]) {
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "passengerType", "give each passenger type once: %s is there twice", q.PassengerTypes[i])
+		}
 	}
 	now := s.Now().UTC()
 	if q.DepartureDate == "" {
@@ -151,7 +154,7 @@ func (s *Service) BaggageAllowances(ctx context.Context, q flightgraph.BaggageQu
 		})[0]
 	}
 	if _, ok := names[host]; !ok {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "host", "%s is not a carrier of the network", host)
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "host", "%s is not a carrier of the network", flightgraph.Clip(host))
 	}
 	byDate, err := s.itineraries(ctx, search.Connections[0], []string{q.DepartureDate}, now.Truncate(time.Second).Add(-MinBookingLead))
 	if err != nil {

@@ -109,13 +109,19 @@ func (s *Service) cart(ctx context.Context, param string, offerIDs []string, pro
 		}
 		offers = append(offers, o)
 	}
+	if offers[0].Bound != flightgraph.Outbound {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, param, "a cart starts with an OUTBOUND offer: an INBOUND one goes after it")
+	}
 	if len(offers) == 2 {
 		out, in := offers[0], offers[1]
 		switch {
-		case out.Bound != flightgraph.Outbound || in.Bound != flightgraph.Inbound:
+		case in.Bound != flightgraph.Inbound:
 			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, param, "a return cart is an OUTBOUND offer, then an INBOUND one")
 		case paxOf(out) != paxOf(in) || out.Price.Total.Currency != in.Price.Total.Currency:
 			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, param, "the two offers are for other passengers or in other currencies: take both from one search")
+		case in.Segments[0].OriginCity != out.Segments[len(out.Segments)-1].DestinationCity ||
+			in.Segments[len(in.Segments)-1].DestinationCity != out.Segments[0].OriginCity:
+			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, param, "the INBOUND offer does not come back from where the OUTBOUND one goes: take both from one search")
 		case in.Departure().Before(out.Arrival()):
 			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, param, "the return leaves before the outbound arrives")
 		}
@@ -137,10 +143,11 @@ func (s *Service) cart(ctx context.Context, param string, offerIDs []string, pro
 			at[p.ID] = it
 			cart.Items = append(cart.Items, it)
 		}
-		it.Quantity += want.Quantity
-		if want.Quantity < 1 || it.Quantity > p.MaxQuantity {
+		// Checked before it adds: a sum of huge quantities would wrap below the bound.
+		if want.Quantity < 1 || want.Quantity > p.MaxQuantity-it.Quantity {
 			return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "products", "%s: quantity is 1 to %d, one per passenger who can use it", p.ID, p.MaxQuantity)
 		}
+		it.Quantity += want.Quantity
 	}
 	for _, o := range offers {
 		cart.Total = cart.Total.Add(o.Price.Total)
@@ -227,7 +234,7 @@ func (s *Service) readCart(param, id string) (offerIDs []string, products []flig
 	for _, item := range strings.Fields(f[2]) {
 		pid, n, _ := strings.Cut(item, "*")
 		q, err := strconv.Atoi(n)
-		if err != nil {
+		if err != nil || q < 1 {
 			return nil, nil, invalid
 		}
 		products = append(products, flightgraph.CartProduct{ID: pid, Quantity: q})

@@ -156,7 +156,17 @@ func TestCartsRefuse(t *testing.T) {
 	if err != nil || len(other) == 0 {
 		t.Fatal(err)
 	}
+	// The way back of another trip: NYC to AMS, after an AMS to LON outbound.
+	q2 := search("AMS", "NYC", 1, "ADT", "INF")
+	back2 := q2.Connections[0]
+	back2.Origin, back2.Destination, back2.DepartureDate = "NYC", "AMS", storetest.Now.AddDate(0, 0, 4).Format(flightgraph.DateLayout)
+	q2.Connections = append(q2.Connections, back2)
+	otherTrip, err := e.OffersFor(ctx, q2, 1)
+	if err != nil || len(otherTrip) == 0 {
+		t.Fatal(err)
+	}
 	seat := travel.RelatedProducts(out[0])[0]
+	const huge = int(^uint(0) >> 1) // two of them wrap a sum of quantities below zero
 	many := make([]flightgraph.CartProduct, flightgraph.MaxCartItems+1)
 	for i := range many {
 		many[i] = flightgraph.CartProduct{ID: flightgraph.ProductInsurance, Quantity: 1}
@@ -172,6 +182,9 @@ func TestCartsRefuse(t *testing.T) {
 		{"inbound first", []string{in[0].ID, out[0].ID}, nil, flightgraph.ECodeInvalidParameter},
 		{"two outbounds", []string{out[0].ID, out[1].ID}, nil, flightgraph.ECodeInvalidParameter},
 		{"other passengers", []string{other[0].ID, in[0].ID}, nil, flightgraph.ECodeInvalidParameter},
+		{"the way back of another trip", []string{out[0].ID, otherTrip[0].ID}, nil, flightgraph.ECodeInvalidParameter},
+		{"a lone inbound", []string{in[0].ID}, nil, flightgraph.ECodeInvalidParameter},
+		{"quantities that wrap", []string{out[0].ID}, []flightgraph.CartProduct{{ID: seat.ID, Quantity: 1}, {ID: seat.ID, Quantity: huge}, {ID: seat.ID, Quantity: huge - 4}}, flightgraph.ECodeInvalidParameter},
 		{"unknown product", []string{out[0].ID}, []flightgraph.CartProduct{{ID: "CHAMPAGNE", Quantity: 1}}, flightgraph.ECodeInvalidParameter},
 		{"a product of another flight", []string{out[0].ID}, []flightgraph.CartProduct{{ID: "SEAT_XL:20261123+XX+9999", Quantity: 1}}, flightgraph.ECodeInvalidParameter},
 		{"no quantity", []string{out[0].ID}, []flightgraph.CartProduct{{ID: seat.ID}}, flightgraph.ECodeInvalidParameter},

@@ -181,7 +181,7 @@ func (s *Service) read(ctx context.Context, d *dealSearch) (*trips, error) {
 		err = flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "origin", "%s has more flights in %s than one deals search reads (%d): name destinations", d.origin.Code, d.q.DateInterval, limit)
 	}
 	if err != nil {
-		s.Inspirations.leave()
+		s.Inspirations.leave(ctx)
 		return nil, err
 	}
 	return t, nil
@@ -249,7 +249,7 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 	if err != nil {
 		return nil, err
 	}
-	defer s.Inspirations.leave()
+	defer s.Inspirations.leave(ctx)
 	places := d.dests
 	if len(places) == 0 {
 		if places, err = s.reached(ctx, d.origin, t.c); err != nil {

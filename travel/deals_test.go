@@ -391,19 +391,57 @@ func TestDealsHonourTheDeadline(t *testing.T) {
 		}
 	}
 	e.Inspirations = travel.NewSlots(1)
-	e.Inspirations <- struct{}{} // taken
+	give := e.Inspirations.TakeAll()
 	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancelShort()
 	if _, err := e.BestFares(short, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
 		t.Errorf("waiting for a slot past the deadline: %v", err)
 	}
-	<-e.Inspirations
-	if _, err := e.BestFares(ctx, q()); err != nil || len(e.Inspirations) != 0 {
-		t.Errorf("with the slot free: %v, %d slots taken after", err, len(e.Inspirations))
+	give()
+	taken := func(what string) {
+		if slots, callers := e.Inspirations.Taken(); slots != 0 || callers != 0 {
+			t.Errorf("%s: %d slots and %d callers' turns taken after", what, slots, callers)
+		}
 	}
+	if _, err := e.BestFares(ctx, q()); err != nil {
+		t.Errorf("with the slot free: %v", err)
+	}
+	taken("a deal")
 	bad := q()
 	bad.Destinations = []string{"QQQ"}
-	if _, err := e.BestFares(ctx, bad); err == nil || len(e.Inspirations) != 0 {
-		t.Errorf("a refused search: %v, %d slots taken after", err, len(e.Inspirations))
+	if _, err := e.BestFares(ctx, bad); err == nil {
+		t.Errorf("a refused search: %v", err)
 	}
+	taken("a refused search")
+
+	// A caller has one slot at a time, of many: its second search waits for its first (one key
+	// within its rate cannot hold them all), while another caller's goes ahead.
+	e.Inspirations = travel.NewSlots(4)
+	as := func(key string, d time.Duration) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(flightgraph.WithCaller(ctx, &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: key}), d)
+	}
+	first, cancelFirst := as("key-a", time.Minute)
+	defer cancelFirst()
+	started := make(chan struct{})
+	release := make(chan struct{})
+	go func() {
+		// Holds key-a's turn as a long search would, through the engine's own entry.
+		e.Inspirations.Hold(first, started, release)
+	}()
+	<-started
+	second, cancelSecond := as("key-a", 50*time.Millisecond)
+	defer cancelSecond()
+	if _, err := e.BestFares(second, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
+		t.Errorf("key-a's second search while its first runs: %v, want it to wait its turn", err)
+	}
+	other, cancelOther := as("key-b", time.Minute)
+	defer cancelOther()
+	if _, err := e.BestFares(other, q()); err != nil {
+		t.Errorf("key-b's search while key-a's runs: %v", err)
+	}
+	close(release)
+	if _, err := e.BestFares(first, q()); err != nil {
+		t.Errorf("key-a's search once its first is done: %v", err)
+	}
+	taken("searches of two callers")
 }

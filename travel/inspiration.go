@@ -64,7 +64,7 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 	if err := s.Inspirations.enter(ctx); err != nil {
 		return nil, err
 	}
-	defer s.Inspirations.leave()
+	defer s.Inspirations.leave(ctx)
 	days := q.Days()
 	// For one destination, the calendar's own reads; for all, the same reads without a
 	// destination, which the calendar's bounds then cut per destination (candidates.plan).

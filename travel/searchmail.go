@@ -2,6 +2,7 @@ package travel
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,7 +16,8 @@ import (
 
 // MailSearch is mail-my-search: it runs the search and mails its summary and its cheapest offer
 // now to email, recording the search with the mail in one transaction. Bad input is the search's
-// errors or ValidateEmail's; an address that had MaxSearchMailsPerDay mails in the last 24 hours
+// errors or ValidateEmail's; a mailbox (CanonicalMailbox) that had MaxSearchMailsPerDay mails in
+// the last 24 hours, or a client (the caller's key) that had MaxSearchMailsPerClientPerDay mailed,
 // is ECodeTooManyMails, and nothing is recorded or sent. It returns the record and the cheapest
 // offer (nil when the search found none).
 func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.OfferSearch) (*flightgraph.MailedSearch, *flightgraph.Offer, error) {
@@ -37,15 +39,17 @@ func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.O
 	if err != nil {
 		return nil, nil, err
 	}
-	sum := sha256.Sum256([]byte(email))
+	mac := hmac.New(sha256.New, s.OfferKey)
+	mac.Write([]byte("mailed-search-recipient|" + flightgraph.CanonicalMailbox(email)))
 	now := s.Now().UTC()
-	rec := &flightgraph.MailedSearch{ID: "ms_" + rand.Text()[:20], RecipientHash: hex.EncodeToString(sum[:]),
+	rec := &flightgraph.MailedSearch{ID: "ms_" + rand.Text()[:20], RecipientHash: hex.EncodeToString(mac.Sum(nil)),
 		ClientID: flightgraph.CallerFromContext(ctx).KeyID, Search: string(search), CreatedAt: now}
 	err = s.Searches.InSearchTx(ctx, func(tx flightgraph.SearchTx) error {
-		if err := tx.LockRecipient(ctx, rec.RecipientHash); err != nil {
+		if err := tx.LockMailCounts(ctx, rec.RecipientHash, rec.ClientID); err != nil {
 			return err
 		}
-		recent, err := tx.RecentMailedSearches(ctx, rec.RecipientHash, now.Add(-24*time.Hour), flightgraph.MaxSearchMailsPerDay)
+		since := now.Add(-24 * time.Hour)
+		recent, err := tx.RecentMailedSearches(ctx, rec.RecipientHash, since, flightgraph.MaxSearchMailsPerDay)
 		if err != nil {
 			return err
 		}
@@ -53,6 +57,14 @@ func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.O
 			// The address gets another when the oldest of its latest mails is a day old.
 			return &flightgraph.Error{Code: flightgraph.ECodeTooManyMails, Parameter: "email", RetryAfter: recent[len(recent)-1].Add(24 * time.Hour).Sub(now),
 				Message: fmt.Sprintf("this address was mailed %d searches in the last 24 hours, as many as it gets", len(recent))}
+		}
+		sent, err := tx.ClientMailedSearches(ctx, rec.ClientID, since, flightgraph.MaxSearchMailsPerClientPerDay)
+		if err != nil {
+			return err
+		}
+		if len(sent) >= flightgraph.MaxSearchMailsPerClientPerDay {
+			return &flightgraph.Error{Code: flightgraph.ECodeTooManyMails, RetryAfter: sent[len(sent)-1].Add(24 * time.Hour).Sub(now),
+				Message: fmt.Sprintf("this application had %d searches mailed in the last 24 hours, as many as one gets", len(sent))}
 		}
 		if err := tx.RecordMailedSearch(ctx, rec); err != nil {
 			return err
