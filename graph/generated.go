@@ -3228,8 +3228,9 @@ type Mutation {
   addToShoppingCart(cartId: ID!, products: [CartProductInput!]!): ShoppingCart! @api(product: "offers")
   """
   Run a search and mail its summary and cheapest offer to email, through the outbox: the mail is
-  queued with the search's record in one transaction and sent after the answer. An address gets
-  at most 5 such mails in 24 hours, whoever asks (OFFER_429.000 after).
+  queued with the search's record in one transaction and sent after the answer. A mailbox gets
+  at most 5 such mails in 24 hours, whoever asks and however its address is spelt, and one key
+  has at most 50 mailed to anyone (OFFER_429.000 after).
   """
   mailMySearch(email: String!, search: OfferSearchInput!): MailedSearch! @api(product: "offers")
 }
