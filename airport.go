@@ -139,7 +139,7 @@ func isUpperAlpha(s string, n int) bool {
 func NormalizeIATACode(param, code string) (string, error) {
 	c := strings.ToUpper(strings.TrimSpace(code))
 	if !IsIATACode(c) {
-		return "", ParamErrorf(ECodeBadFormat, param, "%s must be a three-letter IATA code, got %q", param, code)
+		return "", ParamErrorf(ECodeBadFormat, param, "%s must be a three-letter IATA code, got %q", param, Clip(code))
 	}
 	return c, nil
 }

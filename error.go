@@ -129,7 +129,7 @@ func init() {
 	entry(ECodeQueryCost, http.StatusBadRequest, "QUERY_TOO_COSTLY", "The operation costs more than the plan allows.")
 	entry(ECodeQueryDepth, http.StatusBadRequest, "QUERY_TOO_DEEP", "The operation nests deeper than the plan allows.")
 	entry(ECodeQueryAliases, http.StatusBadRequest, "QUERY_TOO_MANY_ALIASES", "The operation has more aliases than the plan allows.")
-	entry(ECodeQueryRootFields, http.StatusBadRequest, "QUERY_TOO_MANY_ROOT_FIELDS", "The operation has more root fields than the plan allows.")
+	entry(ECodeQueryRootFields, http.StatusBadRequest, "QUERY_TOO_MANY_ROOT_FIELDS", "The operation has more root fields than the plan allows, or more than one inspiration or deals search.")
 	entry(ECodeQueryTokens, http.StatusBadRequest, "QUERY_TOO_LARGE", "The document has more tokens or fields than allowed.")
 	entry(ECodeQueryRepeats, http.StatusBadRequest, "QUERY_REPEATS_FIELD", "The document repeats one field more often than allowed.")
 	entry(ECodeBadBody, http.StatusBadRequest, "MALFORMED_BODY", "The request body is not one well-formed request.")
@@ -202,6 +202,10 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.Code, e.Message)
 }
+
+// UnknownPath is the answer for a path that does not exist, and, byte for byte, for an API the
+// caller may not see: a different word would tell them the hidden API is there.
+func UnknownPath() *Error { return Errorf(ECodeUnknownPath, "The requested URL does not exist.") }
 
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {

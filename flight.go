@@ -176,7 +176,7 @@ func (id FlightID) String() string {
 // ParseFlightID parses "YYYYMMDD+CC+NNNN" with an optional one-letter suffix; it returns
 // ECodeBadFormat naming param.
 func ParseFlightID(param, s string) (FlightID, error) {
-	bad := ParamErrorf(ECodeBadFormat, param, "flight id must look like 20261122+XX+1234, got %q", s)
+	bad := ParamErrorf(ECodeBadFormat, param, "flight id must look like 20261122+XX+1234, got %q", Clip(s))
 	parts := strings.Split(s, "+")
 	if len(parts) != 3 || len(parts[0]) != 8 {
 		parts = strings.Split(s, " ") // a '+' decoded as a space from a query string

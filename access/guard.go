@@ -505,7 +505,7 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 		if p == nil || !p.VisibleTo(caller.Role()) {
 			// Partner and internal APIs are invisible to everyone else: the same answer as a
 			// path that does not exist.
-			return flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist")
+			return flightgraph.UnknownPath()
 		}
 		if err := authorize(h, caller, pass.AuthErr, p); err != nil {
 			return err
@@ -633,7 +633,7 @@ func Require(ctx context.Context, slug string) error {
 	}
 	p := product(slug)
 	if p == nil || !p.VisibleTo(pass.Caller.Role()) {
-		return flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist")
+		return flightgraph.UnknownPath()
 	}
 	if err := authorize(http.Header{}, pass.Caller, pass.AuthErr, p); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/flightgraph/flightgraph"
 )
 
 // gateSchema has what the product table reads: products on root fields and entity types, portal
@@ -84,6 +86,20 @@ func TestGateChargesWhatExecutes(t *testing.T) {
 		}
 		if err == nil && !slices.IsSorted(got.products) {
 			t.Errorf("%s: products not sorted: %v", c.query, got.products)
+		}
+	}
+}
+
+// TestOneSearch: the second line behind the shape's bound admits a request's first network-wide
+// search and refuses every later one.
+func TestOneSearch(t *testing.T) {
+	l := &Loaders{}
+	if err := l.OneSearch("allDeals"); err != nil {
+		t.Fatalf("the first search: %v", err)
+	}
+	for range 2 {
+		if err := l.OneSearch("destinations"); flightgraph.ErrorCode(err) != flightgraph.ECodeQueryRootFields {
+			t.Errorf("a later search: %v", err)
 		}
 	}
 }

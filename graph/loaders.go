@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -49,6 +50,19 @@ type Loaders struct {
 
 	// fields holds the "Type.field" pairs the operation selects; set before resolvers run.
 	fields map[string]bool
+	// searches counts the network-wide searches (inspiration, deals) the request has run.
+	searches atomic.Int32
+}
+
+// OneSearch admits a request's first network-wide search (a destinations inspiration or a
+// deals field: each reads and prices an origin's month, a second of CPU) and refuses the others
+// with ECodeQueryRootFields: the operation is charged as one call, so ten aliases of one must not
+// buy ten calls' work.
+func (l *Loaders) OneSearch(field string) error {
+	if l.searches.Add(1) > 1 {
+		return flightgraph.Errorf(flightgraph.ECodeQueryRootFields, "%s: an operation runs one inspiration or deals search; send the others as operations of their own", field)
+	}
+	return nil
 }
 
 // NewLoaders returns fresh loaders over st that wait wait for keys.

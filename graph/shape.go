@@ -45,7 +45,14 @@ type Shape struct {
 	Repeats int
 	// Depth, Aliases and RootFields are the most of any one operation.
 	Depth, Aliases, RootFields int
+	// Searches is the most network-wide search fields (NetworkSearches) of one operation.
+	Searches int
 }
+
+// NetworkSearches are the root fields that read and price an origin's month or more (a second
+// of CPU where a search takes milliseconds): an operation, charged as one call, may select one of
+// them once (Loaders.OneSearch holds the line again as they run).
+var NetworkSearches = map[string]bool{"destinations": true, "bestFareOffers": true, "allDeals": true, "bestOffersFeed": true}
 
 // Exceeds returns the error of the first limit s exceeds, or nil.
 func (s Shape) Exceeds(l flightgraph.QueryLimits) error {
@@ -62,6 +69,8 @@ func (s Shape) Exceeds(l flightgraph.QueryLimits) error {
 		return flightgraph.Errorf(flightgraph.ECodeQueryAliases, "the operation has %d aliases; the plan allows %d", s.Aliases, l.MaxAliases)
 	case s.RootFields > l.MaxRootFields:
 		return flightgraph.Errorf(flightgraph.ECodeQueryRootFields, "the operation has %d root fields; the plan allows %d", s.RootFields, l.MaxRootFields)
+	case s.Searches > 1:
+		return flightgraph.Errorf(flightgraph.ECodeQueryRootFields, "the operation runs %d inspiration or deals searches; an operation runs one, so send the others as operations of their own", s.Searches)
 	}
 	return nil
 }
@@ -90,7 +99,7 @@ func measure(doc *ast.QueryDocument) (Shape, error) {
 	m := measurer{doc: doc, spreading: map[string]bool{}}
 	var s Shape
 	walk := func(set ast.SelectionSet) (int, error) {
-		m.places, m.aliases, m.roots = map[string]int{}, 0, 0
+		m.places, m.aliases, m.roots, m.searches = map[string]int{}, 0, 0, 0
 		depth, err := m.walk(set, "", 1, true)
 		for _, n := range m.places {
 			s.Repeats = max(s.Repeats, n)
@@ -103,6 +112,9 @@ func measure(doc *ast.QueryDocument) (Shape, error) {
 			return s, err
 		}
 		s.Depth, s.Aliases, s.RootFields = max(s.Depth, depth), max(s.Aliases, m.aliases), max(s.RootFields, m.roots)
+		if op.Operation == ast.Query {
+			s.Searches = max(s.Searches, m.searches)
+		}
 	}
 	// Fragment definitions are validated on their own as well as where they are spread.
 	for _, f := range doc.Fragments {
@@ -120,9 +132,10 @@ type measurer struct {
 	fields    int
 
 	// Of the operation or fragment being walked:
-	places  map[string]int // fields per place of the response
-	aliases int
-	roots   int
+	places   map[string]int // fields per place of the response
+	aliases  int
+	roots    int
+	searches int
 }
 
 // walk measures set, whose fields land under the response path at, and returns the depth of its
@@ -142,6 +155,9 @@ func (m *measurer) walk(set ast.SelectionSet, at string, depth int, deep bool) (
 			m.fields++
 			if at == "" {
 				m.roots++
+				if NetworkSearches[sel.Name] {
+					m.searches++
+				}
 			}
 			name := sel.Alias
 			if name == "" {

@@ -3,6 +3,8 @@ package resolvers
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
@@ -11,6 +13,9 @@ import (
 // deals serves a deals search's deals, their offers made by the loaders for all at once.
 func (r *Resolver) deals(ctx context.Context, search func(context.Context, *flightgraph.DealQuery) (*flightgraph.DealList, error),
 	q flightgraph.DealQuery, limit *int) ([]*model.Deal, error) {
+	if err := graph.For(ctx).OneSearch(graphql.GetFieldContext(ctx).Field.Name); err != nil {
+		return nil, err
+	}
 	q.Limit = flightgraph.DefaultDestinations
 	if limit != nil {
 		q.Limit = *limit

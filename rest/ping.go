@@ -50,7 +50,7 @@ func versionOf(product string) string {
 // ping answers GET /opendata/{api}/{version}/ping, authenticated as its API is.
 func (a *API) ping(w http.ResponseWriter, r *http.Request) {
 	if r.PathValue("version") != versionOf(r.PathValue("api")) {
-		a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "the requested URL does not exist"))
+		a.Error(w, r, flightgraph.UnknownPath())
 		return
 	}
 	pos := flightgraph.PointOfSaleFromContext(r.Context())

@@ -148,8 +148,17 @@ func TestCargo(t *testing.T) {
 		// Developers: the demo key and a token of it are answered as for a path that does not
 		// exist, on both edges.
 		devToken := oaBearer(s.bearerToken(t, ""))
-		for name, creds := range map[string]map[string]string{"developer's key": {"api-key": s.demo.APIKey}, "developer's token": devToken} {
+		for name, creds := range map[string]map[string]string{"developer's key": {"api-key": s.demo.APIKey}, "developer's token": devToken, "no credentials": nil} {
 			s.apiFails(t, path(flightID), creds, http.StatusNotFound, flightgraph.ECodeUnknownPath)
+			// Byte for byte what a path that does not exist gets: no other word gives it away.
+			_, _, hidden := s.call(t, http.MethodGet, path(flightID), creds, "")
+			_, _, unknown := s.call(t, http.MethodGet, path(flightID)+"X", creds, "")
+			if hidden != unknown {
+				t.Errorf("%s: the hidden route answers %s, a path that does not exist %s", name, hidden, unknown)
+			}
+			if creds == nil {
+				continue
+			}
 			resp := s.queryAs(t, creds, cargoQuery, map[string]any{"id": flightID})
 			if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeUnknownPath || string(resp.Data) != "" && string(resp.Data) != "null" {
 				t.Errorf("%s on GraphQL: %s %+v", name, resp.Data, resp.Errors)

@@ -199,6 +199,13 @@ func TestBestFareOffers(t *testing.T) {
 		if len(resp.Errors) > 0 || len(ga.AllDeals) != 8 || ga.AllDeals[0].Destination != all.BestFareOffers[0].Destination.Code {
 			t.Errorf("allDeals: %s %+v", resp.Data, resp.Errors)
 		}
+		// One network-wide search an operation: two or more are refused before any runs.
+		resp = s.queryAs(t, bearer, `query($s: DealSearchInput!) { a: allDeals(search: $s, limit: 2) { destination } ...more }
+			fragment more on Query { c: bestFareOffers(search: {origin: "AMS", destinations: ["LON"]}) { destination } }`,
+			map[string]any{"s": map[string]any{"origin": "AMS", "dateInterval": today + "/" + tomorrow}})
+		if string(resp.Data) != "" && string(resp.Data) != "null" || len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeQueryRootFields {
+			t.Errorf("two deals searches in one operation: %s %+v", resp.Data, resp.Errors)
+		}
 		zoned := dealsBody("AMS")
 		delete(zoned, "destinations")
 		zoned["destinationZoneCode"] = "E"

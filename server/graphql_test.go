@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -676,4 +677,23 @@ func portalInSubgraph(t *testing.T, sdl string) []string {
 		}
 	}
 	return found
+}
+
+// TestNetworkSearchesAreQueryFields: the fields an operation may select one of are the schema's
+// (a renamed field would slip out of the bound unseen).
+func TestNetworkSearchesAreQueryFields(t *testing.T) {
+	src, err := os.ReadFile("../schema.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, gerr := parser.ParseSchema(&ast.Source{Name: "schema.graphql", Input: string(src)})
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	query := doc.Definitions.ForName("Query")
+	for name := range graph.NetworkSearches {
+		if query == nil || query.Fields.ForName(name) == nil {
+			t.Errorf("graph.NetworkSearches names %s, which is no Query field", name)
+		}
+	}
 }

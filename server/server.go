@@ -107,7 +107,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other path is the original's unknown URL, in the REST error shape.
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		api.Error(w, r, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "The requested URL %s does not exist.", r.URL.Path))
+		api.Error(w, r, flightgraph.UnknownPath())
 	})
 	// Outermost first: request id and timeout, then metrics and the access log.
 	s.handler = s.withRequestID(s.observe(mux))
