@@ -27,6 +27,10 @@ type Stores struct {
 	Access   flightgraph.AccessReader
 	// UsageToday counts each subscription's calls of today, stored and not yet stored.
 	UsageToday func(ctx context.Context, subscriptions []string) ([]int64, error)
+	// Offers and Carts read signed ids back, each id with its own answer or refusal, in the same
+	// reads whatever their number (travel.Service.Offers and Carts).
+	Offers func(ctx context.Context, ids []string) ([]*flightgraph.Offer, []error, error)
+	Carts  func(ctx context.Context, ids []string) ([]*flightgraph.ShoppingCart, []error, error)
 }
 
 // Loaders batch and cache the parent-to-child lookups of one request. They are created per
@@ -42,6 +46,10 @@ type Loaders struct {
 	Aircraft  *Loader[*flightgraph.Aircraft]
 	Cabins    *Loader[[]*flightgraph.Cabin]
 	Amenities *Loader[[]*flightgraph.Amenity]
+	// Offer and Cart read back the offer and cart ids of a request's fields and entities in one
+	// batch (nil without Stores.Offers and Stores.Carts).
+	Offer *dataloader.Loader[string, *flightgraph.Offer]
+	Cart  *dataloader.Loader[string, *flightgraph.ShoppingCart]
 
 	// The portal's.
 	AppKeys *Loader[[]*flightgraph.Key]
@@ -90,6 +98,9 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 		l.prefetchCabins(ctx, flatten(lists))
 	})
 	l.Amenities = newLoader(st.Aircraft.AmenitiesByProducts, wait, nil)
+	if st.Offers != nil && st.Carts != nil {
+		l.Offer, l.Cart = newReadBack(st.Offers, wait), newReadBack(st.Carts, wait)
+	}
 	if st.Access != nil {
 		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, nil)
 		l.KeySubs = newLoader(st.Access.SubscriptionsByKeys, wait, nil)
@@ -132,6 +143,35 @@ func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait t
 	}
 	l.Loader = dataloader.NewBatchedLoader(batch, dataloader.WithWait[string, V](wait))
 	return l
+}
+
+// newReadBack is a loader of signed ids: unlike newLoader's, each key has its own error (one
+// tampered id among many refuses that one), and a failed read fails them all.
+func newReadBack[V any](fetch func(context.Context, []string) ([]V, []error, error), wait time.Duration) *dataloader.Loader[string, V] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		var (
+			vals []V
+			errs []error
+			err  error
+		)
+		if ctx.Err() != nil {
+			err = stopped(ctx)
+		} else if vals, errs, err = fetch(ctx, keys); err == nil && (len(vals) != len(keys) || len(errs) != len(keys)) {
+			err = fmt.Errorf("graph: read-back returned %d values and %d errors for %d keys", len(vals), len(errs), len(keys))
+		}
+		out := make([]*dataloader.Result[V], len(keys))
+		for i := range keys {
+			switch {
+			case err != nil:
+				out[i] = &dataloader.Result[V]{Error: err}
+			case errs[i] != nil:
+				out[i] = &dataloader.Result[V]{Error: errs[i]}
+			default:
+				out[i] = &dataloader.Result[V]{Data: vals[i]}
+			}
+		}
+		return out
+	}, dataloader.WithWait[string, V](wait))
 }
 
 // get fetches keys in one round trip and runs the hook; once the request's context is done it

@@ -38,7 +38,7 @@ func (r *entityResolver) FindOfferByID(ctx context.Context, id string) (*model.O
 }
 
 func (r *entityResolver) FindShoppingCartByID(ctx context.Context, id string) (*model.ShoppingCart, error) {
-	c, err := r.Travel.Cart(ctx, "id", id)
+	c, err := graph.For(ctx).Cart.Load(ctx, id)()
 	return r.cart(ctx, c, err)
 }
 

@@ -27,7 +27,7 @@ func (r *Resolver) availableOffers(ctx context.Context, search flightgraph.Offer
 }
 
 func (r *Resolver) offer(ctx context.Context, id string) (*model.Offer, error) {
-	o, err := r.Travel.Offer(ctx, "id", id)
+	o, err := graph.For(ctx).Offer.Load(ctx, id)()
 	if err != nil {
 		return nil, err
 	}

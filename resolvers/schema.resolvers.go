@@ -191,7 +191,7 @@ func (r *queryResolver) RelatedProducts(ctx context.Context, offerID *string, ca
 }
 
 func (r *queryResolver) ShoppingCart(ctx context.Context, id string) (*model.ShoppingCart, error) {
-	c, err := r.Travel.Cart(ctx, "id", id)
+	c, err := graph.For(ctx).Cart.Load(ctx, id)()
 	return r.cart(ctx, c, err)
 }
 

@@ -2,11 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -146,7 +148,7 @@ func TestShoppingCarts(t *testing.T) {
 				{"an altered offer", "POST", "/opendata/offers/v1/shopping-carts", jsonOf(map[string]any{"offerIds": []string{offer.ID + "A"}}), 400, flightgraph.ECodeOfferInvalid},
 				{"too many seats", "POST", "/opendata/offers/v1/shopping-carts", jsonOf(map[string]any{"offerIds": []string{offer.ID}, "products": []map[string]any{{"id": seat.ID, "quantity": 3}}}), 400, flightgraph.ECodeInvalidParameter},
 				{"not JSON", "POST", "/opendata/offers/v1/shopping-carts", `offerIds=1`, 400, flightgraph.ECodeBadBody},
-				{"an altered cart", "GET", "/opendata/offers/v1/shopping-carts/" + cart.ID[:len(cart.ID)-2] + "AA", "", 400, flightgraph.ECodeOfferInvalid},
+				{"an altered cart", "GET", "/opendata/offers/v1/shopping-carts/" + altered(cart.ID), "", 400, flightgraph.ECodeOfferInvalid},
 				{"an offer for a cart", "GET", "/opendata/offers/v1/shopping-carts/" + offer.ID, "", 400, flightgraph.ECodeOfferInvalid},
 				{"add nothing", "POST", "/opendata/offers/v1/related-products/shopping-carts", jsonOf(map[string]any{"cartId": cart.ID}), 400, flightgraph.ECodeMissingParameter},
 				{"add to no cart", "POST", "/opendata/offers/v1/related-products/shopping-carts", `{"products": [{"id": "INSURANCE", "quantity": 1}]}`, 400, flightgraph.ECodeMissingParameter},
@@ -181,3 +183,78 @@ func money(t *testing.T, amount, currency string) flightgraph.Money {
 }
 
 func contains(s, sub string) bool { return sub != "" && strings.Contains(s, sub) }
+
+// TestReadBackIsBatched: offers and carts read back by id — entities of another subgraph's
+// _entities, aliased shoppingCart fields — take the same round trips for one as for many, and a
+// tampered id among them is refused alone.
+func TestReadBackIsBatched(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) { c.SnapshotTTL = time.Hour })
+		bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
+		v, _ := searchOffers(t, s, bearer, offerSearch("AMS", "LON", "ADT"))
+		var offers, carts []string
+		for _, it := range v.Itineraries {
+			for _, p := range it.FlightProducts {
+				if len(offers) == 8 {
+					break
+				}
+				offers = append(offers, p.ID)
+				var c cartView
+				code, _, raw := s.call(t, http.MethodPost, "/opendata/offers/v1/shopping-carts", bearer, jsonOf(map[string]any{"offerIds": []string{p.ID}}))
+				if code != http.StatusCreated || json.Unmarshal([]byte(raw), &c) != nil {
+					t.Fatalf("cart of %s: %d %s", p.ID, code, raw)
+				}
+				carts = append(carts, c.ID)
+			}
+		}
+		if len(offers) < 8 {
+			t.Fatalf("%d offers: too few to compare", len(offers))
+		}
+		entities := func(typ string, ids []string, sel string) (gqlResponse, int64) {
+			reps := make([]map[string]any, len(ids))
+			for i, id := range ids {
+				reps[i] = map[string]any{"__typename": typ, "id": id}
+			}
+			r := s.queryAs(t, bearer, `query($r: [_Any!]!) { _entities(representations: $r) { ... on `+typ+` { `+sel+` } } }`, map[string]any{"r": reps})
+			return r, s.queries.Load()
+		}
+		for _, c := range []struct {
+			typ, sel string
+			ids      []string
+		}{{"Offer", "id price { total { amount } }", offers}, {"ShoppingCart", "id total { amount } offers { id }", carts}} {
+			entities(c.typ, c.ids[:1], c.sel) // warms the reference snapshot
+			one, oneTrips := entities(c.typ, c.ids[:1], c.sel)
+			many, manyTrips := entities(c.typ, c.ids, c.sel)
+			if len(one.Errors) > 0 || len(many.Errors) > 0 || strings.Count(string(many.Data), `"id"`) < len(c.ids) {
+				t.Fatalf("%s entities: %+v %+v %.300s", c.typ, one.Errors, many.Errors, many.Data)
+			}
+			if manyTrips != oneTrips {
+				t.Errorf("%d %s entities took %d round trips, one took %d", len(c.ids), c.typ, manyTrips, oneTrips)
+			}
+			tampered := append([]string{altered(c.ids[0])}, c.ids[1:]...)
+			r, _ := entities(c.typ, tampered, c.sel)
+			if len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != flightgraph.ECodeOfferInvalid || strings.Count(string(r.Data), `"id"`) < len(c.ids)-1 {
+				t.Errorf("%s entities with a tampered id first: %+v %.300s", c.typ, r.Errors, r.Data)
+			}
+		}
+		var fields []string
+		for i, id := range carts {
+			fields = append(fields, fmt.Sprintf(`c%d: shoppingCart(id: %q) { total { amount } }`, i, id))
+		}
+		r := s.queryAs(t, bearer, `{ c: shoppingCart(id: "`+carts[0]+`") { total { amount } } }`, nil)
+		oneTrips := s.queries.Load()
+		r2 := s.queryAs(t, bearer, "{ "+strings.Join(fields, " ")+" }", nil)
+		if len(r.Errors) > 0 || len(r2.Errors) > 0 || s.queries.Load() != oneTrips {
+			t.Errorf("%d aliased shoppingCart fields took %d round trips, one %d: %+v %+v", len(carts), s.queries.Load(), oneTrips, r.Errors, r2.Errors)
+		}
+	})
+}
+
+// altered is a signed id with another MAC of the same, strict spelling: its last two characters
+// (of a 16-byte MAC, the last carries 2 bits) replaced by others.
+func altered(id string) string {
+	if strings.HasSuffix(id, "AA") {
+		return id[:len(id)-2] + "QA"
+	}
+	return id[:len(id)-2] + "AA"
+}

@@ -101,14 +101,19 @@ func (s *Service) cart(ctx context.Context, param string, offerIDs []string, pro
 	if len(products) > flightgraph.MaxCartItems {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "products", "a cart holds at most %d products", flightgraph.MaxCartItems)
 	}
-	var offers []*flightgraph.Offer
-	for _, id := range offerIDs {
-		o, err := s.Offer(ctx, param, id)
-		if err != nil {
-			return nil, err
-		}
-		offers = append(offers, o)
+	offers, errs, err := s.Offers(ctx, param, offerIDs)
+	if err != nil {
+		return nil, err
 	}
+	if k := slices.IndexFunc(errs, func(err error) bool { return err != nil }); k >= 0 {
+		return nil, errs[k]
+	}
+	return s.assemble(param, offers, products)
+}
+
+// assemble makes the cart of offers read back and products: cart's checks and prices, without a
+// read.
+func (s *Service) assemble(param string, offers []*flightgraph.Offer, products []flightgraph.CartProduct) (*flightgraph.ShoppingCart, error) {
 	if offers[0].Bound != flightgraph.Outbound {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, param, "a cart starts with an OUTBOUND offer: an INBOUND one goes after it")
 	}
@@ -211,6 +216,50 @@ func (s *Service) AddToCart(ctx context.Context, param, id string, products []fl
 		return nil, err
 	}
 	return s.cart(ctx, param, offerIDs, append(had, products...))
+}
+
+// Carts reads cart ids back as Cart does, with one read of all their offers whatever their
+// number: carts[i] is ids[i]'s cart, or errs[i] its refusal (Cart's errors); err is a failure of
+// the reads.
+func (s *Service) Carts(ctx context.Context, param string, ids []string) (carts []*flightgraph.ShoppingCart, errs []error, err error) {
+	carts, errs = make([]*flightgraph.ShoppingCart, len(ids)), make([]error, len(ids))
+	type read struct {
+		i        int
+		offers   []string
+		products []flightgraph.CartProduct
+	}
+	var reads []read
+	var offerIDs []string
+	for i, id := range ids {
+		o, p, err := s.readCart(param, id)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		reads, offerIDs = append(reads, read{i, o, p}), append(offerIDs, o...)
+	}
+	if len(offerIDs) == 0 {
+		return carts, errs, nil
+	}
+	offers, offerErrs, err := s.Offers(ctx, param, offerIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	next := 0
+	for _, r := range reads {
+		mine, mineErrs := offers[next:next+len(r.offers)], offerErrs[next:next+len(r.offers)]
+		next += len(r.offers)
+		if len(r.offers) == 0 || len(r.offers) > flightgraph.MaxCartOffers {
+			errs[r.i] = flightgraph.ParamErrorf(flightgraph.ECodeOfferInvalid, param, "%s is not a shopping cart id of this service", param)
+			continue
+		}
+		if k := slices.IndexFunc(mineErrs, func(err error) bool { return err != nil }); k >= 0 {
+			errs[r.i] = mineErrs[k]
+			continue
+		}
+		carts[r.i], errs[r.i] = s.assemble(param, mine, r.products)
+	}
+	return carts, errs, nil
 }
 
 func (s *Service) readCart(param, id string) (offerIDs []string, products []flightgraph.CartProduct, err error) {

@@ -624,16 +624,11 @@ const maxOfferIDLength = 512
 // ECodeOfferInvalid (naming param); one past its validity, or whose flights are no longer sold
 // (cancelled, departed), ECodeOfferExpired.
 func (s *Service) Offer(ctx context.Context, param, id string) (*flightgraph.Offer, error) {
-	q, err := s.readOffer(ctx, param, id)
+	offers, errs, err := s.Offers(ctx, param, []string{id})
 	if err != nil {
 		return nil, err
 	}
-	o := s.price(q.refs, q.it, q.family, q.counts, q.at, q.bound)
-	if o == nil {
-		return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
-	}
-	o.ID = s.offerID(o, q.counts)
-	return o, nil
+	return offers[0], errs[0]
 }
 
 // Upsell returns the offers an offer id can be upgraded to, read back as Offer does: the same
@@ -678,8 +673,18 @@ type quoted struct {
 	bound  flightgraph.Bound
 }
 
-// readOffer checks an offer id and reads back what prices it; its errors are Offer's.
-func (s *Service) readOffer(ctx context.Context, param, id string) (*quoted, error) {
+// offerRef is what an offer id says, checked, before its flights are read.
+type offerRef struct {
+	ids    []string
+	family *flightgraph.FareFamily
+	counts flightgraph.PassengerCounts
+	cur    flightgraph.Currency
+	at     time.Time
+	bound  flightgraph.Bound
+}
+
+// parseOffer checks an offer id, without reading anything; its errors are Offer's.
+func (s *Service) parseOffer(param, id string) (*offerRef, error) {
 	invalid := flightgraph.ParamErrorf(flightgraph.ECodeOfferInvalid, param, "%s is not an offer id of this service", param)
 	if len(id) > maxOfferIDLength || !strings.HasPrefix(id, offerIDPrefix) {
 		return nil, invalid
@@ -729,25 +734,117 @@ func (s *Service) readOffer(ctx context.Context, param, id string) (*quoted, err
 	if err != nil {
 		return nil, invalid
 	}
-	ids := strings.Split(f[5], ",")
+	return &offerRef{ids: strings.Split(f[5], ","), family: fam, counts: counts, cur: cur, at: at, bound: flightgraph.Bound(f[1])}, nil
+}
+
+// quote reads back what prices each of offers: one read of all their flights, one of their legs
+// and one of the reference data, whatever their number. errs[i] is offers[i]'s own refusal (its
+// flights are no longer sold); err a failure of the reads.
+func (s *Service) quote(ctx context.Context, param string, offers []*offerRef) (qs []*quoted, errs []error, err error) {
+	var ids []string
+	for _, r := range offers {
+		ids = append(ids, r.ids...)
+	}
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	flights, err := s.Flights.FlightsByIDs(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	legs, err := s.legsOf(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	it := itinerary{}
-	for _, fl := range flights {
-		if fl == nil {
-			return nil, flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+	byID := make(map[string]*flightgraph.Flight, len(ids))
+	for i, fl := range flights {
+		if fl != nil {
+			byID[ids[i]] = fl
 		}
-		it.flights, it.legs = append(it.flights, fl), append(it.legs, legs[fl.ID])
 	}
-	refs, err := s.refsOf(ctx, []itinerary{it}, cur)
+	qs, errs = make([]*quoted, len(offers)), make([]error, len(offers))
+	var all []*flightgraph.FlightLeg
+	for i, r := range offers {
+		it := itinerary{}
+		for _, id := range r.ids {
+			fl := byID[id]
+			if fl == nil {
+				errs[i] = flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+				break
+			}
+			it.flights, it.legs = append(it.flights, fl), append(it.legs, legs[fl.ID])
+			all = append(all, legs[fl.ID]...)
+		}
+		if errs[i] == nil {
+			qs[i] = &quoted{it: it, family: r.family, counts: r.counts, at: r.at, bound: r.bound}
+		}
+	}
+	if len(all) == 0 {
+		return qs, errs, nil
+	}
+	// One read of the reference data; the charges are converted per currency.
+	base, err := s.refsOfLegs(ctx, all, offers[0].cur)
+	if err != nil {
+		return nil, nil, err
+	}
+	inCur := map[string]*refs{offers[0].cur.Code: base}
+	for i, q := range qs {
+		if q == nil {
+			continue
+		}
+		cur := offers[i].cur
+		if inCur[cur.Code] == nil {
+			inCur[cur.Code] = &refs{airports: base.airports, countries: base.countries, cabins: base.cabins, cur: cur, lines: map[chargeKey][]*flightgraph.PriceLine{}}
+		}
+		q.refs = inCur[cur.Code]
+	}
+	return qs, errs, nil
+}
+
+// readOffer checks an offer id and reads back what prices it; its errors are Offer's.
+func (s *Service) readOffer(ctx context.Context, param, id string) (*quoted, error) {
+	ref, err := s.parseOffer(param, id)
 	if err != nil {
 		return nil, err
 	}
-	return &quoted{it: it, family: fam, counts: counts, refs: refs, at: at, bound: flightgraph.Bound(f[1])}, nil
+	qs, errs, err := s.quote(ctx, param, []*offerRef{ref})
+	if err != nil {
+		return nil, err
+	}
+	return qs[0], errs[0]
+}
+
+// Offers reads offer ids back as Offer does, in the same few reads whatever their number:
+// offers[i] is ids[i]'s offer, or errs[i] its refusal (Offer's errors); err is a failure of
+// the reads.
+func (s *Service) Offers(ctx context.Context, param string, ids []string) (offers []*flightgraph.Offer, errs []error, err error) {
+	offers, errs = make([]*flightgraph.Offer, len(ids)), make([]error, len(ids))
+	var refs []*offerRef
+	var at []int
+	for i, id := range ids {
+		r, err := s.parseOffer(param, id)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		refs, at = append(refs, r), append(at, i)
+	}
+	if len(refs) == 0 {
+		return offers, errs, nil
+	}
+	qs, qerrs, err := s.quote(ctx, param, refs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, q := range qs {
+		i := at[j]
+		if errs[i] = qerrs[j]; q == nil {
+			continue
+		}
+		if o := s.price(q.refs, q.it, q.family, q.counts, q.at, q.bound); o == nil {
+			errs[i] = flightgraph.ParamErrorf(flightgraph.ECodeOfferExpired, param, "the offer's flights are no longer sold: search again")
+		} else {
+			o.ID = s.offerID(o, q.counts)
+			offers[i] = o
+		}
+	}
+	return offers, errs, nil
 }
