@@ -153,7 +153,9 @@ func New(cfg Config) *Services {
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
 		},
-		Offers: func(ctx context.Context, ids []string) ([]*flightgraph.Offer, []error, error) { return s.Travel.Offers(ctx, "id", ids) },
+		Offers: func(ctx context.Context, ids []string) ([]*flightgraph.Offer, []error, error) {
+			return s.Travel.Offers(ctx, "id", ids)
+		},
 		Carts: func(ctx context.Context, ids []string) ([]*flightgraph.ShoppingCart, []error, error) {
 			return s.Travel.Carts(ctx, "id", ids)
 		}}
