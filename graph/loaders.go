@@ -18,6 +18,9 @@ import (
 // adds to the latency of every level of a query that is not prefetched (see prefetch.go).
 const DefaultLoaderWait = 200 * time.Microsecond
 
+// readBackWait is how long the Offer and Cart loaders collect ids.
+const readBackWait = time.Millisecond
+
 // Stores are what the loaders read.
 type Stores struct {
 	Flights  flightgraph.FlightStore
@@ -99,7 +102,9 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 	})
 	l.Amenities = newLoader(st.Aircraft.AmenitiesByProducts, wait, nil)
 	if st.Offers != nil && st.Carts != nil {
-		l.Offer, l.Cart = newReadBack(st.Offers, wait), newReadBack(st.Carts, wait)
+		// A read-back costs three round trips and a pricing: worth a longer wait than a row's,
+		// so that the goroutines of an _entities list all join one batch.
+		l.Offer, l.Cart = newReadBack(st.Offers, max(wait, readBackWait)), newReadBack(st.Carts, max(wait, readBackWait))
 	}
 	if st.Access != nil {
 		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, nil)
