@@ -392,7 +392,7 @@ func TestDealsHonourTheDeadline(t *testing.T) {
 	}
 	e.Inspirations = travel.NewSlots(1)
 	give := e.Inspirations.TakeAll()
-	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond) // time for the reads before the slot, even under -race
 	defer cancelShort()
 	if _, err := e.BestFares(short, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
 		t.Errorf("waiting for a slot past the deadline: %v", err)
@@ -429,7 +429,7 @@ func TestDealsHonourTheDeadline(t *testing.T) {
 		e.Inspirations.Hold(first, started, release)
 	}()
 	<-started
-	second, cancelSecond := as("key-a", 50*time.Millisecond)
+	second, cancelSecond := as("key-a", 500*time.Millisecond)
 	defer cancelSecond()
 	if _, err := e.BestFares(second, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
 		t.Errorf("key-a's second search while its first runs: %v, want it to wait its turn", err)

@@ -144,7 +144,7 @@ func TestInspirationQuery(t *testing.T) {
 	// One inspiration at a time: a second waits for the slot as long as its time lasts.
 	e.Inspirations = travel.NewSlots(1)
 	give := e.Inspirations.TakeAll()
-	short, cancelShort := context.WithTimeout(ctx, 50*time.Millisecond)
+	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond) // time for the reads before the slot, even under -race
 	defer cancelShort()
 	if _, err := e.Inspiration(short, &flightgraph.InspirationQuery{Origin: "BCN", Month: inspirationMonth, Limit: 10}); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
 		t.Errorf("waiting for a slot past the deadline: %v", err)
