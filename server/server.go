@@ -27,6 +27,7 @@ import (
 	"github.com/flightgraph/flightgraph/resolvers"
 	portalresolvers "github.com/flightgraph/flightgraph/resolvers/portal"
 	"github.com/flightgraph/flightgraph/rest"
+	"github.com/flightgraph/flightgraph/web"
 )
 
 // DefaultRequestTimeout bounds the work of one request unless Config says otherwise.
@@ -96,7 +97,15 @@ func New(cfg Config, svc *app.Services) *Server {
 		}, func() float64 { return float64(s.Hashes.Waiting()) }))
 
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", s.graphQL())
+	gql, playground := s.graphQL(), web.Playground()
+	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if web.WantsPage(r) {
+			playground.ServeHTTP(w, r) // a browser's visit: GraphiQL, which then posts here
+			return
+		}
+		gql.ServeHTTP(w, r)
+	}))
+	mux.Handle("GET /playground", playground)
 	mux.Handle("/portal/graphql", s.portalGraphQL())
 	mux.Handle("/oauthcust/oauth/token", s.Tokens)
 	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
@@ -106,9 +115,11 @@ func New(cfg Config, svc *app.Services) *Server {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	// Any other path is the original's unknown URL, in the REST error shape.
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	unknown := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, flightgraph.UnknownPath())
 	})
+	mux.Handle("GET "+web.StaticPrefix, web.Static(unknown))
+	mux.Handle("/", unknown)
 	// Outermost first: request id and timeout, then metrics and the access log.
 	s.handler = s.withRequestID(s.observe(mux))
 	return s
