@@ -37,10 +37,19 @@ const EnvDatabaseURL = "FLIGHTGRAPH_TEST_DATABASE_URL"
 // EnvRedisURL names the variable that points the tests at a Redis server.
 const EnvRedisURL = "FLIGHTGRAPH_TEST_REDIS_URL"
 
+// EnvChromium names the variable that gives the browser tests Chromium's path.
+const EnvChromium = "FLIGHTGRAPH_TEST_CHROMIUM"
+
 // DatabaseURL returns the test PostgreSQL server's URL; see required.
 func DatabaseURL(tb testing.TB) string {
 	tb.Helper()
 	return required(tb, EnvDatabaseURL, "PostgreSQL")
+}
+
+// Chromium returns the path of the Chromium the browser tests drive; see required.
+func Chromium(tb testing.TB) string {
+	tb.Helper()
+	return required(tb, EnvChromium, "Chromium")
 }
 
 // RedisURL returns the test Redis server's URL; see required.

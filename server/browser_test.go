@@ -1,0 +1,108 @@
+package server_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// browser is a headless Chromium (FLIGHTGRAPH_TEST_CHROMIUM) for the test, with the flags CI
+// runs it with; each call of tab opens a fresh context of it.
+func browser(t testing.TB) (tab func() (context.Context, context.CancelFunc)) {
+	t.Helper()
+	path := storetest.Chromium(t)
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true))
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	return func() (context.Context, context.CancelFunc) {
+		ctx, cancelTab := chromedp.NewContext(alloc)
+		ctx, cancelTime := context.WithTimeout(ctx, time.Minute)
+		return ctx, func() { cancelTime(); cancelTab() }
+	}
+}
+
+// load opens page in a fresh browser (tab) and returns its first contentful paint and when
+// sel was on screen (ms from navigation, the performance timeline's), and the URLs it asked of
+// any host but origin's.
+func load(tb testing.TB, tab func() (context.Context, context.CancelFunc), page, sel string) (fcp, ready float64, elsewhere []string) {
+	tb.Helper()
+	origin, _ := url.Parse(page)
+	ctx, cancel := tab()
+	defer cancel()
+	var mu sync.Mutex
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			if u, err := url.Parse(e.Request.URL); err != nil || (u.Scheme != "data" && u.Host != origin.Host) {
+				mu.Lock()
+				elsewhere = append(elsewhere, e.Request.URL)
+				mu.Unlock()
+			}
+		}
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		tb.Fatal(err)
+	}
+	err := chromedp.Do(ctx, chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(sel)))
+	if err == nil {
+		ready, err = chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.now()`))
+	}
+	if err == nil {
+		fcp, err = chromedp.Run(ctx, chromedp.Poll[float64](`(performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime`,
+			chromedp.WithPollingTimeout(10*time.Second)))
+	}
+	if err != nil {
+		tb.Fatalf("%s: %v", page, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return fcp, ready, slices.Clone(elsewhere)
+}
+
+// TestPlaygroundInABrowser: the playground renders GraphiQL in Chromium from this origin alone:
+// the test watches every request the page makes. (Its paint time is BenchmarkPlaygroundPaint's.)
+func TestPlaygroundInABrowser(t *testing.T) {
+	tab := browser(t)
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	srv := httptest.NewServer(s.srv)
+	defer srv.Close()
+	for _, page := range []string{"/playground", "/graphql"} {
+		if _, _, elsewhere := load(t, tab, srv.URL+page, ".graphiql-container"); len(elsewhere) > 0 {
+			t.Errorf("%s asked other hosts for %q", page, elsewhere)
+		}
+	}
+}
+
+// BenchmarkPlaygroundPaint loads /playground in a fresh headless Chromium per iteration and
+// reports the median first contentful paint (bar: 300 ms) and when GraphiQL is on screen.
+//
+//	FLIGHTGRAPH_TEST_CHROMIUM=/usr/bin/chromium go test ./server -run '^$' -bench PlaygroundPaint -benchtime 7x
+func BenchmarkPlaygroundPaint(b *testing.B) {
+	tab := browser(b)
+	s := newServer(b, storetest.Seeded(b, store.SQLite, os.Getenv))
+	srv := httptest.NewServer(s.srv)
+	defer srv.Close()
+	var paints, readies []float64
+	for b.Loop() {
+		fcp, ready, _ := load(b, tab, srv.URL+"/playground", ".graphiql-container")
+		paints, readies = append(paints, fcp), append(readies, ready)
+	}
+	slices.Sort(paints)
+	slices.Sort(readies)
+	b.ReportMetric(paints[len(paints)/2], "fcp-ms")
+	b.ReportMetric(readies[len(readies)/2], "graphiql-ms")
+}
