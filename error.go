@@ -217,9 +217,14 @@ func ParamErrorf(code, parameter, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Parameter: parameter}
 }
 
+// MaxMessage bounds the message a client is told (Public): whatever input a message quotes, an
+// error is never an echo of a request's megabytes. Messages that quote input clip it too (Clip),
+// to keep their sense; this is the line behind them.
+const MaxMessage = 512
+
 // Public is what a client is told of err: the one masking rule of every edge (REST, GraphQL, the
-// token endpoint). The *Error in err's chain is told as it is, its code, message, parameter and
-// wait, never its cause (Err); work stopped because ctx is done (the client went away, the time
+// token endpoint). The *Error in err's chain is told as it is, its code, message (at most
+// MaxMessage bytes), parameter and wait, never its cause (Err); work stopped because ctx is done (the client went away, the time
 // ran out) is ECodeTimeout; anything else is ECodeInternal, quoting only the request id.
 //
 // It also logs what the log must hold, with the request id and attrs: an unexpected error at
@@ -243,7 +248,7 @@ func Public(ctx context.Context, log *slog.Logger, err error, attrs ...any) *Err
 		if fe.Err != nil && !done && log != nil && Lookup(fe.Code).Status >= http.StatusInternalServerError {
 			log.WarnContext(ctx, "backing service failed", append([]any{"requestId", rid, "code", fe.Code, "err", fe.Err}, attrs...)...)
 		}
-		return &Error{Code: fe.Code, Message: fe.Message, Parameter: fe.Parameter, RetryAfter: fe.RetryAfter}
+		return &Error{Code: fe.Code, Message: clipAt(fe.Message, MaxMessage), Parameter: fe.Parameter, RetryAfter: fe.RetryAfter}
 	}
 	if !done && log != nil {
 		log.ErrorContext(ctx, "internal error", append([]any{"requestId", rid, "err", err}, attrs...)...)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -56,5 +57,15 @@ func TestPublic(t *testing.T) {
 	wait := flightgraph.Public(live, nil, &flightgraph.Error{Code: flightgraph.ECodePerSecondLimit, Message: "slow down", RetryAfter: 1500 * time.Millisecond})
 	if wait.RetryAfterSeconds() != 2 {
 		t.Errorf("the wait told: %d s, want 2", wait.RetryAfterSeconds())
+	}
+}
+
+// TestPublicClipsMessages: however much of a request a message quotes, a client is told at most
+// MaxMessage bytes of it, cut at a character.
+func TestPublicClipsMessages(t *testing.T) {
+	long := strings.Repeat("é", 10_000)
+	got := flightgraph.Public(context.Background(), nil, flightgraph.ParamErrorf(flightgraph.ECodeBadFormat, "origin", "got %q", long))
+	if len(got.Message) > flightgraph.MaxMessage+len("…") || !utf8.ValidString(got.Message) || got.Code != flightgraph.ECodeBadFormat || got.Parameter != "origin" {
+		t.Errorf("a message quoting 20 kB: %d bytes, valid UTF-8 %v, %s %s", len(got.Message), utf8.ValidString(got.Message), got.Code, got.Parameter)
 	}
 }
