@@ -112,24 +112,16 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 	return out
 }
 
-// Offers serves offers with their segments' flights, made by Flights for all the offers at once:
-// the round trips do not grow with the number of offers. The legs the offers engine read for
-// them prime the legs loader, so they are not read again.
+// Offers serves offers with their segments' flights, made by segmentFlights for all the offers
+// at once: the round trips do not grow with the number of offers.
 func (l *Loaders) Offers(ctx context.Context, offers []*flightgraph.Offer) []*model.Offer {
-	var (
-		flights []*flightgraph.Flight
-		ids     []string
-		legs    [][]*flightgraph.FlightLeg
-	)
+	var segs []*flightgraph.OfferSegment
 	for _, o := range offers {
-		for _, s := range o.Segments {
-			flights, ids, legs = append(flights, s.Flight), append(ids, s.Flight.ID), append(legs, s.Legs)
-		}
+		segs = append(segs, o.Segments...)
 	}
-	if l.wants("Flight.legs", "Flight.status") {
-		l.Legs.Prime(ctx, ids, legs)
-	}
-	served := l.Flights(ctx, flights)
+	served := segmentFlights(ctx, l, segs, func(s *flightgraph.OfferSegment) (*flightgraph.Flight, []*flightgraph.FlightLeg) {
+		return s.Flight, s.Legs
+	})
 	out := make([]*model.Offer, len(offers))
 	for i, o := range offers {
 		out[i] = &model.Offer{Offer: o, Segments: make([]*model.OfferSegment, len(o.Segments))}
@@ -141,23 +133,15 @@ func (l *Loaders) Offers(ctx context.Context, offers []*flightgraph.Offer) []*mo
 	return out
 }
 
-// Availability serves availabilities with their flights, made by Flights for all of them at
-// once with the legs the engine read, as Offers does.
+// Availability serves availabilities with their flights, as Offers does.
 func (l *Loaders) Availability(ctx context.Context, avail []*flightgraph.FlightAvailability) []*model.FlightAvailability {
-	var (
-		flights []*flightgraph.Flight
-		ids     []string
-		legs    [][]*flightgraph.FlightLeg
-	)
+	var segs []*flightgraph.SegmentAvailability
 	for _, a := range avail {
-		for _, s := range a.Segments {
-			flights, ids, legs = append(flights, s.Flight), append(ids, s.Flight.ID), append(legs, s.Legs)
-		}
+		segs = append(segs, a.Segments...)
 	}
-	if l.wants("Flight.legs", "Flight.status") {
-		l.Legs.Prime(ctx, ids, legs)
-	}
-	served := l.Flights(ctx, flights)
+	served := segmentFlights(ctx, l, segs, func(s *flightgraph.SegmentAvailability) (*flightgraph.Flight, []*flightgraph.FlightLeg) {
+		return s.Flight, s.Legs
+	})
 	out := make([]*model.FlightAvailability, len(avail))
 	for i, a := range avail {
 		out[i] = &model.FlightAvailability{FlightAvailability: a, Segments: make([]*model.SegmentAvailability, len(a.Segments))}
@@ -167,6 +151,21 @@ func (l *Loaders) Availability(ctx context.Context, avail []*flightgraph.FlightA
 		}
 	}
 	return out
+}
+
+// segmentFlights serves the flights of segments the engine made, in their order, made by Flights
+// for all at once; the legs the engine read for them prime the legs loader, so that they are not
+// read again.
+func segmentFlights[S any](ctx context.Context, l *Loaders, segs []S, of func(S) (*flightgraph.Flight, []*flightgraph.FlightLeg)) []*model.Flight {
+	flights, ids, legs := make([]*flightgraph.Flight, len(segs)), make([]string, len(segs)), make([][]*flightgraph.FlightLeg, len(segs))
+	for i, s := range segs {
+		flights[i], legs[i] = of(s)
+		ids[i] = flights[i].ID
+	}
+	if l.wants("Flight.legs", "Flight.status") {
+		l.Legs.Prime(ctx, ids, legs)
+	}
+	return l.Flights(ctx, flights)
 }
 
 // Deals serves deals with their offers, made by Offers for all of them at once.
