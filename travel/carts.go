@@ -198,11 +198,11 @@ func (s *Service) cartID(c *flightgraph.ShoppingCart) string {
 // at the same price. A malformed, altered or foreign id is ECodeOfferInvalid (naming param); one
 // whose offers expired, ECodeOfferExpired.
 func (s *Service) Cart(ctx context.Context, param, id string) (*flightgraph.ShoppingCart, error) {
-	offerIDs, products, err := s.readCart(param, id)
+	carts, errs, err := s.Carts(ctx, param, []string{id})
 	if err != nil {
 		return nil, err
 	}
-	return s.cart(ctx, param, offerIDs, products)
+	return carts[0], errs[0]
 }
 
 // AddToCart returns the cart with products added (quantities of a product already in it add up),
@@ -249,10 +249,6 @@ func (s *Service) Carts(ctx context.Context, param string, ids []string) (carts 
 	for _, r := range reads {
 		mine, mineErrs := offers[next:next+len(r.offers)], offerErrs[next:next+len(r.offers)]
 		next += len(r.offers)
-		if len(r.offers) == 0 || len(r.offers) > flightgraph.MaxCartOffers {
-			errs[r.i] = flightgraph.ParamErrorf(flightgraph.ECodeOfferInvalid, param, "%s is not a shopping cart id of this service", param)
-			continue
-		}
 		if k := slices.IndexFunc(mineErrs, func(err error) bool { return err != nil }); k >= 0 {
 			errs[r.i] = mineErrs[k]
 			continue
@@ -288,5 +284,9 @@ func (s *Service) readCart(param, id string) (offerIDs []string, products []flig
 		}
 		products = append(products, flightgraph.CartProduct{ID: pid, Quantity: q})
 	}
-	return strings.Fields(f[1]), products, nil
+	offerIDs = strings.Fields(f[1])
+	if len(offerIDs) == 0 || len(offerIDs) > flightgraph.MaxCartOffers {
+		return nil, nil, invalid // signed by a version that made carts this one would refuse
+	}
+	return offerIDs, products, nil
 }
