@@ -557,6 +557,17 @@ func TestRefusalsAreBounded(t *testing.T) {
 	}
 	limit := access.DefaultRefusalsPerSecond
 
+	t.Run("hidden routes and unknown paths alike", func(t *testing.T) {
+		// A hidden API's route is answered as a path that does not exist; its refusals fill the
+		// window as an unknown path's do, or the 429 would tell one from the other.
+		for _, path := range []string{"/opendata/cargo/v1/flights/20261122+XX+1234/capacity", "/opendata/cargoo/v1/flights/20261122+XX+1234/capacity"} {
+			s := fresh(t)
+			if n := flood(t, s, limit+5, func() (int, http.Header, string) { return s.call(t, http.MethodGet, path, nil, "") }); n != limit {
+				t.Errorf("%s: %d answered before the first 429, want %d", path, n, limit)
+			}
+		}
+	})
+
 	t.Run("unknown keys", func(t *testing.T) {
 		s := fresh(t)
 		if n := flood(t, s, 3*limit, func() (int, http.Header, string) { return s.call(t, http.MethodGet, amenities, unknownKey(), "") }); n != limit {

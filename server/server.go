@@ -99,6 +99,9 @@ func New(cfg Config, svc *app.Services) *Server {
 	mux := http.NewServeMux()
 	gql, playground := s.graphQL(), web.Playground()
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Add("Vary", "Accept") // the page or GraphQL, by Accept: caches must not mix them
+		}
 		if web.WantsPage(r) {
 			playground.ServeHTTP(w, r) // a browser's visit: GraphiQL, which then posts here
 			return
@@ -114,10 +117,13 @@ func New(cfg Config, svc *app.Services) *Server {
 	mux.Handle("/openapi.json", api.OpenAPIElse())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	// Any other path is the original's unknown URL, in the REST error shape.
-	unknown := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Any other path is the original's unknown URL, in the REST error shape. It is guarded like
+	// the routes (credentials looked up, a place in the refusals window, its 404 counted as a
+	// refusal), so that a hidden API's route, which the guard answers with the same 404, cannot
+	// be told from it by a 429 once the window fills.
+	unknown := s.Guard.Authenticated(api.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api.Error(w, r, flightgraph.UnknownPath())
-	})
+	}))
 	mux.Handle("GET "+web.StaticPrefix, web.Static(unknown))
 	mux.Handle("/", unknown)
 	// Outermost first: request id and timeout, then metrics and the access log.

@@ -37,7 +37,7 @@ func TestPlayground(t *testing.T) {
 		!strings.Contains(csp, "connect-src 'self'") || strings.Contains(csp, "http") {
 		t.Errorf("the page's policy lets it reach elsewhere: %q", csp)
 	}
-	if got := serve("GET", "/graphql", browser); got.Code != http.StatusOK || got.Body.String() != page.Body.String() {
+	if got := serve("GET", "/graphql", browser); got.Code != http.StatusOK || got.Body.String() != page.Body.String() || got.Header().Get("Vary") != "Accept" {
 		t.Errorf("GET /graphql from a browser: %d %.200s", got.Code, got.Body)
 	}
 	if got := serve("GET", "/graphql?query=%7B__typename%7D", "application/json"); got.Code != http.StatusUnauthorized && got.Code != http.StatusOK ||
