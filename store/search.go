@@ -42,17 +42,20 @@ func (t *searchTx) LockMailCounts(ctx context.Context, recipientHash, clientID s
 
 // RecentMailedSearches implements flightgraph.SearchTx.
 func (t *searchTx) RecentMailedSearches(ctx context.Context, recipientHash string, since time.Time, limit int) ([]time.Time, error) {
-	var out []time.Time
-	err := t.db.selectIn(ctx, t.q, &out, `SELECT created_at FROM mailed_searches WHERE recipient_hash = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?`,
-		recipientHash, since.UTC(), limit)
-	return out, err
+	return t.mailedSince(ctx, "recipient_hash", recipientHash, since, limit)
 }
 
 // ClientMailedSearches implements flightgraph.SearchTx.
 func (t *searchTx) ClientMailedSearches(ctx context.Context, clientID string, since time.Time, limit int) ([]time.Time, error) {
+	return t.mailedSince(ctx, "client_id", clientID, since, limit)
+}
+
+// mailedSince returns when the searches whose column (an indexed one, with created_at) is value
+// were mailed after since, newest first, at most limit.
+func (t *searchTx) mailedSince(ctx context.Context, column, value string, since time.Time, limit int) ([]time.Time, error) {
 	var out []time.Time
-	err := t.db.selectIn(ctx, t.q, &out, `SELECT created_at FROM mailed_searches WHERE client_id = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?`,
-		clientID, since.UTC(), limit)
+	err := t.db.selectIn(ctx, t.q, &out, `SELECT created_at FROM mailed_searches WHERE `+column+` = ? AND created_at > ? ORDER BY created_at DESC LIMIT ?`,
+		value, since.UTC(), limit)
 	return out, err
 }
 

@@ -50,21 +50,18 @@ func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.O
 		}
 		since := now.Add(-24 * time.Hour)
 		recent, err := tx.RecentMailedSearches(ctx, rec.RecipientHash, since, flightgraph.MaxSearchMailsPerDay)
+		if err == nil {
+			err = dayFull(recent, flightgraph.MaxSearchMailsPerDay, now, "email", "this address was mailed %d searches in the last 24 hours, as many as it gets")
+		}
 		if err != nil {
 			return err
-		}
-		if len(recent) >= flightgraph.MaxSearchMailsPerDay {
-			// The address gets another when the oldest of its latest mails is a day old.
-			return &flightgraph.Error{Code: flightgraph.ECodeTooManyMails, Parameter: "email", RetryAfter: recent[len(recent)-1].Add(24 * time.Hour).Sub(now),
-				Message: fmt.Sprintf("this address was mailed %d searches in the last 24 hours, as many as it gets", len(recent))}
 		}
 		sent, err := tx.ClientMailedSearches(ctx, rec.ClientID, since, flightgraph.MaxSearchMailsPerClientPerDay)
+		if err == nil {
+			err = dayFull(sent, flightgraph.MaxSearchMailsPerClientPerDay, now, "", "this application had %d searches mailed in the last 24 hours, as many as one gets")
+		}
 		if err != nil {
 			return err
-		}
-		if len(sent) >= flightgraph.MaxSearchMailsPerClientPerDay {
-			return &flightgraph.Error{Code: flightgraph.ECodeTooManyMails, RetryAfter: sent[len(sent)-1].Add(24 * time.Hour).Sub(now),
-				Message: fmt.Sprintf("this application had %d searches mailed in the last 24 hours, as many as one gets", len(sent))}
 		}
 		if err := tx.RecordMailedSearch(ctx, rec); err != nil {
 			return err
@@ -75,6 +72,16 @@ func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.O
 		return nil, nil, err
 	}
 	return rec, cheapest, nil
+}
+
+// dayFull refuses with ECodeTooManyMails when the mails of the last 24 hours (newest first) are
+// max already; another may go when the oldest of them is a day old.
+func dayFull(mailed []time.Time, max int, now time.Time, param, format string) error {
+	if len(mailed) < max {
+		return nil
+	}
+	return &flightgraph.Error{Code: flightgraph.ECodeTooManyMails, Parameter: param, RetryAfter: mailed[len(mailed)-1].Add(24 * time.Hour).Sub(now),
+		Message: fmt.Sprintf(format, len(mailed))}
 }
 
 // searchMail is the mail of a search: what was asked, what it found, and the cheapest offer
