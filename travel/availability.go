@@ -28,12 +28,7 @@ func (s *Service) FlightsAvailability(ctx context.Context, q *flightgraph.OfferS
 	cur, _ := flightgraph.CurrencyOf("currency", flightgraph.PricingCurrency)
 	var out []*flightgraph.FlightAvailability
 	for i, c := range q.Connections {
-		byDate, err := s.itineraries(ctx, c, []string{c.DepartureDate}, now)
-		if err != nil {
-			return nil, err
-		}
-		its := byDate[c.DepartureDate]
-		refs, err := s.refsOf(ctx, its, cur)
+		its, refs, err := s.day(ctx, c, now, cur)
 		if err != nil {
 			return nil, err
 		}

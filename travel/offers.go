@@ -58,13 +58,7 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 	}
 	counts, _ := q.Counts()
 	now := s.Now().UTC().Truncate(time.Second)
-	c := q.Connections[bound]
-	byDate, err := s.itineraries(ctx, c, []string{c.DepartureDate}, now)
-	if err != nil {
-		return nil, err
-	}
-	its := byDate[c.DepartureDate]
-	refs, err := s.refsOf(ctx, its, cur)
+	its, refs, err := s.day(ctx, q.Connections[bound], now, cur)
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +77,21 @@ func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bou
 		return cmp.Or(a.Departure().Compare(b.Departure()), len(a.Segments)-len(b.Segments), cmp.Compare(a.Price.Total.Minor, b.Price.Total.Minor))
 	})
 	return offers, nil
+}
+
+// day reads a requested connection's itineraries on its date, as a search at now finds them, and
+// the reference data that prices them in cur.
+func (s *Service) day(ctx context.Context, c flightgraph.RequestedConnection, now time.Time, cur flightgraph.Currency) ([]itinerary, *refs, error) {
+	byDate, err := s.itineraries(ctx, c, []string{c.DepartureDate}, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	its := byDate[c.DepartureDate]
+	r, err := s.refsOf(ctx, its, cur)
+	if err != nil {
+		return nil, nil, err
+	}
+	return its, r, nil
 }
 
 func boundOf(i int) flightgraph.Bound {

@@ -338,13 +338,8 @@ func (s *Service) routeOptions(ctx context.Context, o, d *flightgraph.Place) ([]
 func (s *Service) dayOptions(ctx context.Context, sc *flightgraph.SearchContext, now time.Time) error {
 	c := flightgraph.RequestedConnection{DepartureDate: sc.DepartureDate, Origin: sc.Origin.Code, Destination: sc.Destination.Code,
 		OriginPlace: sc.Origin.Place, DestinationPlace: sc.Destination.Place}
-	byDate, err := s.itineraries(ctx, c, []string{sc.DepartureDate}, now)
-	if err != nil {
-		return err
-	}
-	its := byDate[sc.DepartureDate]
 	cur, _ := flightgraph.CurrencyOf("currency", flightgraph.PricingCurrency)
-	refs, err := s.refsOf(ctx, its, cur)
+	its, refs, err := s.day(ctx, c, now, cur)
 	if err != nil {
 		return err
 	}
