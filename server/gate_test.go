@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -689,6 +690,8 @@ func TestRefusalsAreBounded(t *testing.T) {
 				if resp, err := http.DefaultClient.Do(req); err == nil {
 					if resp.StatusCode != http.StatusOK {
 						refusedCalls.Add(1)
+						body, _ := io.ReadAll(resp.Body)
+						t.Logf("refused: %d %.300s", resp.StatusCode, body)
 					}
 					resp.Body.Close()
 				}
