@@ -109,7 +109,9 @@ func New(cfg Config, svc *app.Services) *Server {
 		gql.ServeHTTP(w, r)
 	}))
 	mux.Handle("GET /playground", playground)
-	mux.Handle("/portal/graphql", s.portalGraphQL())
+	portalAPI := s.portalGraphQL()
+	mux.Handle("/portal/graphql", portalAPI)
+	(&web.Portal{API: portalAPI, Log: s.Log}).Register(mux)
 	mux.Handle("/oauthcust/oauth/token", s.Tokens)
 	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)

@@ -9,11 +9,12 @@ cd "$(dirname "$0")/.."
 
 GRAPHIQL=3.8.3 # the last GraphiQL with a UMD build (4 ships ES modules only)
 REACT=18.3.1   # GraphiQL 3's peer; React 19 has no UMD build
+AXE=4.10.3     # axe-core: a test fixture only (server/testdata/axe), never embedded or served
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && npm pack --silent "graphiql@$GRAPHIQL" "react@$REACT" "react-dom@$REACT" >/dev/null)
-for tgz in "graphiql-$GRAPHIQL" "react-$REACT" "react-dom-$REACT"; do
+(cd "$work" && npm pack --silent "graphiql@$GRAPHIQL" "react@$REACT" "react-dom@$REACT" "axe-core@$AXE" >/dev/null)
+for tgz in "graphiql-$GRAPHIQL" "react-$REACT" "react-dom-$REACT" "axe-core-$AXE"; do
   pkg=${tgz%-*}
   mkdir -p "$work/$pkg" && tar -xzf "$work/$tgz.tgz" -C "$work/$pkg" --strip-components 1
 done
@@ -35,3 +36,10 @@ sed -i -E '/^(\/\/|\/\*)# sourceMappingURL=/d' "$out"/*.js "$out"/*.css
   done
 } > "$out/LICENSES.txt"
 ls -l "$out"
+
+# The browser tests' accessibility check runs axe-core in each page.
+axe=../server/testdata/axe
+rm -rf "$axe" && mkdir -p "$axe"
+cp "$work/axe-core/axe.min.js" "$work/axe-core/LICENSE" "$axe/"
+echo "axe-core@$AXE, vendored by web/scripts/vendor.sh from the npm registry" > "$axe/VERSION"
+ls -l "$axe"

@@ -1,0 +1,266 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// The pages of a developer's account: signing up, in and out, and My Account with its
+// applications, keys, subscriptions and usage.
+
+func (p *Portal) home(w http.ResponseWriter, r *http.Request) {
+	me, err := p.me(r)
+	if err != nil {
+		p.fail(w, r, "message", page{Title: "Portal"}, err)
+		return
+	}
+	if me == nil {
+		p.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Notice: notice(r)})
+		return
+	}
+	p.account(w, r, me, page{Notice: notice(r)})
+}
+
+// accountQuery is what My Account shows.
+const accountQuery = `{
+  me { applications { id name website description callbackUrl createdAt
+    keys { id apiKey status createdAt
+      subscriptions { id api plan status reason usageToday createdAt decidedAt limits { perSecond perDay } } } } }
+  apis { slug name auth visibility plans { name perSecond perDay } }
+}`
+
+type application struct {
+	ID, Name, Website, Description, CallbackURL, CreatedAt string
+	Keys                                                   []key
+}
+
+type key struct {
+	ID, APIKey, Status, CreatedAt string
+	Subscriptions                 []subscription
+}
+
+type subscription struct {
+	ID, API, Plan, Status, Reason, CreatedAt, DecidedAt string
+	UsageToday                                          int
+	Limits                                              struct{ PerSecond, PerDay int }
+}
+
+type api struct {
+	Slug, Name, Auth, Visibility, Description string
+	Grants, Operations                        []string
+	Plans                                     []struct {
+		Name              string
+		PerSecond, PerDay int
+	}
+}
+
+type accountData struct {
+	Applications []application
+	APIs         []api
+	Secret       *newKey // after requestKey or rotateKeySecret: shown once
+}
+
+type newKey struct {
+	ID, APIKey, Secret string
+	Rotated            bool
+}
+
+// account renders My Account for me; pg carries a notice or a problem of the form just sent.
+func (p *Portal) account(w http.ResponseWriter, r *http.Request, me *account, pg page) {
+	var d struct {
+		Me   struct{ Applications []application }
+		APIs []api
+	}
+	if err := p.call(r, accountQuery, nil, &d); err != nil {
+		p.fail(w, r, "message", page{Title: "My Account", Me: me}, err)
+		return
+	}
+	pg.Title, pg.Me = "My Account", me
+	data, _ := pg.Data.(*accountData)
+	if data == nil {
+		data = &accountData{}
+	}
+	data.Applications, data.APIs = d.Me.Applications, d.APIs
+	pg.Data = data
+	status := http.StatusOK
+	if pg.Problem != nil {
+		status = statusOf(pg.Problem.Code)
+	}
+	p.render(w, r, status, "account", pg)
+}
+
+// change runs a mutation of My Account from a form, then goes back to My Account with a notice,
+// or shows the page again with the problem and the form as it was sent.
+func (p *Portal) change(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, done string) {
+	me := p.signedIn(w, r)
+	if me == nil {
+		return
+	}
+	if err := p.call(r, query, vars, nil); err != nil {
+		p.account(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
+		return
+	}
+	back(w, r, "/portal", done)
+}
+
+func problemOf(err error) *Problem {
+	if pr, ok := err.(*Problem); ok {
+		return pr
+	}
+	return &Problem{Code: "SERVER_500.000", Message: "the portal could not answer; try again"}
+}
+
+func applicationInput(f map[string][]string) map[string]any {
+	get := func(k string) string {
+		if v := f[k]; len(v) > 0 {
+			return v[0]
+		}
+		return ""
+	}
+	return map[string]any{"name": get("name"), "website": get("website"), "description": get("description"), "callbackUrl": get("callbackUrl")}
+}
+
+func (p *Portal) registerApplication(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	p.change(w, r, `mutation($in: ApplicationInput!) { registerApplication(input: $in) { id } }`,
+		map[string]any{"in": applicationInput(f)}, "registered")
+}
+
+func (p *Portal) updateApplication(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	p.change(w, r, `mutation($id: ID!, $in: ApplicationInput!) { updateApplication(id: $id, input: $in) { id } }`,
+		map[string]any{"id": r.PathValue("id"), "in": applicationInput(f)}, "updated")
+}
+
+func (p *Portal) deleteApplication(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	p.change(w, r, `mutation($id: ID!) { deleteApplication(id: $id) }`, map[string]any{"id": r.PathValue("id")}, "deleted")
+}
+
+func (p *Portal) revokeKey(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	p.change(w, r, `mutation($id: ID!) { revokeKey(keyId: $id) { id } }`, map[string]any{"id": r.PathValue("id")}, "revoked")
+}
+
+func (p *Portal) addAPI(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	p.change(w, r, `mutation($in: AddApiInput!) { addApiToApplication(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"keyId": r.PathValue("id"), "api": f.Get("api"), "plan": planOf(f.Get("plan"))}}, "added")
+}
+
+func planOf(s string) string {
+	if s == "" {
+		return "Default"
+	}
+	return s
+}
+
+func (p *Portal) requestLimits(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	perSecond, err1 := strconv.Atoi(f.Get("estimatedPerSecond"))
+	perDay, err2 := strconv.Atoi(f.Get("estimatedPerDay"))
+	if err1 != nil || err2 != nil {
+		if me := p.signedIn(w, r); me != nil {
+			p.account(w, r, me, page{Form: f, Problem: &Problem{Code: "INSP_400.001", Message: "the estimated calls per second and per day must be whole numbers"}})
+		}
+		return
+	}
+	p.change(w, r, `mutation($in: LimitIncreaseInput!) { requestLimitIncrease(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"subscriptionId": r.PathValue("id"), "description": f.Get("description"),
+			"estimatedPerSecond": perSecond, "estimatedPerDay": perDay}}, "limits")
+}
+
+// requestKey and rotateKey answer with My Account and the new secret on it, once: it is in this
+// answer only (no-store), never in a redirect's URL or a later page.
+func (p *Portal) requestKey(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	p.newSecret(w, r, `mutation($in: RequestKeyInput!) { k: requestKey(input: $in) { key { id apiKey secret } } }`,
+		map[string]any{"in": map[string]any{"applicationId": f.Get("applicationId"), "api": f.Get("api"), "plan": planOf(f.Get("plan"))}}, false)
+}
+
+func (p *Portal) rotateKey(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	p.newSecret(w, r, `mutation($id: ID!) { k: rotateKeySecret(keyId: $id) { key { id apiKey secret } } }`,
+		map[string]any{"id": r.PathValue("id")}, true)
+}
+
+func (p *Portal) newSecret(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, rotated bool) {
+	me := p.signedIn(w, r)
+	if me == nil {
+		return
+	}
+	var d struct{ K struct{ Key newKey } }
+	if err := p.call(r, query, vars, &d); err != nil {
+		p.account(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
+		return
+	}
+	d.K.Key.Rotated = rotated
+	p.account(w, r, me, page{Data: &accountData{Secret: &d.K.Key}})
+}
+
+func (p *Portal) signInPage(w http.ResponseWriter, r *http.Request) {
+	p.render(w, r, http.StatusOK, "signin", page{Title: "Sign in"})
+}
+
+func (p *Portal) signIn(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	var d struct{ SignIn struct{ Token string } }
+	err := p.call(r, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
+		map[string]any{"e": f.Get("email"), "p": f.Get("password")}, &d)
+	if err != nil {
+		f.Del("password")
+		p.fail(w, r, "signin", page{Title: "Sign in", Form: f}, err)
+		return
+	}
+	setSession(w, r, d.SignIn.Token)
+	back(w, r, "/portal", "")
+}
+
+func (p *Portal) signUpPage(w http.ResponseWriter, r *http.Request) {
+	p.render(w, r, http.StatusOK, "signup", page{Title: "Sign up"})
+}
+
+func (p *Portal) signUp(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	err := p.call(r, `mutation($in: SignUpInput!) { signUp(input: $in) { message } }`,
+		map[string]any{"in": map[string]any{"email": f.Get("email"), "password": f.Get("password"), "name": f.Get("name")}}, nil)
+	if err != nil {
+		f.Del("password")
+		p.fail(w, r, "signup", page{Title: "Sign up", Form: f}, err)
+		return
+	}
+	p.render(w, r, http.StatusOK, "message", page{Title: "Check your mail", Notice: notices["signedup"]})
+}
+
+func (p *Portal) verifyPage(w http.ResponseWriter, r *http.Request) {
+	p.render(w, r, http.StatusOK, "verify", page{Title: "Finish signing up", Form: map[string][]string{"token": {r.URL.Query().Get("token")}}})
+}
+
+func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	var d struct{ VerifyEmail struct{ Token string } }
+	err := p.call(r, `mutation($t: String!, $p: String!) { verifyEmail(token: $t, password: $p) { token } }`,
+		map[string]any{"t": f.Get("token"), "p": f.Get("password")}, &d)
+	if err != nil {
+		f.Del("password")
+		p.fail(w, r, "verify", page{Title: "Finish signing up", Form: f}, err)
+		return
+	}
+	setSession(w, r, d.VerifyEmail.Token)
+	back(w, r, "/portal", "welcome")
+}
+
+func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
+	form(w, r)
+	if session(r) != "" {
+		// The session ends on the server, not only in this browser; an expired one is gone already.
+		if err := p.call(r, `mutation { signOut }`, nil, nil); err != nil {
+			if pr, ok := err.(*Problem); !ok || pr.Code != "PORTAL_401.000" {
+				p.fail(w, r, "message", page{Title: "Sign out"}, err)
+				return
+			}
+		}
+	}
+	setSession(w, r, "")
+	back(w, r, "/portal", "signedout")
+}

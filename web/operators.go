@@ -1,0 +1,155 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// The operators' desk: pending subscriptions and limit requests to decide, accounts' roles, and
+// the audit log. The portal's API refuses all of it to anyone but an operator; the pages only
+// leave out the link for others.
+
+const operatorsQuery = `query($email: String!, $lookup: Boolean!, $first: Int!, $offset: Int!) {
+  pendingSubscriptions { id api plan createdAt
+    application { name description website callbackUrl owner { email name } } }
+  limitIncreaseRequests(status: PENDING) { id description estimatedPerSecond estimatedPerDay createdAt
+    subscription { id api plan limits { perSecond perDay } application { name owner { email } } } }
+  account(email: $email) @include(if: $lookup) { id email name role }
+  auditLog(first: $first, offset: $offset) { at actor action targetType targetId before after }
+}`
+
+type operatorsData struct {
+	PendingSubscriptions []struct {
+		ID, API, Plan, CreatedAt string
+		Application              struct {
+			Name, Description, Website, CallbackURL string
+			Owner                                   struct{ Email, Name string }
+		}
+	}
+	LimitIncreaseRequests []struct {
+		ID, Description, CreatedAt          string
+		EstimatedPerSecond, EstimatedPerDay int
+		Subscription                        struct {
+			ID, API, Plan string
+			Limits        struct{ PerSecond, PerDay int }
+			Application   struct {
+				Name  string
+				Owner struct{ Email string }
+			}
+		}
+	}
+	Account  *account
+	AuditLog []struct{ At, Actor, Action, TargetType, TargetID, Before, After string }
+	// The audit log's page.
+	Offset, Next, Prev int
+	Query              url.Values
+}
+
+// auditPage is how many audit entries a page shows.
+const auditPage = 50
+
+func (p *Portal) operators(w http.ResponseWriter, r *http.Request) {
+	me := p.signedIn(w, r)
+	if me == nil {
+		return
+	}
+	p.operatorsPage(w, r, me, page{Notice: notice(r)})
+}
+
+func (p *Portal) operatorsPage(w http.ResponseWriter, r *http.Request, me *account, pg page) {
+	q := r.URL.Query()
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	offset = max(0, min(offset, 1_000_000))
+	email := q.Get("email")
+	var d operatorsData
+	err := p.call(r, operatorsQuery, map[string]any{"email": email, "lookup": email != "", "first": auditPage, "offset": offset}, &d)
+	pg.Title, pg.Me = "Operators", me
+	if err != nil {
+		if pr, ok := err.(*Problem); ok && pr.Code == "PORTAL_404.000" && email != "" {
+			// Only the account lookup found nothing: show the rest, and say so.
+			err = p.call(r, operatorsQuery, map[string]any{"email": "", "lookup": false, "first": auditPage, "offset": offset}, &d)
+			pg.Problem = pr
+		}
+		if err != nil {
+			p.fail(w, r, "message", pg, err)
+			return
+		}
+	}
+	d.Offset, d.Prev, d.Next = offset, max(0, offset-auditPage), -1
+	if len(d.AuditLog) == auditPage {
+		d.Next = offset + auditPage
+	}
+	d.Query = q
+	pg.Data = &d
+	status := http.StatusOK
+	if pg.Problem != nil {
+		status = statusOf(pg.Problem.Code)
+	}
+	p.render(w, r, status, "operators", pg)
+}
+
+// decide runs an operator's mutation from a form, then goes back to the desk.
+func (p *Portal) decide(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, done string) {
+	me := p.signedIn(w, r)
+	if me == nil {
+		return
+	}
+	if err := p.call(r, query, vars, nil); err != nil {
+		p.operatorsPage(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
+		return
+	}
+	back(w, r, "/portal/operators", done)
+}
+
+func (p *Portal) decideSubscription(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	id := r.PathValue("id")
+	switch f.Get("decision") {
+	case "approve":
+		p.decide(w, r, `mutation($id: ID!) { approveSubscription(id: $id) { id } }`, map[string]any{"id": id}, "approved")
+	case "reject":
+		p.decide(w, r, `mutation($id: ID!, $r: String!) { rejectSubscription(id: $id, reason: $r) { id } }`,
+			map[string]any{"id": id, "r": f.Get("reason")}, "rejected")
+	case "revoke":
+		p.decide(w, r, `mutation($id: ID!, $r: String!) { revokeSubscription(id: $id, reason: $r) { id } }`,
+			map[string]any{"id": id, "r": f.Get("reason")}, "subrevoked")
+	default:
+		p.refuseForm(w, r, "choose approve, reject or revoke")
+	}
+}
+
+func (p *Portal) reviewLimits(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	vars := map[string]any{"id": r.PathValue("id"), "approve": f.Get("decision") == "grant", "reply": f.Get("reply"),
+		"perSecond": nil, "perDay": nil}
+	for _, k := range []string{"perSecond", "perDay"} {
+		if s := f.Get(k); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				p.refuseForm(w, r, "the granted calls per second and per day must be whole numbers")
+				return
+			}
+			vars[k] = n
+		}
+	}
+	done := "declined"
+	if vars["approve"] == true {
+		done = "granted"
+	}
+	p.decide(w, r, `mutation($id: ID!, $approve: Boolean!, $perSecond: Int, $perDay: Int, $reply: String!) {
+  reviewLimitIncrease(id: $id, approve: $approve, perSecond: $perSecond, perDay: $perDay, reply: $reply) { id } }`, vars, done)
+}
+
+func (p *Portal) setRole(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	p.decide(w, r, `mutation($id: ID!, $role: Role!) { setAccountRole(accountId: $id, role: $role) { id } }`,
+		map[string]any{"id": r.PathValue("id"), "role": f.Get("role")}, "role")
+}
+
+// refuseForm shows the desk again with a form's bad input.
+func (p *Portal) refuseForm(w http.ResponseWriter, r *http.Request, msg string) {
+	if me := p.signedIn(w, r); me != nil {
+		p.operatorsPage(w, r, me, page{Form: r.PostForm, Problem: &Problem{Code: "INSP_400.001", Message: msg}})
+	}
+}

@@ -1,0 +1,122 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// The API catalogue, and Try it: the spec's interactive page, whose forms the browser builds
+// from /openapi.json (try.js), calling the APIs with a trial key of one of the user's own keys.
+
+func (p *Portal) catalogue(w http.ResponseWriter, r *http.Request) {
+	me, err := p.me(r)
+	if err != nil {
+		p.fail(w, r, "message", page{Title: "APIs"}, err)
+		return
+	}
+	var d struct{ APIs []api }
+	if err := p.call(r, `{ apis { slug name description auth visibility grants operations plans { name perSecond perDay } } }`, nil, &d); err != nil {
+		p.fail(w, r, "message", page{Title: "APIs", Me: me}, err)
+		return
+	}
+	p.render(w, r, http.StatusOK, "apis", page{Title: "APIs", Me: me, Data: d.APIs})
+}
+
+// tryKey is a key as Try it offers it: with the APIs it is approved for.
+type tryKey struct {
+	ID          string   `json:"id"`
+	Label       string   `json:"label"`
+	Application string   `json:"application"`
+	APIs        []string `json:"apis"`
+}
+
+type tryData struct {
+	APIs []api
+	Keys []tryKey
+	// Raw is what try.js reads, as JSON: the APIs and the keys.
+	Raw any
+}
+
+func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
+	me := p.signedIn(w, r)
+	if me == nil {
+		return
+	}
+	var d struct {
+		Me   struct{ Applications []application }
+		APIs []api
+	}
+	if err := p.call(r, accountQuery, nil, &d); err != nil {
+		p.fail(w, r, "message", page{Title: "Try it", Me: me}, err)
+		return
+	}
+	data := &tryData{}
+	approved := map[string]bool{}
+	for _, a := range d.Me.Applications {
+		for _, k := range a.Keys {
+			if k.Status != "active" {
+				continue
+			}
+			tk := tryKey{ID: k.ID, Label: a.Name + " — " + k.APIKey, Application: a.Name}
+			for _, s := range k.Subscriptions {
+				if s.Status == "approved" {
+					tk.APIs = append(tk.APIs, s.API)
+					approved[s.API] = true
+				}
+			}
+			if len(tk.APIs) > 0 {
+				data.Keys = append(data.Keys, tk)
+			}
+		}
+	}
+	// The list is the APIs the user's plans cover: those some key of theirs is approved for.
+	type tryAPI struct {
+		Slug   string   `json:"slug"`
+		Name   string   `json:"name"`
+		Auth   string   `json:"auth"`
+		Grants []string `json:"grants"`
+	}
+	var list []tryAPI
+	for _, a := range d.APIs {
+		if approved[a.Slug] {
+			data.APIs = append(data.APIs, a)
+			list = append(list, tryAPI{a.Slug, a.Name, a.Auth, a.Grants})
+		}
+	}
+	data.Raw = map[string]any{"apis": list, "keys": data.Keys}
+	p.render(w, r, http.StatusOK, "try", page{Title: "Try it", Me: me, Data: data})
+}
+
+// trialKey mints a trial key of one of the user's keys for Try it and the playground, and
+// answers it as JSON: {apiKey, secret, expiresAt}. It is a POST from this origin with the
+// session's cookie (CrossOriginProtection refuses any other), never cached.
+func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
+	f := form(w, r)
+	var d struct {
+		TryKey struct {
+			APIKey    string `json:"apiKey"`
+			Secret    string `json:"secret"`
+			ExpiresAt string `json:"expiresAt"`
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	secure(h)
+	if session(r) == "" {
+		w.WriteHeader(http.StatusUnauthorized)
+		json.NewEncoder(w).Encode(map[string]string{"code": "PORTAL_401.000", "message": "sign in to the portal first"})
+		return
+	}
+	err := p.call(r, `mutation($id: ID!) { tryKey(keyId: $id) { apiKey secret expiresAt } }`, map[string]any{"id": f.Get("keyId")}, &d)
+	if err != nil {
+		pr := problemOf(err)
+		if pr.Code == "SERVER_500.000" {
+			p.Log.ErrorContext(r.Context(), "trial key", "err", err)
+		}
+		w.WriteHeader(statusOf(pr.Code))
+		json.NewEncoder(w).Encode(map[string]string{"code": pr.Code, "message": pr.Message})
+		return
+	}
+	json.NewEncoder(w).Encode(d.TryKey)
+}
