@@ -69,6 +69,7 @@ const (
 	ECodeMethodNotAllowed = "REQ_405.000" // the method is not allowed here, e.g. a mutation over GET
 	ECodeBodyTimeout      = "REQ_408.000" // the request body did not arrive in time
 	ECodeBodyTooLarge     = "REQ_413.000" // the request body is too large
+	ECodeCrossSite        = "REQ_403.000" // a portal page's form was sent from another site
 	ECodeBadMediaType     = "REQ_415.000" // the request body's media type is not one the endpoint takes
 
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
@@ -136,6 +137,7 @@ func init() {
 	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here; a mutation takes POST.")
 	entry(ECodeBodyTimeout, http.StatusRequestTimeout, "BODY_TIMEOUT", "The request body did not arrive in time.")
 	entry(ECodeBodyTooLarge, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "The request body is too large.")
+	entry(ECodeCrossSite, http.StatusForbidden, "CROSS_SITE", "A portal form was sent from another site; send it from the portal's own page.")
 	entry(ECodeBadMediaType, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "The request body's media type is not one the endpoint takes.")
 	entry(ECodeTooManySignIns, http.StatusTooManyRequests, "TOO_MANY_SIGN_INS", "Too many failed sign-ins; try again later.")
 	for i := 0; i <= 8; i++ {

@@ -3,6 +3,8 @@ package web
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/flightgraph/flightgraph"
 )
 
 // The pages of a developer's account: signing up, in and out, and My Account with its
@@ -107,7 +109,7 @@ func problemOf(err error) *Problem {
 	if pr, ok := err.(*Problem); ok {
 		return pr
 	}
-	return &Problem{Code: "SERVER_500.000", Message: "the portal could not answer; try again"}
+	return &Problem{Code: flightgraph.ECodeInternal, Message: "the portal could not answer; try again"}
 }
 
 func applicationInput(f map[string][]string) map[string]any {
@@ -121,29 +123,27 @@ func applicationInput(f map[string][]string) map[string]any {
 }
 
 func (p *Portal) registerApplication(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	p.change(w, r, `mutation($in: ApplicationInput!) { registerApplication(input: $in) { id } }`,
 		map[string]any{"in": applicationInput(f)}, "registered")
 }
 
 func (p *Portal) updateApplication(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	p.change(w, r, `mutation($id: ID!, $in: ApplicationInput!) { updateApplication(id: $id, input: $in) { id } }`,
 		map[string]any{"id": r.PathValue("id"), "in": applicationInput(f)}, "updated")
 }
 
 func (p *Portal) deleteApplication(w http.ResponseWriter, r *http.Request) {
-	form(w, r)
 	p.change(w, r, `mutation($id: ID!) { deleteApplication(id: $id) }`, map[string]any{"id": r.PathValue("id")}, "deleted")
 }
 
 func (p *Portal) revokeKey(w http.ResponseWriter, r *http.Request) {
-	form(w, r)
 	p.change(w, r, `mutation($id: ID!) { revokeKey(keyId: $id) { id } }`, map[string]any{"id": r.PathValue("id")}, "revoked")
 }
 
 func (p *Portal) addAPI(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	p.change(w, r, `mutation($in: AddApiInput!) { addApiToApplication(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"keyId": r.PathValue("id"), "api": f.Get("api"), "plan": planOf(f.Get("plan"))}}, "added")
 }
@@ -156,12 +156,12 @@ func planOf(s string) string {
 }
 
 func (p *Portal) requestLimits(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	perSecond, err1 := strconv.Atoi(f.Get("estimatedPerSecond"))
 	perDay, err2 := strconv.Atoi(f.Get("estimatedPerDay"))
 	if err1 != nil || err2 != nil {
 		if me := p.signedIn(w, r); me != nil {
-			p.account(w, r, me, page{Form: f, Problem: &Problem{Code: "INSP_400.001", Message: "the estimated calls per second and per day must be whole numbers"}})
+			p.account(w, r, me, page{Form: f, Problem: &Problem{Code: flightgraph.ECodeInvalidParameter, Message: "the estimated calls per second and per day must be whole numbers"}})
 		}
 		return
 	}
@@ -173,13 +173,12 @@ func (p *Portal) requestLimits(w http.ResponseWriter, r *http.Request) {
 // requestKey and rotateKey answer with My Account and the new secret on it, once: it is in this
 // answer only (no-store), never in a redirect's URL or a later page.
 func (p *Portal) requestKey(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	p.newSecret(w, r, `mutation($in: RequestKeyInput!) { k: requestKey(input: $in) { key { id apiKey secret } } }`,
 		map[string]any{"in": map[string]any{"applicationId": f.Get("applicationId"), "api": f.Get("api"), "plan": planOf(f.Get("plan"))}}, false)
 }
 
 func (p *Portal) rotateKey(w http.ResponseWriter, r *http.Request) {
-	form(w, r)
 	p.newSecret(w, r, `mutation($id: ID!) { k: rotateKeySecret(keyId: $id) { key { id apiKey secret } } }`,
 		map[string]any{"id": r.PathValue("id")}, true)
 }
@@ -203,7 +202,7 @@ func (p *Portal) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) signIn(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	var d struct{ SignIn struct{ Token string } }
 	err := p.call(r, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
 		map[string]any{"e": f.Get("email"), "p": f.Get("password")}, &d)
@@ -221,7 +220,7 @@ func (p *Portal) signUpPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) signUp(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	err := p.call(r, `mutation($in: SignUpInput!) { signUp(input: $in) { message } }`,
 		map[string]any{"in": map[string]any{"email": f.Get("email"), "password": f.Get("password"), "name": f.Get("name")}}, nil)
 	if err != nil {
@@ -237,7 +236,7 @@ func (p *Portal) verifyPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	var d struct{ VerifyEmail struct{ Token string } }
 	err := p.call(r, `mutation($t: String!, $p: String!) { verifyEmail(token: $t, password: $p) { token } }`,
 		map[string]any{"t": f.Get("token"), "p": f.Get("password")}, &d)
@@ -251,11 +250,10 @@ func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
-	form(w, r)
 	if session(r) != "" {
 		// The session ends on the server, not only in this browser; an expired one is gone already.
 		if err := p.call(r, `mutation { signOut }`, nil, nil); err != nil {
-			if pr, ok := err.(*Problem); !ok || pr.Code != "PORTAL_401.000" {
+			if pr, ok := err.(*Problem); !ok || pr.Code != flightgraph.ECodeNotSignedIn {
 				p.fail(w, r, "message", page{Title: "Sign out"}, err)
 				return
 			}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/flightgraph/flightgraph"
 )
 
 // The operators' desk: pending subscriptions and limit requests to decide, accounts' roles, and
@@ -66,7 +68,7 @@ func (p *Portal) operatorsPage(w http.ResponseWriter, r *http.Request, me *accou
 	err := p.call(r, operatorsQuery, map[string]any{"email": email, "lookup": email != "", "first": auditPage, "offset": offset}, &d)
 	pg.Title, pg.Me = "Operators", me
 	if err != nil {
-		if pr, ok := err.(*Problem); ok && pr.Code == "PORTAL_404.000" && email != "" {
+		if pr, ok := err.(*Problem); ok && pr.Code == flightgraph.ECodeNotFound && email != "" {
 			// Only the account lookup found nothing: show the rest, and say so.
 			err = p.call(r, operatorsQuery, map[string]any{"email": "", "lookup": false, "first": auditPage, "offset": offset}, &d)
 			pg.Problem = pr
@@ -103,7 +105,7 @@ func (p *Portal) decide(w http.ResponseWriter, r *http.Request, query string, va
 }
 
 func (p *Portal) decideSubscription(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	id := r.PathValue("id")
 	switch f.Get("decision") {
 	case "approve":
@@ -120,7 +122,7 @@ func (p *Portal) decideSubscription(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) reviewLimits(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	vars := map[string]any{"id": r.PathValue("id"), "approve": f.Get("decision") == "grant", "reply": f.Get("reply"),
 		"perSecond": nil, "perDay": nil}
 	for _, k := range []string{"perSecond", "perDay"} {
@@ -142,7 +144,7 @@ func (p *Portal) reviewLimits(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) setRole(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	p.decide(w, r, `mutation($id: ID!, $role: Role!) { setAccountRole(accountId: $id, role: $role) { id } }`,
 		map[string]any{"id": r.PathValue("id"), "role": f.Get("role")}, "role")
 }
@@ -150,6 +152,6 @@ func (p *Portal) setRole(w http.ResponseWriter, r *http.Request) {
 // refuseForm shows the desk again with a form's bad input.
 func (p *Portal) refuseForm(w http.ResponseWriter, r *http.Request, msg string) {
 	if me := p.signedIn(w, r); me != nil {
-		p.operatorsPage(w, r, me, page{Form: r.PostForm, Problem: &Problem{Code: "INSP_400.001", Message: msg}})
+		p.operatorsPage(w, r, me, page{Form: r.PostForm, Problem: &Problem{Code: flightgraph.ECodeInvalidParameter, Message: msg}})
 	}
 }

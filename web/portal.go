@@ -74,10 +74,23 @@ const pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img
 func (p *Portal) Register(mux *http.ServeMux) {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.render(w, r, http.StatusForbidden, "message", page{Title: "Refused", Problem: &Problem{Code: "PORTAL_403.001",
+		p.render(w, r, http.StatusForbidden, "message", page{Title: "Refused", Problem: &Problem{Code: flightgraph.ECodeCrossSite,
 			Message: "this form was sent from another site; open the portal and send it from there"}})
 	}))
-	handle := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, cop.Handler(h)) }
+	handle := func(pattern string, h http.HandlerFunc) {
+		mux.Handle(pattern, cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost {
+				// Every form is read, bounded, before any work: a handler reads r.PostForm.
+				r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+				if err := r.ParseForm(); err != nil {
+					be := flightgraph.BodyError(err)
+					p.render(w, r, statusOf(be.Code), "message", page{Title: "Refused", Problem: &Problem{Code: be.Code, Message: be.Message}})
+					return
+				}
+			}
+			h(w, r)
+		})))
+	}
 	handle("GET /portal", p.home)
 	handle("GET /portal/signin", p.signInPage)
 	handle("POST /portal/signin", p.signIn)
@@ -217,7 +230,7 @@ func (p *Portal) me(r *http.Request) (*account, error) {
 	}
 	var d struct{ Me *struct{ Account account } }
 	if err := p.call(r, `{ me { account { id email name role } } }`, nil, &d); err != nil {
-		if pr := (*Problem)(nil); errors.As(err, &pr) && pr.Code == "PORTAL_401.000" {
+		if pr := (*Problem)(nil); errors.As(err, &pr) && pr.Code == flightgraph.ECodeNotSignedIn {
 			return nil, nil
 		}
 		return nil, err
@@ -252,37 +265,18 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, name string, pg pa
 	var pr *Problem
 	if !errors.As(err, &pr) {
 		p.Log.ErrorContext(r.Context(), "portal page", "err", err)
-		pr = &Problem{Code: "SERVER_500.000", Message: "the portal could not answer; try again"}
+		pr = &Problem{Code: flightgraph.ECodeInternal, Message: "the portal could not answer; try again"}
 	}
 	pg.Problem = pr
-	if pr.Code == "PORTAL_401.000" {
+	if pr.Code == flightgraph.ECodeNotSignedIn {
 		setSession(w, r, "")
 		name, pg.Me, pg.Title = "signin", nil, "Sign in"
 	}
 	p.render(w, r, statusOf(pr.Code), name, pg)
 }
 
-// statusOf reads the HTTP status of a catalogue code: PORTAL_404.000 is 404.
-func statusOf(code string) int {
-	_, rest, ok := strings.Cut(code, "_")
-	var status int
-	if ok && len(rest) >= 3 {
-		fmt.Sscanf(rest[:3], "%d", &status)
-	}
-	if status < 400 || status > 599 {
-		return http.StatusBadRequest
-	}
-	return status
-}
-
-// form reads a page's form, bounded.
-func form(w http.ResponseWriter, r *http.Request) url.Values {
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		return url.Values{}
-	}
-	return r.PostForm
-}
+// statusOf is the HTTP status of a catalogue code.
+func statusOf(code string) int { return flightgraph.Lookup(code).Status }
 
 // back sends the browser to a page after a change, with the notice to show there: one of a
 // fixed set, by name, so that nothing a request says is echoed.
@@ -323,7 +317,7 @@ func (p *Portal) signedIn(w http.ResponseWriter, r *http.Request) *account {
 	}
 	if me == nil {
 		p.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in",
-			Problem: &Problem{Code: "PORTAL_401.000", Message: "sign in to the portal first"}})
+			Problem: &Problem{Code: flightgraph.ECodeNotSignedIn, Message: "sign in to the portal first"}})
 		return nil
 	}
 	return me

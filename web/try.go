@@ -3,6 +3,8 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/flightgraph/flightgraph"
 )
 
 // The API catalogue, and Try it: the spec's interactive page, whose forms the browser builds
@@ -91,7 +93,7 @@ func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
 // answers it as JSON: {apiKey, secret, expiresAt}. It is a POST from this origin with the
 // session's cookie (CrossOriginProtection refuses any other), never cached.
 func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
-	f := form(w, r)
+	f := r.PostForm
 	var d struct {
 		TryKey struct {
 			APIKey    string `json:"apiKey"`
@@ -105,13 +107,13 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 	secure(h)
 	if session(r) == "" {
 		w.WriteHeader(http.StatusUnauthorized)
-		json.NewEncoder(w).Encode(map[string]string{"code": "PORTAL_401.000", "message": "sign in to the portal first"})
+		json.NewEncoder(w).Encode(map[string]string{"code": flightgraph.ECodeNotSignedIn, "message": "sign in to the portal first"})
 		return
 	}
 	err := p.call(r, `mutation($id: ID!) { tryKey(keyId: $id) { apiKey secret expiresAt } }`, map[string]any{"id": f.Get("keyId")}, &d)
 	if err != nil {
 		pr := problemOf(err)
-		if pr.Code == "SERVER_500.000" {
+		if pr.Code == flightgraph.ECodeInternal {
 			p.Log.ErrorContext(r.Context(), "trial key", "err", err)
 		}
 		w.WriteHeader(statusOf(pr.Code))
