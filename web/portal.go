@@ -114,6 +114,8 @@ func (p *Portal) Register(mux *http.ServeMux) {
 	handle("GET /portal/apis", p.catalogue)
 	handle("GET /portal/try", p.tryIt)
 	handle("POST /portal/trial", p.trialKey)
+	handle("GET /portal/keys.json", p.keys)
+	handle("GET /portal/playground", Playground().ServeHTTP)
 }
 
 // Problem is an error the portal's API answered, as a page shows it: in words, with its code.

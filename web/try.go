@@ -39,20 +39,17 @@ type tryData struct {
 	Raw any
 }
 
-func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
-	me := p.signedIn(w, r)
-	if me == nil {
-		return
-	}
+// usable reads the user's active keys with the APIs each is approved for, and the APIs some
+// key of theirs is approved for (the user's plans cover), for Try it and the playground.
+func (p *Portal) usable(r *http.Request) ([]tryKey, []api, error) {
 	var d struct {
 		Me   struct{ Applications []application }
 		APIs []api
 	}
 	if err := p.call(r, accountQuery, nil, &d); err != nil {
-		p.fail(w, r, "message", page{Title: "Try it", Me: me}, err)
-		return
+		return nil, nil, err
 	}
-	data := &tryData{}
+	var keys []tryKey
 	approved := map[string]bool{}
 	for _, a := range d.Me.Applications {
 		for _, k := range a.Keys {
@@ -67,26 +64,60 @@ func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 			if len(tk.APIs) > 0 {
-				data.Keys = append(data.Keys, tk)
+				keys = append(keys, tk)
 			}
 		}
 	}
-	// The list is the APIs the user's plans cover: those some key of theirs is approved for.
+	var apis []api
+	for _, a := range d.APIs {
+		if approved[a.Slug] {
+			apis = append(apis, a)
+		}
+	}
+	return keys, apis, nil
+}
+
+func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
+	me := p.signedIn(w, r)
+	if me == nil {
+		return
+	}
+	keys, apis, err := p.usable(r)
+	if err != nil {
+		p.fail(w, r, "message", page{Title: "Try it", Me: me}, err)
+		return
+	}
 	type tryAPI struct {
 		Slug   string   `json:"slug"`
 		Name   string   `json:"name"`
 		Auth   string   `json:"auth"`
 		Grants []string `json:"grants"`
 	}
-	var list []tryAPI
-	for _, a := range d.APIs {
-		if approved[a.Slug] {
-			data.APIs = append(data.APIs, a)
-			list = append(list, tryAPI{a.Slug, a.Name, a.Auth, a.Grants})
-		}
+	list := []tryAPI{}
+	for _, a := range apis {
+		list = append(list, tryAPI{a.Slug, a.Name, a.Auth, a.Grants})
 	}
-	data.Raw = map[string]any{"apis": list, "keys": data.Keys}
+	data := &tryData{APIs: apis, Keys: keys, Raw: map[string]any{"apis": list, "keys": keys}}
 	p.render(w, r, http.StatusOK, "try", page{Title: "Try it", Me: me, Data: data})
+}
+
+// keys answers the session's usable keys as JSON, for the playground's key picker:
+// {"signedIn": false} without a live session.
+func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
+	if session(r) == "" {
+		writeJSON(w, http.StatusOK, map[string]any{"signedIn": false})
+		return
+	}
+	keys, _, err := p.usable(r)
+	if pr, ok := err.(*Problem); ok && pr.Code == flightgraph.ECodeNotSignedIn {
+		writeJSON(w, http.StatusOK, map[string]any{"signedIn": false})
+		return
+	} else if err != nil {
+		pr := problemOf(err)
+		writeJSON(w, statusOf(pr.Code), map[string]string{"code": pr.Code, "message": pr.Message})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"signedIn": true, "keys": keys})
 }
 
 // trialKey mints a trial key of one of the user's keys for Try it and the playground, and
@@ -101,13 +132,8 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 			ExpiresAt string `json:"expiresAt"`
 		}
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	secure(h)
 	if session(r) == "" {
-		w.WriteHeader(http.StatusUnauthorized)
-		json.NewEncoder(w).Encode(map[string]string{"code": flightgraph.ECodeNotSignedIn, "message": "sign in to the portal first"})
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"code": flightgraph.ECodeNotSignedIn, "message": "sign in to the portal first"})
 		return
 	}
 	err := p.call(r, `mutation($id: ID!) { tryKey(keyId: $id) { apiKey secret expiresAt } }`, map[string]any{"id": f.Get("keyId")}, &d)
@@ -116,9 +142,18 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 		if pr.Code == flightgraph.ECodeInternal {
 			p.Log.ErrorContext(r.Context(), "trial key", "err", err)
 		}
-		w.WriteHeader(statusOf(pr.Code))
-		json.NewEncoder(w).Encode(map[string]string{"code": pr.Code, "message": pr.Message})
+		writeJSON(w, statusOf(pr.Code), map[string]string{"code": pr.Code, "message": pr.Message})
 		return
 	}
-	json.NewEncoder(w).Encode(d.TryKey)
+	writeJSON(w, http.StatusOK, d.TryKey)
+}
+
+// writeJSON answers v as JSON, never cached: these answers are the session's own.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	secure(h)
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
 }

@@ -1,21 +1,97 @@
-// The playground: GraphiQL over this server's /graphql, with the Departures board as the first
-// example. Served from this origin with everything it loads (see web.go); no request leaves it.
+// The playground: GraphiQL over this server's /graphql (or, at /portal/playground, the portal's
+// /portal/graphql), with example operations. Signed in to the portal, the user picks one of their
+// keys and the calls go out with a trial key that the session mints for it (POST /portal/trial):
+// no secret is pasted. Served from this origin with everything it loads (see web.go).
 (function () {
   "use strict";
-  // The examples are in the page's <template>; each asks for a date some days ahead.
-  var examples = Array.prototype.map.call(document.getElementById("examples").content.querySelectorAll("[data-example]"), function (ex) {
-    var date = new Date(Date.now() + Number(ex.dataset.days) * 86400000).toISOString().slice(0, 10);
-    var vars = ex.dataset.example === "departures" ? { date: date, first: 10 } : { date: date };
-    return { query: ex.textContent.trim(), variables: JSON.stringify(vars, null, 2) };
+  var portal = location.pathname === "/portal/playground";
+  var vars = {
+    departures: function (d) { return { date: d, first: 10 } },
+    offers: function (d) { return { date: d } },
+    signin: function () { return { email: "", password: "" } },
+    register: function () { return { input: { name: "My app", description: "What it does", website: "https://example.com" } } },
+  };
+  var examples = Array.prototype.map.call(document.getElementById(portal ? "portal-examples" : "examples").content.querySelectorAll("[data-example]"), function (ex) {
+    var date = new Date(Date.now() + Number(ex.dataset.days || 0) * 86400000).toISOString().slice(0, 10);
+    var v = vars[ex.dataset.example];
+    return { query: ex.textContent.trim(), variables: v ? JSON.stringify(v(date), null, 2) : undefined };
   });
-  var fetcher = GraphiQL.createFetcher({ url: "/graphql" });
+  var base = GraphiQL.createFetcher({ url: portal ? "/portal/graphql" : "/graphql" });
+  var keySel = document.getElementById("key"), authSel = document.getElementById("auth"), keyState = document.getElementById("keystate");
+  var trials = {}, tokens = {};
+
+  function post(url, form) {
+    return fetch(url, { method: "POST", body: new URLSearchParams(form), credentials: "same-origin" }).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) throw new Error((j.message || j.error_description || j.error) + " (" + (j.code || r.status) + ")");
+        return j;
+      });
+    });
+  }
+  function fresh(t) { return t && Date.parse(t.expiresAt) - Date.now() > 60000; }
+  function trial(keyId) {
+    if (fresh(trials[keyId])) return Promise.resolve(trials[keyId]);
+    return post("/portal/trial", { keyId: keyId }).then(function (t) { trials[keyId] = t; return t; });
+  }
+  // The headers of the picked key: its trial key, or an access token got with it.
+  function keyHeaders() {
+    if (portal || !keySel.value) return Promise.resolve({});
+    var keyId = keySel.value;
+    return trial(keyId).then(function (t) {
+      if (authSel.value !== "oauth") return { "api-key": t.apiKey };
+      var tok = tokens[keyId];
+      if (tok && tok.until - Date.now() > 60000 && tok.trial === t.apiKey) return { authorization: "Bearer " + tok.value };
+      return post("/oauthcust/oauth/token", { grant_type: "client_credentials", client_id: t.apiKey, client_secret: t.secret }).then(function (j) {
+        tokens[keyId] = { value: j.access_token, until: Date.now() + j.expires_in * 1000, trial: t.apiKey };
+        return { authorization: "Bearer " + j.access_token };
+      });
+    });
+  }
+  function fetcher(params, opts) {
+    return keyHeaders().then(function (h) {
+      return base(params, Object.assign({}, opts, { headers: Object.assign(h, (opts && opts.headers) || {}) }));
+    }, function (err) {
+      return { errors: [{ message: "No trial key for the picked key: " + err.message }] };
+    });
+  }
+
+  if (portal) {
+    keyState.textContent = "The portal's API: sign in with the first tab, then send its token in the Headers tab.";
+  } else {
+    fetch("/portal/keys.json", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (j) {
+      if (!j.signedIn) return;
+      if (!j.keys || !j.keys.length) {
+        keyState.textContent = "None of your keys is approved for an API yet: see My Account.";
+        return;
+      }
+      j.keys.forEach(function (k) {
+        var o = document.createElement("option");
+        o.value = k.id;
+        o.textContent = k.label + " (" + k.apis.join(", ") + ")";
+        keySel.appendChild(o);
+      });
+      keyState.textContent = "Calls go out with a 15-minute trial key of your key:";
+      [keySel, authSel].forEach(function (n) { n.hidden = false; n.previousElementSibling.hidden = false; });
+    }).catch(function () { /* the page works without: the Headers tab */ });
+  }
+
+  // The two playgrounds keep their tabs apart (GraphiQL stores them in localStorage).
+  var prefix = portal ? "portal:" : "";
+  var storage = {
+    getItem: function (k) { return localStorage.getItem(prefix + k); },
+    setItem: function (k, v) { localStorage.setItem(prefix + k, v); },
+    removeItem: function (k) { localStorage.removeItem(prefix + k); },
+    clear: function () {},
+    get length() { return localStorage.length; },
+  };
+
   var root = ReactDOM.createRoot(document.getElementById("graphiql"));
   root.render(
     React.createElement(GraphiQL, {
       fetcher: fetcher,
       defaultQuery: examples[0].query,
       variables: examples[0].variables,
-      defaultHeaders: JSON.stringify({ "api-key": "" }, null, 2),
+      storage: storage,
       defaultEditorToolsVisibility: true,
       shouldPersistHeaders: false,
       defaultTabs: examples,
