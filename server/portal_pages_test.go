@@ -88,7 +88,9 @@ func TestPortalPages(t *testing.T) {
 	apps := func() int {
 		t.Helper()
 		p := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
-		var d struct{ Me struct{ Applications []struct{ Name string } } }
+		var d struct {
+			Me struct{ Applications []struct{ Name string } }
+		}
 		p.do(t, `{ me { applications { name } } }`, nil, &d)
 		return len(d.Me.Applications)
 	}
@@ -187,7 +189,9 @@ func TestPortalPages(t *testing.T) {
 	t.Run("a new secret is on one no-store answer", func(t *testing.T) {
 		var appID string
 		p := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
-		var d struct{ Me struct{ Applications []struct{ ID string } } }
+		var d struct {
+			Me struct{ Applications []struct{ ID string } }
+		}
 		p.do(t, `{ me { applications { id } } }`, nil, &d)
 		appID = d.Me.Applications[0].ID
 		status, h, body := dev.post("/portal/keys", url.Values{"applicationId": {appID}, "api": {"flightstatus"}})
