@@ -218,4 +218,10 @@ func TestPortalInABrowser(t *testing.T) {
 	if n := dev.text(`[data-usage-today="flightstatus"]`); n != "1" {
 		t.Errorf("usage today after one call: %s", n)
 	}
+	if n := dev.eval(`document.querySelector('figure[data-usage="flightstatus"]').dataset.total`); n != "1" {
+		t.Errorf("the usage chart counts %s calls after one", n)
+	}
+	if bars := dev.eval(`document.querySelectorAll('figure[data-usage="flightstatus"] rect').length + ""`); bars != "30" {
+		t.Errorf("the usage chart has %s bars, want one a day for 30 days", bars)
+	}
 }

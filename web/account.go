@@ -27,7 +27,9 @@ func (p *Portal) home(w http.ResponseWriter, r *http.Request) {
 const accountQuery = `{
   me { applications { id name website description callbackUrl createdAt
     keys { id apiKey status createdAt
-      subscriptions { id api plan status reason usageToday createdAt decidedAt limits { perSecond perDay } } } } }
+      subscriptions { id api plan status reason usageToday createdAt decidedAt limits { perSecond perDay }
+        usage(days: 30) { day calls }
+        limitRequests { id status description estimatedPerSecond estimatedPerDay reply createdAt reviewedAt } } } } }
   apis { slug name auth visibility plans { name perSecond perDay } }
 }`
 
@@ -45,6 +47,55 @@ type subscription struct {
 	ID, API, Plan, Status, Reason, CreatedAt, DecidedAt string
 	UsageToday                                          int
 	Limits                                              struct{ PerSecond, PerDay int }
+	Usage                                               []struct {
+		Day   string
+		Calls int
+	}
+	LimitRequests []struct {
+		ID, Status, Description, Reply, CreatedAt, ReviewedAt string
+		EstimatedPerSecond, EstimatedPerDay                   int
+	}
+}
+
+// Chart is the subscription's usage over the days of Usage as bars of an SVG 300×80, scaled to
+// the busiest day, with the plan's daily limit as a dashed line when the busiest day is within
+// sight of it.
+func (s subscription) Chart() *chart {
+	if len(s.Usage) == 0 {
+		return nil
+	}
+	c := &chart{Limit: s.Limits.PerDay, Days: len(s.Usage)}
+	top := 1
+	for _, u := range s.Usage {
+		c.Total += u.Calls
+		top = max(top, u.Calls)
+	}
+	c.Busiest = top
+	if s.Limits.PerDay > 0 && top*2 >= s.Limits.PerDay {
+		top = max(top, s.Limits.PerDay)
+		c.LimitY = 75 - 70*s.Limits.PerDay/top
+		c.ShowLimit = true
+	}
+	width := 300 / len(s.Usage)
+	for i, u := range s.Usage {
+		h := 70 * u.Calls / top
+		if u.Calls > 0 {
+			h = max(h, 1)
+		}
+		c.Bars = append(c.Bars, bar{X: i * width, Y: 75 - h, W: max(width-2, 1), H: h, Day: u.Day, Calls: u.Calls})
+	}
+	return c
+}
+
+type chart struct {
+	Bars                                []bar
+	Total, Busiest, Limit, Days, LimitY int
+	ShowLimit                           bool
+}
+
+type bar struct {
+	X, Y, W, H, Calls int
+	Day               string
 }
 
 type api struct {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -12,13 +13,15 @@ import (
 // the audit log. The portal's API refuses all of it to anyone but an operator; the pages only
 // leave out the link for others.
 
-const operatorsQuery = `query($email: String!, $lookup: Boolean!, $first: Int!, $offset: Int!) {
+const operatorsQuery = `query($email: String, $role: Role, $first: Int!, $offset: Int!, $action: String, $actor: String, $targetType: String, $targetId: String) {
   pendingSubscriptions { id api plan createdAt
     application { name description website callbackUrl owner { email name } } }
   limitIncreaseRequests(status: PENDING) { id description estimatedPerSecond estimatedPerDay createdAt
     subscription { id api plan limits { perSecond perDay } application { name owner { email } } } }
-  account(email: $email) @include(if: $lookup) { id email name role }
-  auditLog(first: $first, offset: $offset) { at actor action targetType targetId before after }
+  accounts(first: 50, email: $email, role: $role) { id email name role createdAt }
+  auditActions
+  auditLog(first: $first, offset: $offset, action: $action, actor: $actor, targetType: $targetType, targetId: $targetId) {
+    at actor action targetType targetId before after }
 }`
 
 type operatorsData struct {
@@ -41,11 +44,13 @@ type operatorsData struct {
 			}
 		}
 	}
-	Account  *account
-	AuditLog []struct{ At, Actor, Action, TargetType, TargetID, Before, After string }
+	Accounts     []struct{ ID, Email, Name, Role, CreatedAt string }
+	AuditActions []string
+	AuditLog     []struct{ At, Actor, Action, TargetType, TargetID, Before, After string }
 	// The audit log's page.
 	Offset, Next, Prev int
 	Query              url.Values
+	Pages              func(offset int) string // the audit log's page at offset, with the filters
 }
 
 // auditPage is how many audit entries a page shows.
@@ -63,26 +68,36 @@ func (p *Portal) operatorsPage(w http.ResponseWriter, r *http.Request, me *accou
 	q := r.URL.Query()
 	offset, _ := strconv.Atoi(q.Get("offset"))
 	offset = max(0, min(offset, 1_000_000))
-	email := q.Get("email")
+	vars := map[string]any{"first": auditPage, "offset": offset}
+	// The filters: each only when given, as the API takes them.
+	for _, k := range []string{"email", "action", "actor", "targetType", "targetId"} {
+		if v := q.Get(k); v != "" {
+			vars[k] = v
+		}
+	}
+	if role := q.Get("role"); role != "" {
+		vars["role"] = strings.ToUpper(role)
+	}
 	var d operatorsData
-	err := p.call(r, operatorsQuery, map[string]any{"email": email, "lookup": email != "", "first": auditPage, "offset": offset}, &d)
+	err := p.call(r, operatorsQuery, vars, &d)
 	pg.Title, pg.Me = "Operators", me
 	if err != nil {
-		if pr, ok := err.(*Problem); ok && pr.Code == flightgraph.ECodeNotFound && email != "" {
-			// Only the account lookup found nothing: show the rest, and say so.
-			err = p.call(r, operatorsQuery, map[string]any{"email": "", "lookup": false, "first": auditPage, "offset": offset}, &d)
-			pg.Problem = pr
-		}
-		if err != nil {
-			p.fail(w, r, "message", pg, err)
-			return
-		}
+		p.fail(w, r, "message", pg, err)
+		return
 	}
 	d.Offset, d.Prev, d.Next = offset, max(0, offset-auditPage), -1
 	if len(d.AuditLog) == auditPage {
 		d.Next = offset + auditPage
 	}
 	d.Query = q
+	d.Pages = func(offset int) string {
+		pq := url.Values{}
+		for k, v := range q {
+			pq[k] = v
+		}
+		pq.Set("offset", strconv.Itoa(offset))
+		return "/portal/operators?" + pq.Encode() + "#audit-title"
+	}
 	pg.Data = &d
 	status := http.StatusOK
 	if pg.Problem != nil {
@@ -146,7 +161,7 @@ func (p *Portal) reviewLimits(w http.ResponseWriter, r *http.Request) {
 func (p *Portal) setRole(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	p.decide(w, r, `mutation($id: ID!, $role: Role!) { setAccountRole(accountId: $id, role: $role) { id } }`,
-		map[string]any{"id": r.PathValue("id"), "role": f.Get("role")}, "role")
+		map[string]any{"id": r.PathValue("id"), "role": strings.ToUpper(f.Get("role"))}, "role")
 }
 
 // refuseForm shows the desk again with a form's bad input.

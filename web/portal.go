@@ -37,6 +37,12 @@ var templateFS embed.FS
 var pages = func() map[string]*template.Template {
 	funcs := template.FuncMap{
 		"minPassword": func() int { return flightgraph.MinPasswordLength },
+		"roles": func() []flightgraph.Role {
+			return []flightgraph.Role{flightgraph.RoleDeveloper, flightgraph.RolePartner, flightgraph.RoleStaff, flightgraph.RoleOperator}
+		},
+		"targetTypes": func() []string {
+			return []string{"account", "application", "key", "subscription", "limit_request", "plan"}
+		},
 		"date": func(s string) string {
 			if t, err := time.Parse(time.RFC3339, s); err == nil {
 				return t.UTC().Format("2 Jan 2006 15:04 UTC")
