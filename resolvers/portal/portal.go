@@ -94,6 +94,19 @@ func (r *Resolver) usageToday(ctx context.Context, s *flightgraph.Subscription) 
 	return int(n), err
 }
 
+// usage is the last days of a subscription's usage history. The loader holds each history
+// whole, so that fields asking for different days share one batch; days is checked first.
+func (r *Resolver) usage(ctx context.Context, s *flightgraph.Subscription, days int) ([]*flightgraph.DailyUsage, error) {
+	if err := flightgraph.ValidateUsageDays(days); err != nil {
+		return nil, err
+	}
+	h, err := graph.Load(ctx, graph.For(ctx).UsageHistory, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	return h[max(len(h)-days, 0):], nil
+}
+
 func (r *Resolver) requestKey(ctx context.Context, in portal.RequestKeyInput) (*portal.KeyPayload, error) {
 	k, _, err := r.Access.RequestKey(ctx, access.KeyRequest{ApplicationID: in.ApplicationID, API: in.API, Plan: deref(in.Plan)})
 	if err != nil {
