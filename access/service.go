@@ -197,8 +197,18 @@ func (s *Service) LimitRequestSubscription(ctx context.Context, req *flightgraph
 	return sub, notYours(err, "subscription", "")
 }
 
-// MaxLimitRequests is how many of a subscription's limit requests its page lists: the newest.
+// MaxLimitRequests is how many of a subscription's limit requests the portal lists at most: the
+// newest.
 const MaxLimitRequests = 20
+
+// ValidateLimitRequests checks how many of a subscription's limit requests a page asks for; it
+// returns ECodeInvalidParameter naming first.
+func ValidateLimitRequests(first int) error {
+	if first < 1 || first > MaxLimitRequests {
+		return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "first", "first must be between 1 and %d, got %d", MaxLimitRequests, first)
+	}
+	return nil
+}
 
 // UsageHistory returns each subscription's calls on each of the last flightgraph.MaxUsageDays
 // UTC days, today the last, oldest first: the stored counts plus the calls this process counted

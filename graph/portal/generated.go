@@ -114,7 +114,7 @@ type ComplexityRoot struct {
 		CreatedAt     func(childComplexity int) int
 		DecidedAt     func(childComplexity int) int
 		ID            func(childComplexity int) int
-		LimitRequests func(childComplexity int) int
+		LimitRequests func(childComplexity int, first *int) int
 		Limits        func(childComplexity int) int
 		Plan          func(childComplexity int) int
 		Product       func(childComplexity int) int
@@ -229,7 +229,7 @@ type KeySubscriptionResolver interface {
 
 	UsageToday(ctx context.Context, obj *flightgraph.Subscription) (int, error)
 	Usage(ctx context.Context, obj *flightgraph.Subscription, days *int) ([]*flightgraph.DailyUsage, error)
-	LimitRequests(ctx context.Context, obj *flightgraph.Subscription) ([]*flightgraph.LimitIncreaseRequest, error)
+	LimitRequests(ctx context.Context, obj *flightgraph.Subscription, first *int) ([]*flightgraph.LimitIncreaseRequest, error)
 	Limits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Limits, error)
 	QueryLimits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.QueryLimits, error)
 
@@ -571,7 +571,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.KeySubscription.LimitRequests(childComplexity), true
+		args, err := ec.field_KeySubscription_limitRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.KeySubscription.LimitRequests(childComplexity, args["first"].(*int)), true
 	case "KeySubscription.limits":
 		if e.ComplexityRoot.KeySubscription.Limits == nil {
 			break
@@ -1351,8 +1356,11 @@ type KeySubscription {
   else INSP_400.001. Like the rest of a subscription, for its owner and operators only.
   """
   usage(days: Int = 30): [DailyUsage!]! @listSize(assumedSize: 90, slicingArguments: ["days"])
-  "The newest 20 limit increase requests of the subscription, newest first, with their status and the operator's reply."
-  limitRequests: [LimitIncreaseRequest!]! @listSize(assumedSize: 20)
+  """
+  The newest first (1 to 20) limit increase requests of the subscription, newest first, with
+  their status and the operator's reply; another first: INSP_400.001.
+  """
+  limitRequests(first: Int = 5): [LimitIncreaseRequest!]! @listSize(assumedSize: 20, slicingArguments: ["first"])
   limits: Limits!
   "The bounds of each GraphQL operation that calls the API."
   queryLimits: QueryLimits!
@@ -1811,6 +1819,20 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_KeySubscription_limitRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_KeySubscription_usage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -3520,7 +3542,8 @@ func (ec *executionContext) _KeySubscription_limitRequests(ctx context.Context, 
 			return ec.fieldContext_KeySubscription_limitRequests(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.KeySubscription().LimitRequests(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.KeySubscription().LimitRequests(ctx, obj, fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.LimitIncreaseRequest) graphql.Marshaler {
@@ -3530,7 +3553,7 @@ func (ec *executionContext) _KeySubscription_limitRequests(ctx context.Context, 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_KeySubscription_limitRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_KeySubscription_limitRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "KeySubscription",
 		Field:      field,
@@ -3539,6 +3562,17 @@ func (ec *executionContext) fieldContext_KeySubscription_limitRequests(_ context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_LimitIncreaseRequest(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_KeySubscription_limitRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }

@@ -74,8 +74,8 @@ func (r *keySubscriptionResolver) Usage(ctx context.Context, obj *flightgraph.Su
 	return r.usage(ctx, obj, deref(days))
 }
 
-func (r *keySubscriptionResolver) LimitRequests(ctx context.Context, obj *flightgraph.Subscription) ([]*flightgraph.LimitIncreaseRequest, error) {
-	return graph.Load(ctx, graph.For(ctx).LimitRequests, obj.ID)
+func (r *keySubscriptionResolver) LimitRequests(ctx context.Context, obj *flightgraph.Subscription, first *int) ([]*flightgraph.LimitIncreaseRequest, error) {
+	return r.limitRequests(ctx, obj, deref(first))
 }
 
 func (r *keySubscriptionResolver) Limits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Limits, error) {
