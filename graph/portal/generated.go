@@ -1165,8 +1165,9 @@ type Query {
   auditActions: [String!]! @listSize(assumedSize: 200) @portal
   """
   Operators: accounts, newest first: first (1 to 200) from offset, of a role and whose e-mail
-  contains email, in any case (at most 254 characters), when given. Another first or offset, or
-  an email with control characters: INSP_400.001. Not an operator: PORTAL_403.000.
+  contains email, in any case, when given. A first out of 1 to 200, a negative offset, or an
+  email of more than 254 characters or with control characters: INSP_400.001. Not an operator:
+  PORTAL_403.000.
   """
   accounts(first: Int = 50, offset: Int = 0, role: Role, email: String): [Account!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
   "Operators: the account of an e-mail address (any case), to give it a role. None: PORTAL_404.000."
@@ -1353,7 +1354,8 @@ type KeySubscription {
   """
   The calls of each of the last days UTC days, today the last, oldest first: a day without calls
   is there with 0, and today's calls count at once, before they are stored. days is 1 to 90,
-  else INSP_400.001. Like the rest of a subscription, for its owner and operators only.
+  else INSP_400.001 (or, far past 90, QUERY_400.000: each day counts in the operation's cost).
+  Like the rest of a subscription, for its owner and operators only.
   """
   usage(days: Int = 30): [DailyUsage!]! @listSize(assumedSize: 90, slicingArguments: ["days"])
   """
