@@ -54,12 +54,25 @@ type AccessReader interface {
 	LimitRequests(ctx context.Context, status LimitRequestStatus) ([]*LimitIncreaseRequest, error)
 	// UsageOn returns each subscription's calls on the UTC day, in key order.
 	UsageOn(ctx context.Context, subscriptionIDs []string, day string) ([]int64, error)
+	// UsageBetween returns each subscription's stored days from the UTC day from to the day to,
+	// both included, oldest first (a day without calls has no row), in key order.
+	UsageBetween(ctx context.Context, subscriptionIDs []string, from, to string) ([][]*Usage, error)
+	// LimitRequestsBySubscriptions returns the newest limit requests of each subscription, at most
+	// limit of each, newest first, in key order.
+	LimitRequestsBySubscriptions(ctx context.Context, subscriptionIDs []string, limit int) ([][]*LimitIncreaseRequest, error)
+	// SubscriptionOwners returns the id of the account whose application holds each
+	// subscription's key ("" for a subscription that does not exist), in key order.
+	SubscriptionOwners(ctx context.Context, subscriptionIDs []string) ([]string, error)
 	Token(ctx context.Context, hash string) (*Token, error)
 	// SignUp returns the unexpired pending sign-up with this token hash; ECodeNotFound if there
 	// is none.
 	SignUp(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error)
-	// AuditLog returns entries newest first.
-	AuditLog(ctx context.Context, limit, offset int) ([]*AuditEntry, error)
+	// AuditLog returns the entries that match the filter, newest first.
+	AuditLog(ctx context.Context, f AuditFilter, limit, offset int) ([]*AuditEntry, error)
+	// AuditActions returns the distinct actions of the audit log, in order, at most limit.
+	AuditActions(ctx context.Context, limit int) ([]string, error)
+	// Accounts returns the accounts that match the filter, newest first.
+	Accounts(ctx context.Context, f AccountFilter, limit, offset int) ([]*Account, error)
 }
 
 // AccessTx changes the access core inside one transaction.

@@ -43,6 +43,26 @@ type Account struct {
 	CreatedAt    time.Time `db:"created_at"`
 }
 
+// AccountFilter selects accounts for an operator: of one role (any when empty) and whose e-mail
+// contains Email, in any case (any when empty).
+type AccountFilter struct {
+	Role  Role
+	Email string
+}
+
+// Validate checks and normalises the filter: Email is trimmed and lowered as stored addresses
+// are, and has at most 254 characters, an address's most. It returns ECodeInvalidParameter naming
+// role or email.
+func (f *AccountFilter) Validate() error {
+	switch f.Role {
+	case "", RoleDeveloper, RolePartner, RoleStaff, RoleOperator:
+	default:
+		return ParamErrorf(ECodeInvalidParameter, "role", "role must be developer, partner, staff or operator, got %q", Clip(string(f.Role)))
+	}
+	f.Email = NormalizeEmail(f.Email)
+	return optionalText("email", f.Email, 254)
+}
+
 // Customer is a member of the loyalty programme: the resource owner of the OAuth password grant.
 type Customer struct {
 	ID           string `db:"id"` // the customerId of token responses

@@ -105,6 +105,26 @@ func (s *Service) AccountByEmail(ctx context.Context, email string) (*flightgrap
 	return acc, notYours(err, "account", "email")
 }
 
+// Accounts returns accounts for operators, newest first: first of them (1 to MaxPageSize) from
+// offset, of the filter's role and with its part of an e-mail address when it has them. It
+// returns ECodeNotSignedIn or ECodeOperatorsOnly for anyone else, then ECodeInvalidParameter
+// naming first, offset, role or email.
+func (s *Service) Accounts(ctx context.Context, f flightgraph.AccountFilter, first, offset int) ([]*flightgraph.Account, error) {
+	if _, err := operator(ctx); err != nil {
+		return nil, err
+	}
+	if first < 1 || first > flightgraph.MaxPageSize {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "first", "first must be between 1 and %d, got %d", flightgraph.MaxPageSize, first)
+	}
+	if offset < 0 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "offset", "offset must not be negative, got %d", offset)
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return s.Store.Accounts(ctx, f, first, offset)
+}
+
 // roleMail is the mail that tells an account's owner of its new role: the APIs it opens, or
 // closes, by name.
 func roleMail(acc *flightgraph.Account, role flightgraph.Role, portalURL string) (subject, body string) {

@@ -88,15 +88,9 @@ func (f *roleFixture) role(t *testing.T, id string) flightgraph.Role {
 // roleAudits returns the audit entries of role changes, newest first.
 func (f *roleFixture) roleAudits(t *testing.T) []*flightgraph.AuditEntry {
 	t.Helper()
-	all, err := f.st.AuditLog(context.Background(), 1000, 0)
+	out, err := f.st.AuditLog(context.Background(), flightgraph.AuditFilter{Action: "account.set_role"}, 1000, 0)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var out []*flightgraph.AuditEntry
-	for _, e := range all {
-		if e.Action == "account.set_role" {
-			out = append(out, e)
-		}
 	}
 	return out
 }

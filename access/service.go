@@ -40,6 +40,9 @@ type Service struct {
 	PortalURL string
 	// Changed, when set, is told of every key whose access changed, so that caches drop it.
 	Changed func(keyID string)
+	// Usage holds the calls counted and not stored yet, which the usage history adds to the
+	// stored ones; without it the history has the stored ones only.
+	Usage *UsageRecorder
 	// Operations are what the edges declare of each product (rest.Operations,
 	// graph.Operations): the catalogue lists them. Set it before the first call.
 	Operations []flightgraph.Operation
@@ -192,6 +195,73 @@ func (s *Service) LimitRequestSubscription(ctx context.Context, req *flightgraph
 	}
 	sub, err := s.Store.OwnSubscription(ctx, acc.ID, req.SubscriptionID)
 	return sub, notYours(err, "subscription", "")
+}
+
+// MaxLimitRequests is how many of a subscription's limit requests the portal lists at most: the
+// newest.
+const MaxLimitRequests = 20
+
+// ValidateLimitRequests checks how many of a subscription's limit requests a page asks for; it
+// returns ECodeInvalidParameter naming first.
+func ValidateLimitRequests(first int) error {
+	if first < 1 || first > MaxLimitRequests {
+		return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "first", "first must be between 1 and %d, got %d", MaxLimitRequests, first)
+	}
+	return nil
+}
+
+// UsageHistory returns each subscription's calls on each of the last flightgraph.MaxUsageDays
+// UTC days, today the last, oldest first: the stored counts plus the calls this process counted
+// and has not stored yet, 0 on a day without calls. The portal shows the last days of it that a
+// page asks for; one call serves every subscription of a page (a dataloader's batch), with one
+// query for the counts and, for a developer, one for the subscriptions' owners.
+//
+// It returns ECodeNotSignedIn without a session and ECodeNotFound when one of the subscriptions
+// is neither the caller's nor the caller an operator (readable).
+func (s *Service) UsageHistory(ctx context.Context, subscriptions []string) ([][]*flightgraph.DailyUsage, error) {
+	if err := s.readable(ctx, subscriptions); err != nil {
+		return nil, err
+	}
+	u := s.Usage
+	if u == nil {
+		u = &UsageRecorder{Store: s.Store}
+	}
+	return u.History(ctx, subscriptions, s.now(), flightgraph.MaxUsageDays)
+}
+
+// SubscriptionLimitRequests returns each subscription's limit requests, the newest
+// MaxLimitRequests, newest first, with the operators' replies: a batch, as UsageHistory, and
+// refused as it is.
+func (s *Service) SubscriptionLimitRequests(ctx context.Context, subscriptions []string) ([][]*flightgraph.LimitIncreaseRequest, error) {
+	if err := s.readable(ctx, subscriptions); err != nil {
+		return nil, err
+	}
+	return s.Store.LimitRequestsBySubscriptions(ctx, subscriptions, MaxLimitRequests)
+}
+
+// readable checks that the caller may read what belongs to the subscriptions: an operator those
+// of anyone, anyone else only those of their own keys. The portal reaches a subscription only
+// through its owner's applications or an operator's lists, so a refusal here means that a path
+// to someone else's was opened by mistake: it fails closed, with ECodeNotFound, as for a
+// subscription that does not exist, and ECodeNotSignedIn without a session.
+func (s *Service) readable(ctx context.Context, subscriptions []string) error {
+	acc, err := account(ctx)
+	if err != nil {
+		return err
+	}
+	if acc.Role == flightgraph.RoleOperator {
+		return nil
+	}
+	owners, err := s.Store.SubscriptionOwners(ctx, subscriptions)
+	if err != nil {
+		return err
+	}
+	for _, owner := range owners {
+		if owner != acc.ID {
+			return notFound("subscription", "")
+		}
+	}
+	return nil
 }
 
 // Plan returns a plan by id.
@@ -828,15 +898,34 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 	return req, nil
 }
 
-// AuditLog returns the newest audit entries, for operators.
-func (s *Service) AuditLog(ctx context.Context, limit, offset int) ([]*flightgraph.AuditEntry, error) {
+// AuditLog returns the newest audit entries that match the filter, for operators: at most limit
+// (MaxPageSize when not between 1 and it) from offset (0 when negative). It returns
+// ECodeNotSignedIn or ECodeOperatorsOnly for anyone else, then the filter's validation errors
+// (ECodeInvalidParameter).
+func (s *Service) AuditLog(ctx context.Context, f flightgraph.AuditFilter, limit, offset int) ([]*flightgraph.AuditEntry, error) {
 	if _, err := operator(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	if limit <= 0 || limit > flightgraph.MaxPageSize {
 		limit = flightgraph.MaxPageSize
 	}
-	return s.Store.AuditLog(ctx, limit, max(offset, 0))
+	return s.Store.AuditLog(ctx, f, limit, max(offset, 0))
+}
+
+// MaxAuditActions bounds the list of the audit log's distinct actions; the code writes about
+// twenty.
+const MaxAuditActions = 200
+
+// AuditActions returns the distinct actions of the audit log in order, for operators: what the
+// log can be filtered by. ECodeNotSignedIn or ECodeOperatorsOnly for anyone else.
+func (s *Service) AuditActions(ctx context.Context) ([]string, error) {
+	if _, err := operator(ctx); err != nil {
+		return nil, err
+	}
+	return s.Store.AuditActions(ctx, MaxAuditActions)
 }
 
 // mailOperators enqueues a message to every operator; with none, the request waits unseen, so

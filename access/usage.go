@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -161,6 +162,39 @@ func (u *UsageRecorder) Today(ctx context.Context, subscriptions []string, day s
 		stored[i] += u.pending[day][s]
 	}
 	return stored, nil
+}
+
+// History returns each subscription's calls on each of the days UTC days that end on last's,
+// oldest first: stored plus pending in this process, 0 on a day without calls. It reads the
+// stored ones of every subscription in one query.
+func (u *UsageRecorder) History(ctx context.Context, subscriptions []string, last time.Time, days int) ([][]*flightgraph.DailyUsage, error) {
+	if days < 1 {
+		return nil, fmt.Errorf("access: a usage history of %d days", days)
+	}
+	last = last.UTC()
+	dates := make([]string, days)
+	for i := range dates {
+		dates[i] = last.AddDate(0, 0, i-days+1).Format(flightgraph.DateLayout)
+	}
+	stored, err := u.Store.UsageBetween(ctx, subscriptions, dates[0], dates[days-1])
+	if err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make([][]*flightgraph.DailyUsage, len(subscriptions))
+	for i, sub := range subscriptions {
+		calls := make(map[string]int64, len(stored[i]))
+		for _, row := range stored[i] {
+			calls[row.Day] = row.Calls
+		}
+		h := make([]*flightgraph.DailyUsage, days)
+		for j, d := range dates {
+			h[j] = &flightgraph.DailyUsage{Day: d, Calls: int(calls[d] + u.pending[d][sub])}
+		}
+		out[i] = h
+	}
+	return out, nil
 }
 
 // DayUsage is the limiters' source of a day's count after a restart.

@@ -145,7 +145,7 @@ func New(cfg Config) *Services {
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
 	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() },
-		Operations: Operations()}
+		Operations: Operations(), Usage: s.Usage}
 	s.Travel.Loyalty = s.Access.LoyaltyTier
 	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
@@ -153,6 +153,7 @@ func New(cfg Config) *Services {
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
 		},
+		UsageHistory: s.Access.UsageHistory, LimitRequests: s.Access.SubscriptionLimitRequests,
 		Offers: func(ctx context.Context, ids []string) ([]*flightgraph.Offer, []error, error) {
 			return s.Travel.Offers(ctx, "id", ids)
 		},

@@ -30,6 +30,11 @@ type Stores struct {
 	Access   flightgraph.AccessReader
 	// UsageToday counts each subscription's calls of today, stored and not yet stored.
 	UsageToday func(ctx context.Context, subscriptions []string) ([]int64, error)
+	// UsageHistory returns each subscription's calls on each of the last
+	// flightgraph.MaxUsageDays days, and LimitRequests each subscription's limit requests, for
+	// whoever may read them (access.Service.UsageHistory, SubscriptionLimitRequests).
+	UsageHistory  func(ctx context.Context, subscriptions []string) ([][]*flightgraph.DailyUsage, error)
+	LimitRequests func(ctx context.Context, subscriptions []string) ([][]*flightgraph.LimitIncreaseRequest, error)
 	// Offers and Carts read signed ids back, each id with its own answer or refusal, in the same
 	// reads whatever their number (travel.Service.Offers and Carts).
 	Offers func(ctx context.Context, ids []string) ([]*flightgraph.Offer, []error, error)
@@ -58,6 +63,10 @@ type Loaders struct {
 	AppKeys *Loader[[]*flightgraph.Key]
 	KeySubs *Loader[[]*flightgraph.Subscription]
 	Usage   *Loader[int64]
+	// UsageHistory holds each subscription's whole history (flightgraph.MaxUsageDays), whatever
+	// days a field asks for, so that fields asking for different days share one batch.
+	UsageHistory  *Loader[[]*flightgraph.DailyUsage]
+	LimitRequests *Loader[[]*flightgraph.LimitIncreaseRequest]
 
 	// fields holds the "Type.field" pairs the operation selects; set before resolvers run.
 	fields map[string]bool
@@ -112,6 +121,12 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 	}
 	if st.UsageToday != nil {
 		l.Usage = newLoader(st.UsageToday, wait, nil)
+	}
+	if st.UsageHistory != nil {
+		l.UsageHistory = newLoader(st.UsageHistory, wait, nil)
+	}
+	if st.LimitRequests != nil {
+		l.LimitRequests = newLoader(st.LimitRequests, wait, nil)
 	}
 	return l
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
-	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
@@ -112,43 +111,53 @@ func (s *testServer) audit(t *testing.T, op *portal) []map[string]any {
 	return d.AuditLog
 }
 
-// TestOperatorOperationsAreRefused: a non-operator gets a refusal from every operator operation.
+// TestOperatorOperationsAreRefused: a non-operator gets a refusal from every operator operation,
+// whatever its arguments (a bad one is not even looked at).
 func TestOperatorOperationsAreRefused(t *testing.T) {
-	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	op := s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
-	dev, _, _, subID := developerWithKey(t, s, op, "carol@example.com")
-	var lr struct{ RequestLimitIncrease struct{ ID string } }
-	dev.do(t, `mutation($s: ID!) { requestLimitIncrease(input: {subscriptionId: $s, description: "more", estimatedPerSecond: 10, estimatedPerDay: 10000}) { id } }`,
-		map[string]any{"s": subID}, &lr)
-	anon := &portal{s: s}
-	for _, c := range []struct{ name, q string }{
-		{"pendingSubscriptions", `{ pendingSubscriptions { id } }`},
-		{"limitIncreaseRequests", `{ limitIncreaseRequests { id } }`},
-		{"auditLog", `{ auditLog { id } }`},
-		{"approveSubscription", `mutation { approveSubscription(id: "` + subID + `") { id } }`},
-		{"rejectSubscription", `mutation { rejectSubscription(id: "` + subID + `", reason: "no") { id } }`},
-		{"revokeSubscription", `mutation { revokeSubscription(id: "` + subID + `", reason: "no") { id } }`},
-		{"reviewLimitIncrease", `mutation { reviewLimitIncrease(id: "` + lr.RequestLimitIncrease.ID + `", approve: true, perSecond: 10, perDay: 10000, reply: "ok") { id } }`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dev.fails(t, flightgraph.ECodeOperatorsOnly, c.q, nil)
-			anon.fails(t, flightgraph.ECodeNotSignedIn, c.q, nil)
-		})
-	}
-	var me struct {
-		Me struct {
-			Applications []struct {
-				Keys []struct {
-					Subscriptions []struct {
-						Status string
-						Limits struct{ PerSecond int }
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		op := s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
+		dev, _, _, subID := developerWithKey(t, s, op, "carol@example.com")
+		var lr struct{ RequestLimitIncrease struct{ ID string } }
+		dev.do(t, `mutation($s: ID!) { requestLimitIncrease(input: {subscriptionId: $s, description: "more", estimatedPerSecond: 10, estimatedPerDay: 10000}) { id } }`,
+			map[string]any{"s": subID}, &lr)
+		anon := &portal{s: s}
+		for _, c := range []struct{ name, q string }{
+			{"pendingSubscriptions", `{ pendingSubscriptions { id } }`},
+			{"limitIncreaseRequests", `{ limitIncreaseRequests { id } }`},
+			{"limitIncreaseRequests with usage", `{ limitIncreaseRequests { subscription { usage(days: 90) { day calls } limitRequests(first: 20) { reply } } } }`},
+			{"auditLog", `{ auditLog { id } }`},
+			{"auditLog with filters", `{ auditLog(action: "subscription.", actor: "system", targetType: "subscription", targetId: "` + subID + `") { id } }`},
+			{"auditLog with a bad filter", `{ auditLog(action: "` + strings.Repeat("x", 101) + `") { id } }`},
+			{"auditActions", `{ auditActions }`},
+			{"accounts", `{ accounts { id email role } }`},
+			{"accounts with filters", `{ accounts(first: 200, offset: 0, role: DEVELOPER, email: "example") { id } }`},
+			{"accounts with a bad page", `{ accounts(first: 0) { id } }`},
+			{"approveSubscription", `mutation { approveSubscription(id: "` + subID + `") { id } }`},
+			{"rejectSubscription", `mutation { rejectSubscription(id: "` + subID + `", reason: "no") { id } }`},
+			{"revokeSubscription", `mutation { revokeSubscription(id: "` + subID + `", reason: "no") { id } }`},
+			{"reviewLimitIncrease", `mutation { reviewLimitIncrease(id: "` + lr.RequestLimitIncrease.ID + `", approve: true, perSecond: 10, perDay: 10000, reply: "ok") { id } }`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				dev.fails(t, flightgraph.ECodeOperatorsOnly, c.q, nil)
+				anon.fails(t, flightgraph.ECodeNotSignedIn, c.q, nil)
+			})
+		}
+		var me struct {
+			Me struct {
+				Applications []struct {
+					Keys []struct {
+						Subscriptions []struct {
+							Status string
+							Limits struct{ PerSecond int }
+						}
 					}
 				}
 			}
 		}
-	}
-	dev.do(t, `{ me { applications { keys { subscriptions { status limits { perSecond } } } } } }`, nil, &me)
-	if sub := me.Me.Applications[0].Keys[0].Subscriptions[0]; sub.Status != "approved" || sub.Limits.PerSecond != 5 {
-		t.Fatalf("refused operations changed the subscription: %+v", sub)
-	}
+		dev.do(t, `{ me { applications { keys { subscriptions { status limits { perSecond } } } } } }`, nil, &me)
+		if sub := me.Me.Applications[0].Keys[0].Subscriptions[0]; sub.Status != "approved" || sub.Limits.PerSecond != 5 {
+			t.Fatalf("refused operations changed the subscription: %+v", sub)
+		}
+	})
 }

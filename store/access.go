@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -264,6 +265,52 @@ func (a accessQ) UsageOn(ctx context.Context, subscriptionIDs []string, day stri
 	return out, nil
 }
 
+// UsageBetween implements flightgraph.AccessReader: the primary key (subscription_id, day) holds
+// each subscription's days in order.
+func (a accessQ) UsageBetween(ctx context.Context, subscriptionIDs []string, from, to string) ([][]*flightgraph.Usage, error) {
+	var rows []*flightgraph.Usage
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT subscription_id, day, calls FROM usage_daily
+		WHERE subscription_id IN (?) AND day BETWEEN ? AND ? ORDER BY subscription_id, day`, unique(subscriptionIDs), from, to); err != nil {
+		return nil, err
+	}
+	return groupByKey(subscriptionIDs, rows, func(u *flightgraph.Usage) string { return u.SubscriptionID }), nil
+}
+
+// LimitRequestsBySubscriptions implements flightgraph.AccessReader: the newest of each
+// subscription are numbered in one pass over the subscriptions' rows, so that a subscription with
+// many requests adds no more to the answer than limit.
+func (a accessQ) LimitRequestsBySubscriptions(ctx context.Context, subscriptionIDs []string, limit int) ([][]*flightgraph.LimitIncreaseRequest, error) {
+	var rows []*flightgraph.LimitIncreaseRequest
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+limitCols+` FROM (
+			SELECT `+limitCols+`, ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY created_at DESC, id) AS n
+			FROM limit_requests WHERE subscription_id IN (?)
+		) r WHERE n <= ? ORDER BY created_at DESC, id`, unique(subscriptionIDs), limit); err != nil {
+		return nil, err
+	}
+	return groupByKey(subscriptionIDs, rows, func(r *flightgraph.LimitIncreaseRequest) string { return r.SubscriptionID }), nil
+}
+
+// SubscriptionOwners implements flightgraph.AccessReader.
+func (a accessQ) SubscriptionOwners(ctx context.Context, subscriptionIDs []string) ([]string, error) {
+	type owner struct {
+		ID        string `db:"id"`
+		AccountID string `db:"account_id"`
+	}
+	var rows []*owner
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT s.id, p.account_id
+		FROM subscriptions s JOIN api_keys k ON k.id = s.key_id JOIN applications p ON p.id = k.application_id
+		WHERE s.id IN (?)`, unique(subscriptionIDs)); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(subscriptionIDs))
+	for i, o := range byKey(subscriptionIDs, rows, func(o *owner) string { return o.ID }) {
+		if o != nil {
+			out[i] = o.AccountID
+		}
+	}
+	return out, nil
+}
+
 const tokenCols = `token_hash, kind, key_id, customer_id, grant_type, family_id, scope, created_at, expires_at, used_at, revoked_at`
 
 // SignUp implements flightgraph.AccessReader.
@@ -278,11 +325,58 @@ func (a accessQ) Token(ctx context.Context, hash string) (*flightgraph.Token, er
 	return &t, a.one(ctx, &t, "token", `SELECT `+tokenCols+` FROM oauth_tokens WHERE token_hash = ?`, hash)
 }
 
-// AuditLog implements flightgraph.AccessReader.
-func (a accessQ) AuditLog(ctx context.Context, limit, offset int) ([]*flightgraph.AuditEntry, error) {
+// AuditLog implements flightgraph.AccessReader. An exact action or actor walks its index
+// (action, id) or (actor, id) newest first; a target its (target_type, target_id) or (target_id).
+// An action prefix compares the action's first characters, exactly in both dialects (LIKE is
+// case-insensitive in SQLite and would need its wildcards escaped): it walks the log newest first
+// until the page is full, which the prefixes of common actions soon fill.
+func (a accessQ) AuditLog(ctx context.Context, f flightgraph.AuditFilter, limit, offset int) ([]*flightgraph.AuditEntry, error) {
+	var w filter
+	switch {
+	case f.ActionPrefix():
+		w.add("substr(action, 1, ?) = ?", utf8.RuneCountInString(f.Action), f.Action)
+	case f.Action != "":
+		w.add("action = ?", f.Action)
+	}
+	for _, c := range []struct{ col, value string }{{"actor", f.Actor}, {"target_type", f.TargetType}, {"target_id", f.TargetID}} {
+		if c.value != "" {
+			w.add(c.col+" = ?", c.value)
+		}
+	}
 	var rows []*flightgraph.AuditEntry
 	err := a.db.selectIn(ctx, a.q, &rows, `SELECT id, at, actor, action, target_type, target_id, before, after FROM audit_log
-		ORDER BY id DESC LIMIT ? OFFSET ?`, limit, offset)
+		WHERE `+w.where()+` ORDER BY id DESC LIMIT ? OFFSET ?`, append(w.args, limit, offset)...)
+	return rows, err
+}
+
+// AuditActions implements flightgraph.AccessReader. It skips through the index on action from
+// one action to the next (a loose index scan, which neither dialect plans by itself for
+// DISTINCT): as many index lookups as there are actions, however long the log.
+func (a accessQ) AuditActions(ctx context.Context, limit int) ([]string, error) {
+	var actions []string
+	err := a.db.selectIn(ctx, a.q, &actions, `WITH RECURSIVE actions (action) AS (
+			SELECT MIN(action) FROM audit_log
+			UNION ALL
+			SELECT (SELECT l.action FROM audit_log l WHERE l.action > actions.action ORDER BY l.action LIMIT 1)
+			FROM actions WHERE actions.action IS NOT NULL
+		)
+		SELECT action FROM actions WHERE action IS NOT NULL LIMIT ?`, limit)
+	return actions, err
+}
+
+// Accounts implements flightgraph.AccessReader. A role walks its index (role, created_at); an
+// e-mail part reads every account of the role, as any substring search must.
+func (a accessQ) Accounts(ctx context.Context, f flightgraph.AccountFilter, limit, offset int) ([]*flightgraph.Account, error) {
+	var w filter
+	if f.Role != "" {
+		w.add("role = ?", f.Role)
+	}
+	if f.Email != "" {
+		w.add("LOWER(email) LIKE ?"+likeEscape, containsPattern(strings.ToLower(f.Email)))
+	}
+	var rows []*flightgraph.Account
+	err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+accountCols+` FROM accounts WHERE `+w.where()+`
+		ORDER BY created_at DESC, id LIMIT ? OFFSET ?`, append(w.args, limit, offset)...)
 	return rows, err
 }
 

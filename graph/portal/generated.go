@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/introspection"
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
 	gqlparser "github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
@@ -90,6 +91,11 @@ type ComplexityRoot struct {
 		Token   func(childComplexity int) int
 	}
 
+	DailyUsage struct {
+		Calls func(childComplexity int) int
+		Day   func(childComplexity int) int
+	}
+
 	Key struct {
 		APIKey        func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
@@ -104,17 +110,19 @@ type ComplexityRoot struct {
 	}
 
 	KeySubscription struct {
-		Application func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		DecidedAt   func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Limits      func(childComplexity int) int
-		Plan        func(childComplexity int) int
-		Product     func(childComplexity int) int
-		QueryLimits func(childComplexity int) int
-		Reason      func(childComplexity int) int
-		Status      func(childComplexity int) int
-		UsageToday  func(childComplexity int) int
+		Application   func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		DecidedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		LimitRequests func(childComplexity int, first *int) int
+		Limits        func(childComplexity int) int
+		Plan          func(childComplexity int) int
+		Product       func(childComplexity int) int
+		QueryLimits   func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Status        func(childComplexity int) int
+		Usage         func(childComplexity int, days *int) int
+		UsageToday    func(childComplexity int) int
 	}
 
 	LimitIncreaseRequest struct {
@@ -169,8 +177,10 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Account               func(childComplexity int, email string) int
+		Accounts              func(childComplexity int, first *int, offset *int, role *flightgraph.Role, email *string) int
 		Apis                  func(childComplexity int) int
-		AuditLog              func(childComplexity int, first *int, offset *int) int
+		AuditActions          func(childComplexity int) int
+		AuditLog              func(childComplexity int, first *int, offset *int, action *string, actor *string, targetType *string, targetID *string) int
 		LimitIncreaseRequests func(childComplexity int, status *flightgraph.LimitRequestStatus) int
 		Me                    func(childComplexity int) int
 		PendingSubscriptions  func(childComplexity int) int
@@ -218,6 +228,8 @@ type KeySubscriptionResolver interface {
 	Status(ctx context.Context, obj *flightgraph.Subscription) (string, error)
 
 	UsageToday(ctx context.Context, obj *flightgraph.Subscription) (int, error)
+	Usage(ctx context.Context, obj *flightgraph.Subscription, days *int) ([]*flightgraph.DailyUsage, error)
+	LimitRequests(ctx context.Context, obj *flightgraph.Subscription, first *int) ([]*flightgraph.LimitIncreaseRequest, error)
 	Limits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Limits, error)
 	QueryLimits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.QueryLimits, error)
 
@@ -252,7 +264,9 @@ type QueryResolver interface {
 	Apis(ctx context.Context) ([]*flightgraph.Product, error)
 	PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error)
 	LimitIncreaseRequests(ctx context.Context, status *flightgraph.LimitRequestStatus) ([]*flightgraph.LimitIncreaseRequest, error)
-	AuditLog(ctx context.Context, first *int, offset *int) ([]*flightgraph.AuditEntry, error)
+	AuditLog(ctx context.Context, first *int, offset *int, action *string, actor *string, targetType *string, targetID *string) ([]*flightgraph.AuditEntry, error)
+	AuditActions(ctx context.Context) ([]string, error)
+	Accounts(ctx context.Context, first *int, offset *int, role *flightgraph.Role, email *string) ([]*flightgraph.Account, error)
 	Account(ctx context.Context, email string) (*flightgraph.Account, error)
 }
 
@@ -471,6 +485,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuthPayload.Token(childComplexity), true
 
+	case "DailyUsage.calls":
+		if e.ComplexityRoot.DailyUsage.Calls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DailyUsage.Calls(childComplexity), true
+	case "DailyUsage.day":
+		if e.ComplexityRoot.DailyUsage.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DailyUsage.Day(childComplexity), true
+
 	case "Key.apiKey":
 		if e.ComplexityRoot.Key.APIKey == nil {
 			break
@@ -539,6 +566,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KeySubscription.ID(childComplexity), true
+	case "KeySubscription.limitRequests":
+		if e.ComplexityRoot.KeySubscription.LimitRequests == nil {
+			break
+		}
+
+		args, err := ec.field_KeySubscription_limitRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.KeySubscription.LimitRequests(childComplexity, args["first"].(*int)), true
 	case "KeySubscription.limits":
 		if e.ComplexityRoot.KeySubscription.Limits == nil {
 			break
@@ -575,6 +613,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.KeySubscription.Status(childComplexity), true
+	case "KeySubscription.usage":
+		if e.ComplexityRoot.KeySubscription.Usage == nil {
+			break
+		}
+
+		args, err := ec.field_KeySubscription_usage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.KeySubscription.Usage(childComplexity, args["days"].(*int)), true
 	case "KeySubscription.usageToday":
 		if e.ComplexityRoot.KeySubscription.UsageToday == nil {
 			break
@@ -888,12 +937,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Account(childComplexity, args["email"].(string)), true
+	case "Query.accounts":
+		if e.ComplexityRoot.Query.Accounts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_accounts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Accounts(childComplexity, args["first"].(*int), args["offset"].(*int), args["role"].(*flightgraph.Role), args["email"].(*string)), true
 	case "Query.apis":
 		if e.ComplexityRoot.Query.Apis == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Apis(childComplexity), true
+	case "Query.auditActions":
+		if e.ComplexityRoot.Query.AuditActions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.AuditActions(childComplexity), true
 	case "Query.auditLog":
 		if e.ComplexityRoot.Query.AuditLog == nil {
 			break
@@ -904,7 +970,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["offset"].(*int)), true
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["first"].(*int), args["offset"].(*int), args["action"].(*string), args["actor"].(*string), args["targetType"].(*string), args["targetId"].(*string)), true
 
 	case "Query.limitIncreaseRequests":
 		if e.ComplexityRoot.Query.LimitIncreaseRequests == nil {
@@ -1066,6 +1132,9 @@ var sources = []*ast.Source{
 "An instant in RFC 3339, e.g. 2026-11-22T13:45:00Z."
 scalar DateTime
 
+"A UTC calendar day, YYYY-MM-DD, e.g. 2026-11-22."
+scalar Date
+
 "A portal field: it belongs to no API product; the portal's own rules (a signed-in session) apply."
 directive @portal on FIELD_DEFINITION
 
@@ -1084,8 +1153,23 @@ type Query {
   pendingSubscriptions: [KeySubscription!]! @listSize(assumedSize: 100) @portal
   "Operators: limit increase requests, newest first; all when status is not given."
   limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]! @listSize(assumedSize: 100) @portal
-  "Operators: the audit log, newest first."
-  auditLog(first: Int = 50, offset: Int = 0): [AuditEntry!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
+  """
+  Operators: the audit log, newest first: first entries (at most 200) from offset. Each filter
+  is optional and matches exactly: action (or, when it ends in '.', every action it begins, e.g.
+  "subscription."), actor (an account's id, or system), targetType (account, application, key,
+  subscription, limit_request, plan) and targetId. A filter of more than 100 characters or with
+  control characters: INSP_400.001. Not an operator: PORTAL_403.000.
+  """
+  auditLog(first: Int = 50, offset: Int = 0, action: String, actor: String, targetType: String, targetId: String): [AuditEntry!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
+  "Operators: the distinct actions of the audit log, in order, to filter auditLog by. Not an operator: PORTAL_403.000."
+  auditActions: [String!]! @listSize(assumedSize: 200) @portal
+  """
+  Operators: accounts, newest first: first (1 to 200) from offset, of a role and whose e-mail
+  contains email, in any case, when given. A first out of 1 to 200, a negative offset, or an
+  email of more than 254 characters or with control characters: INSP_400.001. Not an operator:
+  PORTAL_403.000.
+  """
+  accounts(first: Int = 50, offset: Int = 0, role: Role, email: String): [Account!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
   "Operators: the account of an e-mail address (any case), to give it a role. None: PORTAL_404.000."
   account(email: String!): Account @portal
 }
@@ -1267,6 +1351,18 @@ type KeySubscription {
   "Why it was rejected or revoked."
   reason: String!
   usageToday: Int!
+  """
+  The calls of each of the last days UTC days, today the last, oldest first: a day without calls
+  is there with 0, and today's calls count at once, before they are stored. days is 1 to 90,
+  else INSP_400.001 (or, far past 90, QUERY_400.000: each day counts in the operation's cost).
+  Like the rest of a subscription, for its owner and operators only.
+  """
+  usage(days: Int = 30): [DailyUsage!]! @listSize(assumedSize: 90, slicingArguments: ["days"])
+  """
+  The newest first (1 to 20) limit increase requests of the subscription, newest first, with
+  their status and the operator's reply; another first: INSP_400.001.
+  """
+  limitRequests(first: Int = 5): [LimitIncreaseRequest!]! @listSize(assumedSize: 20, slicingArguments: ["first"])
   limits: Limits!
   "The bounds of each GraphQL operation that calls the API."
   queryLimits: QueryLimits!
@@ -1274,6 +1370,12 @@ type KeySubscription {
   decidedAt: DateTime
   "The application whose key it is."
   application: Application!
+}
+
+"A subscription's calls on one UTC day."
+type DailyUsage {
+  day: Date!
+  calls: Int!
 }
 
 type Limits {
@@ -1452,6 +1554,16 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type AuthPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_DailyUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "day":
+		return ec.fieldContext_DailyUsage_day(ctx, field)
+	case "calls":
+		return ec.fieldContext_DailyUsage_calls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DailyUsage", field.Name)
+}
+
 func (ec *executionContext) childFields_Key(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1492,6 +1604,10 @@ func (ec *executionContext) childFields_KeySubscription(ctx context.Context, fie
 		return ec.fieldContext_KeySubscription_reason(ctx, field)
 	case "usageToday":
 		return ec.fieldContext_KeySubscription_usageToday(ctx, field)
+	case "usage":
+		return ec.fieldContext_KeySubscription_usage(ctx, field)
+	case "limitRequests":
+		return ec.fieldContext_KeySubscription_limitRequests(ctx, field)
 	case "limits":
 		return ec.fieldContext_KeySubscription_limits(ctx, field)
 	case "queryLimits":
@@ -1705,6 +1821,34 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_KeySubscription_limitRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_KeySubscription_usage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
 
 func (ec *executionContext) field_Mutation_addApiToApplication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -2046,6 +2190,44 @@ func (ec *executionContext) field_Query_account_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_accounts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (*flightgraph.Role, error) {
+			return ec.unmarshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "email",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["email"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2065,6 +2247,38 @@ func (ec *executionContext) field_Query_auditLog_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["offset"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "actor",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["actor"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "targetType",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["targetType"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "targetId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["targetId"] = arg5
 	return args, nil
 }
 
@@ -2914,6 +3128,52 @@ func (ec *executionContext) fieldContext_AuthPayload_account(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _DailyUsage_day(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DailyUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DailyUsage_day(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Day, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDate2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DailyUsage_day(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DailyUsage", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _DailyUsage_calls(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DailyUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DailyUsage_calls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Calls, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DailyUsage_calls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DailyUsage", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Key_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.NewKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3229,6 +3489,94 @@ func (ec *executionContext) _KeySubscription_usageToday(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_KeySubscription_usageToday(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("KeySubscription", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _KeySubscription_usage(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Subscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeySubscription_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.KeySubscription().Usage(ctx, obj, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.DailyUsage) graphql.Marshaler {
+			return ec.marshalNDailyUsage2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDailyUsageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeySubscription_usage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeySubscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DailyUsage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_KeySubscription_usage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _KeySubscription_limitRequests(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Subscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_KeySubscription_limitRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.KeySubscription().LimitRequests(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.LimitIncreaseRequest) graphql.Marshaler {
+			return ec.marshalNLimitIncreaseRequest2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLimitIncreaseRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_KeySubscription_limitRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "KeySubscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LimitIncreaseRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_KeySubscription_limitRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _KeySubscription_limits(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Subscription) (ret graphql.Marshaler) {
@@ -4691,7 +5039,7 @@ func (ec *executionContext) _Query_auditLog(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(*int), fc.Args["offset"].(*int))
+			return ec.Resolvers.Query().AuditLog(ctx, fc.Args["first"].(*int), fc.Args["offset"].(*int), fc.Args["action"].(*string), fc.Args["actor"].(*string), fc.Args["targetType"].(*string), fc.Args["targetId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.AuditEntry) graphql.Marshaler {
@@ -4719,6 +5067,73 @@ func (ec *executionContext) fieldContext_Query_auditLog(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_auditLog_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_auditActions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_auditActions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().AuditActions(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_auditActions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Query_accounts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_accounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Accounts(ctx, fc.Args["first"].(*int), fc.Args["offset"].(*int), fc.Args["role"].(*flightgraph.Role), fc.Args["email"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_accounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_accounts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6906,6 +7321,49 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var dailyUsageImplementors = []string{"DailyUsage"}
+
+func (ec *executionContext) _DailyUsage(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DailyUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, dailyUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DailyUsage")
+		case "day":
+			out.Values[i] = ec._DailyUsage_day(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "calls":
+			out.Values[i] = ec._DailyUsage_calls(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var keyImplementors = []string{"Key"}
 
 func (ec *executionContext) _Key(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.NewKey) graphql.Marshaler {
@@ -7252,6 +7710,82 @@ func (ec *executionContext) _KeySubscription(ctx context.Context, sel ast.Select
 					}
 				}()
 				res = ec._KeySubscription_usageToday(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "usage":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._KeySubscription_usage(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "limitRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._KeySubscription_limitRequests(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -8003,6 +8537,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "auditActions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_auditActions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "accounts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_accounts(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "account":
 			field := field
 
@@ -8548,6 +9126,22 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAccount2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Account) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Account) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -8674,6 +9268,48 @@ func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (
 func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.SelectionSet, v bool) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalBoolean(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) marshalNDailyUsage2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDailyUsageᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DailyUsage) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDailyUsage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDailyUsage(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDailyUsage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDailyUsage(ctx context.Context, sel ast.SelectionSet, v *flightgraph.DailyUsage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DailyUsage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDate2string(ctx context.Context, v any) (string, error) {
+	res, err := graph.UnmarshalDate(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDate2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graph.MarshalDate(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9253,6 +9889,40 @@ func (ec *executionContext) unmarshalOQueryLimitsInput2ᚖgithubᚗcomᚋflightg
 	res, err := ec.unmarshalInputQueryLimitsInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
+
+func (ec *executionContext) unmarshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx context.Context, v any) (*flightgraph.Role, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Role) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole[*v])
+	return res
+}
+
+var (
+	unmarshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole = map[string]flightgraph.Role{
+		"DEVELOPER": flightgraph.RoleDeveloper,
+		"PARTNER":   flightgraph.RolePartner,
+		"STAFF":     flightgraph.RoleStaff,
+		"OPERATOR":  flightgraph.RoleOperator,
+	}
+	marshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole = map[flightgraph.Role]string{
+		flightgraph.RoleDeveloper: "DEVELOPER",
+		flightgraph.RolePartner:   "PARTNER",
+		flightgraph.RoleStaff:     "STAFF",
+		flightgraph.RoleOperator:  "OPERATOR",
+	}
+)
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)

@@ -94,6 +94,32 @@ func (r *Resolver) usageToday(ctx context.Context, s *flightgraph.Subscription) 
 	return int(n), err
 }
 
+// usage is the last days of a subscription's usage history. The loader holds each history
+// whole, so that fields asking for different days share one batch; days is checked first.
+func (r *Resolver) usage(ctx context.Context, s *flightgraph.Subscription, days int) ([]*flightgraph.DailyUsage, error) {
+	if err := flightgraph.ValidateUsageDays(days); err != nil {
+		return nil, err
+	}
+	h, err := graph.Load(ctx, graph.For(ctx).UsageHistory, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	return h[max(len(h)-days, 0):], nil
+}
+
+// limitRequests is the newest first of a subscription's limit requests; the loader holds the
+// newest access.MaxLimitRequests, as usage holds the whole history.
+func (r *Resolver) limitRequests(ctx context.Context, s *flightgraph.Subscription, first int) ([]*flightgraph.LimitIncreaseRequest, error) {
+	if err := access.ValidateLimitRequests(first); err != nil {
+		return nil, err
+	}
+	reqs, err := graph.Load(ctx, graph.For(ctx).LimitRequests, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	return reqs[:min(first, len(reqs))], nil
+}
+
 func (r *Resolver) requestKey(ctx context.Context, in portal.RequestKeyInput) (*portal.KeyPayload, error) {
 	k, _, err := r.Access.RequestKey(ctx, access.KeyRequest{ApplicationID: in.ApplicationID, API: in.API, Plan: deref(in.Plan)})
 	if err != nil {

@@ -70,6 +70,14 @@ func (r *keySubscriptionResolver) UsageToday(ctx context.Context, obj *flightgra
 	return r.usageToday(ctx, obj)
 }
 
+func (r *keySubscriptionResolver) Usage(ctx context.Context, obj *flightgraph.Subscription, days *int) ([]*flightgraph.DailyUsage, error) {
+	return r.usage(ctx, obj, deref(days))
+}
+
+func (r *keySubscriptionResolver) LimitRequests(ctx context.Context, obj *flightgraph.Subscription, first *int) ([]*flightgraph.LimitIncreaseRequest, error) {
+	return r.limitRequests(ctx, obj, deref(first))
+}
+
 func (r *keySubscriptionResolver) Limits(ctx context.Context, obj *flightgraph.Subscription) (*flightgraph.Limits, error) {
 	return r.limits(ctx, obj)
 }
@@ -174,8 +182,16 @@ func (r *queryResolver) LimitIncreaseRequests(ctx context.Context, status *fligh
 	return r.Access.LimitIncreaseRequests(ctx, deref(status))
 }
 
-func (r *queryResolver) AuditLog(ctx context.Context, first *int, offset *int) ([]*flightgraph.AuditEntry, error) {
-	return r.Access.AuditLog(ctx, deref(first), deref(offset))
+func (r *queryResolver) AuditLog(ctx context.Context, first *int, offset *int, action *string, actor *string, targetType *string, targetID *string) ([]*flightgraph.AuditEntry, error) {
+	return r.Access.AuditLog(ctx, flightgraph.AuditFilter{Action: deref(action), Actor: deref(actor), TargetType: deref(targetType), TargetID: deref(targetID)}, deref(first), deref(offset))
+}
+
+func (r *queryResolver) AuditActions(ctx context.Context) ([]string, error) {
+	return r.Access.AuditActions(ctx)
+}
+
+func (r *queryResolver) Accounts(ctx context.Context, first *int, offset *int, role *flightgraph.Role, email *string) ([]*flightgraph.Account, error) {
+	return r.Access.Accounts(ctx, flightgraph.AccountFilter{Role: deref(role), Email: deref(email)}, deref(first), deref(offset))
 }
 
 func (r *queryResolver) Account(ctx context.Context, email string) (*flightgraph.Account, error) {
