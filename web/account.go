@@ -23,9 +23,13 @@ func (p *Portal) home(w http.ResponseWriter, r *http.Request) {
 	p.account(w, r, me, page{Notice: notice(r)})
 }
 
+// appsPage is how many applications a page of My Account shows: with each key's usage over 30
+// days, a page of five stays within the cost a portal session may spend on one operation.
+const appsPage = 5
+
 // accountQuery is what My Account shows.
-const accountQuery = `{
-  me { applications { id name website description callbackUrl createdAt
+const accountQuery = `query($first: Int!, $offset: Int!) {
+  me { applications(first: $first, offset: $offset) { id name website description callbackUrl createdAt
     keys { id apiKey status createdAt
       subscriptions { id api plan status reason usageToday createdAt decidedAt limits { perSecond perDay }
         usage(days: 30) { day calls }
@@ -65,12 +69,11 @@ func (s subscription) Chart() *chart {
 		return nil
 	}
 	c := &chart{Limit: s.Limits.PerDay, Days: len(s.Usage)}
-	top := 1
 	for _, u := range s.Usage {
 		c.Total += u.Calls
-		top = max(top, u.Calls)
+		c.Busiest = max(c.Busiest, u.Calls)
 	}
-	c.Busiest = top
+	top := max(c.Busiest, 1)
 	if s.Limits.PerDay > 0 && top*2 >= s.Limits.PerDay {
 		top = max(top, s.Limits.PerDay)
 		c.LimitY = 75 - 70*s.Limits.PerDay/top
@@ -111,6 +114,8 @@ type accountData struct {
 	Applications []application
 	APIs         []api
 	Secret       *newKey // after requestKey or rotateKeySecret: shown once
+	// The page of applications: the offsets of the pages before and after (-1: none).
+	Offset, Prev, Next int
 }
 
 type newKey struct {
@@ -124,7 +129,9 @@ func (p *Portal) account(w http.ResponseWriter, r *http.Request, me *account, pg
 		Me   struct{ Applications []application }
 		APIs []api
 	}
-	if err := p.call(r, accountQuery, nil, &d); err != nil {
+	offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+	offset = max(0, min(offset, 1000))
+	if err := p.call(r, accountQuery, map[string]any{"first": appsPage, "offset": offset}, &d); err != nil {
 		p.fail(w, r, "message", page{Title: "My Account", Me: me}, err)
 		return
 	}
@@ -134,6 +141,13 @@ func (p *Portal) account(w http.ResponseWriter, r *http.Request, me *account, pg
 		data = &accountData{}
 	}
 	data.Applications, data.APIs = d.Me.Applications, d.APIs
+	data.Offset, data.Prev, data.Next = offset, -1, -1
+	if offset > 0 {
+		data.Prev = max(0, offset-appsPage)
+	}
+	if len(d.Me.Applications) == appsPage {
+		data.Next = offset + appsPage
+	}
 	pg.Data = data
 	status := http.StatusOK
 	if pg.Problem != nil {

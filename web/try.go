@@ -39,6 +39,11 @@ type tryData struct {
 	Raw any
 }
 
+const usableQuery = `{
+  me { applications { name keys { id apiKey status subscriptions { api status } } } }
+  apis { slug name auth grants }
+}`
+
 // usable reads the user's active keys with the APIs each is approved for, and the APIs some
 // key of theirs is approved for (the user's plans cover), for Try it and the playground.
 func (p *Portal) usable(r *http.Request) ([]tryKey, []api, error) {
@@ -46,7 +51,7 @@ func (p *Portal) usable(r *http.Request) ([]tryKey, []api, error) {
 		Me   struct{ Applications []application }
 		APIs []api
 	}
-	if err := p.call(r, accountQuery, nil, &d); err != nil {
+	if err := p.call(r, usableQuery, nil, &d); err != nil {
 		return nil, nil, err
 	}
 	var keys []tryKey

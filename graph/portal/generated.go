@@ -36,6 +36,7 @@ type ResolverRoot interface {
 	Key() KeyResolver
 	KeySubscription() KeySubscriptionResolver
 	LimitIncreaseRequest() LimitIncreaseRequestResolver
+	Me() MeResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 }
@@ -144,7 +145,7 @@ type ComplexityRoot struct {
 
 	Me struct {
 		Account      func(childComplexity int) int
-		Applications func(childComplexity int) int
+		Applications func(childComplexity int, first *int, offset *int) int
 	}
 
 	Mutation struct {
@@ -239,6 +240,9 @@ type LimitIncreaseRequestResolver interface {
 	Subscription(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (*flightgraph.Subscription, error)
 
 	Status(ctx context.Context, obj *flightgraph.LimitIncreaseRequest) (string, error)
+}
+type MeResolver interface {
+	Applications(ctx context.Context, obj *Me, first *int, offset *int) ([]*flightgraph.Application, error)
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, input flightgraph.SignUpInput) (*SignUpPayload, error)
@@ -710,7 +714,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Me.Applications(childComplexity), true
+		args, err := ec.field_Me_applications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Applications(childComplexity, args["first"].(*int), args["offset"].(*int)), true
 
 	case "Mutation.addApiToApplication":
 		if e.ComplexityRoot.Mutation.AddAPIToApplication == nil {
@@ -1299,7 +1308,11 @@ type AuthPayload {
 
 type Me {
   account: Account!
-  applications: [Application!]! @listSize(assumedSize: 20)
+  """
+  The account's applications, oldest first: first (1 to 20) from offset, else INSP_400.001. A page
+  that shows each key's usage over 30 days asks for a few at a time, to stay within the cost.
+  """
+  applications(first: Int = 20, offset: Int = 0): [Application!]! @listSize(assumedSize: 20, slicingArguments: ["first"])
 }
 
 type Account {
@@ -1847,6 +1860,28 @@ func (ec *executionContext) field_KeySubscription_usage_args(ctx context.Context
 		return nil, err
 	}
 	args["days"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Me_applications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "offset",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["offset"] = arg1
 	return args, nil
 }
 
@@ -4024,7 +4059,8 @@ func (ec *executionContext) _Me_applications(ctx context.Context, field graphql.
 			return ec.fieldContext_Me_applications(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Applications, nil
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Me().Applications(ctx, obj, fc.Args["first"].(*int), fc.Args["offset"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Application) graphql.Marshaler {
@@ -4034,15 +4070,26 @@ func (ec *executionContext) _Me_applications(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Me_applications(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Me_applications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Me",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Application(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Me_applications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8161,13 +8208,46 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 		case "account":
 			out.Values[i] = ec._Me_account(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "applications":
-			out.Values[i] = ec._Me_applications(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Me_applications(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

@@ -29,7 +29,9 @@ type KeyPayload struct {
 }
 
 type Me struct {
-	Account      *flightgraph.Account       `json:"account"`
+	Account *flightgraph.Account `json:"account"`
+	// The account's applications, oldest first: first (1 to 20) from offset, else INSP_400.001. A page
+	// that shows each key's usage over 30 days asks for a few at a time, to stay within the cost.
 	Applications []*flightgraph.Application `json:"applications"`
 }
 

@@ -37,6 +37,29 @@ func (r *Resolver) me(ctx context.Context) (*portal.Me, error) {
 	return &portal.Me{Account: acc, Applications: apps}, nil
 }
 
+// applicationsPage is the page first, offset of the applications me read whole: an account has
+// at most access.MaxApplications.
+func applicationsPage(me *portal.Me, first, offset *int) ([]*flightgraph.Application, error) {
+	f, o := access.MaxApplications, 0
+	if first != nil {
+		f = *first
+	}
+	if offset != nil {
+		o = *offset
+	}
+	if f < 1 || f > access.MaxApplications {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "first", "first must be 1 to %d", access.MaxApplications)
+	}
+	if o < 0 {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "offset", "offset must not be negative")
+	}
+	apps := me.Applications
+	if o >= len(apps) {
+		return []*flightgraph.Application{}, nil
+	}
+	return apps[o:min(len(apps), o+f)], nil
+}
+
 // appKeys lists an application's keys; their plaintext halves are never kept, so lists show hints.
 func (r *Resolver) appKeys(ctx context.Context, app *flightgraph.Application) ([]*flightgraph.NewKey, error) {
 	keys, err := graph.Load(ctx, graph.For(ctx).AppKeys, app.ID)

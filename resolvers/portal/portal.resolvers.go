@@ -98,6 +98,10 @@ func (r *limitIncreaseRequestResolver) Status(ctx context.Context, obj *flightgr
 	return string(obj.Status), nil
 }
 
+func (r *meResolver) Applications(ctx context.Context, obj *portal.Me, first *int, offset *int) ([]*flightgraph.Application, error) {
+	return applicationsPage(obj, first, offset)
+}
+
 func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpInput) (*portal.SignUpPayload, error) {
 	return r.signUp(ctx, input)
 }
@@ -214,6 +218,8 @@ func (r *Resolver) LimitIncreaseRequest() portal.LimitIncreaseRequestResolver {
 	return &limitIncreaseRequestResolver{r}
 }
 
+func (r *Resolver) Me() portal.MeResolver { return &meResolver{r} }
+
 func (r *Resolver) Mutation() portal.MutationResolver { return &mutationResolver{r} }
 
 func (r *Resolver) Query() portal.QueryResolver { return &queryResolver{r} }
@@ -225,6 +231,7 @@ type (
 	keyResolver                  struct{ *Resolver }
 	keySubscriptionResolver      struct{ *Resolver }
 	limitIncreaseRequestResolver struct{ *Resolver }
+	meResolver                   struct{ *Resolver }
 	mutationResolver             struct{ *Resolver }
 	queryResolver                struct{ *Resolver }
 )
