@@ -186,6 +186,19 @@ func TestPortalPages(t *testing.T) {
 		}
 	})
 
+	t.Run("My Account asks for what fits a session's cost: a page of applications with 30 days of usage", func(t *testing.T) {
+		status, body := dev.get("/portal")
+		if status != http.StatusOK || !strings.Contains(body, `<figure class="usage" data-usage="flightstatus"`) || strings.Contains(body, `role="alert"`) {
+			t.Errorf("My Account: %d %.800s", status, body)
+		}
+		p := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		for _, bad := range []string{`{ me { applications(first: 21) { id } } }`, `{ me { applications(first: 0) { id } } }`, `{ me { applications(offset: -1) { id } } }`} {
+			p.fails(t, flightgraph.ECodeInvalidParameter, bad, nil)
+		}
+		// The whole tree with 30 days of usage is over the cost: that is why the page asks for five.
+		p.fails(t, flightgraph.ECodeQueryCost, `{ me { applications { keys { subscriptions { usage(days: 30) { day calls } } } } } }`, nil)
+	})
+
 	t.Run("a new secret is on one no-store answer", func(t *testing.T) {
 		var appID string
 		p := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
