@@ -56,8 +56,7 @@ type AccessReader interface {
 	KeyAccessByID(ctx context.Context, keyID string) (*KeyAccess, error)
 	// TrialKeyAccess is KeyAccess for the trial key with this hash, read as the key's: only while
 	// the trial is unexpired at now, the session that minted it lasts and the key is active;
-	// ECodeNotFound otherwise. Its TrialExpiresAt is the sooner of the trial's and the session's
-	// expiry.
+	// ECodeNotFound otherwise.
 	TrialKeyAccess(ctx context.Context, keyHash string, now time.Time) (*KeyAccess, error)
 	Subscription(ctx context.Context, id string) (*Subscription, error)
 	// SubscriptionsByKeys returns each key's subscriptions ordered by product, in key order.
@@ -105,6 +104,9 @@ type AccessTx interface {
 	DeleteApplication(ctx context.Context, id string) error
 	CreateKey(ctx context.Context, k *Key) error
 	UpdateKey(ctx context.Context, k *Key) error
+	// CreateTrialKey stores a trial key minted by the session t.SessionHash, its expiry capped at
+	// the session's end (t.ExpiresAt is set to what is stored); ECodeNotFound when the session
+	// has ended.
 	CreateTrialKey(ctx context.Context, t *TrialKey) error
 	// DeleteTrialKeys deletes a key's expired trial keys and all but its newest keep live ones
 	// (keep 0: all), revokes the tokens issued to those and, if it deleted any, announces the

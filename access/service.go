@@ -612,12 +612,12 @@ const TrialKeysPerKey = 5
 
 // TrialKey mints a trial key of one of the signed-in developer's active keys, for the portal's
 // Try it page and playground: a credential pair that acts as the key (its limits and usage are
-// the key's) without its secret, which is never stored. It works with the api-key header and,
-// as client_id and client_secret, for the client credentials grant only; it ends after
-// TrialKeyTTL, with the session that minted it (signOut), when the key's secret is rotated, the
-// key is revoked or its application deleted, or when TrialKeysPerKey newer ones were minted
-// for the key. Only its hashes are stored, and the audit entry (key.trial) names the key and
-// the expiry, never the secret.
+// the key's) without its secret, which is never stored. It works in the api-key header and, as
+// client_id and client_secret, for the client credentials grant only. It ends after TrialKeyTTL
+// or with the session that minted it (at the session's end or signOut), whichever is first; at
+// once when the key's secret is rotated, the key is revoked or its application deleted; and when
+// TrialKeysPerKey newer ones are minted for the key. Only its hashes are stored, and its audit
+// entry (key.trial) names the key and the expiry, never the secret.
 //
 // Errors: PORTAL_401.000 (ECodeNotSignedIn) without a portal session, whatever other credential
 // the call carries; PORTAL_404.000 (ECodeNotFound) for a key that is not the account's, exactly
@@ -648,7 +648,9 @@ func (s *Service) TrialKey(ctx context.Context, keyID string) (*flightgraph.NewT
 			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "keyId", "the key is revoked")
 		}
 		tk.KeyID = k.ID
-		if err := tx.CreateTrialKey(ctx, tk); err != nil {
+		if err := tx.CreateTrialKey(ctx, tk); errIsNotFound(err) {
+			return flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "the portal session is unknown or expired: sign in again")
+		} else if err != nil {
 			return err
 		}
 		if evicted, err = tx.DeleteTrialKeys(ctx, k.ID, TrialKeysPerKey, now); err != nil {

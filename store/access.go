@@ -174,12 +174,12 @@ func (a accessQ) KeyAccessByID(ctx context.Context, keyID string) (*flightgraph.
 // trialCols selects what KeyAccess needs of them.
 const (
 	trialJoin = ` JOIN trial_keys t ON t.key_id = k.id JOIN sessions s ON s.token_hash = t.session_hash`
-	trialCols = `, t.key_hash AS "t.key_hash", t.secret_hash AS "t.secret_hash", t.expires_at AS "t.expires_at",
-		s.expires_at AS "t.session_expires_at"`
+	trialCols = `, t.key_hash AS "t.key_hash", t.secret_hash AS "t.secret_hash", t.expires_at AS "t.expires_at"`
 )
 
 // TrialKeyAccess implements flightgraph.AccessReader: the key's access, read through the trial in
-// the same two round trips, with the conditions of a live trial in the query.
+// the same two round trips, with the conditions of a live trial in the query. The trial's expiry
+// is its session's at the latest (CreateTrialKey); the session's is checked too all the same.
 func (a accessQ) TrialKeyAccess(ctx context.Context, keyHash string, now time.Time) (*flightgraph.KeyAccess, error) {
 	now = now.UTC()
 	return a.keyAccess(ctx, trialJoin, "t.key_hash = ? AND t.expires_at > ? AND s.expires_at > ? AND k.status = 'active'", keyHash, now, now)
@@ -194,10 +194,9 @@ func (a accessQ) keyAccess(ctx context.Context, join, cond string, args ...any) 
 		P flightgraph.Application `db:"p"`
 		A flightgraph.Account     `db:"a"`
 		T struct {
-			KeyHash          string    `db:"key_hash"`
-			SecretHash       string    `db:"secret_hash"`
-			ExpiresAt        time.Time `db:"expires_at"`
-			SessionExpiresAt time.Time `db:"session_expires_at"`
+			KeyHash    string    `db:"key_hash"`
+			SecretHash string    `db:"secret_hash"`
+			ExpiresAt  time.Time `db:"expires_at"`
 		} `db:"t"`
 	}
 	cols := ""
@@ -226,12 +225,8 @@ func (a accessQ) keyAccess(ctx context.Context, join, cond string, args ...any) 
 		ka.Products[plan.Product] = &flightgraph.Entitlement{SubscriptionID: subs[i].SubscriptionID, Plan: &plan}
 	}
 	if join != "" {
-		// The trial's secret stands for the key's, and it lasts no longer than its session.
-		ka.Key.SecretHash, ka.TrialHash = row.T.SecretHash, row.T.KeyHash
-		ka.TrialExpiresAt = row.T.ExpiresAt.UTC()
-		if row.T.SessionExpiresAt.Before(ka.TrialExpiresAt) {
-			ka.TrialExpiresAt = row.T.SessionExpiresAt.UTC()
-		}
+		// The trial's secret stands for the key's.
+		ka.Key.SecretHash, ka.TrialHash, ka.TrialExpiresAt = row.T.SecretHash, row.T.KeyHash, row.T.ExpiresAt.UTC()
 	}
 	return ka, nil
 }
@@ -493,6 +488,13 @@ const trialKeyCols = `key_hash, secret_hash, key_id, session_hash, created_at, e
 
 // CreateTrialKey implements flightgraph.AccessTx.
 func (t *accessTx) CreateTrialKey(ctx context.Context, tk *flightgraph.TrialKey) error {
+	var session time.Time
+	if err := t.one(ctx, &session, "session", `SELECT expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?`, tk.SessionHash, tk.CreatedAt.UTC()); err != nil {
+		return err
+	}
+	if session.Before(tk.ExpiresAt) {
+		tk.ExpiresAt = session.UTC()
+	}
 	_, err := t.db.exec(ctx, t.q, `INSERT INTO trial_keys (`+trialKeyCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
 		tk.KeyHash, tk.SecretHash, tk.KeyID, tk.SessionHash, tk.CreatedAt.UTC(), tk.ExpiresAt.UTC())
 	return err
