@@ -401,10 +401,7 @@ func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller,
 	case KindAPIKey:
 		ka, err = g.activeKey(ctx, HashCredential(key), now, bad)
 	case KindTrialKey:
-		// The cache holds no trial past its end; checking again costs nothing.
-		if ka, err = g.trialAccess(ctx, HashCredential(key), now); err == nil && !now.Before(ka.TrialExpiresAt) {
-			err = bad
-		}
+		ka, err = g.trialAccess(ctx, HashCredential(key), now)
 		ka, err = active(ka, err, bad)
 	default:
 		return anon, bad

@@ -353,7 +353,7 @@ func (t *TokenService) clientCredentials(ctx context.Context, ka *flightgraph.Ke
 			expires = ka.TrialExpiresAt
 		}
 		family = flightgraph.TrialFamily(ka.TrialHash)
-		if !now.Before(expires) {
+		if !now.Before(expires) { // it ended since client read it
 			return nil, &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "unknown client or wrong secret"}
 		}
 	}

@@ -170,19 +170,18 @@ func (a accessQ) KeyAccessByID(ctx context.Context, keyID string) (*flightgraph.
 	return a.keyAccess(ctx, "", "k.id = ?", keyID)
 }
 
-// trialJoin joins a key k to its trial keys t, each with the session s that minted it, and
-// trialCols selects what KeyAccess needs of them.
+// trialJoin joins a key k to its trial keys t, and trialCols selects what KeyAccess needs of them.
 const (
-	trialJoin = ` JOIN trial_keys t ON t.key_id = k.id JOIN sessions s ON s.token_hash = t.session_hash`
+	trialJoin = ` JOIN trial_keys t ON t.key_id = k.id`
 	trialCols = `, t.key_hash AS "t.key_hash", t.secret_hash AS "t.secret_hash", t.expires_at AS "t.expires_at"`
 )
 
 // TrialKeyAccess implements flightgraph.AccessReader: the key's access, read through the trial in
-// the same two round trips, with the conditions of a live trial in the query. The trial's expiry
-// is its session's at the latest (CreateTrialKey); the session's is checked too all the same.
+// the same two round trips, with the conditions of a live trial in the query. The session needs
+// no condition of its own: a trial expires with its session at the latest (CreateTrialKey), and
+// its row goes when the session's does (DeleteSession, and the foreign key's cascade).
 func (a accessQ) TrialKeyAccess(ctx context.Context, keyHash string, now time.Time) (*flightgraph.KeyAccess, error) {
-	now = now.UTC()
-	return a.keyAccess(ctx, trialJoin, "t.key_hash = ? AND t.expires_at > ? AND s.expires_at > ? AND k.status = 'active'", keyHash, now, now)
+	return a.keyAccess(ctx, trialJoin, "t.key_hash = ? AND t.expires_at > ? AND k.status = 'active'", keyHash, now.UTC())
 }
 
 // keyAccess reads the key with its application and owner in one round trip, its approved
