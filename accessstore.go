@@ -7,12 +7,21 @@ import (
 
 // KeyAccess is everything authentication needs about a key, read in one go: the key, its
 // application's owner, and its approved subscriptions with their plans.
+//
+// Read for a trial key (TrialKeyAccess), it is the key's, except that Key.SecretHash is the
+// trial secret's hash, so that the trial's pair authenticates where the key's would; TrialHash is
+// the trial key's hash and TrialExpiresAt when it ends. Both are empty for the key itself.
 type KeyAccess struct {
-	Key         *Key
-	Application *Application
-	Account     *Account
-	Products    map[string]*Entitlement
+	Key            *Key
+	Application    *Application
+	Account        *Account
+	Products       map[string]*Entitlement
+	TrialHash      string
+	TrialExpiresAt time.Time
 }
+
+// Trial reports whether ka was read for a trial key.
+func (ka *KeyAccess) Trial() bool { return ka.TrialHash != "" }
 
 // AccessReader reads the access core. Lookups of one thing return ECodeNotFound when it does not
 // exist.
@@ -45,6 +54,10 @@ type AccessReader interface {
 	KeyAccess(ctx context.Context, keyHash string) (*KeyAccess, error)
 	// KeyAccessByID is KeyAccess for the key with this id.
 	KeyAccessByID(ctx context.Context, keyID string) (*KeyAccess, error)
+	// TrialKeyAccess is KeyAccess for the trial key with this hash, read as the key's: only while
+	// the trial is unexpired at now, the session that minted it lasts and the key is active;
+	// ECodeNotFound otherwise.
+	TrialKeyAccess(ctx context.Context, keyHash string, now time.Time) (*KeyAccess, error)
 	Subscription(ctx context.Context, id string) (*Subscription, error)
 	// SubscriptionsByKeys returns each key's subscriptions ordered by product, in key order.
 	SubscriptionsByKeys(ctx context.Context, keyIDs []string) ([][]*Subscription, error)
@@ -95,13 +108,23 @@ type AccessTx interface {
 	DeleteSignUps(ctx context.Context, email string) ([]string, error)
 	// DeleteExpiredSignUps deletes the pending sign-ups that expired by now.
 	DeleteExpiredSignUps(ctx context.Context, now time.Time) error
-	DeleteSession(ctx context.Context, tokenHash string) error
+	// DeleteSession ends a session and the trial keys it minted, revokes the tokens issued to
+	// those, announces each of their keys' change (AccessFeed) and returns the keys' ids.
+	DeleteSession(ctx context.Context, tokenHash string) (keyIDs []string, err error)
 	CreateCustomer(ctx context.Context, c *Customer) error // ErrExists if the user name is taken
 	CreateApplication(ctx context.Context, a *Application) error
 	UpdateApplication(ctx context.Context, a *Application) error
 	DeleteApplication(ctx context.Context, id string) error
 	CreateKey(ctx context.Context, k *Key) error
 	UpdateKey(ctx context.Context, k *Key) error
+	// CreateTrialKey stores a trial key minted by the session t.SessionHash, its expiry capped at
+	// the session's end (t.ExpiresAt is set to what is stored); ECodeNotFound when the session
+	// has ended.
+	CreateTrialKey(ctx context.Context, t *TrialKey) error
+	// DeleteTrialKeys deletes a key's expired trial keys and all but its newest keep live ones
+	// (keep 0: all), revokes the tokens issued to those and, if it deleted any, announces the
+	// key's change (AccessFeed). It returns how many it deleted.
+	DeleteTrialKeys(ctx context.Context, keyID string, keep int, now time.Time) (int, error)
 	CreatePlan(ctx context.Context, p *Plan) error
 	CreateSubscription(ctx context.Context, s *Subscription) error // ErrExists if the key has the product
 	UpdateSubscription(ctx context.Context, s *Subscription) error

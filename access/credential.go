@@ -34,7 +34,15 @@ const (
 	KindRefreshToken = "fgrt_" // an OAuth 2.0 refresh token
 	KindSession      = "fgps_" // a portal session
 	KindSignUp       = "fgsu_" // the token of a sign-up mail, for verifyEmail
+	// KindTrialKey and KindTrialSecret are a trial key's halves (Service.TrialKey): short-lived
+	// stand-ins for a key's, minted by a portal session for Try it, used exactly as the key's
+	// (the api-key header and the OAuth client_id; the client_secret).
+	KindTrialKey    = "fgtk_"
+	KindTrialSecret = "fgts_"
 )
+
+// kinds are the credential kinds CredentialKind knows.
+var kinds = []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession, KindSignUp, KindTrialKey, KindTrialSecret}
 
 const (
 	credentialBytes = 32 // of randomness, from crypto/rand
@@ -57,7 +65,7 @@ func NewCredential(kind string) string {
 
 // CredentialKind returns the kind of a well-formed credential, or "" for anything else.
 func CredentialKind(s string) string {
-	for _, kind := range []string{KindAPIKey, KindSecret, KindAccessToken, KindRefreshToken, KindSession, KindSignUp} {
+	for _, kind := range kinds {
 		if !strings.HasPrefix(s, kind) {
 			continue
 		}

@@ -328,7 +328,7 @@ func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
 			return anon, err
 		}
 		return &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc, SessionHash: hash}, nil
-	case KindAPIKey:
+	case KindAPIKey, KindTrialKey:
 		return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "an API key is not a bearer token: send it in the api-key header, or exchange it for a token at /oauthcust/oauth/token")
 	}
 	return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the bearer token is malformed")
@@ -339,42 +339,73 @@ func (g *Guard) ttl() time.Duration { return ttl(g.CacheTTL, DefaultCacheTTL) }
 // keyAccess reads what the guard needs of a key, by its hash or by "id:<key id>", from its cache
 // when fresh.
 func (g *Guard) keyAccess(ctx context.Context, ref string, now time.Time) (*flightgraph.KeyAccess, error) {
+	return g.cachedKey(ctx, ref, now, func() (*flightgraph.KeyAccess, error) {
+		if id, ok := strings.CutPrefix(ref, "id:"); ok {
+			return g.Store.KeyAccessByID(ctx, id)
+		}
+		return g.Store.KeyAccess(ctx, ref)
+	})
+}
+
+// trialAccess is keyAccess for a trial key, by its hash: the key's access, while the trial lasts.
+func (g *Guard) trialAccess(ctx context.Context, hash string, now time.Time) (*flightgraph.KeyAccess, error) {
+	return g.cachedKey(ctx, hash, now, func() (*flightgraph.KeyAccess, error) { return g.Store.TrialKeyAccess(ctx, hash, now) })
+}
+
+// cachedKey returns the key access cached under ref while it is fresh, else what read returns,
+// which it caches. An entry lives the cache's TTL and, for a trial key, no longer than the trial:
+// the store refuses an expired trial, and the cache must not outlive that refusal. The entry
+// names the key, so that a change to the key (Forget) drops its trials' entries too.
+func (g *Guard) cachedKey(ctx context.Context, ref string, now time.Time, read func() (*flightgraph.KeyAccess, error)) (*flightgraph.KeyAccess, error) {
 	c, epoch := g.lookup(&g.keys, ref, now)
 	if c != nil {
 		return c.access, nil
 	}
-	var (
-		ka  *flightgraph.KeyAccess
-		err error
-	)
-	if id, ok := strings.CutPrefix(ref, "id:"); ok {
-		ka, err = g.Store.KeyAccessByID(ctx, id)
-	} else {
-		ka, err = g.Store.KeyAccess(ctx, ref)
-	}
+	ka, err := read()
 	if err != nil {
 		return nil, err
 	}
-	g.remember(&g.keys, ref, &cached{access: ka, expires: now.Add(g.ttl())}, now, epoch)
+	expires := now.Add(g.ttl())
+	if ka.Trial() && ka.TrialExpiresAt.Before(expires) {
+		expires = ka.TrialExpiresAt
+	}
+	g.remember(&g.keys, ref, &cached{access: ka, expires: expires}, now, epoch)
 	return ka, nil
 }
 
 // activeKey is keyAccess for a key that must be active: an unknown or inactive key is bad.
 func (g *Guard) activeKey(ctx context.Context, ref string, now time.Time, bad error) (*flightgraph.KeyAccess, error) {
 	ka, err := g.keyAccess(ctx, ref, now)
+	return active(ka, err, bad)
+}
+
+// active returns ka if the key is active; bad if it is not, or was not found.
+func active(ka *flightgraph.KeyAccess, err, bad error) (*flightgraph.KeyAccess, error) {
 	if errIsNotFound(err) || err == nil && ka.Key.Status != flightgraph.KeyActive {
 		return nil, bad
 	}
 	return ka, err
 }
 
+// keyCaller authenticates the api-key header: a key, or a trial key as its key. Either is the
+// same caller, so that a trial key's calls are limited and counted as the key's.
 func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller, error) {
 	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	bad := flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
-	if CredentialKind(key) != KindAPIKey {
+	now := g.Now()
+	var (
+		ka  *flightgraph.KeyAccess
+		err error
+	)
+	switch CredentialKind(key) {
+	case KindAPIKey:
+		ka, err = g.activeKey(ctx, HashCredential(key), now, bad)
+	case KindTrialKey:
+		ka, err = g.trialAccess(ctx, HashCredential(key), now)
+		ka, err = active(ka, err, bad)
+	default:
 		return anon, bad
 	}
-	ka, err := g.activeKey(ctx, HashCredential(key), g.Now(), bad)
 	if err != nil {
 		return anon, err
 	}

@@ -200,3 +200,54 @@ func TestMemoryLimiterForgetsIdleNames(t *testing.T) {
 		t.Errorf("after the sweep: %+v, want the day count read again (43)", d)
 	}
 }
+
+// trialStore is a store of one trial key, which it reads as the store does: not at or after its
+// expiry.
+type trialStore struct {
+	flightgraph.AccessStore
+	ka *flightgraph.KeyAccess
+}
+
+func (s trialStore) TrialKeyAccess(ctx context.Context, keyHash string, now time.Time) (*flightgraph.KeyAccess, error) {
+	if keyHash != s.ka.TrialHash || !now.Before(s.ka.TrialExpiresAt) {
+		return nil, flightgraph.Errorf(flightgraph.ECodeNotFound, "key not found")
+	}
+	return s.ka, nil
+}
+
+// TestGuardCachesATrialNoLongerThanItLasts: the guard's entry of a trial key, whose refusal at its
+// end comes from the store, ends with the trial however long the cache lives; a change to its
+// key drops it, as it drops the key's.
+func TestGuardCachesATrialNoLongerThanItLasts(t *testing.T) {
+	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+	trial := NewCredential(KindTrialKey)
+	ka := &flightgraph.KeyAccess{Key: &flightgraph.Key{ID: "k", Status: flightgraph.KeyActive}, Application: &flightgraph.Application{ID: "a"},
+		Account: &flightgraph.Account{ID: "acc"}, TrialHash: HashCredential(trial), TrialExpiresAt: now.Add(time.Minute)}
+	clock := now
+	g := &Guard{Store: trialStore{ka: ka}, CacheTTL: time.Hour, Now: func() time.Time { return clock }}
+	call := func() error {
+		_, err := g.keyCaller(context.Background(), trial)
+		return err
+	}
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := g.lookup(&g.keys, ka.TrialHash, now.Add(time.Minute-time.Nanosecond)); c == nil {
+		t.Fatal("the trial is not cached while it lasts")
+	}
+	if c, _ := g.lookup(&g.keys, ka.TrialHash, now.Add(time.Minute)); c != nil {
+		t.Errorf("the trial's entry outlives the trial: it expires at %s, the trial at %s", c.expires, ka.TrialExpiresAt)
+	}
+	clock = now.Add(time.Minute)
+	if err := call(); flightgraph.ErrorCode(err) != flightgraph.ECodeInvalidKey {
+		t.Errorf("the trial at its end: %v, want %s", err, flightgraph.ECodeInvalidKey)
+	}
+	clock = now
+	if err := call(); err != nil {
+		t.Fatal(err)
+	}
+	g.Forget("k")
+	if c, _ := g.lookup(&g.keys, ka.TrialHash, now); c != nil {
+		t.Error("a change to the key leaves its trial cached")
+	}
+}

@@ -201,6 +201,12 @@ func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthEr
 	default:
 		return nil, oerr(http.StatusBadRequest, "unsupported_grant_type", "grant_type %q is not supported", grant)
 	}
+	if ka.Trial() && grant != flightgraph.GrantClientCredentials {
+		// A trial key stands for its key on the portal's Try it page, for calls of the key's
+		// own: no customer's password goes through it, and it issues no refresh token that could
+		// outlive it.
+		return nil, oerr(http.StatusBadRequest, "unauthorized_client", "a trial key takes the client_credentials grant only")
+	}
 	switch grant {
 	case flightgraph.GrantClientCredentials:
 		return t.clientCredentials(ctx, ka, form)
@@ -258,10 +264,19 @@ func (t *TokenService) client(ctx context.Context, r *http.Request, form url.Val
 		}
 	}
 	bad := &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "unknown client or wrong secret"}
-	if CredentialKind(id) != KindAPIKey || CredentialKind(secret) != KindSecret {
+	var (
+		ka  *flightgraph.KeyAccess
+		err error
+	)
+	switch idKind, secretKind := CredentialKind(id), CredentialKind(secret); {
+	case idKind == KindAPIKey && secretKind == KindSecret:
+		ka, err = t.Store.KeyAccess(ctx, HashCredential(id))
+	case idKind == KindTrialKey && secretKind == KindTrialSecret:
+		// A trial key authenticates as its key, with the trial's secret (TrialKeyAccess).
+		ka, err = t.Store.TrialKeyAccess(ctx, HashCredential(id), t.Now())
+	default:
 		return nil, bad
 	}
-	ka, err := t.Store.KeyAccess(ctx, HashCredential(id))
 	if err != nil {
 		if errIsNotFound(err) {
 			return nil, bad
@@ -329,17 +344,28 @@ func (t *TokenService) clientCredentials(ctx context.Context, ka *flightgraph.Ke
 	if oe != nil {
 		return nil, oe
 	}
-	life := ttl(t.Lifetimes.ClientCredentialsTTL, DefaultClientCredentialsTTL)
 	access := NewCredential(KindAccessToken)
 	now := t.Now().UTC()
+	expires, family := now.Add(ttl(t.Lifetimes.ClientCredentialsTTL, DefaultClientCredentialsTTL)), NewID("fam")
+	if ka.Trial() {
+		// A trial key's token ends with it at the latest, and is deleted with it (its family).
+		if ka.TrialExpiresAt.Before(expires) {
+			expires = ka.TrialExpiresAt
+		}
+		family = flightgraph.TrialFamily(ka.TrialHash)
+		if !now.Before(expires) { // it ended since client read it
+			return nil, &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "unknown client or wrong secret"}
+		}
+	}
 	err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
 		return tx.CreateToken(ctx, &flightgraph.Token{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, KeyID: ka.Key.ID,
-			Grant: flightgraph.GrantClientCredentials, FamilyID: NewID("fam"), Scope: strings.Join(sc, " "), CreatedAt: now, ExpiresAt: now.Add(life)})
+			Grant: flightgraph.GrantClientCredentials, FamilyID: family, Scope: strings.Join(sc, " "), CreatedAt: now, ExpiresAt: expires})
 	})
 	if err != nil {
 		return nil, t.internal(ctx, err)
 	}
-	return &tokenResponse{TokenType: "bearer", ReturnType: "json", AccessToken: access, ExpiresIn: int(life.Seconds()), Scope: strings.Join(sc, " ")}, nil
+	// Whole seconds, rounded down: the token never outlives what expires_in says.
+	return &tokenResponse{TokenType: "bearer", ReturnType: "json", AccessToken: access, ExpiresIn: int(expires.Sub(now) / time.Second), Scope: strings.Join(sc, " ")}, nil
 }
 
 func (t *TokenService) password(ctx context.Context, ka *flightgraph.KeyAccess, form url.Values) (*tokenResponse, *oauthError) {

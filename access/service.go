@@ -145,13 +145,21 @@ func (s *Service) openSession(ctx context.Context, tx flightgraph.AccessTx, acc 
 	return &Session{Token: token, Account: acc}, nil
 }
 
-// SignOut ends the caller's session.
+// SignOut ends the caller's session, and the trial keys it minted with it.
 func (s *Service) SignOut(ctx context.Context) error {
 	if _, err := account(ctx); err != nil {
 		return err
 	}
 	hash := flightgraph.CallerFromContext(ctx).SessionHash
-	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error { return tx.DeleteSession(ctx, hash) })
+	var keys []string
+	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {
+		keys, err = tx.DeleteSession(ctx, hash)
+		return err
+	})
+	for _, k := range keys {
+		s.changed(k)
+	}
+	return err
 }
 
 // SubscriptionApplication returns the application of a subscription's key, for its owner or an
@@ -573,8 +581,8 @@ func orNone(s string) string {
 	return s
 }
 
-// RotateKeySecret gives one of the developer's keys a new secret, shown once; the old secret
-// and the tokens issued with it stop working.
+// RotateKeySecret gives one of the developer's keys a new secret, shown once; the old secret,
+// the tokens issued with it and the key's trial keys stop working.
 func (s *Service) RotateKeySecret(ctx context.Context, keyID string) (*flightgraph.NewKey, error) {
 	acc, err := account(ctx)
 	if err != nil {
@@ -583,6 +591,10 @@ func (s *Service) RotateKeySecret(ctx context.Context, keyID string) (*flightgra
 	secret := NewCredential(KindSecret)
 	var k *flightgraph.Key
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		// Held, as by TrialKey, so that no trial key minted before the rotation outlives it.
+		if err := tx.LockAccount(ctx, acc.ID); err != nil {
+			return err
+		}
 		before, _, err := ownKey(ctx, tx, acc, keyID, "keyId")
 		if err != nil {
 			return err
@@ -598,6 +610,9 @@ func (s *Service) RotateKeySecret(ctx context.Context, keyID string) (*flightgra
 		if err := tx.RevokeKeyTokens(ctx, keyID, s.now()); err != nil {
 			return err
 		}
+		if _, err := tx.DeleteTrialKeys(ctx, keyID, 0, s.now()); err != nil {
+			return err
+		}
 		k = &after
 		return s.audit(ctx, tx, acc.ID, "key.rotate_secret", "key", keyID, before, &after)
 	})
@@ -608,7 +623,7 @@ func (s *Service) RotateKeySecret(ctx context.Context, keyID string) (*flightgra
 	return &flightgraph.NewKey{Key: k, Secret: secret}, nil
 }
 
-// RevokeKey revokes one of the developer's keys and its approved subscriptions.
+// RevokeKey revokes one of the developer's keys, its approved subscriptions and its trial keys.
 func (s *Service) RevokeKey(ctx context.Context, keyID string) (*flightgraph.Key, error) {
 	acc, err := account(ctx)
 	if err != nil {
@@ -616,6 +631,9 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (*flightgraph.Key
 	}
 	var k *flightgraph.Key
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if err := tx.LockAccount(ctx, acc.ID); err != nil {
+			return err
+		}
 		before, _, err := ownKey(ctx, tx, acc, keyID, "keyId")
 		if err != nil {
 			return err
@@ -629,6 +647,9 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (*flightgraph.Key
 			return err
 		}
 		if err := tx.RevokeKeyTokens(ctx, keyID, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.DeleteTrialKeys(ctx, keyID, 0, s.now()); err != nil {
 			return err
 		}
 		subs, err := tx.SubscriptionsByKeys(ctx, []string{keyID})
@@ -650,6 +671,70 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (*flightgraph.Key
 	}
 	s.changed(keyID)
 	return k, nil
+}
+
+// TrialKeyTTL is how long a trial key lasts at most: long enough for a session on the Try it
+// page, short enough that one left in a browser's memory or history is soon worthless.
+const TrialKeyTTL = 15 * time.Minute
+
+// TrialKeysPerKey bounds the live trial keys of one key: minting another deletes the oldest.
+const TrialKeysPerKey = 5
+
+// TrialKey mints a trial key of one of the signed-in developer's active keys, for the portal's
+// Try it page and playground: a credential pair that acts as the key (its limits and usage are
+// the key's) without its secret, which is never stored. It works in the api-key header and, as
+// client_id and client_secret, for the client credentials grant only. It ends after TrialKeyTTL
+// or with the session that minted it (at the session's end or signOut), whichever is first; at
+// once when the key's secret is rotated, the key is revoked or its application deleted; and when
+// TrialKeysPerKey newer ones are minted for the key. Only its hashes are stored, and its audit
+// entry (key.trial) names the key and the expiry, never the secret.
+//
+// Errors: PORTAL_401.000 (ECodeNotSignedIn) without a portal session, whatever other credential
+// the call carries; PORTAL_404.000 (ECodeNotFound) for a key that is not the account's, exactly
+// as for one that does not exist; PORTAL_409.001 (ECodeInvalidState) for a revoked key.
+func (s *Service) TrialKey(ctx context.Context, keyID string) (*flightgraph.NewTrialKey, error) {
+	acc, err := account(ctx)
+	if err != nil {
+		return nil, err
+	}
+	apiKey, secret := NewCredential(KindTrialKey), NewCredential(KindTrialSecret)
+	now := s.now()
+	tk := &flightgraph.TrialKey{KeyHash: HashCredential(apiKey), SecretHash: HashCredential(secret),
+		SessionHash: flightgraph.CallerFromContext(ctx).SessionHash, CreatedAt: now, ExpiresAt: now.Add(TrialKeyTTL)}
+	var (
+		k       *flightgraph.Key
+		evicted int
+	)
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		// Held so that the bound holds between concurrent mints, and a rotation or revocation
+		// comes wholly before or after a mint.
+		if err := tx.LockAccount(ctx, acc.ID); err != nil {
+			return err
+		}
+		if k, _, err = ownKey(ctx, tx, acc, keyID, "keyId"); err != nil {
+			return err
+		}
+		if k.Status != flightgraph.KeyActive {
+			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "keyId", "the key is revoked")
+		}
+		tk.KeyID = k.ID
+		if err := tx.CreateTrialKey(ctx, tk); errIsNotFound(err) {
+			return flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "the portal session is unknown or expired: sign in again")
+		} else if err != nil {
+			return err
+		}
+		if evicted, err = tx.DeleteTrialKeys(ctx, k.ID, TrialKeysPerKey, now); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, acc.ID, "key.trial", "key", k.ID, nil, tk)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if evicted > 0 {
+		s.changed(k.ID)
+	}
+	return &flightgraph.NewTrialKey{TrialKey: tk, APIKey: apiKey, Secret: secret, Key: k}, nil
 }
 
 // RequestLimitIncrease asks the operators for higher limits on one of the developer's approved

@@ -573,7 +573,7 @@ func (s *testServer) dumpDB(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
 	for _, table := range []string{"accounts", "sessions", "signups", "customers", "applications", "api_keys", "subscriptions", "limit_requests",
-		"oauth_tokens", "usage_daily", "audit_log", "mail_outbox", "plans", "products"} {
+		"oauth_tokens", "trial_keys", "usage_daily", "audit_log", "mail_outbox", "plans", "products"} {
 		rows, err := s.rawDB(t).Query(`SELECT * FROM ` + table)
 		if err != nil {
 			t.Fatal(err)

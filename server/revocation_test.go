@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -130,7 +131,8 @@ func (r *feedReplica) waitRefused(t *testing.T, api string, headers map[string]s
 // TestRevocationReachesEveryReplica runs two replicas on one PostgreSQL database; replica B
 // trusts its cache for an hour. A change committed through replica A reaches B at once through
 // the access feed (LISTEN/NOTIFY): a key revoked with the revokeKey mutation, a token family
-// revoked for refresh token reuse, a partner made a developer. And when B's feed loses its connection, B drops its cache,
+// revoked for refresh token reuse, a partner made a developer, a trial key of a session signed out
+// or evicted by newer ones. And when B's feed loses its connection, B drops its cache,
 // so that a change it could not hear is not served stale.
 func TestRevocationReachesEveryReplica(t *testing.T) {
 	storetest.DatabaseURL(t)
@@ -203,6 +205,27 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 		changed := time.Since(start)
 		took := rb.waitRefused(t, "metasearch", headers, flightgraph.ECodeUnknownPath)
 		t.Logf("replica B refused the key of a partner made a developer %v after the setAccountRole answer (the mutation took %v)", took, changed)
+	})
+
+	t.Run("TrialKeys", func(t *testing.T) {
+		// A trial key cached on B stops there as soon as A ends it: by signing its session out,
+		// or by minting the trials that evict it.
+		k := newKey(t)
+		laptop := a.signIn(t, "grace@example.com", "correct horse battery staple")
+		signedOut := map[string]string{"api-key": laptop.tryKey(t, k.keyID).APIKey}
+		rb.waitCached(t, "flightstatus", signedOut)
+		start := time.Now()
+		laptop.do(t, `mutation { signOut }`, nil, nil)
+		took := rb.waitRefused(t, "flightstatus", signedOut, flightgraph.ECodeInvalidKey)
+		t.Logf("replica B refused the trial key of a session signed out %v after the signOut answer (%v after it was sent)", took, time.Since(start))
+
+		evicted := map[string]string{"api-key": dev.tryKey(t, k.keyID).APIKey}
+		rb.waitCached(t, "flightstatus", evicted)
+		for range access.TrialKeysPerKey {
+			dev.tryKey(t, k.keyID)
+		}
+		took = rb.waitRefused(t, "flightstatus", evicted, flightgraph.ECodeInvalidKey)
+		t.Logf("replica B refused an evicted trial key %v after the last tryKey answer", took)
 	})
 
 	t.Run("FeedReconnects", func(t *testing.T) {

@@ -55,6 +55,7 @@ func TestOthersObjectsAreNotFound(t *testing.T) {
 			{"addApiToApplication", "key", `mutation($id: ID!) { addApiToApplication(input: {keyId: $id, api: "inspire"}) { id } }`},
 			{"rotateKeySecret", "key", `mutation($id: ID!) { rotateKeySecret(keyId: $id) { key { secret } } }`},
 			{"revokeKey", "key", `mutation($id: ID!) { revokeKey(keyId: $id) { id } }`},
+			{"tryKey", "key", `mutation($id: ID!) { tryKey(keyId: $id) { apiKey secret } }`},
 			{"requestLimitIncrease", "sub", `mutation($id: ID!) { requestLimitIncrease(input: {subscriptionId: $id, description: "more", estimatedPerSecond: 10, estimatedPerDay: 10000}) { id } }`},
 		} {
 			t.Run(c.name, func(t *testing.T) {

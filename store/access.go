@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -162,26 +163,50 @@ func (a accessQ) ActiveKeys(ctx context.Context, applicationID string) (int, err
 
 // KeyAccess implements flightgraph.AccessReader.
 func (a accessQ) KeyAccess(ctx context.Context, keyHash string) (*flightgraph.KeyAccess, error) {
-	return a.keyAccess(ctx, "k.key_hash = ?", keyHash)
+	return a.keyAccess(ctx, "", "k.key_hash = ?", keyHash)
 }
 
 // KeyAccessByID implements flightgraph.AccessReader.
 func (a accessQ) KeyAccessByID(ctx context.Context, keyID string) (*flightgraph.KeyAccess, error) {
-	return a.keyAccess(ctx, "k.id = ?", keyID)
+	return a.keyAccess(ctx, "", "k.id = ?", keyID)
+}
+
+// trialJoin joins a key k to its trial keys t, and trialCols selects what KeyAccess needs of them.
+const (
+	trialJoin = ` JOIN trial_keys t ON t.key_id = k.id`
+	trialCols = `, t.key_hash AS "t.key_hash", t.secret_hash AS "t.secret_hash", t.expires_at AS "t.expires_at"`
+)
+
+// TrialKeyAccess implements flightgraph.AccessReader: the key's access, read through the trial in
+// the same two round trips, with the conditions of a live trial in the query. The session needs
+// no condition of its own: a trial expires with its session at the latest (CreateTrialKey), and
+// its row goes when the session's does (DeleteSession, and the foreign key's cascade).
+func (a accessQ) TrialKeyAccess(ctx context.Context, keyHash string, now time.Time) (*flightgraph.KeyAccess, error) {
+	return a.keyAccess(ctx, trialJoin, "t.key_hash = ? AND t.expires_at > ? AND k.status = 'active'", keyHash, now.UTC())
 }
 
 // keyAccess reads the key with its application and owner in one round trip, its approved
-// subscriptions with their plans in a second.
-func (a accessQ) keyAccess(ctx context.Context, cond string, arg string) (*flightgraph.KeyAccess, error) {
+// subscriptions with their plans in a second. With join trialJoin, the key is read through one of
+// its trial keys, whose secret hash and expiry the answer then carries.
+func (a accessQ) keyAccess(ctx context.Context, join, cond string, args ...any) (*flightgraph.KeyAccess, error) {
 	var row struct {
 		K flightgraph.Key         `db:"k"`
 		P flightgraph.Application `db:"p"`
 		A flightgraph.Account     `db:"a"`
+		T struct {
+			KeyHash    string    `db:"key_hash"`
+			SecretHash string    `db:"secret_hash"`
+			ExpiresAt  time.Time `db:"expires_at"`
+		} `db:"t"`
+	}
+	cols := ""
+	if join != "" {
+		cols = trialCols
 	}
 	err := a.one(ctx, &row, "key", `SELECT `+keyAppCols+`,
-		a.id AS "a.id", a.email AS "a.email", a.name AS "a.name", a.role AS "a.role", a.password_hash AS "a.password_hash", a.created_at AS "a.created_at"
-		FROM api_keys k JOIN applications p ON p.id = k.application_id JOIN accounts a ON a.id = p.account_id
-		WHERE `+cond, arg)
+		a.id AS "a.id", a.email AS "a.email", a.name AS "a.name", a.role AS "a.role", a.password_hash AS "a.password_hash", a.created_at AS "a.created_at"`+cols+`
+		FROM api_keys k JOIN applications p ON p.id = k.application_id JOIN accounts a ON a.id = p.account_id`+join+`
+		WHERE `+cond, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +223,10 @@ func (a accessQ) keyAccess(ctx context.Context, cond string, arg string) (*fligh
 	for i := range subs {
 		plan := subs[i].Plan
 		ka.Products[plan.Product] = &flightgraph.Entitlement{SubscriptionID: subs[i].SubscriptionID, Plan: &plan}
+	}
+	if join != "" {
+		// The trial's secret stands for the key's.
+		ka.Key.SecretHash, ka.TrialHash, ka.TrialExpiresAt = row.T.SecretHash, row.T.KeyHash, row.T.ExpiresAt.UTC()
 	}
 	return ka, nil
 }
@@ -475,10 +504,16 @@ func (t *accessTx) DeleteExpiredSignUps(ctx context.Context, now time.Time) erro
 	return err
 }
 
-// DeleteSession implements flightgraph.AccessTx.
-func (t *accessTx) DeleteSession(ctx context.Context, tokenHash string) error {
-	_, err := t.db.exec(ctx, t.q, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
-	return err
+// DeleteSession implements flightgraph.AccessTx. The session's trial keys would go by the
+// foreign key's cascade; they are deleted first so that their tokens go too and their keys are
+// announced, which the cascade would not do.
+func (t *accessTx) DeleteSession(ctx context.Context, tokenHash string) ([]string, error) {
+	keys, _, err := t.deleteTrials(ctx, `session_hash = ?`, tokenHash)
+	if err != nil {
+		return nil, err
+	}
+	_, err = t.db.exec(ctx, t.q, `DELETE FROM sessions WHERE token_hash = ?`, tokenHash)
+	return keys, err
 }
 
 // CreateCustomer implements flightgraph.AccessTx.
@@ -503,7 +538,7 @@ func (t *accessTx) UpdateApplication(ctx context.Context, a *flightgraph.Applica
 }
 
 // DeleteApplication implements flightgraph.AccessTx: the application with its keys, their
-// subscriptions, usage, limit requests and tokens. It announces each key's change (AccessFeed),
+// subscriptions, usage, limit requests, trial keys and tokens. It announces each key's change (AccessFeed),
 // as UpdateKey, UpdateSubscription, RevokeKeyTokens and RevokeTokenFamily do theirs.
 func (t *accessTx) DeleteApplication(ctx context.Context, id string) error {
 	if err := t.announceApplication(ctx, id); err != nil {
@@ -516,6 +551,7 @@ func (t *accessTx) DeleteApplication(ctx context.Context, id string) error {
 		`DELETE FROM limit_requests WHERE subscription_id IN (` + subs + `)`,
 		`DELETE FROM subscriptions WHERE key_id IN (` + keys + `)`,
 		`DELETE FROM oauth_tokens WHERE key_id IN (` + keys + `)`,
+		`DELETE FROM trial_keys WHERE key_id IN (` + keys + `)`,
 		`DELETE FROM api_keys WHERE application_id = ?`,
 		`DELETE FROM applications WHERE id = ?`,
 	} {
@@ -539,6 +575,54 @@ func (t *accessTx) UpdateKey(ctx context.Context, k *flightgraph.Key) error {
 		return err
 	}
 	return t.announce(ctx, flightgraph.AccessChange{KeyID: k.ID})
+}
+
+const trialKeyCols = `key_hash, secret_hash, key_id, session_hash, created_at, expires_at`
+
+// CreateTrialKey implements flightgraph.AccessTx.
+func (t *accessTx) CreateTrialKey(ctx context.Context, tk *flightgraph.TrialKey) error {
+	var session time.Time
+	if err := t.one(ctx, &session, "session", `SELECT expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?`, tk.SessionHash, tk.CreatedAt.UTC()); err != nil {
+		return err
+	}
+	if session.Before(tk.ExpiresAt) {
+		tk.ExpiresAt = session.UTC()
+	}
+	_, err := t.db.exec(ctx, t.q, `INSERT INTO trial_keys (`+trialKeyCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		tk.KeyHash, tk.SecretHash, tk.KeyID, tk.SessionHash, tk.CreatedAt.UTC(), tk.ExpiresAt.UTC())
+	return err
+}
+
+// DeleteTrialKeys implements flightgraph.AccessTx. Of trials minted in the same microsecond,
+// which is oldest is the order of their hashes.
+func (t *accessTx) DeleteTrialKeys(ctx context.Context, keyID string, keep int, now time.Time) (int, error) {
+	now = now.UTC()
+	_, n, err := t.deleteTrials(ctx, `key_id = ? AND (expires_at <= ? OR key_hash NOT IN (
+		SELECT key_hash FROM trial_keys WHERE key_id = ? AND expires_at > ? ORDER BY created_at DESC, key_hash DESC LIMIT ?))`,
+		keyID, now, keyID, now, max(keep, 0))
+	return n, err
+}
+
+// deleteTrials deletes the trial keys that match cond with the tokens issued to them, announces
+// the change of each of their keys, and returns those keys' ids and how many trials it deleted.
+func (t *accessTx) deleteTrials(ctx context.Context, cond string, args ...any) ([]string, int, error) {
+	if _, err := t.db.exec(ctx, t.q, `DELETE FROM oauth_tokens WHERE family_id IN (
+		SELECT '`+flightgraph.TrialFamilyPrefix+`' || key_hash FROM trial_keys WHERE `+cond+`)`, args...); err != nil {
+		return nil, 0, err
+	}
+	var keys []string
+	if err := t.db.selectIn(ctx, t.q, &keys, `DELETE FROM trial_keys WHERE `+cond+` RETURNING key_id`, args...); err != nil {
+		return nil, 0, err
+	}
+	n := len(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	for _, k := range keys {
+		if err := t.announce(ctx, flightgraph.AccessChange{KeyID: k}); err != nil {
+			return nil, 0, err
+		}
+	}
+	return keys, n, nil
 }
 
 // CreatePlan implements flightgraph.AccessTx.

@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	Me() MeResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
+	TrialKey() TrialKeyResolver
 }
 
 type DirectiveRoot struct {
@@ -164,6 +165,7 @@ type ComplexityRoot struct {
 		SignIn               func(childComplexity int, email string, password string) int
 		SignOut              func(childComplexity int) int
 		SignUp               func(childComplexity int, input flightgraph.SignUpInput) int
+		TryKey               func(childComplexity int, keyID string) int
 		UpdateApplication    func(childComplexity int, id string, input flightgraph.ApplicationInput) int
 		VerifyEmail          func(childComplexity int, token string, password string) int
 	}
@@ -197,6 +199,13 @@ type ComplexityRoot struct {
 
 	SignUpPayload struct {
 		Message func(childComplexity int) int
+	}
+
+	TrialKey struct {
+		APIKey    func(childComplexity int) int
+		ExpiresAt func(childComplexity int) int
+		Key       func(childComplexity int) int
+		Secret    func(childComplexity int) int
 	}
 }
 
@@ -256,6 +265,7 @@ type MutationResolver interface {
 	AddAPIToApplication(ctx context.Context, input AddAPIInput) (*flightgraph.Subscription, error)
 	RotateKeySecret(ctx context.Context, keyID string) (*KeyPayload, error)
 	RevokeKey(ctx context.Context, keyID string) (*flightgraph.NewKey, error)
+	TryKey(ctx context.Context, keyID string) (*flightgraph.NewTrialKey, error)
 	RequestLimitIncrease(ctx context.Context, input flightgraph.LimitIncreaseInput) (*flightgraph.LimitIncreaseRequest, error)
 	ApproveSubscription(ctx context.Context, id string) (*flightgraph.Subscription, error)
 	RejectSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
@@ -272,6 +282,9 @@ type QueryResolver interface {
 	AuditActions(ctx context.Context) ([]string, error)
 	Accounts(ctx context.Context, first *int, offset *int, role *flightgraph.Role, email *string) ([]*flightgraph.Account, error)
 	Account(ctx context.Context, email string) (*flightgraph.Account, error)
+}
+type TrialKeyResolver interface {
+	Key(ctx context.Context, obj *flightgraph.NewTrialKey) (*flightgraph.NewKey, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -881,6 +894,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignUp(childComplexity, args["input"].(flightgraph.SignUpInput)), true
+	case "Mutation.tryKey":
+		if e.ComplexityRoot.Mutation.TryKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_tryKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.TryKey(childComplexity, args["keyId"].(string)), true
 	case "Mutation.updateApplication":
 		if e.ComplexityRoot.Mutation.UpdateApplication == nil {
 			break
@@ -1042,6 +1066,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SignUpPayload.Message(childComplexity), true
+
+	case "TrialKey.apiKey":
+		if e.ComplexityRoot.TrialKey.APIKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrialKey.APIKey(childComplexity), true
+	case "TrialKey.expiresAt":
+		if e.ComplexityRoot.TrialKey.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrialKey.ExpiresAt(childComplexity), true
+	case "TrialKey.key":
+		if e.ComplexityRoot.TrialKey.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrialKey.Key(childComplexity), true
+	case "TrialKey.secret":
+		if e.ComplexityRoot.TrialKey.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TrialKey.Secret(childComplexity), true
 
 	}
 	return 0, false
@@ -1211,6 +1260,14 @@ type Mutation {
   "Give a key a new secret, shown in this answer only; the old secret and its tokens stop working."
   rotateKeySecret(keyId: ID!): KeyPayload! @portal
   revokeKey(keyId: ID!): Key! @portal
+  """
+  Mint a trial key of one of your active keys, for the portal's Try it page and playground: a
+  short-lived credential pair that acts as the key, so that the page can call the APIs with it
+  without your key's secret, which was shown once and is not stored. Its calls count against the
+  key's limits and in its usage. It takes a portal session (PORTAL_401.000); another account's key
+  is PORTAL_404.000, as a key that does not exist; a revoked key, PORTAL_409.001.
+  """
+  tryKey(keyId: ID!): TrialKey! @portal
   requestLimitIncrease(input: LimitIncreaseInput!): LimitIncreaseRequest! @portal
   "Operators: approve a pending subscription; the developer is told by e-mail."
   approveSubscription(id: ID!): KeySubscription! @portal
@@ -1351,6 +1408,26 @@ type Key {
   status: String!
   createdAt: DateTime!
   subscriptions: [KeySubscription!]! @listSize(assumedSize: 8)
+}
+
+"""
+A trial key: a short-lived stand-in for one of your keys, minted by a portal session for the
+Try it page and playground. It is safe to hand to the page because it is worth little and for
+little time: it works only as the key already works (its approved APIs, limits and usage), for
+15 minutes at most, and ends at once when the session signs out, the key's secret is rotated, the
+key is revoked or its application deleted, or five newer ones are minted for the key. It
+exchanges for tokens with the client credentials grant only, tokens that end with it. Only
+hashes of it are stored, and the audit log names the key, never the secret.
+"""
+type TrialKey {
+  "The trial's api-key header and OAuth client_id (fgtk_…), in this answer only."
+  apiKey: String!
+  "The trial's OAuth client_secret (fgts_…) for the client credentials grant, in this answer only."
+  secret: String!
+  "When it stops working at the latest."
+  expiresAt: DateTime!
+  "The key it acts as."
+  key: Key!
 }
 
 type KeySubscription {
@@ -1717,6 +1794,20 @@ func (ec *executionContext) childFields_SignUpPayload(ctx context.Context, field
 		return ec.fieldContext_SignUpPayload_message(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SignUpPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_TrialKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "apiKey":
+		return ec.fieldContext_TrialKey_apiKey(ctx, field)
+	case "secret":
+		return ec.fieldContext_TrialKey_secret(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_TrialKey_expiresAt(ctx, field)
+	case "key":
+		return ec.fieldContext_TrialKey_key(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TrialKey", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2150,6 +2241,20 @@ func (ec *executionContext) field_Mutation_signUp_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_tryKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "keyId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["keyId"] = arg0
 	return args, nil
 }
 
@@ -4557,6 +4662,50 @@ func (ec *executionContext) fieldContext_Mutation_revokeKey(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_tryKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_tryKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().TryKey(ctx, fc.Args["keyId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.NewTrialKey) graphql.Marshaler {
+			return ec.marshalNTrialKey2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐNewTrialKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_tryKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TrialKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_tryKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_requestLimitIncrease(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5443,6 +5592,107 @@ func (ec *executionContext) _SignUpPayload_message(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_SignUpPayload_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignUpPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrialKey_apiKey(ctx context.Context, field graphql.CollectedField, obj *flightgraph.NewTrialKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrialKey_apiKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrialKey_apiKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrialKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrialKey_secret(ctx context.Context, field graphql.CollectedField, obj *flightgraph.NewTrialKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrialKey_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrialKey_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrialKey", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TrialKey_expiresAt(ctx context.Context, field graphql.CollectedField, obj *flightgraph.NewTrialKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrialKey_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrialKey_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TrialKey", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TrialKey_key(ctx context.Context, field graphql.CollectedField, obj *flightgraph.NewTrialKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TrialKey_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.TrialKey().Key(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.NewKey) graphql.Marshaler {
+			return ec.marshalNKey2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐNewKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TrialKey_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TrialKey",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Key(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -8366,6 +8616,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "tryKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_tryKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "requestLimitIncrease":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_requestLimitIncrease(ctx, field)
@@ -8793,6 +9050,92 @@ func (ec *executionContext) _SignUpPayload(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var trialKeyImplementors = []string{"TrialKey"}
+
+func (ec *executionContext) _TrialKey(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.NewTrialKey) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, trialKeyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TrialKey")
+		case "apiKey":
+			out.Values[i] = ec._TrialKey_apiKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "secret":
+			out.Values[i] = ec._TrialKey_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expiresAt":
+			out.Values[i] = ec._TrialKey_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "key":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._TrialKey_key(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -9696,6 +10039,16 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTrialKey2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐNewTrialKey(ctx context.Context, sel ast.SelectionSet, v *flightgraph.NewTrialKey) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TrialKey(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

@@ -146,6 +146,10 @@ func (r *mutationResolver) RevokeKey(ctx context.Context, keyID string) (*flight
 	return r.revokeKey(ctx, keyID)
 }
 
+func (r *mutationResolver) TryKey(ctx context.Context, keyID string) (*flightgraph.NewTrialKey, error) {
+	return r.Access.TrialKey(ctx, keyID)
+}
+
 func (r *mutationResolver) RequestLimitIncrease(ctx context.Context, input flightgraph.LimitIncreaseInput) (*flightgraph.LimitIncreaseRequest, error) {
 	return r.Access.RequestLimitIncrease(ctx, input)
 }
@@ -202,6 +206,10 @@ func (r *queryResolver) Account(ctx context.Context, email string) (*flightgraph
 	return r.Access.AccountByEmail(ctx, email)
 }
 
+func (r *trialKeyResolver) Key(ctx context.Context, obj *flightgraph.NewTrialKey) (*flightgraph.NewKey, error) {
+	return &flightgraph.NewKey{Key: obj.Key}, nil
+}
+
 func (r *Resolver) Account() portal.AccountResolver { return &accountResolver{r} }
 
 func (r *Resolver) Api() portal.ApiResolver { return &apiResolver{r} }
@@ -224,6 +232,8 @@ func (r *Resolver) Mutation() portal.MutationResolver { return &mutationResolver
 
 func (r *Resolver) Query() portal.QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) TrialKey() portal.TrialKeyResolver { return &trialKeyResolver{r} }
+
 type (
 	accountResolver              struct{ *Resolver }
 	apiResolver                  struct{ *Resolver }
@@ -234,4 +244,5 @@ type (
 	meResolver                   struct{ *Resolver }
 	mutationResolver             struct{ *Resolver }
 	queryResolver                struct{ *Resolver }
+	trialKeyResolver             struct{ *Resolver }
 )
