@@ -417,8 +417,12 @@ func (s *AccessStore) AddUsage(ctx context.Context, day string, calls map[string
 	}
 	return s.db.inTx(ctx, func(tx *sqlx.Tx) error {
 		for sub, n := range calls {
-			if _, err := s.db.exec(ctx, tx, `INSERT INTO usage_daily (subscription_id, day, calls) VALUES (?, ?, ?)
-				ON CONFLICT (subscription_id, day) DO UPDATE SET calls = usage_daily.calls + excluded.calls`, sub, day, n); err != nil {
+			// A subscription deleted since its calls were counted (its application was) has no
+			// usage to keep: its counts are dropped, not left to fail the whole batch's foreign
+			// key on every flush, which would lose every other subscription's counts of the day.
+			if _, err := s.db.exec(ctx, tx, `INSERT INTO usage_daily (subscription_id, day, calls)
+				SELECT id, ?, ? FROM subscriptions WHERE id = ?
+				ON CONFLICT (subscription_id, day) DO UPDATE SET calls = usage_daily.calls + excluded.calls`, day, n, sub); err != nil {
 				return err
 			}
 		}

@@ -51,6 +51,27 @@ func (f *accessFixture) inTx(t *testing.T, fn func(tx flightgraph.AccessTx) erro
 	}
 }
 
+// TestAddUsageOfADeletedSubscription: the counts of a subscription gone since they were counted
+// are dropped, and the others of the batch stored (the batch failed its foreign key on every
+// flush, and the day's usage of every subscription was lost).
+func TestAddUsageOfADeletedSubscription(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		f := newAccessFixture(t, dialect)
+		ctx := context.Background()
+		const day = "2026-11-20"
+		if err := f.st.AddUsage(ctx, day, map[string]int64{f.subs[0]: 3, "sub_deleted": 5}); err != nil {
+			t.Fatalf("a batch with a deleted subscription: %v", err)
+		}
+		got, err := f.st.UsageOn(ctx, []string{f.subs[0], "sub_deleted"}, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != 3 || got[1] != 0 {
+			t.Errorf("stored %v, want [3 0]", got)
+		}
+	})
+}
+
 // TestUsageBetween: each subscription's stored days of the range, oldest first, in key order;
 // the days outside the range and other subscriptions' days are left out.
 func TestUsageBetween(t *testing.T) {
