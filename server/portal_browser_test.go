@@ -182,8 +182,9 @@ func TestPortalInABrowser(t *testing.T) {
 
 	op := open(t, tab, s.URL)
 	op.visit("/portal/signin", "#email")
-	op.do("sign in", chromedp.SetValue(chromedp.CSS("#email"), s.demo.OperatorEmail), chromedp.SetValue(chromedp.CSS("#password"), s.demo.OperatorPassword))
-	op.submit(`form[action="/portal/signin"] button`, `a[href="/portal/operators"]`)
+	// The operator signs in with the keyboard alone: type, Tab to the password, Enter.
+	op.do("sign in by keyboard", chromedp.Focus(chromedp.CSS("#email")), chromedp.KeyEvent(s.demo.OperatorEmail+"\t"+s.demo.OperatorPassword+"\r"),
+		chromedp.WaitVisible(chromedp.CSS(`a[href="/portal/operators"]`)))
 	op.visit("/portal/operators", "#pending-title")
 	if got := op.eval(`[...document.querySelectorAll("article")].filter(a => a.textContent.includes(` + strconv.Quote(appName) + `)).length + ""`); got != "1" {
 		t.Fatalf("the operator sees %s pending requests of the application", got)
@@ -226,5 +227,16 @@ func TestPortalInABrowser(t *testing.T) {
 	}
 	if bars := dev.eval(`document.querySelectorAll('figure[data-usage="flightstatus"] rect').length + ""`); bars != "30" {
 		t.Errorf("the usage chart has %s bars, want one a day for 30 days", bars)
+	}
+
+	// At phone width every page fits the screen: nothing to scroll sideways.
+	dev.do("phone width", chromedp.EmulateViewport(390, 844))
+	for _, path := range []string{"/portal", "/portal/try", "/portal/apis"} {
+		dev.do("open "+path, chromedp.Navigate(s.URL+path), chromedp.WaitVisible(chromedp.CSS("main")))
+		if w := dev.eval(`document.documentElement.scrollWidth + " " + window.innerWidth`); w != "390 390" {
+			wide := dev.eval(`[...document.querySelectorAll("main *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
+  .slice(0, 8).map(e => e.tagName + (e.id ? "#" + e.id : "") + "." + e.className + " " + Math.round(e.getBoundingClientRect().right)).join(", ")`)
+			t.Errorf("%s at phone width: scroll width, window width = %s; too wide: %s", path, w, wide)
+		}
 	}
 }
