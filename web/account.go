@@ -149,25 +149,27 @@ func (p *Portal) account(w http.ResponseWriter, r *http.Request, me *account, pg
 		data.Next = offset + appsPage
 	}
 	pg.Data = data
-	status := http.StatusOK
-	if pg.Problem != nil {
-		status = statusOf(pg.Problem.Code)
-	}
-	p.render(w, r, status, "account", pg)
+	p.render(w, r, pg.status(), "account", pg)
 }
 
-// change runs a mutation of My Account from a form, then goes back to My Account with a notice,
-// or shows the page again with the problem and the form as it was sent.
+// change runs a mutation of My Account from a form.
 func (p *Portal) change(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, done string) {
+	p.mutate(w, r, query, vars, "/portal", done, p.account)
+}
+
+// mutate runs a page's mutation from a form, then sends the browser to the page at to with the
+// notice done, or shows the form's page again (again) with the problem and the form as sent.
+func (p *Portal) mutate(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, to, done string,
+	again func(http.ResponseWriter, *http.Request, *account, page)) {
 	me := p.signedIn(w, r)
 	if me == nil {
 		return
 	}
 	if err := p.call(r, query, vars, nil); err != nil {
-		p.account(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
+		again(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
 		return
 	}
-	back(w, r, "/portal", done)
+	back(w, r, to, done)
 }
 
 func problemOf(err error) *Problem {
@@ -267,17 +269,22 @@ func (p *Portal) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) signIn(w http.ResponseWriter, r *http.Request) {
-	f := r.PostForm
-	var d struct{ SignIn struct{ Token string } }
-	err := p.call(r, `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
-		map[string]any{"e": f.Get("email"), "p": f.Get("password")}, &d)
-	if err != nil {
+	p.open(w, r, "signin", "Sign in", `mutation($e: String!, $p: String!) { s: signIn(email: $e, password: $p) { token } }`,
+		map[string]any{"e": r.PostForm.Get("email"), "p": r.PostForm.Get("password")}, "")
+}
+
+// open runs a mutation that answers a session (signIn, verifyEmail) and keeps its token in the
+// cookie; a refusal shows the form again without its password.
+func (p *Portal) open(w http.ResponseWriter, r *http.Request, name, title, query string, vars map[string]any, done string) {
+	var d struct{ S struct{ Token string } }
+	if err := p.call(r, query, vars, &d); err != nil {
+		f := r.PostForm
 		f.Del("password")
-		p.fail(w, r, "signin", page{Title: "Sign in", Form: f}, err)
+		p.fail(w, r, name, page{Title: title, Form: f}, err)
 		return
 	}
-	setSession(w, r, d.SignIn.Token)
-	back(w, r, "/portal", "")
+	setSession(w, r, d.S.Token)
+	back(w, r, "/portal", done)
 }
 
 func (p *Portal) signUpPage(w http.ResponseWriter, r *http.Request) {
@@ -301,17 +308,8 @@ func (p *Portal) verifyPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
-	f := r.PostForm
-	var d struct{ VerifyEmail struct{ Token string } }
-	err := p.call(r, `mutation($t: String!, $p: String!) { verifyEmail(token: $t, password: $p) { token } }`,
-		map[string]any{"t": f.Get("token"), "p": f.Get("password")}, &d)
-	if err != nil {
-		f.Del("password")
-		p.fail(w, r, "verify", page{Title: "Finish signing up", Form: f}, err)
-		return
-	}
-	setSession(w, r, d.VerifyEmail.Token)
-	back(w, r, "/portal", "welcome")
+	p.open(w, r, "verify", "Finish signing up", `mutation($t: String!, $p: String!) { s: verifyEmail(token: $t, password: $p) { token } }`,
+		map[string]any{"t": r.PostForm.Get("token"), "p": r.PostForm.Get("password")}, "welcome")
 }
 
 func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {

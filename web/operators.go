@@ -99,24 +99,12 @@ func (p *Portal) operatorsPage(w http.ResponseWriter, r *http.Request, me *accou
 		return "/portal/operators?" + pq.Encode() + "#audit-title"
 	}
 	pg.Data = &d
-	status := http.StatusOK
-	if pg.Problem != nil {
-		status = statusOf(pg.Problem.Code)
-	}
-	p.render(w, r, status, "operators", pg)
+	p.render(w, r, pg.status(), "operators", pg)
 }
 
-// decide runs an operator's mutation from a form, then goes back to the desk.
+// decide runs an operator's mutation from a form.
 func (p *Portal) decide(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, done string) {
-	me := p.signedIn(w, r)
-	if me == nil {
-		return
-	}
-	if err := p.call(r, query, vars, nil); err != nil {
-		p.operatorsPage(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
-		return
-	}
-	back(w, r, "/portal/operators", done)
+	p.mutate(w, r, query, vars, "/portal/operators", done, p.operatorsPage)
 }
 
 func (p *Portal) decideSubscription(w http.ResponseWriter, r *http.Request) {

@@ -142,6 +142,14 @@ type page struct {
 	Data    any
 }
 
+// status is the page's HTTP status: its problem's, else 200.
+func (pg page) status() int {
+	if pg.Problem != nil {
+		return statusOf(pg.Problem.Code)
+	}
+	return http.StatusOK
+}
+
 type account struct {
 	ID, Email, Name, Role string
 }
