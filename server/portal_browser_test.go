@@ -240,3 +240,32 @@ func TestPortalInABrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestTryItOAuth: on an OAuth API, Try it first gets an access token with the trial key (client
+// credentials) and shows that step, then calls with the token.
+func TestTryItOAuth(t *testing.T) {
+	tab := browser(t)
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	dev := open(t, tab, s.URL)
+	dev.visit("/portal/signin", "#email")
+	dev.do("sign in", chromedp.SetValue(chromedp.CSS("#email"), s.demo.DeveloperEmail), chromedp.SetValue(chromedp.CSS("#password"), s.demo.DeveloperPassword))
+	dev.submit(`form[action="/portal/signin"] button`, "article.app")
+	dev.visit("/portal/try", "#try-api")
+	dev.eval(`(() => { const s = document.getElementById("try-api"); s.value = "offers"; s.dispatchEvent(new Event("change")); return "" })()`)
+	dev.wait("the Offers operations", `[...document.querySelectorAll("#try-op option")].some(o => o.text === "GET /opendata/offers/v1/reference-data")`)
+	dev.eval(`(() => { const s = document.getElementById("try-op");
+  s.value = [...s.options].find(o => o.text === "GET /opendata/offers/v1/reference-data").value; s.dispatchEvent(new Event("change")); return "" })()`)
+	dev.do("try it", chromedp.Click(chromedp.CSS("#try-send")))
+	dev.wait("the answer", `document.getElementById("try-status").textContent !== ""`)
+	if status := dev.text("#try-status"); !strings.HasPrefix(status, "200") {
+		t.Fatalf("Try it on Offers answered %q: %s (%s)", status, dev.text("#try-response"), dev.text("#try-state"))
+	}
+	step := dev.text("#try-token-request") + "\n" + dev.text("#try-token-response")
+	if !strings.Contains(step, "POST /oauthcust/oauth/token") || !strings.Contains(step, "grant_type=client_credentials") ||
+		!strings.Contains(step, `"token_type": "bearer"`) || strings.Contains(step, "fgts_") {
+		t.Errorf("the token step shown:\n%s", step)
+	}
+	if req := dev.text("#try-request"); !strings.Contains(req, "authorization: Bearer fgat_") {
+		t.Errorf("the call shown:\n%s", req)
+	}
+}
