@@ -1,5 +1,6 @@
-// Package web serves the pages a browser opens: for now the GraphQL playground (GraphiQL), at
-// /playground and on GET /graphql for a browser. Every script, style and font it loads is
+// Package web serves the pages a browser opens: the portal (portal.go: sign-up, My Account, the
+// operators' desk, the API catalogue, Try it) and the GraphQL playground (GraphiQL), at
+// /playground, on GET /graphql for a browser and at /portal/playground. Every script, style and font it loads is
 // embedded in the binary and served from this origin (static/, vendored from npm at pinned
 // versions by scripts/vendor.sh), and its Content-Security-Policy lets the page reach no other.
 package web
@@ -83,16 +84,21 @@ func WantsPage(r *http.Request) bool {
 // Assets lists the embedded assets' paths and sizes, for the bound on what they add to the binary.
 func Assets() (map[string]int64, error) {
 	out := map[string]int64{"playground.html": int64(len(playgroundHTML))}
-	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
+	for _, tree := range []fs.FS{static, templateFS} {
+		err := fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			out[p] = info.Size()
+			return nil
+		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out[p] = info.Size()
-		return nil
-	})
-	return out, err
+	}
+	return out, nil
 }
