@@ -46,7 +46,7 @@ func TestPlayground(t *testing.T) {
 	}
 
 	// Every script and style the page names is this origin's, embedded, and served.
-	refs := regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(page.Body.String(), -1)
+	refs := regexp.MustCompile(`(?:src|<link[^>]*href)="([^"]*)"`).FindAllStringSubmatch(page.Body.String(), -1)
 	if len(refs) < 4 {
 		t.Fatalf("the page names %d assets", len(refs))
 	}
@@ -61,6 +61,12 @@ func TestPlayground(t *testing.T) {
 		if got.Code != http.StatusOK || !strings.HasPrefix(got.Header().Get("Content-Type"), want) || got.Body.Len() == 0 ||
 			got.Header().Get("Content-Security-Policy") == "" || got.Header().Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: %d %q, %d bytes, headers %v", ref, got.Code, got.Header().Get("Content-Type"), got.Body.Len(), got.Header())
+		}
+	}
+	// Its links stay on this origin.
+	for _, m := range regexp.MustCompile(`<a [^>]*href="([^"]*)"`).FindAllStringSubmatch(page.Body.String(), -1) {
+		if !strings.HasPrefix(m[1], "/") || strings.HasPrefix(m[1], "//") {
+			t.Errorf("the page links to %q, off this origin", m[1])
 		}
 	}
 	for _, p := range []string{"/static/", "/static/graphiql/", "/static/nothing.js", "/static/playground.js/x"} {
