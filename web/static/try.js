@@ -113,7 +113,31 @@
     });
     var rb = o.op.requestBody && o.op.requestBody.content && o.op.requestBody.content["application/json"];
     $("try-body-row").hidden = !rb;
-    $("try-body").value = rb ? JSON.stringify(rb.example || resolve(rb.schema).example || {}, null, 2) : "";
+    $("try-body").value = rb ? JSON.stringify(rb.example || sample(rb.schema, 0), null, 2) : "";
+  }
+
+  // A body to start from when the document gives no example: the schema's required properties,
+  // each its example, default or first choice; dates a week ahead.
+  function sample(raw, depth) {
+    var sc = resolve(raw);
+    if (sc.example != null) return sc.example;
+    if (sc.default != null) return sc.default;
+    if (sc.enum) return sc.enum[0];
+    if (depth > 6) return null;
+    switch (sc.type) {
+      case "object":
+        var o = {};
+        (sc.required || []).forEach(function (k) { o[k] = sample((sc.properties || {})[k], depth + 1); });
+        return o;
+      case "array": return [sample(sc.items, depth + 1)];
+      case "integer": case "number": return sc.minimum != null ? sc.minimum : 1;
+      case "boolean": return false;
+      case "string":
+        if (sc.format === "date") return new Date(Date.now() + 7 * 86400000).toISOString().slice(0, 10);
+        if (sc.format === "date-time") return new Date().toISOString().slice(0, 19) + "Z";
+        return "";
+    }
+    return null;
   }
 
   function quote(s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; }
