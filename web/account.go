@@ -276,7 +276,7 @@ func (p *Portal) signIn(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, "signin", page{Title: "Sign in", Form: f}, err)
 		return
 	}
-	setSession(w, r, d.SignIn.Token)
+	p.setSession(w, r, d.SignIn.Token)
 	back(w, r, "/portal", "")
 }
 
@@ -310,12 +310,12 @@ func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, "verify", page{Title: "Finish signing up", Form: f}, err)
 		return
 	}
-	setSession(w, r, d.VerifyEmail.Token)
+	p.setSession(w, r, d.VerifyEmail.Token)
 	back(w, r, "/portal", "welcome")
 }
 
 func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
-	if session(r) != "" {
+	if p.session(r) != "" {
 		// The session ends on the server, not only in this browser; an expired one is gone already.
 		if err := p.call(r, `mutation { signOut }`, nil, nil); err != nil {
 			if pr, ok := err.(*Problem); !ok || pr.Code != flightgraph.ECodeNotSignedIn {
@@ -324,6 +324,6 @@ func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	setSession(w, r, "")
+	p.setSession(w, r, "")
 	back(w, r, "/portal", "signedout")
 }

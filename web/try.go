@@ -109,7 +109,7 @@ func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
 // keys answers the session's usable keys as JSON, for the playground's key picker:
 // {"signedIn": false} without a live session.
 func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
-	if session(r) == "" {
+	if p.session(r) == "" {
 		writeJSON(w, http.StatusOK, map[string]any{"signedIn": false})
 		return
 	}
@@ -137,7 +137,7 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 			ExpiresAt string `json:"expiresAt"`
 		}
 	}
-	if session(r) == "" {
+	if p.session(r) == "" {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"code": flightgraph.ECodeNotSignedIn, "message": "sign in to the portal first"})
 		return
 	}
