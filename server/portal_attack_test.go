@@ -276,3 +276,33 @@ func TestPortalPagesSignInLockout(t *testing.T) {
 		t.Errorf("signIn over GraphQL after the page's guesses: %q, want %s", code, flightgraph.ECodeTooManySignIns)
 	}
 }
+
+// TestPortalOperatorsFilters: whatever the desk's query string says, the page answers a client's
+// error as one (4xx, never a 500 that pages someone), escaped, and clamps its offset.
+func TestPortalOperatorsFilters(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	op := newVisitor(t, s.URL, nil)
+	op.signIn(s.demo.OperatorEmail, s.demo.OperatorPassword)
+	for _, tc := range []struct {
+		query string
+		want  int
+		code  string
+	}{
+		{"role=bogus", http.StatusBadRequest, "GRAPHQL_VALIDATION_FAILED"},
+		{"role=" + url.QueryEscape("<b>x</b>"), http.StatusBadRequest, "GRAPHQL_VALIDATION_FAILED"},
+		{"role=operator", http.StatusOK, ""},
+		{"offset=-5", http.StatusOK, ""},
+		{"offset=99999999999999999999", http.StatusOK, ""},
+		{"email=" + strings.Repeat("a", 10<<10), http.StatusBadRequest, flightgraph.ECodeInvalidParameter},
+		{"targetType=" + url.QueryEscape(`"><script>x</script>`), http.StatusOK, ""},
+	} {
+		status, body := op.get("/portal/operators?" + tc.query)
+		if status != tc.want || (tc.code != "" && !strings.Contains(body, tc.code)) || strings.Contains(body, "<b>x") || strings.Contains(body, "<script>x") {
+			t.Errorf("%.40s: %d, want %d %s: %.300s", tc.query, status, tc.want, tc.code, body)
+		}
+	}
+	// The same for a form the desk posts.
+	if status, _, body := op.post("/portal/operators/accounts/acc_x/role", url.Values{"role": {"emperor"}}); status != http.StatusBadRequest {
+		t.Errorf("a role GraphQL does not know: %d %.300s", status, body)
+	}
+}

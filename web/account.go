@@ -151,7 +151,7 @@ func (p *Portal) account(w http.ResponseWriter, r *http.Request, me *account, pg
 	pg.Data = data
 	status := http.StatusOK
 	if pg.Problem != nil {
-		status = statusOf(pg.Problem.Code)
+		status = pg.Problem.status()
 	}
 	p.render(w, r, status, "account", pg)
 }

@@ -101,7 +101,7 @@ func (p *Portal) operatorsPage(w http.ResponseWriter, r *http.Request, me *accou
 	pg.Data = &d
 	status := http.StatusOK
 	if pg.Problem != nil {
-		status = statusOf(pg.Problem.Code)
+		status = pg.Problem.status()
 	}
 	p.render(w, r, status, "operators", pg)
 }

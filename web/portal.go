@@ -132,6 +132,17 @@ func (p *Portal) Register(mux *http.ServeMux) {
 type Problem struct {
 	Code    string
 	Message string
+	// Status is the HTTP status the API answered with: the page's for a code the catalogue does
+	// not know (GraphQL's own, such as GRAPHQL_VALIDATION_FAILED), which is no server error.
+	Status int
+}
+
+// status is the HTTP status of a page that shows the problem: its code's, else the API's.
+func (e *Problem) status() int {
+	if flightgraph.Lookup(e.Code).Code != e.Code && e.Status >= 400 {
+		return e.Status
+	}
+	return statusOf(e.Code)
 }
 
 func (e *Problem) Error() string { return e.Code + ": " + e.Message }
@@ -213,7 +224,7 @@ func (p *Portal) call(r *http.Request, query string, vars map[string]any, out an
 	}
 	if len(res.Errors) > 0 {
 		e := res.Errors[0]
-		return &Problem{Code: e.Extensions.Code, Message: e.Message}
+		return &Problem{Code: e.Extensions.Code, Message: e.Message, Status: rec.status}
 	}
 	if out == nil {
 		return nil
@@ -288,7 +299,7 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, name string, pg pa
 		p.setSession(w, r, "")
 		name, pg.Me, pg.Title = "signin", nil, "Sign in"
 	}
-	p.render(w, r, statusOf(pr.Code), name, pg)
+	p.render(w, r, pr.status(), name, pg)
 }
 
 // statusOf is the HTTP status of a catalogue code.

@@ -119,7 +119,7 @@ func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if err != nil {
 		pr := problemOf(err)
-		writeJSON(w, statusOf(pr.Code), map[string]string{"code": pr.Code, "message": pr.Message})
+		writeJSON(w, pr.status(), map[string]string{"code": pr.Code, "message": pr.Message})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"signedIn": true, "keys": keys})
@@ -147,7 +147,7 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 		if pr.Code == flightgraph.ECodeInternal {
 			p.Log.ErrorContext(r.Context(), "trial key", "err", err)
 		}
-		writeJSON(w, statusOf(pr.Code), map[string]string{"code": pr.Code, "message": pr.Message})
+		writeJSON(w, pr.status(), map[string]string{"code": pr.Code, "message": pr.Message})
 		return
 	}
 	writeJSON(w, http.StatusOK, d.TryKey)
