@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -267,5 +268,33 @@ func TestTryItOAuth(t *testing.T) {
 	}
 	if req := dev.text("#try-request"); !strings.Contains(req, "authorization: Bearer fgat_") {
 		t.Errorf("the call shown:\n%s", req)
+	}
+}
+
+// TestPortalPlaygroundForgetsWhatWasTyped: the portal's playground signs in with a password in
+// its variables and works with a session token: none of it may stay in the browser's
+// localStorage, where it outlives the sign-out and any script of this origin reads it.
+func TestPortalPlaygroundForgetsWhatWasTyped(t *testing.T) {
+	tab := browser(t)
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	p := open(t, tab, s.URL)
+	p.do("open the portal's playground", chromedp.Navigate(s.URL+"/portal/playground"), chromedp.WaitVisible(chromedp.CSS(".graphiql-container")))
+	p.wait("the variables editor", `!!document.querySelector(".graphiql-editor-tool .CodeMirror")`)
+	const secret = "typed-password-9f2c"
+	p.eval(`(function () {
+	  var q = document.querySelector(".graphiql-query-editor .CodeMirror").CodeMirror;
+	  q.setValue('mutation { signIn(email: "a@example.com", password: "` + secret + `") { token } }');
+	  document.querySelector(".graphiql-editor-tool .CodeMirror").CodeMirror.setValue('{"email": "a@example.com", "password": "` + secret + `"}');
+	  return "";
+	})()`)
+	time.Sleep(1500 * time.Millisecond) // GraphiQL writes its tabs to storage debounced (500 ms)
+	if got := p.eval(`JSON.stringify(Object.keys(localStorage).map(function (k) { return k + "=" + localStorage.getItem(k); }))`); strings.Contains(got, secret) {
+		t.Errorf("the portal playground keeps a typed password in localStorage: %.400s", got)
+	}
+	// What an earlier version kept there goes at the next visit.
+	p.eval(`localStorage.setItem("portal:graphiql:variables", '{"password": "` + secret + `"}'), ""`)
+	p.do("open it again", chromedp.Navigate(s.URL+"/portal/playground"), chromedp.WaitVisible(chromedp.CSS(".graphiql-container")))
+	if got := p.eval(`JSON.stringify(Object.keys(localStorage))`); strings.Contains(got, "portal:") {
+		t.Errorf("an earlier version's portal tabs stay in localStorage: %s", got)
 	}
 }

@@ -283,7 +283,7 @@ func (p *Portal) open(w http.ResponseWriter, r *http.Request, name, title, query
 		p.fail(w, r, name, page{Title: title, Form: f}, err)
 		return
 	}
-	setSession(w, r, d.S.Token)
+	p.setSession(w, r, d.S.Token)
 	back(w, r, "/portal", done)
 }
 
@@ -313,7 +313,7 @@ func (p *Portal) verify(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
-	if session(r) != "" {
+	if p.session(r) != "" {
 		// The session ends on the server, not only in this browser; an expired one is gone already.
 		if err := p.call(r, `mutation { signOut }`, nil, nil); err != nil {
 			if pr, ok := err.(*Problem); !ok || pr.Code != flightgraph.ECodeNotSignedIn {
@@ -322,6 +322,6 @@ func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	setSession(w, r, "")
+	p.setSession(w, r, "")
 	back(w, r, "/portal", "signedout")
 }

@@ -28,6 +28,10 @@ type Portal struct {
 	// API is the portal's GraphQL endpoint, guarded (the server's /portal/graphql handler).
 	API http.Handler
 	Log *slog.Logger
+	// Secure says the portal is reached over https even where the request has no TLS: the
+	// server's public URL is https and TLS ends at a proxy in front of it (the binary serves
+	// plain HTTP). The session cookie is then __Host- and Secure on every request.
+	Secure bool
 }
 
 //go:embed templates
@@ -128,6 +132,17 @@ func (p *Portal) Register(mux *http.ServeMux) {
 type Problem struct {
 	Code    string
 	Message string
+	// Status is the HTTP status the API answered with: the page's for a code the catalogue does
+	// not know (GraphQL's own, such as GRAPHQL_VALIDATION_FAILED), which is no server error.
+	Status int
+}
+
+// status is the HTTP status of a page that shows the problem: its code's, else the API's.
+func (e *Problem) status() int {
+	if flightgraph.Lookup(e.Code).Code != e.Code && e.Status >= 400 {
+		return e.Status
+	}
+	return statusOf(e.Code)
 }
 
 func (e *Problem) Error() string { return e.Code + ": " + e.Message }
@@ -145,7 +160,7 @@ type page struct {
 // status is the page's HTTP status: its problem's, else 200.
 func (pg page) status() int {
 	if pg.Problem != nil {
-		return statusOf(pg.Problem.Code)
+		return pg.Problem.status()
 	}
 	return http.StatusOK
 }
@@ -157,25 +172,29 @@ type account struct {
 // Operator reports whether the signed-in account is an operator.
 func (a *account) Operator() bool { return a != nil && a.Role == "operator" }
 
+// secure reports whether the browser reached r over https: TLS here, or at the proxy the public
+// URL names.
+func (p *Portal) secure(r *http.Request) bool { return p.Secure || r.TLS != nil }
+
 // sessionCookie is the cookie's name: with the __Host- prefix behind TLS, which the browser keeps
 // only for this host, path / and Secure.
-func sessionCookie(r *http.Request) string {
-	if r.TLS != nil {
+func (p *Portal) sessionCookie(r *http.Request) string {
+	if p.secure(r) {
 		return "__Host-flightgraph_session"
 	}
 	return "flightgraph_session"
 }
 
-func session(r *http.Request) string {
-	c, err := r.Cookie(sessionCookie(r))
+func (p *Portal) session(r *http.Request) string {
+	c, err := r.Cookie(p.sessionCookie(r))
 	if err != nil || len(c.Value) > 128 {
 		return ""
 	}
 	return c.Value
 }
 
-func setSession(w http.ResponseWriter, r *http.Request, token string) {
-	c := &http.Cookie{Name: sessionCookie(r), Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil}
+func (p *Portal) setSession(w http.ResponseWriter, r *http.Request, token string) {
+	c := &http.Cookie{Name: p.sessionCookie(r), Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: p.secure(r)}
 	if token == "" {
 		c.MaxAge = -1
 	}
@@ -196,7 +215,7 @@ func (p *Portal) call(r *http.Request, query string, vars map[string]any, out an
 	in.Method, in.URL, in.RequestURI, in.Host = http.MethodPost, &url.URL{Path: "/portal/graphql"}, "", r.Host
 	in.Body, in.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	in.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
-	if t := session(r); t != "" {
+	if t := p.session(r); t != "" {
 		in.Header.Set("Authorization", "Bearer "+t)
 	}
 	rec := &recorder{header: http.Header{}}
@@ -213,7 +232,7 @@ func (p *Portal) call(r *http.Request, query string, vars map[string]any, out an
 	}
 	if len(res.Errors) > 0 {
 		e := res.Errors[0]
-		return &Problem{Code: e.Extensions.Code, Message: e.Message}
+		return &Problem{Code: e.Extensions.Code, Message: e.Message, Status: rec.status}
 	}
 	if out == nil {
 		return nil
@@ -241,7 +260,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 
 // me returns the signed-in account, nil when the request has no live session.
 func (p *Portal) me(r *http.Request) (*account, error) {
-	if session(r) == "" {
+	if p.session(r) == "" {
 		return nil, nil
 	}
 	var d struct{ Me *struct{ Account account } }
@@ -285,10 +304,10 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, name string, pg pa
 	}
 	pg.Problem = pr
 	if pr.Code == flightgraph.ECodeNotSignedIn {
-		setSession(w, r, "")
+		p.setSession(w, r, "")
 		name, pg.Me, pg.Title = "signin", nil, "Sign in"
 	}
-	p.render(w, r, statusOf(pr.Code), name, pg)
+	p.render(w, r, pr.status(), name, pg)
 }
 
 // statusOf is the HTTP status of a catalogue code.

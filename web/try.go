@@ -109,7 +109,7 @@ func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
 // keys answers the session's usable keys as JSON, for the playground's key picker:
 // {"signedIn": false} without a live session.
 func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
-	if session(r) == "" {
+	if p.session(r) == "" {
 		writeJSON(w, http.StatusOK, map[string]any{"signedIn": false})
 		return
 	}
@@ -119,7 +119,7 @@ func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
 		return
 	} else if err != nil {
 		pr := problemOf(err)
-		writeJSON(w, statusOf(pr.Code), map[string]string{"code": pr.Code, "message": pr.Message})
+		writeJSON(w, pr.status(), map[string]string{"code": pr.Code, "message": pr.Message})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"signedIn": true, "keys": keys})
@@ -137,7 +137,7 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 			ExpiresAt string `json:"expiresAt"`
 		}
 	}
-	if session(r) == "" {
+	if p.session(r) == "" {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"code": flightgraph.ECodeNotSignedIn, "message": "sign in to the portal first"})
 		return
 	}
@@ -147,7 +147,7 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 		if pr.Code == flightgraph.ECodeInternal {
 			p.Log.ErrorContext(r.Context(), "trial key", "err", err)
 		}
-		writeJSON(w, statusOf(pr.Code), map[string]string{"code": pr.Code, "message": pr.Message})
+		writeJSON(w, pr.status(), map[string]string{"code": pr.Code, "message": pr.Message})
 		return
 	}
 	writeJSON(w, http.StatusOK, d.TryKey)

@@ -75,12 +75,24 @@
     }).catch(function () { /* the page works without: the Headers tab */ });
   }
 
-  // The two playgrounds keep their tabs apart (GraphiQL stores them in localStorage).
-  var prefix = portal ? "portal:" : "";
-  var storage = {
-    getItem: function (k) { return localStorage.getItem(prefix + k); },
-    setItem: function (k, v) { localStorage.setItem(prefix + k, v); },
-    removeItem: function (k) { localStorage.removeItem(prefix + k); },
+  // The playground keeps its tabs in localStorage (GraphiQL's storage). The portal's keeps them in
+  // this page's memory only: its tabs hold a password (signIn's variables) and session tokens,
+  // which must not outlive the page, nor be left for any script of this origin to read.
+  var memory = {};
+  if (portal) {
+    // What an earlier version left there ("portal:" keys) goes.
+    Object.keys(localStorage).forEach(function (k) { if (k.indexOf("portal:") === 0) localStorage.removeItem(k); });
+  }
+  var storage = portal ? {
+    getItem: function (k) { return Object.prototype.hasOwnProperty.call(memory, k) ? memory[k] : null; },
+    setItem: function (k, v) { memory[k] = String(v); },
+    removeItem: function (k) { delete memory[k]; },
+    clear: function () { memory = {}; },
+    get length() { return Object.keys(memory).length; },
+  } : {
+    getItem: function (k) { return localStorage.getItem(k); },
+    setItem: function (k, v) { localStorage.setItem(k, v); },
+    removeItem: function (k) { localStorage.removeItem(k); },
     clear: function () {},
     get length() { return localStorage.length; },
   };
