@@ -269,7 +269,7 @@ func TestPortalPagesSignInLockout(t *testing.T) {
 		}
 	}
 	status, h, body := newVisitor(t, s.URL, nil).post("/portal/signin", url.Values{"email": {email}, "password": {password}})
-	if status != http.StatusTooManyRequests || !strings.Contains(body, flightgraph.ECodeTooManySignIns) || h.Get("Set-Cookie") != "" {
+	if status != http.StatusTooManyRequests || !strings.Contains(body, flightgraph.ECodeTooManySignIns) || h.Get("Set-Cookie") != "" || h.Get("Retry-After") == "" {
 		t.Errorf("the right password after %d guesses through the page: %d %q %.300s", access.MaxSignInAttempts, status, h.Get("Set-Cookie"), body)
 	}
 	if code, _ := s.trySignIn(t, email, password); code != flightgraph.ECodeTooManySignIns {

@@ -231,6 +231,19 @@ func TestPortalPages(t *testing.T) {
 		}
 	})
 
+	t.Run("signing in again ends the browser's previous session", func(t *testing.T) {
+		v := newVisitor(t, s.URL, nil)
+		v.signIn(s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		u, _ := url.Parse(s.URL)
+		first := v.c.Jar.Cookies(u)
+		v.signIn(s.demo.OperatorEmail, s.demo.OperatorPassword)
+		replay := newVisitor(t, s.URL, nil)
+		replay.c.Jar.SetCookies(u, first)
+		if status, _ := replay.get("/portal/try"); status != http.StatusUnauthorized {
+			t.Errorf("the first session after a second sign-in in the same browser: %d, want 401", status)
+		}
+	})
+
 	t.Run("a form too large is refused before any work", func(t *testing.T) {
 		before := apps()
 		status, _, body := dev.post("/portal/applications", url.Values{"name": {"Big"}, "description": {strings.Repeat("x", 64<<10)}})

@@ -276,6 +276,11 @@ func (p *Portal) signIn(w http.ResponseWriter, r *http.Request) {
 // open runs a mutation that answers a session (signIn, verifyEmail) and keeps its token in the
 // cookie; a refusal shows the form again without its password.
 func (p *Portal) open(w http.ResponseWriter, r *http.Request, name, title, query string, vars map[string]any, done string) {
+	if p.session(r) != "" {
+		// Whoever signs in here now, the browser's previous session ends on the server (with its
+		// trial keys), not only in the cookie about to be replaced; one already gone is no matter.
+		p.call(r, `mutation { signOut }`, nil, nil)
+	}
 	var d struct{ S struct{ Token string } }
 	if err := p.call(r, query, vars, &d); err != nil {
 		f := r.PostForm

@@ -135,6 +135,8 @@ type Problem struct {
 	// Status is the HTTP status the API answered with: the page's for a code the catalogue does
 	// not know (GraphQL's own, such as GRAPHQL_VALIDATION_FAILED), which is no server error.
 	Status int
+	// RetryAfter is the API's Retry-After, which the page passes on (a 429's wait).
+	RetryAfter string
 }
 
 // status is the HTTP status of a page that shows the problem: its code's, else the API's.
@@ -232,7 +234,7 @@ func (p *Portal) call(r *http.Request, query string, vars map[string]any, out an
 	}
 	if len(res.Errors) > 0 {
 		e := res.Errors[0]
-		return &Problem{Code: e.Extensions.Code, Message: e.Message, Status: rec.status}
+		return &Problem{Code: e.Extensions.Code, Message: e.Message, Status: rec.status, RetryAfter: rec.header.Get("Retry-After")}
 	}
 	if out == nil {
 		return nil
@@ -290,6 +292,9 @@ func (p *Portal) render(w http.ResponseWriter, r *http.Request, status int, name
 	h.Set("Cache-Control", "no-store")
 	secure(h)
 	h.Set("Content-Security-Policy", pagePolicy)
+	if pg.Problem != nil && pg.Problem.RetryAfter != "" {
+		h.Set("Retry-After", pg.Problem.RetryAfter)
+	}
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }
