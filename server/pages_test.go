@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -212,7 +213,11 @@ func TestUsageHistory(t *testing.T) {
 // of the two), not a few per subscription.
 func TestPageReadsAreBatched(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
-		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		// The loaders wait 20 ms for their keys here, not a fraction of a millisecond: under -race
+		// on a loaded CI machine the subscriptions' goroutines outlasted the short wait and split
+		// the batches (6 queries, not 4, in the best of three). What is tested is that the reads
+		// are batched, not how soon.
+		s := newServerWith(t, storetest.Seeded(t, dialect, os.Getenv), func(c *serverConfig) { c.Server.LoaderWait = 20 * time.Millisecond })
 		op := s.oaOperator(t)
 		apis := []string{"flightstatus", "inspire", "schedule", "opendata", "baggage"}
 		dev, _, _ := pageDeveloper(t, s, op, "bea@example.com", apis...)
@@ -222,8 +227,7 @@ func TestPageReadsAreBatched(t *testing.T) {
 			}
 			return s.queries.Load()
 		}
-		// The loaders wait a fraction of a millisecond for their keys: on a busy machine a batch
-		// can split, so the best of three is counted.
+		// The best of three is counted, all the same.
 		extra := int64(1 << 30)
 		for range 3 {
 			extra = min(extra, queries(`usage(days: 7) { calls } limitRequests(first: 1) { status }`)-queries(`status`))
