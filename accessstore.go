@@ -27,6 +27,8 @@ func (ka *KeyAccess) Trial() bool { return ka.TrialHash != "" }
 // exist.
 type AccessReader interface {
 	Plan(ctx context.Context, id string) (*Plan, error)
+	// PlansByIDs returns the plans of ids in their order, nil for an unknown one.
+	PlansByIDs(ctx context.Context, ids []string) ([]*Plan, error)
 
 	AccountByID(ctx context.Context, id string) (*Account, error)
 	AccountByEmail(ctx context.Context, email string) (*Account, error)

@@ -62,6 +62,7 @@ type Loaders struct {
 	// The portal's.
 	AppKeys *Loader[[]*flightgraph.Key]
 	KeySubs *Loader[[]*flightgraph.Subscription]
+	Plans   *Loader[*flightgraph.Plan] // the subscriptions' plans: a page of them is one read
 	Usage   *Loader[int64]
 	// UsageHistory holds each subscription's whole history (flightgraph.MaxUsageDays), whatever
 	// days a field asks for, so that fields asking for different days share one batch.
@@ -118,6 +119,7 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 	if st.Access != nil {
 		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, nil)
 		l.KeySubs = newLoader(st.Access.SubscriptionsByKeys, wait, nil)
+		l.Plans = newLoader(st.Access.PlansByIDs, wait, nil)
 	}
 	if st.UsageToday != nil {
 		l.Usage = newLoader(st.UsageToday, wait, nil)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store"
@@ -251,4 +252,22 @@ func TestPortalPages(t *testing.T) {
 			t.Errorf("a 64 KiB form: %d %.300s", status, body)
 		}
 	})
+}
+
+// TestPlansAreBatched: the plans of a page of subscriptions (their names, limits and query limits)
+// are one read; it was a read per subscription and field. The loaders wait 20 ms, so that what is
+// tested is the batching, not the scheduler.
+func TestPlansAreBatched(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Server.LoaderWait = 20 * time.Millisecond })
+	p := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+	count := func(fields string) int64 {
+		var d any
+		p.do(t, `{ me { applications { keys { subscriptions { `+fields+` } } } } }`, nil, &d)
+		return s.queries.Load()
+	}
+	count(`id`) // the first request of a server warms what every request reads
+	// The demo key has six subscriptions: a read per subscription and field was 18 more.
+	if extra := count(`id plan limits { perSecond } queryLimits { maxCost }`) - count(`id`); extra > 1 {
+		t.Errorf("the plans of six subscriptions cost %d more round trips, want at most 1", extra)
+	}
 }

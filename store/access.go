@@ -56,6 +56,15 @@ func (a accessQ) Plan(ctx context.Context, id string) (*flightgraph.Plan, error)
 	return &p, a.one(ctx, &p, "plan", `SELECT `+planCols+` FROM plans WHERE id = ?`, id)
 }
 
+// PlansByIDs implements flightgraph.AccessReader.
+func (a accessQ) PlansByIDs(ctx context.Context, ids []string) ([]*flightgraph.Plan, error) {
+	var rows []*flightgraph.Plan
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+planCols+` FROM plans WHERE id IN (?)`, unique(ids)); err != nil {
+		return nil, err
+	}
+	return byKey(ids, rows, func(p *flightgraph.Plan) string { return p.ID }), nil
+}
+
 const accountCols = `id, email, name, role, password_hash, created_at`
 
 // AccountByID implements flightgraph.AccessReader.

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/flightgraph/flightgraph"
@@ -87,8 +88,18 @@ func secret(k *flightgraph.NewKey) *string {
 	return &k.Secret
 }
 
+// plan is a subscription's plan, read with the request's other subscriptions' (graph.Loaders.Plans):
+// a page of subscriptions asked for their names and limits read a plan per field and subscription.
+func plan(ctx context.Context, s *flightgraph.Subscription) (*flightgraph.Plan, error) {
+	p, err := graph.Load(ctx, graph.For(ctx).Plans, s.PlanID)
+	if err == nil && p == nil {
+		err = fmt.Errorf("portal: subscription %s has no plan %s", s.ID, s.PlanID)
+	}
+	return p, err
+}
+
 func (r *Resolver) planName(ctx context.Context, s *flightgraph.Subscription) (string, error) {
-	p, err := r.Access.Plan(ctx, s.PlanID)
+	p, err := plan(ctx, s)
 	if err != nil {
 		return "", err
 	}
@@ -96,7 +107,7 @@ func (r *Resolver) planName(ctx context.Context, s *flightgraph.Subscription) (s
 }
 
 func (r *Resolver) limits(ctx context.Context, s *flightgraph.Subscription) (*flightgraph.Limits, error) {
-	p, err := r.Access.Plan(ctx, s.PlanID)
+	p, err := plan(ctx, s)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +115,7 @@ func (r *Resolver) limits(ctx context.Context, s *flightgraph.Subscription) (*fl
 }
 
 func (r *Resolver) queryLimits(ctx context.Context, s *flightgraph.Subscription) (*flightgraph.QueryLimits, error) {
-	p, err := r.Access.Plan(ctx, s.PlanID)
+	p, err := plan(ctx, s)
 	if err != nil {
 		return nil, err
 	}
