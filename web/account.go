@@ -31,7 +31,7 @@ const appsPage = 5
 const accountQuery = `query($first: Int!, $offset: Int!) {
   me { applications(first: $first, offset: $offset) { id name website description callbackUrl createdAt
     keys { id apiKey status createdAt
-      subscriptions { id api plan status reason usageToday createdAt decidedAt limits { perSecond perDay }
+      subscriptions { id api plan status reason createdAt decidedAt limits { perSecond perDay }
         usage(days: 30) { day calls }
         limitRequests { id status description estimatedPerSecond estimatedPerDay reply createdAt reviewedAt } } } } }
   apis { slug name auth visibility plans { name perSecond perDay } }
@@ -49,7 +49,6 @@ type key struct {
 
 type subscription struct {
 	ID, API, Plan, Status, Reason, CreatedAt, DecidedAt string
-	UsageToday                                          int
 	Limits                                              struct{ PerSecond, PerDay int }
 	Usage                                               []struct {
 		Day   string
@@ -59,6 +58,14 @@ type subscription struct {
 		ID, Status, Description, Reply, CreatedAt, ReviewedAt string
 		EstimatedPerSecond, EstimatedPerDay                   int
 	}
+}
+
+// UsageToday is the last day of Usage: today's calls, stored and not yet.
+func (s subscription) UsageToday() int {
+	if len(s.Usage) == 0 {
+		return 0
+	}
+	return s.Usage[len(s.Usage)-1].Calls
 }
 
 // Chart is the subscription's usage over the days of Usage as bars of an SVG 300×80, scaled to
