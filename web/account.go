@@ -11,16 +11,11 @@ import (
 // applications, keys, subscriptions and usage.
 
 func (p *Portal) home(w http.ResponseWriter, r *http.Request) {
-	me, err := p.me(r)
-	if err != nil {
-		p.fail(w, r, "message", page{Title: "Portal"}, err)
-		return
-	}
-	if me == nil {
+	if p.session(r) == "" {
 		p.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Notice: notice(r)})
 		return
 	}
-	p.account(w, r, me, page{Notice: notice(r)})
+	p.account(w, r, page{Notice: notice(r)})
 }
 
 // appsPage is how many applications a page of My Account shows: with each key's usage over 30
@@ -29,7 +24,7 @@ const appsPage = 5
 
 // accountQuery is what My Account shows.
 const accountQuery = `query($first: Int!, $offset: Int!) {
-  me { applications(first: $first, offset: $offset) { id name website description callbackUrl createdAt
+  me { ` + meFields + ` applications(first: $first, offset: $offset) { id name website description callbackUrl createdAt
     keys { id apiKey status createdAt
       subscriptions { id api plan status reason createdAt decidedAt limits { perSecond perDay }
         usage(days: 30) { day calls }
@@ -130,19 +125,23 @@ type newKey struct {
 	Rotated            bool
 }
 
-// account renders My Account for me; pg carries a notice or a problem of the form just sent.
-func (p *Portal) account(w http.ResponseWriter, r *http.Request, me *account, pg page) {
+// account renders My Account; pg carries a notice or a problem of the form just sent. Its one
+// query reads the signed-in account with the page (without a session, the sign-in page).
+func (p *Portal) account(w http.ResponseWriter, r *http.Request, pg page) {
 	var d struct {
-		Me   struct{ Applications []application }
+		Me struct {
+			Account      account
+			Applications []application
+		}
 		APIs []api
 	}
 	offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
 	offset = max(0, min(offset, 1000))
 	if err := p.call(r, accountQuery, map[string]any{"first": appsPage, "offset": offset}, &d); err != nil {
-		p.fail(w, r, "message", page{Title: "My Account", Me: me}, err)
+		p.fail(w, r, "message", page{Title: "My Account"}, err)
 		return
 	}
-	pg.Title, pg.Me = "My Account", me
+	pg.Title, pg.Me = "My Account", &d.Me.Account
 	data, _ := pg.Data.(*accountData)
 	if data == nil {
 		data = &accountData{}
@@ -165,15 +164,12 @@ func (p *Portal) change(w http.ResponseWriter, r *http.Request, query string, va
 }
 
 // mutate runs a page's mutation from a form, then sends the browser to the page at to with the
-// notice done, or shows the form's page again (again) with the problem and the form as sent.
+// notice done, or shows the form's page again (again) with the problem and the form as sent
+// (without a session, again's query shows the sign-in page).
 func (p *Portal) mutate(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, to, done string,
-	again func(http.ResponseWriter, *http.Request, *account, page)) {
-	me := p.signedIn(w, r)
-	if me == nil {
-		return
-	}
+	again func(http.ResponseWriter, *http.Request, page)) {
 	if err := p.call(r, query, vars, nil); err != nil {
-		again(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
+		again(w, r, page{Problem: problemOf(err), Form: r.PostForm})
 		return
 	}
 	back(w, r, to, done)
@@ -234,9 +230,7 @@ func (p *Portal) requestLimits(w http.ResponseWriter, r *http.Request) {
 	perSecond, err1 := strconv.Atoi(f.Get("estimatedPerSecond"))
 	perDay, err2 := strconv.Atoi(f.Get("estimatedPerDay"))
 	if err1 != nil || err2 != nil {
-		if me := p.signedIn(w, r); me != nil {
-			p.account(w, r, me, page{Form: f, Problem: &Problem{Code: flightgraph.ECodeInvalidParameter, Message: "the estimated calls per second and per day must be whole numbers"}})
-		}
+		p.account(w, r, page{Form: f, Problem: &Problem{Code: flightgraph.ECodeInvalidParameter, Message: "the estimated calls per second and per day must be whole numbers"}})
 		return
 	}
 	p.change(w, r, `mutation($in: LimitIncreaseInput!) { requestLimitIncrease(input: $in) { id } }`,
@@ -258,17 +252,13 @@ func (p *Portal) rotateKey(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Portal) newSecret(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, rotated bool) {
-	me := p.signedIn(w, r)
-	if me == nil {
-		return
-	}
 	var d struct{ K struct{ Key newKey } }
 	if err := p.call(r, query, vars, &d); err != nil {
-		p.account(w, r, me, page{Problem: problemOf(err), Form: r.PostForm})
+		p.account(w, r, page{Problem: problemOf(err), Form: r.PostForm})
 		return
 	}
 	d.K.Key.Rotated = rotated
-	p.account(w, r, me, page{Data: &accountData{Secret: &d.K.Key}})
+	p.account(w, r, page{Data: &accountData{Secret: &d.K.Key}})
 }
 
 func (p *Portal) signInPage(w http.ResponseWriter, r *http.Request) {

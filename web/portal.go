@@ -167,6 +167,9 @@ func (pg page) status() int {
 	return http.StatusOK
 }
 
+// meFields is what a page's query reads of the signed-in account, for its header.
+const meFields = `account { id email name role }`
+
 type account struct {
 	ID, Email, Name, Role string
 }
@@ -233,6 +236,9 @@ func (p *Portal) call(r *http.Request, query string, vars map[string]any, out an
 		return fmt.Errorf("web: the portal API answered %d with no GraphQL body: %w", rec.status, err)
 	}
 	if len(res.Errors) > 0 {
+		if out != nil && len(res.Data) > 0 {
+			json.Unmarshal(res.Data, out) // what did answer, such as the account of a refused page
+		}
 		e := res.Errors[0]
 		return &Problem{Code: e.Extensions.Code, Message: e.Message, Status: rec.status, RetryAfter: rec.header.Get("Retry-After")}
 	}
@@ -309,8 +315,11 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, name string, pg pa
 	}
 	pg.Problem = pr
 	if pr.Code == flightgraph.ECodeNotSignedIn {
+		// No session, or one that ended: the sign-in page, in a page's words (the API's tell a
+		// client to send a bearer token).
 		p.setSession(w, r, "")
 		name, pg.Me, pg.Title = "signin", nil, "Sign in"
+		pg.Problem = &Problem{Code: pr.Code, Message: "sign in to the portal first"}
 	}
 	p.render(w, r, pr.status(), name, pg)
 }
@@ -347,18 +356,3 @@ var notices = map[string]string{
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }
-
-// signedIn returns the signed-in account, or shows the sign-in page and returns nil.
-func (p *Portal) signedIn(w http.ResponseWriter, r *http.Request) *account {
-	me, err := p.me(r)
-	if err != nil {
-		p.fail(w, r, "message", page{Title: "Portal"}, err)
-		return nil
-	}
-	if me == nil {
-		p.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in",
-			Problem: &Problem{Code: flightgraph.ECodeNotSignedIn, Message: "sign in to the portal first"}})
-		return nil
-	}
-	return me
-}

@@ -40,19 +40,22 @@ type tryData struct {
 }
 
 const usableQuery = `{
-  me { applications { name keys { id apiKey status subscriptions { api status } } } }
+  me { ` + meFields + ` applications { name keys { id apiKey status subscriptions { api status } } } }
   apis { slug name auth grants }
 }`
 
-// usable reads the user's active keys with the APIs each is approved for, and the APIs some
+// usable reads the signed-in account, the user's active keys with the APIs each is approved for, and the APIs some
 // key of theirs is approved for (the user's plans cover), for Try it and the playground.
-func (p *Portal) usable(r *http.Request) ([]tryKey, []api, error) {
+func (p *Portal) usable(r *http.Request) (*account, []tryKey, []api, error) {
 	var d struct {
-		Me   struct{ Applications []application }
+		Me struct {
+			Account      account
+			Applications []application
+		}
 		APIs []api
 	}
 	if err := p.call(r, usableQuery, nil, &d); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var keys []tryKey
 	approved := map[string]bool{}
@@ -79,17 +82,13 @@ func (p *Portal) usable(r *http.Request) ([]tryKey, []api, error) {
 			apis = append(apis, a)
 		}
 	}
-	return keys, apis, nil
+	return &d.Me.Account, keys, apis, nil
 }
 
 func (p *Portal) tryIt(w http.ResponseWriter, r *http.Request) {
-	me := p.signedIn(w, r)
-	if me == nil {
-		return
-	}
-	keys, apis, err := p.usable(r)
+	me, keys, apis, err := p.usable(r)
 	if err != nil {
-		p.fail(w, r, "message", page{Title: "Try it", Me: me}, err)
+		p.fail(w, r, "message", page{Title: "Try it"}, err)
 		return
 	}
 	type tryAPI struct {
@@ -113,7 +112,7 @@ func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"signedIn": false})
 		return
 	}
-	keys, _, err := p.usable(r)
+	_, keys, _, err := p.usable(r)
 	if pr, ok := err.(*Problem); ok && pr.Code == flightgraph.ECodeNotSignedIn {
 		writeJSON(w, http.StatusOK, map[string]any{"signedIn": false})
 		return
