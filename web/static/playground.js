@@ -18,21 +18,9 @@
   });
   var base = GraphiQL.createFetcher({ url: portal ? "/portal/graphql" : "/graphql" });
   var keySel = document.getElementById("key"), authSel = document.getElementById("auth"), keyState = document.getElementById("keystate");
-  var trials = {}, tokens = {};
+  var tokens = {};
 
-  function post(url, form) {
-    return fetch(url, { method: "POST", body: new URLSearchParams(form), credentials: "same-origin" }).then(function (r) {
-      return r.json().then(function (j) {
-        if (!r.ok) throw new Error((j.message || j.error_description || j.error) + " (" + (j.code || r.status) + ")");
-        return j;
-      });
-    });
-  }
-  function fresh(t) { return t && Date.parse(t.expiresAt) - Date.now() > 60000; }
-  function trial(keyId) {
-    if (fresh(trials[keyId])) return Promise.resolve(trials[keyId]);
-    return post("/portal/trial", { keyId: keyId }).then(function (t) { trials[keyId] = t; return t; });
-  }
+  var trial = flightgraphTrial.key, post = flightgraphTrial.post; // trial.js
   // The headers of the picked key: its trial key, or an access token got with it.
   function keyHeaders() {
     if (portal || !keySel.value) return Promise.resolve({});

@@ -5,7 +5,7 @@
   var data = JSON.parse(document.getElementById("try-data").textContent);
   var $ = function (id) { return document.getElementById(id); };
   var apiSel = $("try-api"), keySel = $("try-key"), opSel = $("try-op"), params = $("try-params");
-  var spec = null, trials = {}, ops = [];
+  var spec = null, ops = [];
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -16,19 +16,7 @@
   function state(msg) { $("try-state").textContent = msg; }
   function api() { return data.apis.filter(function (a) { return a.slug === apiSel.value; })[0]; }
 
-  // A trial key of the chosen key, minted once and kept until a minute before it expires.
-  function trial(keyId) {
-    var t = trials[keyId];
-    if (t && Date.parse(t.expiresAt) - Date.now() > 60000) return Promise.resolve(t);
-    var body = new URLSearchParams({ keyId: keyId });
-    return fetch("/portal/trial", { method: "POST", body: body, credentials: "same-origin" }).then(function (r) {
-      return r.json().then(function (j) {
-        if (!r.ok) throw new Error(j.message + " (" + j.code + ")");
-        trials[keyId] = j;
-        return j;
-      });
-    });
-  }
+  var trial = flightgraphTrial.key; // trial.js
 
   function resolve(o) {
     while (o && o.$ref) {
