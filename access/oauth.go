@@ -358,9 +358,23 @@ func (t *TokenService) clientCredentials(ctx context.Context, ka *flightgraph.Ke
 		}
 	}
 	err := t.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
+		if ka.Trial() {
+			// Held, as by SignOut, RotateKeySecret and RevokeKey, which delete trials with their
+			// tokens: a trial deleted since client read it must not get a token that nothing
+			// will delete, which would outlive the sign-out that ended the trial.
+			if err := tx.LockAccount(ctx, ka.Account.ID); err != nil {
+				return err
+			}
+			if _, err := tx.TrialKeyAccess(ctx, ka.TrialHash, now); err != nil {
+				return err
+			}
+		}
 		return tx.CreateToken(ctx, &flightgraph.Token{Hash: HashCredential(access), Kind: flightgraph.TokenAccess, KeyID: ka.Key.ID,
 			Grant: flightgraph.GrantClientCredentials, FamilyID: family, Scope: strings.Join(sc, " "), CreatedAt: now, ExpiresAt: expires})
 	})
+	if errIsNotFound(err) { // the trial ended since client read it
+		return nil, &oauthError{Status: http.StatusUnauthorized, Code: "invalid_client", Description: "unknown client or wrong secret"}
+	}
 	if err != nil {
 		return nil, t.internal(ctx, err)
 	}

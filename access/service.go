@@ -147,12 +147,18 @@ func (s *Service) openSession(ctx context.Context, tx flightgraph.AccessTx, acc 
 
 // SignOut ends the caller's session, and the trial keys it minted with it.
 func (s *Service) SignOut(ctx context.Context) error {
-	if _, err := account(ctx); err != nil {
+	acc, err := account(ctx)
+	if err != nil {
 		return err
 	}
 	hash := flightgraph.CallerFromContext(ctx).SessionHash
 	var keys []string
-	err := s.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {
+	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) (err error) {
+		// Held, as by the token endpoint's grant to a trial, so that a grant that read one of
+		// the session's trials comes wholly before this deletes the trial and its tokens.
+		if err := tx.LockAccount(ctx, acc.ID); err != nil {
+			return err
+		}
 		keys, err = tx.DeleteSession(ctx, hash)
 		return err
 	})
