@@ -259,6 +259,18 @@ func TestServeEmbedded(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "flightgraph.db")); err != nil {
 		t.Fatalf("no database in the data folder: %v", err)
 	}
+	// The first start names the credentials file and prints none of what is in it.
+	if out := srv.stdout.String() + srv.stderr.String(); !strings.Contains(out, filepath.Join(dir, "demo-credentials.json")) {
+		t.Errorf("the first start did not say where the demo credentials are:\n%s", out)
+	} else {
+		for name, secret := range demoCredentials(t, dir) {
+			if strings.HasSuffix(name, "Password") || name == "clientSecret" {
+				if strings.Contains(out, secret) {
+					t.Errorf("the first start printed the demo %s", name)
+				}
+			}
+		}
+	}
 	if !strings.Contains(srv.stderr.String(), "demo data set created") {
 		t.Errorf("first start did not say it created the demo data:\n%s", srv.stderr)
 	}

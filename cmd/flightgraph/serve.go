@@ -274,7 +274,9 @@ func demo(ctx context.Context, svc *access.Service, c *config, stdout io.Writer,
 	if err := os.WriteFile(path, append(body, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write demo credentials: %w", err)
 	}
-	fmt.Fprintf(stdout, "Demo accounts created; they are in %s (readable by you only):\n%s\n", path, body)
+	// The file is the only place the passwords go: a log is read by more people than the data
+	// folder, kept longer, and shipped elsewhere.
+	fmt.Fprintf(stdout, "Demo accounts created: their e-mails, passwords, key and secret are in %s (readable by you only)\n", path)
 	return nil
 }
 
