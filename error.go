@@ -48,6 +48,7 @@ const (
 	ECodeWrongCredential    = "AUTH_403.001" // this API takes another kind of credential or grant
 	ECodePerSecondLimit     = "LIMIT_429.000"
 	ECodePerDayLimit        = "LIMIT_429.001"
+	ECodeHeavyTurn          = "LIMIT_429.002" // the key's heavy work runs already: one at a time, not charged
 	ECodeTooManyMails       = "OFFER_429.000" // mail-my-search: the mailbox, or the key, had its mails for today
 
 	ECodeNotSignedIn    = "PORTAL_401.000" // no or an expired portal session
@@ -73,7 +74,8 @@ const (
 	ECodeBadMediaType     = "REQ_415.000" // the request body's media type is not one the endpoint takes
 
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
-	ECodeTimeout  = "INSP_500.001" // the request ran out of time
+	ECodeTimeout  = "WS_504.000"   // the request ran out of time: nothing more of it ran
+	ECodeShed     = "WS_503.000"   // the replica is at capacity for this kind of work: not charged
 	ECodeDatabase = "WS_502.000"   // the database failed
 	ECodeCache    = "WS_502.001"   // the shared limiter store (Redis) failed
 	ECodeMail     = "WS_502.002"   // the mail server failed
@@ -120,6 +122,7 @@ func init() {
 	entry(ECodeWrongCredential, http.StatusForbidden, "WRONG_CREDENTIAL", "This API takes another kind of credential or grant.")
 	entry(ECodePerSecondLimit, http.StatusTooManyRequests, "OVER_QPS_LIMIT", "Account over queries per second limit.")
 	entry(ECodePerDayLimit, http.StatusTooManyRequests, "OVER_RATE_LIMIT", "Account over daily rate limit.")
+	entry(ECodeHeavyTurn, http.StatusTooManyRequests, "HEAVY_WORK_RUNNING", "The key's heavy search is still running (one at a time); retry after Retry-After. Not charged.")
 	entry(ECodeTooManyMails, http.StatusTooManyRequests, "TOO_MANY_MAILS", "This address, or this key, was mailed as many searches as it gets in a day.")
 	entry(ECodeNotSignedIn, http.StatusUnauthorized, "NOT_SIGNED_IN", "Sign in to the portal first.")
 	entry(ECodeBadLogin, http.StatusUnauthorized, "BAD_LOGIN", "Wrong e-mail or password.")
@@ -144,7 +147,8 @@ func init() {
 		code := fmt.Sprintf("INSP_500.%03d", i)
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")
 	}
-	entry(ECodeTimeout, http.StatusInternalServerError, "TIMEOUT", "The request ran out of time.")
+	entry(ECodeTimeout, http.StatusGatewayTimeout, "TIMEOUT", "The request ran out of time; nothing more of it ran.")
+	entry(ECodeShed, http.StatusServiceUnavailable, "AT_CAPACITY", "The replica is at capacity for this kind of work; retry after Retry-After. Not charged.")
 	entry(ECodeDatabase, http.StatusBadGateway, "DATABASE_UNAVAILABLE", "The database did not answer.")
 	entry(ECodeCache, http.StatusBadGateway, "LIMITER_UNAVAILABLE", "The shared limiter store did not answer.")
 	entry(ECodeMail, http.StatusBadGateway, "MAIL_UNAVAILABLE", "The mail server did not answer.")

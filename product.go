@@ -49,7 +49,22 @@ type Operation struct {
 	Product string
 	Edge    string // "GET" and the like for REST; "query" or "entity" for GraphQL
 	Name    string // the path for REST; the field or type for GraphQL
+	Weight
 }
+
+// Weight is what one call of an operation costs the replica, declared with the operation (a REST
+// route's, a GraphQL field's @api): the calls it is charged against its plan, and whether it is
+// heavy work. Most operations are light and cost one call. A heavy one reads and prices a month
+// of an origin's flights, or a calendar's days, hundreds of times a flight's work: it costs more
+// calls, and runs only in one of the replica's heavy-work slots, taken before it is charged, so
+// that a replica at capacity refuses it at once and uncharged instead of queueing it.
+type Weight struct {
+	Calls int  // calls charged for one call; 0 means 1
+	Heavy bool // runs in a heavy-work slot (HeavyWork)
+}
+
+// Charged is the calls one call of weight w is charged: at least one.
+func (w Weight) Charged() int { return max(w.Calls, 1) }
 
 // OperationLists are the catalogue's operation lists of ops, per product: each REST route on its
 // own, the GraphQL fields of a kind in one line ("query flight, flights"), in the order of ops.

@@ -39,6 +39,10 @@ type Guard struct {
 	// Refusals bounds the work done for refused requests, per client address (see
 	// Authenticated); nil bounds nothing.
 	Refusals *Refusals
+	// Heavy bounds the heavy calls (flightgraph.Weight.Heavy) run at once; a heavy call takes
+	// one of its slots before it is charged (see Admit). Nil refuses every heavy call: heavy
+	// work never runs unbounded.
+	Heavy *HeavySlots
 
 	keys   sync.Map // key hash, or "id:" and key id → *cached
 	tokens sync.Map // access token hash → *cached
@@ -101,8 +105,20 @@ type cached struct {
 	scopeSet map[string]bool
 }
 
-// Classifier tells which products a request calls. An error is answered as it is.
-type Classifier func(r *http.Request) ([]string, error)
+// Classifier tells what a request is charged (a REST route's product and weight). An error is
+// answered as it is.
+type Classifier func(r *http.Request) (Charge, error)
+
+// Charge is what one call is charged: the products it calls, the calls it costs each of them, and
+// whether it is heavy work (flightgraph.Weight).
+type Charge struct {
+	Products []string
+	Calls    map[string]int // by product; absent or below 1: one call
+	Heavy    bool
+}
+
+// Light is the Charge of one light call of each of products.
+func Light(products ...string) Charge { return Charge{Products: products} }
 
 // Failure writes an access error in the edge's own shape; the guard has set the status headers
 // (WWW-Authenticate, Retry-After, limits) already.
@@ -123,6 +139,22 @@ type Pass struct {
 	passed   bool // Admit let a call through: of products, or uncharged
 	// onAdmit, when set, is called once Admit let a call through: its work is no refusal.
 	onAdmit func()
+	// heavy is the request's hold on a heavy-work slot, which the domain's heavy work reads
+	// from the context; leave gives the slot back (release).
+	heavy *flightgraph.HeavyWork
+	leave func()
+}
+
+// release gives back the heavy-work slot the request holds, if it holds one: its work is over.
+func (p *Pass) release() {
+	p.mu.Lock()
+	leave := p.leave
+	p.leave = nil
+	p.mu.Unlock()
+	if leave != nil {
+		p.heavy.Hold(false)
+		leave()
+	}
 }
 
 // served reports whether Admit let the request's call through.
@@ -138,14 +170,15 @@ func NewPass(caller *flightgraph.Caller, authErr error, header http.Header) *Pas
 	if header == nil {
 		header = http.Header{}
 	}
-	return &Pass{Caller: caller, AuthErr: authErr, header: header}
+	return &Pass{Caller: caller, AuthErr: authErr, header: header, heavy: flightgraph.NewHeavyWork()}
 }
 
 type passKey struct{}
 
-// WithPass returns ctx carrying p and its caller.
+// WithPass returns ctx carrying p, its caller and its hold on heavy work.
 func WithPass(ctx context.Context, p *Pass) context.Context {
-	return context.WithValue(flightgraph.WithCaller(ctx, p.Caller), passKey{}, p)
+	ctx = flightgraph.WithHeavyWork(flightgraph.WithCaller(ctx, p.Caller), p.heavy)
+	return context.WithValue(ctx, passKey{}, p)
 }
 
 // PassFromContext returns the request's pass, or nil when the guard did not authenticate it.
@@ -217,6 +250,7 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 			sw := statusOf(w)
 			pass := NewPass(caller, nil, sw.Header())
 			pass.client, pass.onAdmit = client, func() { settle(false) }
+			defer pass.release()
 			next.ServeHTTP(sw, r.WithContext(WithPass(r.Context(), pass)))
 			settle(refused(pass, sw.Status))
 		})
@@ -244,6 +278,7 @@ func credentialHash(r *http.Request) string {
 func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler, client string, caller *flightgraph.Caller, authErr error) *Pass {
 	pass := NewPass(caller, authErr, w.Header())
 	pass.client = client
+	defer pass.release()
 	next.ServeHTTP(w, r.WithContext(WithPass(r.Context(), pass)))
 	return pass
 }
@@ -286,9 +321,9 @@ func (g *Guard) Middleware(classify Classifier, fail Failure) func(http.Handler)
 	authenticated := g.Authenticated(fail)
 	return func(next http.Handler) http.Handler {
 		return authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			products, err := classify(r)
+			charge, err := classify(r)
 			if err == nil {
-				err = g.Admit(r.Context(), products)
+				err = g.Admit(r.Context(), charge)
 			}
 			if err != nil {
 				fail(w, r, err)
@@ -508,20 +543,26 @@ var DefaultUncharged = UnchargedLimits{
 // noDailyQuota is the per-day limit of limits that have none.
 const noDailyQuota = 1_000_000_000
 
-// Admit authorizes the call of each product for the request's caller (its Pass), applies the
-// products' limits, counts the call in their usage and writes the limit headers; the products it
-// admits are recorded in the Pass for Require. A call is counted only once every product admitted
-// it. A call of no product is held to the uncharged limits of its caller instead (and not counted
-// in any usage). Without a Pass it refuses: nothing authenticated the request.
-func (g *Guard) Admit(ctx context.Context, products []string) error {
+// Admit authorizes the call of each product of c for the request's caller (its Pass), applies
+// the products' limits, counts the call in their usage and writes the limit headers; the products
+// it admits are recorded in the Pass for Require. A call costs each product c.Calls of it (at
+// least one), and is counted only once every product admitted it. A heavy call first takes a
+// slot of Heavy for the request (given back when the request ends), so that a replica at capacity
+// sheds it before it is charged (HeavySlots). A call of no product is held to the uncharged limits
+// of its caller instead (and not counted in any usage). Without a Pass it refuses: nothing
+// authenticated the request.
+func (g *Guard) Admit(ctx context.Context, c Charge) error {
 	pass := PassFromContext(ctx)
 	if pass == nil {
 		return errNoPass
 	}
 	h, caller := pass.header, pass.Caller
-	if len(products) == 0 {
+	if len(c.Products) == 0 {
+		if c.Heavy {
+			return errors.New("access: a heavy call that charges no API")
+		}
 		id, limits := g.uncharged(pass)
-		d, err := g.Limiter.Admit(ctx, id, limits)
+		d, err := g.Limiter.Admit(ctx, id, limits, 1)
 		if err != nil {
 			return err
 		}
@@ -531,7 +572,7 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 		pass.admit(nil)
 		return nil
 	}
-	for _, slug := range products {
+	for _, slug := range c.Products {
 		p := product(slug)
 		if p == nil || !p.VisibleTo(caller.Role()) {
 			// Partner and internal APIs are invisible to everyone else: the same answer as a
@@ -542,24 +583,64 @@ func (g *Guard) Admit(ctx context.Context, products []string) error {
 			return err
 		}
 	}
-	admitted := make([]flightgraph.Usage, 0, len(products))
-	for _, slug := range products {
+	if c.Heavy {
+		if err := g.enterHeavy(ctx, pass); err != nil {
+			return err // shed, uncharged: the edge writes its Retry-After
+		}
+	}
+	admitted := make([]flightgraph.Usage, 0, len(c.Products))
+	for _, slug := range c.Products {
 		e := caller.Products[slug]
-		d, err := g.Limiter.Admit(ctx, e.SubscriptionID, e.Plan.Limits)
+		d, err := g.Limiter.Admit(ctx, e.SubscriptionID, e.Plan.Limits, c.Calls[slug])
+		if err == nil {
+			err = limited(h, d)
+		}
 		if err != nil {
+			// Refused: the slot is for calls that run. (A product that admitted the call
+			// before another refused it keeps it counted, as ever: the refusal is the plan's.)
+			pass.release()
 			return err
 		}
-		if err := limited(h, d); err != nil {
-			return err
-		}
-		admitted = append(admitted, flightgraph.Usage{SubscriptionID: e.SubscriptionID, Day: d.At.UTC().Format(flightgraph.DateLayout)})
+		admitted = append(admitted, flightgraph.Usage{SubscriptionID: e.SubscriptionID, Day: d.At.UTC().Format(flightgraph.DateLayout),
+			Calls: int64(max(c.Calls[slug], 1))})
 	}
 	if g.Usage != nil {
 		for _, u := range admitted {
-			g.Usage.Add(u.SubscriptionID, u.Day)
+			g.Usage.Add(u.SubscriptionID, u.Day, int(u.Calls))
 		}
 	}
-	pass.admit(products)
+	pass.admit(c.Products)
+	return nil
+}
+
+// enterHeavy takes a heavy-work slot for the request of pass, once: a caller is known by its key,
+// else its application, else its client address.
+func (g *Guard) enterHeavy(ctx context.Context, pass *Pass) error {
+	if g.Heavy == nil {
+		return errors.New("access: a heavy call, and no heavy-work slots to run it in")
+	}
+	pass.mu.Lock()
+	holding := pass.leave != nil
+	pass.mu.Unlock()
+	if holding {
+		return nil
+	}
+	caller := pass.Caller
+	who := caller.KeyID
+	if who == "" {
+		who = caller.ApplicationID
+	}
+	if who == "" {
+		who = "address:" + pass.client
+	}
+	leave, err := g.Heavy.Enter(ctx, who)
+	if err != nil {
+		return err
+	}
+	pass.mu.Lock()
+	pass.leave = leave
+	pass.mu.Unlock()
+	pass.heavy.Hold(true)
 	return nil
 }
 

@@ -99,7 +99,7 @@ func TestGuardCountsOnlyWhollyAdmittedCalls(t *testing.T) {
 		"opendata":     {SubscriptionID: "sub-od", Plan: &flightgraph.Plan{Limits: flightgraph.Limits{}}}, // admits nothing
 	}}
 	ctx := WithPass(context.Background(), NewPass(caller, nil, nil))
-	err := g.Admit(ctx, []string{"flightstatus", "opendata"})
+	err := g.Admit(ctx, Light("flightstatus", "opendata"))
 	if code := flightgraph.ErrorCode(err); code != flightgraph.ECodePerDayLimit {
 		t.Fatalf("a call over opendata's limit: %v, want %s", err, flightgraph.ECodePerDayLimit)
 	}
@@ -109,7 +109,7 @@ func TestGuardCountsOnlyWhollyAdmittedCalls(t *testing.T) {
 	if err := Require(ctx, "flightstatus"); flightgraph.ErrorCode(err) != flightgraph.ECodeNotApproved {
 		t.Errorf("after a refused call, flightstatus is required: %v, want %s", err, flightgraph.ECodeNotApproved)
 	}
-	if err := g.Admit(ctx, []string{"flightstatus"}); err != nil {
+	if err := g.Admit(ctx, Light("flightstatus")); err != nil {
 		t.Fatal(err)
 	}
 	if n := usage.pending["2026-11-22"]["sub-fs"]; n != 1 {
@@ -145,7 +145,7 @@ func TestRequireFailsClosed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.admit != nil {
-				if err := g.Admit(c.ctx, c.admit); err != nil {
+				if err := g.Admit(c.ctx, Light(c.admit...)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -154,7 +154,7 @@ func TestRequireFailsClosed(t *testing.T) {
 			}
 		})
 	}
-	if err := g.Admit(context.Background(), []string{"flightstatus"}); flightgraph.ErrorCode(err) != flightgraph.ECodeNotApproved {
+	if err := g.Admit(context.Background(), Light("flightstatus")); flightgraph.ErrorCode(err) != flightgraph.ECodeNotApproved {
 		t.Errorf("Admit without a pass: %v", err)
 	}
 }
@@ -168,11 +168,11 @@ func TestMemoryLimiterForgetsIdleNames(t *testing.T) {
 	l := NewMemoryLimiter(func(_ context.Context, sub, _ string) (int64, error) { return used[sub], nil }, func() time.Time { return now })
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 1000}
 	for i := range 1000 {
-		if _, err := l.Admit(context.Background(), "uncharged:address:10.0.0."+strconv.Itoa(i), limits); err != nil {
+		if _, err := l.Admit(context.Background(), "uncharged:address:10.0.0."+strconv.Itoa(i), limits, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d, _ := l.Admit(context.Background(), "sub", limits); d.DayUsed != 42 {
+	if d, _ := l.Admit(context.Background(), "sub", limits, 1); d.DayUsed != 42 {
 		t.Fatalf("day used %d, want 42", d.DayUsed)
 	}
 	used["sub"] = 42 // the usage recorder holds the admitted call
@@ -187,7 +187,7 @@ func TestMemoryLimiterForgetsIdleNames(t *testing.T) {
 	}
 	fresh := 0
 	for ; !swept() && fresh < 100_000; fresh++ {
-		l.Admit(context.Background(), "new:"+strconv.Itoa(fresh), limits)
+		l.Admit(context.Background(), "new:"+strconv.Itoa(fresh), limits, 1)
 	}
 	states := 0
 	for i := range l.shards {
@@ -196,7 +196,7 @@ func TestMemoryLimiterForgetsIdleNames(t *testing.T) {
 	if states != fresh {
 		t.Errorf("%d states after the sweeps, want the %d new names' only", states, fresh)
 	}
-	if d, _ := l.Admit(context.Background(), "sub", limits); !d.Allowed || d.DayUsed != 43 {
+	if d, _ := l.Admit(context.Background(), "sub", limits, 1); !d.Allowed || d.DayUsed != 43 {
 		t.Errorf("after the sweep: %+v, want the day count read again (43)", d)
 	}
 }

@@ -48,10 +48,13 @@ type DayUsage func(ctx context.Context, subscription, day string) (int64, error)
 // fewer than PerDay on the current UTC day; a limit of 0 or less admits nothing. Only admitted
 // calls count.
 type Limiter interface {
-	// Admit decides one call of the subscription under limits and counts it when admitted. A
-	// refusal is a Decision with Allowed false, not an error; errors are ECodeCache when the
-	// limiter's store fails, or whatever DayUsage returned.
-	Admit(ctx context.Context, subscription string, limits flightgraph.Limits) (Decision, error)
+	// Admit decides one call of the subscription that costs calls (at least 1; see
+	// flightgraph.Weight) under limits, and counts it when admitted: calls against the day's
+	// quota, and as many in the per-second window but never more than the window holds, so that
+	// a call heavier than a second's allowance can still be made, alone in its second. A refusal
+	// is a Decision with Allowed false, not an error; errors are ECodeCache when the limiter's
+	// store fails, or whatever DayUsage returned.
+	Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error)
 }
 
 var (
@@ -116,9 +119,10 @@ func NewMemoryLimiter(usage DayUsage, now func() time.Time) *MemoryLimiter {
 	return l
 }
 
-// Admit decides one call in O(1) and, once the subscription is known and its window has grown to
-// its rate, without allocating.
-func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits) (Decision, error) {
+// Admit decides one call in O(calls) and, once the subscription is known and its window has grown
+// to its rate, without allocating.
+func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error) {
+	calls, places := callsAndPlaces(calls, limits)
 	st := l.locked(subscription)
 	defer st.mu.Unlock()
 
@@ -140,14 +144,16 @@ func (l *MemoryLimiter) Admit(ctx context.Context, subscription string, limits f
 	}
 	n := st.window.n
 	switch {
-	case st.dayUsed >= int64(limits.PerDay):
+	case st.dayUsed+int64(calls) > int64(limits.PerDay):
 		d.Code, d.RetryAfter = flightgraph.ECodePerDayLimit, d.DayReset.Sub(d.At)
-	case n >= limits.PerSecond:
-		d.Code, d.RetryAfter = flightgraph.ECodePerSecondLimit, st.window.retryAfter(limits.PerSecond, t)
+	case n+places > limits.PerSecond:
+		d.Code, d.RetryAfter = flightgraph.ECodePerSecondLimit, st.window.retryAfter(limits.PerSecond-places+1, t)
 	default:
-		st.window.push(t)
-		st.dayUsed++
-		n++
+		for range places {
+			st.window.push(t)
+		}
+		st.dayUsed += int64(calls)
+		n += places
 		d.Allowed, d.DayUsed = true, st.dayUsed
 	}
 	d.SecondUsed = n
@@ -182,42 +188,59 @@ func (l *MemoryLimiter) windowNow(st *memoryState) int64 {
 
 // record puts a call the primary admitted into the subscription's window, without a decision:
 // the primary has decided already.
-func (l *MemoryLimiter) record(subscription string) {
+func (l *MemoryLimiter) record(subscription string, places int) {
 	st := l.locked(subscription)
-	st.window.insert(l.windowNow(st))
+	t := l.windowNow(st)
+	for range places {
+		st.window.insert(t)
+	}
 	st.mu.Unlock()
 }
 
 // reserve holds a place in the subscription's window for a call that the primary is asked about
 // next, when the window has room; otherwise it returns the per-second refusal, whose DayUsed is
 // this limiter's count and may lag the primary's.
-func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits) (at int64, refusal Decision, ok bool) {
+func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits, places int) (at int64, refusal Decision, ok bool) {
 	st := l.locked(subscription)
 	defer st.mu.Unlock()
 	t := l.windowNow(st)
-	if n := st.window.n; n >= limits.PerSecond {
+	if n := st.window.n; n+places > limits.PerSecond {
 		day := limitFloorDiv(t, limitNsPerDay)
 		d := Decision{Code: flightgraph.ECodePerSecondLimit, Limits: limits, SecondUsed: n, DayUsed: st.dayUsed,
-			RetryAfter: st.window.retryAfter(limits.PerSecond, t), DayReset: time.Unix(0, (day+1)*limitNsPerDay).UTC(), At: time.Unix(0, t).UTC()}
+			RetryAfter: st.window.retryAfter(limits.PerSecond-places+1, t), DayReset: time.Unix(0, (day+1)*limitNsPerDay).UTC(), At: time.Unix(0, t).UTC()}
 		if n > 0 {
 			d.SecondReset = windowLeaves(st.window.at(0), t)
 		}
 		return 0, d, false
 	}
-	st.window.push(t)
+	for range places {
+		st.window.push(t)
+	}
 	return t, Decision{}, true
 }
 
 // settle ends a reservation made at at: the place is dropped when the primary did not admit the
 // call, and otherwise moved to now, after the primary's answer, so that the window never lets the
 // call leave before the primary's does.
-func (l *MemoryLimiter) settle(subscription string, at int64, admitted bool) {
+func (l *MemoryLimiter) settle(subscription string, at int64, places int, admitted bool) {
 	st := l.locked(subscription)
 	defer st.mu.Unlock()
-	st.window.remove(at)
-	if admitted {
-		st.window.insert(l.windowNow(st))
+	for range places {
+		st.window.remove(at)
 	}
+	if admitted {
+		t := l.windowNow(st)
+		for range places {
+			st.window.insert(t)
+		}
+	}
+}
+
+// callsAndPlaces returns the calls a call that costs calls is charged (at least 1), and the places
+// it takes in the per-second window: as many, but never more than the window holds.
+func callsAndPlaces(calls int, limits flightgraph.Limits) (int, int) {
+	calls = max(calls, 1)
+	return calls, max(min(calls, limits.PerSecond), 1)
 }
 
 // waits returns how long a call of the subscription would wait for room in its window under
@@ -471,9 +494,9 @@ type Fallback struct {
 // localWindows is the MemoryLimiter's part that lets a Fallback keep its windows holding every
 // call of the replica.
 type localWindows interface {
-	record(subscription string)
-	reserve(subscription string, limits flightgraph.Limits) (int64, Decision, bool)
-	settle(subscription string, at int64, admitted bool)
+	record(subscription string, places int)
+	reserve(subscription string, limits flightgraph.Limits, places int) (int64, Decision, bool)
+	settle(subscription string, at int64, places int, admitted bool)
 }
 
 // NewFallback returns a Fallback over primary and secondary that logs to log; a nil log discards.
@@ -487,7 +510,8 @@ func NewFallback(primary, secondary Limiter, log *slog.Logger) *Fallback {
 // Admit decides with the primary and, when it fails or failed less than a second ago, with the
 // secondary. An error of the primary is returned only if ctx is done, since then the caller is
 // gone and the secondary's answer would not be read either.
-func (f *Fallback) Admit(ctx context.Context, subscription string, limits flightgraph.Limits) (Decision, error) {
+func (f *Fallback) Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error) {
+	_, places := callsAndPlaces(calls, limits)
 	now := f.Now().UnixNano()
 	retryAt := f.retryAt.Load()
 	// While the primary is failing, one call at a time wins the right to probe it.
@@ -499,7 +523,7 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 			holding bool
 		)
 		if f.local != nil && now-f.lastSecondary.Load() < int64(time.Second) {
-			at, refusal, ok := f.local.reserve(subscription, limits)
+			at, refusal, ok := f.local.reserve(subscription, limits, places)
 			if !ok {
 				if retryAt != 0 {
 					// The probe was not made: let the next call make it.
@@ -509,12 +533,12 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 			}
 			held, holding = at, true
 		}
-		d, err := f.primary.Admit(ctx, subscription, limits)
+		d, err := f.primary.Admit(ctx, subscription, limits, calls)
 		switch {
 		case holding:
-			f.local.settle(subscription, held, err == nil && d.Allowed)
+			f.local.settle(subscription, held, places, err == nil && d.Allowed)
 		case err == nil && d.Allowed && f.local != nil:
-			f.local.record(subscription)
+			f.local.record(subscription, places)
 		}
 		if err == nil {
 			if retryAt != 0 && f.retryAt.CompareAndSwap(now+int64(fallbackProbe), 0) {
@@ -537,7 +561,7 @@ func (f *Fallback) Admit(ctx context.Context, subscription string, limits flight
 			s.forget()
 		}
 	}
-	d, err := f.secondary.Admit(ctx, subscription, limits)
+	d, err := f.secondary.Admit(ctx, subscription, limits, calls)
 	if err == nil && d.Allowed {
 		// The secondary read its clock after this call's start: the second during which calls
 		// need room in its window counts from its decision, later when this goroutine waited.

@@ -69,13 +69,13 @@ func TestFallback_RedisOutageAcrossReplicas(t *testing.T) {
 		for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {
 			for _, r := range replicas {
 				wg.Go(func() {
-					dec, err := r.limiter.Admit(ctx, sub, limits)
+					dec, err := r.limiter.Admit(ctx, sub, limits, 1)
 					if err != nil {
 						t.Errorf("Admit: %v", err)
 						return
 					}
 					if dec.Allowed {
-						r.usage.Add(sub, dec.At.UTC().Format(flightgraph.DateLayout))
+						r.usage.Add(sub, dec.At.UTC().Format(flightgraph.DateLayout), 1)
 						mu.Lock()
 						admitted = append(admitted, dec.At)
 						mu.Unlock()

@@ -38,7 +38,8 @@ const (
 // KEYS[1] is the window: a sorted set of the calls admitted in the last second, scored by their
 // time in microseconds; members add a nonce to the time so that two calls in one microsecond stay
 // two. KEYS[2] is the day counter's key without the day, which the script appends from TIME.
-// ARGV is the per-second limit, the per-day limit, the nonce and the window's lifetime in ms.
+// ARGV is the per-second limit, the per-day limit, the nonce, the window's lifetime in ms, the
+// calls the call costs against the day and the places it takes in the window (see Limiter).
 //
 // It returns {status, second used, day used, retry after µs, second reset µs, TIME seconds, TIME
 // microseconds, day}. A missing day counter is reported as status -1 instead of being started
@@ -73,6 +74,8 @@ end
 used = tonumber(used)
 local perSecond = tonumber(ARGV[1])
 local perDay = tonumber(ARGV[2])
+local calls = tonumber(ARGV[5])
+local places = tonumber(ARGV[6])
 
 -- A call exactly one second old has left the window.
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 1000000)
@@ -87,21 +90,24 @@ local function leaves(rank)
   return d
 end
 
-if used >= perDay then
+if used + calls > perDay then
   return {2, n, used, 0, leaves(0), sec, usec, day}
 end
-if n >= perSecond then
+if n + places > perSecond then
   local retry = 1000000
   if perSecond > 0 then
-    -- The window has room once all but perSecond-1 of its calls have left it.
-    retry = leaves(n - perSecond)
+    -- The window has room for the call's places once all but perSecond-places of its calls
+    -- have left it.
+    retry = leaves(n + places - perSecond - 1)
   end
   return {0, n, used, retry, leaves(0), sec, usec, day}
 end
-redis.call('ZADD', KEYS[1], now, t[1] .. string.format('%06d', usec) .. ':' .. ARGV[3])
+for i = 1, places do
+  redis.call('ZADD', KEYS[1], now, t[1] .. string.format('%06d', usec) .. ':' .. ARGV[3] .. ':' .. i)
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-used = redis.call('INCR', dayKey)
-return {1, n + 1, used, 0, leaves(0), sec, usec, day}
+used = redis.call('INCRBY', dayKey, calls)
+return {1, n + places, used, 0, leaves(0), sec, usec, day}
 `
 
 // RedisLimiter is a Limiter whose counts live in Redis, shared by every replica. Each decision is
@@ -127,11 +133,12 @@ func NewRedisLimiter(client *redis.Client, prefix string, usage DayUsage) *Redis
 
 // Admit decides one call with one script run, or three when the day counter must first be
 // seeded from DayUsage. Redis failures are ECodeCache.
-func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits) (Decision, error) {
+func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error) {
+	calls, places := callsAndPlaces(calls, limits)
 	base := r.prefix + "{" + subscription + "}:"
 	keys := []string{base + "w", base + "d:"}
 	for range redisSeedAttempts {
-		res, err := r.script.Run(ctx, r.client, keys, limits.PerSecond, limits.PerDay, rand.Uint64(), redisWindowTTL.Milliseconds()).Slice()
+		res, err := r.script.Run(ctx, r.client, keys, limits.PerSecond, limits.PerDay, rand.Uint64(), redisWindowTTL.Milliseconds(), calls, places).Slice()
 		if err != nil {
 			return Decision{}, limiterStoreError(err)
 		}

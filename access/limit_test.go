@@ -122,7 +122,7 @@ func TestMemoryLimiter_DayUsageSeed(t *testing.T) {
 func TestMemoryLimiter_DayUsageError(t *testing.T) {
 	boom := errors.New("database down")
 	l := access.NewMemoryLimiter(func(context.Context, string, string) (int64, error) { return 0, boom }, newLimitClock(limitBase).Now)
-	if _, err := l.Admit(t.Context(), "sub", flightgraph.DefaultLimits); !errors.Is(err, boom) {
+	if _, err := l.Admit(t.Context(), "sub", flightgraph.DefaultLimits, 1); !errors.Is(err, boom) {
 		t.Fatalf("Admit with failing DayUsage: err = %v, want it to wrap %v", err, boom)
 	}
 }
@@ -164,7 +164,7 @@ func TestMemoryLimiter_Concurrent(t *testing.T) {
 	for range 1000 {
 		wg.Go(func() {
 			<-start
-			d, err := l.Admit(context.Background(), "sub", limits)
+			d, err := l.Admit(context.Background(), "sub", limits, 1)
 			switch {
 			case err != nil:
 				t.Errorf("Admit: %v", err)
@@ -388,7 +388,7 @@ func TestRedisLimiter_TwoReplicas(t *testing.T) {
 
 func TestFallback_RedisDown(t *testing.T) {
 	primary := access.NewRedisLimiter(unreachableRedis(t), "test:", fixedDayUsage(0, nil))
-	if _, err := primary.Admit(t.Context(), "sub", flightgraph.DefaultLimits); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
+	if _, err := primary.Admit(t.Context(), "sub", flightgraph.DefaultLimits, 1); flightgraph.ErrorCode(err) != flightgraph.ECodeCache {
 		t.Fatalf("Admit with Redis down: err = %v, want code %s", err, flightgraph.ECodeCache)
 	}
 
@@ -511,11 +511,11 @@ type flakyRedis struct {
 	*access.RedisLimiter
 }
 
-func (f *flakyRedis) Admit(ctx context.Context, sub string, limits flightgraph.Limits) (access.Decision, error) {
+func (f *flakyRedis) Admit(ctx context.Context, sub string, limits flightgraph.Limits, calls int) (access.Decision, error) {
 	if f.down.Load() {
 		return access.Decision{}, errors.New("the store is down")
 	}
-	return f.RedisLimiter.Admit(ctx, sub, limits)
+	return f.RedisLimiter.Admit(ctx, sub, limits, calls)
 }
 
 func (f *flakyRedis) CatchUp(ctx context.Context, days []access.SubscriptionDay) ([]access.SubscriptionDay, error) {
@@ -657,7 +657,7 @@ func BenchmarkMemoryLimiter(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
-			if d, _ := l.Admit(ctx, "sub", limits); !d.Allowed {
+			if d, _ := l.Admit(ctx, "sub", limits, 1); !d.Allowed {
 				b.Fatalf("refused: %+v", d)
 			}
 		}
@@ -670,7 +670,7 @@ func BenchmarkMemoryLimiter(b *testing.B) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {
-			if d, _ := l.Admit(ctx, "sub", flightgraph.DefaultLimits); d.Allowed {
+			if d, _ := l.Admit(ctx, "sub", flightgraph.DefaultLimits, 1); d.Allowed {
 				b.Fatalf("admitted: %+v", d)
 			}
 		}
@@ -686,7 +686,7 @@ func BenchmarkMemoryLimiter(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			ctx := context.Background()
 			for i := 0; pb.Next(); i++ {
-				if _, err := l.Admit(ctx, subs[i%len(subs)], flightgraph.DefaultLimits); err != nil {
+				if _, err := l.Admit(ctx, subs[i%len(subs)], flightgraph.DefaultLimits, 1); err != nil {
 					b.Error(err)
 					return
 				}
@@ -705,7 +705,7 @@ func BenchmarkRedisLimiter(b *testing.B) {
 		mustLimiterAdmit(b, l, "seq", limits)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := l.Admit(ctx, "seq", limits); err != nil {
+			if _, err := l.Admit(ctx, "seq", limits, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -720,7 +720,7 @@ func BenchmarkRedisLimiter(b *testing.B) {
 		b.RunParallel(func(pb *testing.PB) {
 			ctx := context.Background()
 			for i := 0; pb.Next(); i++ {
-				if _, err := l.Admit(ctx, subs[i%len(subs)], flightgraph.DefaultLimits); err != nil {
+				if _, err := l.Admit(ctx, subs[i%len(subs)], flightgraph.DefaultLimits, 1); err != nil {
 					b.Error(err)
 					return
 				}
@@ -786,7 +786,7 @@ func fireAdmits(t *testing.T, ls []access.Limiter, sub string, limits flightgrap
 	for i := range n {
 		wg.Go(func() {
 			time.Sleep(time.Until(start.Add(span * time.Duration(i) / time.Duration(n))))
-			ds[i], errs[i] = ls[i%len(ls)].Admit(context.Background(), sub, limits)
+			ds[i], errs[i] = ls[i%len(ls)].Admit(context.Background(), sub, limits, 1)
 		})
 	}
 	wg.Wait()
@@ -829,7 +829,7 @@ func assertLimitRefused(t testing.TB, d access.Decision, code string) {
 
 func mustLimiterAdmit(t testing.TB, l access.Limiter, sub string, limits flightgraph.Limits) access.Decision {
 	t.Helper()
-	d, err := l.Admit(context.Background(), sub, limits)
+	d, err := l.Admit(context.Background(), sub, limits, 1)
 	if err != nil {
 		t.Fatalf("Admit(%q): %v", sub, err)
 	}
@@ -900,11 +900,11 @@ type flakyLimiter struct {
 	l    access.Limiter
 }
 
-func (f *flakyLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits) (access.Decision, error) {
+func (f *flakyLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits, calls int) (access.Decision, error) {
 	if f.down.Load() {
 		return access.Decision{}, errors.New("the store is down")
 	}
-	return f.l.Admit(ctx, sub, limits)
+	return f.l.Admit(ctx, sub, limits, calls)
 }
 
 // limitLogBuffer is a bytes.Buffer safe for the logger's concurrent writes.

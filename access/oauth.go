@@ -185,7 +185,7 @@ func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthEr
 	t.Refusals.Authenticated(hash)
 	if t.Limiter != nil {
 		id, limits := CredentialUncharged("key:"+ka.Key.ID, t.Uncharged)
-		d, err := t.Limiter.Admit(ctx, id, limits)
+		d, err := t.Limiter.Admit(ctx, id, limits, 1)
 		if err != nil {
 			return nil, t.internal(ctx, err)
 		}

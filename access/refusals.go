@@ -86,11 +86,11 @@ func (f *Refusals) Reserve(address, hash string) (done func(refused bool), _ *fl
 }
 
 func (f *Refusals) reserve(name string, limits flightgraph.Limits, of string) (func(bool), *flightgraph.Error) {
-	at, d, ok := f.window.reserve(name, limits)
+	at, d, ok := f.window.reserve(name, limits, 1)
 	if !ok {
 		return nil, tooManyRefused(d.RetryAfter, limits.PerSecond, of)
 	}
-	return func(refused bool) { f.window.settle(name, at, refused) }, nil
+	return func(refused bool) { f.window.settle(name, at, 1, refused) }, nil
 }
 
 // CountAddress counts one refused request from address that took no place before its work.

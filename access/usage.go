@@ -53,10 +53,10 @@ func (u *UsageRecorder) Attach(l Limiter) {
 	}
 }
 
-// Add counts one admitted call.
-func (u *UsageRecorder) Add(subscription, day string) {
+// Add counts an admitted call that cost calls.
+func (u *UsageRecorder) Add(subscription, day string, calls int) {
 	u.mu.Lock()
-	u.addLocked(day, subscription, 1)
+	u.addLocked(day, subscription, int64(max(calls, 1)))
 	u.mu.Unlock()
 }
 

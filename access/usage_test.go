@@ -58,12 +58,12 @@ func TestUsageSurvivesAFailedFlush(t *testing.T) {
 		sub := demoSubscription(t, db, "flightstatus")
 		u := &access.UsageRecorder{Store: &failingOnce{AccessStore: store.NewAccessStore(db)}}
 		for i := 0; i < 3; i++ {
-			u.Add(sub, "2026-11-22")
+			u.Add(sub, "2026-11-22", 1)
 		}
 		if err := u.Flush(ctx); err == nil {
 			t.Fatal("the failing flush reported no error")
 		}
-		u.Add(sub, "2026-11-22")
+		u.Add(sub, "2026-11-22", 1)
 		if err := u.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -97,14 +97,14 @@ func TestUsageHistory(t *testing.T) {
 		}
 		today := time.Date(2026, 11, 22, 23, 59, 0, 0, time.UTC)
 		u := &access.UsageRecorder{Store: st}
-		u.Add(sub, "2026-11-20")
-		u.Add(sub, "2026-11-20")
+		u.Add(sub, "2026-11-20", 1)
+		u.Add(sub, "2026-11-20", 1)
 		if err := u.Flush(ctx); err != nil {
 			t.Fatal(err)
 		}
-		u.Add(sub, "2026-11-20") // pending on a stored day
-		u.Add(sub, "2026-11-22") // pending today
-		u.Add(sub, "2026-11-23") // tomorrow's is no part of it
+		u.Add(sub, "2026-11-20", 1) // pending on a stored day
+		u.Add(sub, "2026-11-22", 1) // pending today
+		u.Add(sub, "2026-11-23", 1) // tomorrow's is no part of it
 		svc := &access.Service{Store: st, Usage: u, Now: func() time.Time { return today }}
 		as := func(acc *flightgraph.Account) context.Context {
 			return flightgraph.WithCaller(ctx, &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc})

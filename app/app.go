@@ -66,9 +66,12 @@ type Config struct {
 	// OfferKey signs offer ids (travel.Service.OfferKey), at least 32 bytes; replicas share it.
 	// Nil: a random key of this process, for tests and one-off commands.
 	OfferKey []byte
-	// InspirationConcurrency bounds the destinations inspirations worked out at once
-	// (travel.Service.Inspirations); 0 means one per CPU the process may use (GOMAXPROCS).
-	InspirationConcurrency int
+	// HeavyConcurrency bounds the heavy calls (inspirations, deals, calendars: flightgraph.Weight)
+	// run at once (access.HeavySlots); 0 means access.DefaultHeavySlots of GOMAXPROCS.
+	HeavyConcurrency int
+	// QueueWait bounds how long a heavy call waits for a slot before it is shed, uncharged;
+	// 0 means access.DefaultQueueWait.
+	QueueWait time.Duration
 	// Uncharged bounds the calls that charge no API (portal operations, introspection);
 	// access.DefaultUncharged when zero.
 	Uncharged access.UnchargedLimits
@@ -129,8 +132,9 @@ func New(cfg Config) *Services {
 	}
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout,
 		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
-			OfferKey: cfg.OfferKey, Searches: st.Searches,
-			Inspirations: travel.NewSlots(cmp.Or(cfg.InspirationConcurrency, runtime.GOMAXPROCS(0)))}}
+			OfferKey: cfg.OfferKey, Searches: st.Searches, RequireHeavySlot: true}}
+	heavy := access.NewHeavySlots(cmp.Or(cfg.HeavyConcurrency, access.DefaultHeavySlots(runtime.GOMAXPROCS(0))))
+	heavy.QueueWait = cfg.QueueWait
 	s.Usage = &access.UsageRecorder{Store: st.Access, Log: cfg.Log}
 	s.Limiter = access.NewMemoryLimiter(s.Usage.DayUsage, cfg.Now)
 	if cfg.NewLimiter != nil {
@@ -139,7 +143,7 @@ func New(cfg Config) *Services {
 	s.Usage.Attach(s.Limiter)
 	refusals := access.NewRefusals(cfg.Refusals, cfg.Now)
 	s.Guard = &access.Guard{Store: st.Access, Limiter: s.Limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
-		Uncharged: cfg.Uncharged, Refusals: refusals}
+		Uncharged: cfg.Uncharged, Refusals: refusals, Heavy: heavy}
 	s.Outbox = access.NewOutbox(st.Mail, cfg.Mailer, cfg.Log)
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)

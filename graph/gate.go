@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -32,8 +33,9 @@ import (
 // first line did not admit, and logs that as a defect. A root field that belongs to no product and
 // is not a portal field is refused by both lines: access fails closed.
 type Gate struct {
-	// Admit admits a call of products for the request (access.Guard.Admit).
-	Admit func(ctx context.Context, products []string) error
+	// Admit admits a call for the request (access.Guard.Admit): its products, the calls it
+	// costs each, whether it is heavy.
+	Admit func(ctx context.Context, c access.Charge) error
 	Log   *slog.Logger
 
 	schema   *ast.Schema
@@ -57,6 +59,7 @@ type entityType struct {
 // in the table takes what nobody has.
 type rootField struct {
 	product       string
+	weight        flightgraph.Weight // what @api declares; zero: light
 	authenticated bool
 }
 
@@ -64,7 +67,30 @@ var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
 	graphql.RootFieldInterceptor
+	graphql.ResponseInterceptor
 } = (*Gate)(nil)
+
+// costExtension is where the first line leaves the operation's charge for the answer.
+const costExtension = "Charge"
+
+// InterceptResponse implements graphql.ResponseInterceptor: an admitted operation's answer tells
+// what it was charged, in extensions.cost.calls (API → calls), so that a client can budget its
+// plan by it; a refused one was charged nothing and says nothing.
+func (g *Gate) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil || !graphql.HasOperationContext(ctx) {
+		return resp
+	}
+	charge, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(costExtension).(access.Charge)
+	if !ok || len(charge.Products) == 0 {
+		return resp
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["cost"] = map[string]any{"calls": charge.Calls}
+	return resp
+}
 
 // ExtensionName implements graphql.HandlerExtension.
 func (g *Gate) ExtensionName() string { return "Gate" }
@@ -106,7 +132,7 @@ func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[stri
 				fields[f.Name] = rootField{}
 			default:
 				if p := apiOf(f.Directives); p != "" {
-					fields[f.Name] = rootField{product: p}
+					fields[f.Name] = rootField{product: p, weight: weightOf(f.Directives)}
 				}
 			}
 		}
@@ -136,10 +162,41 @@ func apiOf(dirs ast.DirectiveList) string {
 	return ""
 }
 
-// calls is what an operation, or one of its root fields, takes.
+// weightOf returns what an @api directive declares one call weighs: its calls (when more than
+// one) and whether it is heavy.
+func weightOf(dirs ast.DirectiveList) flightgraph.Weight {
+	var w flightgraph.Weight
+	if d := dirs.ForName("api"); d != nil {
+		if a := d.Arguments.ForName("calls"); a != nil && a.Value != nil {
+			if n, err := strconv.Atoi(a.Value.Raw); err == nil && n > 1 {
+				w.Calls = n
+			}
+		}
+		if a := d.Arguments.ForName("heavy"); a != nil && a.Value != nil {
+			w.Heavy = a.Value.Raw == "true"
+		}
+	}
+	return w
+}
+
+// calls is what an operation, or one of its root fields, takes: the products it calls, the calls
+// that its fields which declare calls cost each product (each time they are selected), and
+// whether any is heavy.
 type calls struct {
 	products      []string
+	weighted      map[string]int
+	heavy         bool
 	authenticated bool
+}
+
+// charge is what the operation is charged: per product, the calls of its fields that declare
+// some, or one call for its light fields together.
+func (c *calls) charge() access.Charge {
+	ch := access.Charge{Products: c.products, Heavy: c.heavy, Calls: map[string]int{}}
+	for _, p := range c.products {
+		ch.Calls[p] = max(c.weighted[p], 1)
+	}
+	return ch
 }
 
 // fieldCalls returns what calling one root field of the root type takes. Its error is a domain
@@ -179,6 +236,13 @@ func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string
 		into.authenticated = true
 	case rf.product != "":
 		into.add(rf.product)
+		if rf.weight.Calls > 0 {
+			if into.weighted == nil {
+				into.weighted = map[string]int{}
+			}
+			into.weighted[rf.product] += rf.weight.Calls
+		}
+		into.heavy = into.heavy || rf.weight.Heavy
 	}
 	return nil
 }
@@ -311,9 +375,11 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 			return refusal(err)
 		}
 	}
-	if err := g.Admit(ctx, c.products); err != nil {
+	charge := c.charge()
+	if err := g.Admit(ctx, charge); err != nil {
 		return refusal(err)
 	}
+	oc.Stats.SetExtension(costExtension, charge)
 	oc.DisableIntrospection = flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous
 	return nil
 }

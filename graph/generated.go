@@ -3044,8 +3044,15 @@ scalar DateTime
 The API product a root field or an entity type belongs to: calling the field, or resolving the
 entity through _entities, needs a key or token approved for that API, and counts as one call of it.
 A root field without @api is refused: access fails closed.
+
+What a call weighs is declared here too. The light fields of an API that one operation selects
+cost one call together; a field that declares ` + "`" + `calls` + "`" + ` costs that many each time it is selected
+(each alias), and a ` + "`" + `heavy` + "`" + ` one (a month of an origin's flights, a calendar's days) runs only in
+one of the replica's heavy-work slots, taken before the call is charged: a replica at capacity
+sheds it at once, uncharged (503 WS_503.000, or 429 LIMIT_429.002 while the key's own heavy call
+runs), with Retry-After.
 """
-directive @api(product: String!) on FIELD_DEFINITION | OBJECT
+directive @api(product: String!, calls: Int = 1, heavy: Boolean = false) on FIELD_DEFINITION | OBJECT
 
 """
 The cost of a field, argument or type in the operation cost model (Federation 2.9 demand control):
@@ -3117,7 +3124,7 @@ type Query {
     cabin: CabinClass = ECONOMY
     destination: String
     limit: Int = 50
-  ): [Destination!]! @listSize(slicingArguments: ["limit"]) @api(product: "inspire")
+  ): [Destination!]! @listSize(slicingArguments: ["limit"]) @api(product: "inspire", calls: 5, heavy: true)
   "Routes of the network: who flies where, how far and how often. An unknown origin or destination is IATA_404.000."
   routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
   carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
@@ -3135,7 +3142,7 @@ type Query {
   the whole interval, the cheapest offer availableOffers gives on its days. The bound's
   departureDate is not used; an INBOUND calendar starts on or after its outbound's departureDate.
   """
-  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 366) @api(product: "offers")
+  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 366) @api(product: "offers", calls: 2, heavy: true)
   "What an offer can be upgraded to: its flights in the dearer families of its cabin and the families of the cabins ahead, priced as at its quote."
   upsellOffers(id: ID!): [Offer!]! @listSize(assumedSize: 7) @api(product: "offers")
   "The ticket conditions of an offer's fare family (offerId), of a shopping cart's outbound offer (reservationIdentifier: a cart's id), or of a family on a trip (origin, destination, departureDate, fareFamily); fees in the offer's currency, or currency, else the point of sale's."
@@ -3177,19 +3184,19 @@ type Query {
   availableOffers of its day lists, at the same price and with the same id. A destination without
   one has a null offer. Errors as on REST's best-fare-offers.
   """
-  bestFareOffers(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 20) @api(product: "offers")
+  bestFareOffers(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 20) @api(product: "offers", calls: 2, heavy: true)
   """
   All deals: every destination the origin's flights reach over the search's days (in its
   destinationZoneCode when given), each with its cheapest offer as bestFareOffers gives it,
   cheapest first, at most limit (1 to 200). Destinations in search: DEST_400.000; none found:
   DEST_404.001.
   """
-  allDeals(search: DealSearchInput!, limit: Int = 50): [Deal!]! @listSize(slicingArguments: ["limit"]) @api(product: "offers")
+  allDeals(search: DealSearchInput!, limit: Int = 50): [Deal!]! @listSize(slicingArguments: ["limit"]) @api(product: "offers", calls: 5, heavy: true)
   """
   The best offers feed, for metasearch partners: of each destination of search (1 to 20) and each
   day its dealType keeps, the cheapest offer of the day; days without one are left out.
   """
-  bestOffersFeed(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 620) @api(product: "metasearch")
+  bestOffersFeed(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 620) @api(product: "metasearch", calls: 5, heavy: true)
   """
   Baggage allowances before booking, for a trip's passengers (ADT when absent) in one travel class,
   on the first itinerary of departureDate (tomorrow when absent). The tier is the one of the

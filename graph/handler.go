@@ -14,13 +14,14 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 )
 
 // HandlerConfig is what a GraphQL endpoint is made of.
 type HandlerConfig struct {
-	// Admit admits a call of the products an operation calls (access.Guard.Admit); the request
+	// Admit admits what an operation is charged (access.Guard.Admit); the request
 	// must have come through the guard's Authenticated middleware.
-	Admit      func(ctx context.Context, products []string) error
+	Admit      func(ctx context.Context, c access.Charge) error
 	Stores     Stores
 	LoaderWait time.Duration
 	Log        *slog.Logger

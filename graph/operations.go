@@ -25,7 +25,7 @@ func operationsOf(schema *ast.Schema) []flightgraph.Operation {
 		}
 		for _, f := range root.Fields {
 			if p := apiOf(f.Directives); p != "" {
-				ops = append(ops, flightgraph.Operation{Product: p, Edge: strings.ToLower(root.Name), Name: f.Name})
+				ops = append(ops, flightgraph.Operation{Product: p, Edge: strings.ToLower(root.Name), Name: f.Name, Weight: weightOf(f.Directives)})
 			}
 		}
 	}

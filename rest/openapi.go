@@ -72,6 +72,9 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 	for _, p := range products {
 		slugs = append(slugs, p.Slug)
 	}
+	if err := weigh(doc); err != nil {
+		return nil, err
+	}
 	hide(doc, slugs)
 	params, _ := member(doc, "paths", "/opendata/{api}/{version}/ping", "get", "parameters").([]any)
 	found := false
@@ -105,6 +108,33 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// weigh writes what each route declares of its weight (Routes) into its operation: the calls one
+// call is charged (x-flightgraph-calls) and whether it is heavy work (x-flightgraph-heavy), which
+// may then be shed at once with 503 (AtCapacity); and that any request may run out of time (504).
+func weigh(doc yaml.MapSlice) error {
+	for _, rt := range Routes {
+		method, path, _ := strings.Cut(rt.Pattern, " ")
+		method = strings.ToLower(method)
+		op, ok := member(doc, "paths", path, method).(yaml.MapSlice)
+		if !ok {
+			return fmt.Errorf("no operation %s", rt.Pattern)
+		}
+		responses, _ := member(op, "responses").(yaml.MapSlice)
+		ref := func(name string) yaml.MapSlice {
+			return yaml.MapSlice{{Key: "$ref", Value: "#/components/responses/" + name}}
+		}
+		responses = append(responses, yaml.MapItem{Key: "504", Value: ref("GatewayTimeout")})
+		op = append(op, yaml.MapItem{Key: "x-flightgraph-calls", Value: rt.Charged()})
+		if rt.Heavy {
+			responses = append(responses, yaml.MapItem{Key: "503", Value: ref("AtCapacity")})
+			op = append(op, yaml.MapItem{Key: "x-flightgraph-heavy", Value: true})
+		}
+		set(op, "responses", responses)
+		set(member(doc, "paths", path), method, op)
+	}
+	return nil
 }
 
 // member follows keys down nested mappings; nil when one is missing.
@@ -147,7 +177,7 @@ func set(m any, key string, value any) bool {
 // authenticate count as none. It is an uncharged call, behind the guard like any other: held to
 // the caller's uncharged limits.
 func (a *API) OpenAPIHandler() http.Handler {
-	uncharged := func(*http.Request) ([]string, error) { return nil, nil }
+	uncharged := func(*http.Request) (access.Charge, error) { return access.Charge{}, nil }
 	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		role := flightgraph.CallerFromContext(r.Context()).Role()
 		doc, err := OpenAPI(role)

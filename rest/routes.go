@@ -8,52 +8,61 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 )
 
-// Route is one REST route: its method and pattern, and the API product it belongs to ("" takes
-// the product from the {api} path segment).
+// Route is one REST route: its method and pattern, the API product it belongs to ("" takes the
+// product from the {api} path segment), and what one call of it weighs (the calls it is charged,
+// and whether it is heavy work: flightgraph.Weight).
 type Route struct {
 	Pattern string
 	Product string
-	handle  func(*API) http.HandlerFunc
+	flightgraph.Weight
+	handle func(*API) http.HandlerFunc
 }
+
+// light is the weight of most routes: one call, no heavy work.
+var light = flightgraph.Weight{}
+
+// heavy is the weight of a route that reads and prices many days or destinations: it is charged
+// calls and runs in a heavy-work slot. The figures are the schema's (@api) for the same work.
+func heavy(calls int) flightgraph.Weight { return flightgraph.Weight{Calls: calls, Heavy: true} }
 
 // Routes lists every REST route. The OpenAPI document describes exactly these (a test holds
 // them to it).
 var Routes = []Route{
-	{"GET /opendata/flightoffers/reference-data", "opendata", func(a *API) http.HandlerFunc { return a.referenceData }},
-	{"GET /opendata/flightstatus", "flightstatus", func(a *API) http.HandlerFunc { return a.flights }},
-	{"GET /opendata/flightstatus/{id}", "flightstatus", func(a *API) http.HandlerFunc { return a.flight }},
-	{"GET /opendata/inspire/v2/amenities", "inspire", func(a *API) http.HandlerFunc { return a.amenities }},
-	{"GET /opendata/inspire/v2/destinations/inspiration", "inspire", func(a *API) http.HandlerFunc { return a.destinationsInspiration }},
-	{"GET /opendata/schedule/v1/routes", "schedule", func(a *API) http.HandlerFunc { return a.routes }},
-	{"GET /opendata/schedule/v1/flights", "schedule", func(a *API) http.HandlerFunc { return a.schedule }},
-	{"POST /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersPost }},
-	{"GET /opendata/offers/v1/available-offers", "offers", func(a *API) http.HandlerFunc { return a.availableOffersGet }},
-	{"POST /opendata/offers/v1/available-offers/all", "offers", func(a *API) http.HandlerFunc { return a.availableOffersAll }},
-	{"GET /opendata/offers/v1/upsell-offers", "offers", func(a *API) http.HandlerFunc { return a.upsellGet }},
-	{"POST /opendata/offers/v1/upsell-offers", "offers", func(a *API) http.HandlerFunc { return a.upsellPost }},
-	{"POST /opendata/offers/v1/lowest-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.lowestFaresPost }},
-	{"GET /opendata/offers/v1/lowest-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.lowestFaresGet }},
-	{"GET /opendata/offers/v1/ticket-conditions", "offers", func(a *API) http.HandlerFunc { return a.ticketConditions }},
-	{"GET /opendata/offers/v1/priceDetails", "offers", func(a *API) http.HandlerFunc { return a.priceDetails }},
-	{"GET /opendata/offers/v1/tax-breakdown", "offers", func(a *API) http.HandlerFunc { return a.taxBreakdown }},
-	{"GET /opendata/offers/v1/flightDetails", "offers", func(a *API) http.HandlerFunc { return a.flightDetails }},
-	{"POST /opendata/offers/v1/shopping-carts", "offers", func(a *API) http.HandlerFunc { return a.newCart }},
-	{"GET /opendata/offers/v1/shopping-carts/{cartId}", "offers", func(a *API) http.HandlerFunc { return a.cart }},
-	{"GET /opendata/offers/v1/related-products", "offers", func(a *API) http.HandlerFunc { return a.relatedProducts }},
-	{"POST /opendata/offers/v1/related-products/shopping-carts", "offers", func(a *API) http.HandlerFunc { return a.addProducts }},
-	{"POST /opendata/offers/v1/mail-my-search", "offers", func(a *API) http.HandlerFunc { return a.mailMySearch }},
-	{"GET /opendata/offers/v1/reference-data", "offers", func(a *API) http.HandlerFunc { return a.offersReferenceData }},
-	{"GET /opendata/offers/v1/reference-data/deals", "offers", func(a *API) http.HandlerFunc { return a.dealsReference }},
-	{"GET /opendata/offers/v1/search-context", "offers", func(a *API) http.HandlerFunc { return a.searchContext }},
-	{"POST /opendata/offers/v1/flights-availability", "offers", func(a *API) http.HandlerFunc { return a.flightsAvailability }},
-	{"POST /opendata/offers/v1/best-fare-offers", "offers", func(a *API) http.HandlerFunc { return a.bestFareOffers }},
-	{"POST /opendata/offers/v1/best-fare-offers/all-deals", "offers", func(a *API) http.HandlerFunc { return a.allDeals }},
+	{"GET /opendata/flightoffers/reference-data", "opendata", light, func(a *API) http.HandlerFunc { return a.referenceData }},
+	{"GET /opendata/flightstatus", "flightstatus", light, func(a *API) http.HandlerFunc { return a.flights }},
+	{"GET /opendata/flightstatus/{id}", "flightstatus", light, func(a *API) http.HandlerFunc { return a.flight }},
+	{"GET /opendata/inspire/v2/amenities", "inspire", light, func(a *API) http.HandlerFunc { return a.amenities }},
+	{"GET /opendata/inspire/v2/destinations/inspiration", "inspire", heavy(5), func(a *API) http.HandlerFunc { return a.destinationsInspiration }},
+	{"GET /opendata/schedule/v1/routes", "schedule", light, func(a *API) http.HandlerFunc { return a.routes }},
+	{"GET /opendata/schedule/v1/flights", "schedule", light, func(a *API) http.HandlerFunc { return a.schedule }},
+	{"POST /opendata/offers/v1/available-offers", "offers", light, func(a *API) http.HandlerFunc { return a.availableOffersPost }},
+	{"GET /opendata/offers/v1/available-offers", "offers", light, func(a *API) http.HandlerFunc { return a.availableOffersGet }},
+	{"POST /opendata/offers/v1/available-offers/all", "offers", light, func(a *API) http.HandlerFunc { return a.availableOffersAll }},
+	{"GET /opendata/offers/v1/upsell-offers", "offers", light, func(a *API) http.HandlerFunc { return a.upsellGet }},
+	{"POST /opendata/offers/v1/upsell-offers", "offers", light, func(a *API) http.HandlerFunc { return a.upsellPost }},
+	{"POST /opendata/offers/v1/lowest-fare-offers", "offers", heavy(2), func(a *API) http.HandlerFunc { return a.lowestFaresPost }},
+	{"GET /opendata/offers/v1/lowest-fare-offers", "offers", heavy(2), func(a *API) http.HandlerFunc { return a.lowestFaresGet }},
+	{"GET /opendata/offers/v1/ticket-conditions", "offers", light, func(a *API) http.HandlerFunc { return a.ticketConditions }},
+	{"GET /opendata/offers/v1/priceDetails", "offers", light, func(a *API) http.HandlerFunc { return a.priceDetails }},
+	{"GET /opendata/offers/v1/tax-breakdown", "offers", light, func(a *API) http.HandlerFunc { return a.taxBreakdown }},
+	{"GET /opendata/offers/v1/flightDetails", "offers", light, func(a *API) http.HandlerFunc { return a.flightDetails }},
+	{"POST /opendata/offers/v1/shopping-carts", "offers", light, func(a *API) http.HandlerFunc { return a.newCart }},
+	{"GET /opendata/offers/v1/shopping-carts/{cartId}", "offers", light, func(a *API) http.HandlerFunc { return a.cart }},
+	{"GET /opendata/offers/v1/related-products", "offers", light, func(a *API) http.HandlerFunc { return a.relatedProducts }},
+	{"POST /opendata/offers/v1/related-products/shopping-carts", "offers", light, func(a *API) http.HandlerFunc { return a.addProducts }},
+	{"POST /opendata/offers/v1/mail-my-search", "offers", light, func(a *API) http.HandlerFunc { return a.mailMySearch }},
+	{"GET /opendata/offers/v1/reference-data", "offers", light, func(a *API) http.HandlerFunc { return a.offersReferenceData }},
+	{"GET /opendata/offers/v1/reference-data/deals", "offers", light, func(a *API) http.HandlerFunc { return a.dealsReference }},
+	{"GET /opendata/offers/v1/search-context", "offers", light, func(a *API) http.HandlerFunc { return a.searchContext }},
+	{"POST /opendata/offers/v1/flights-availability", "offers", light, func(a *API) http.HandlerFunc { return a.flightsAvailability }},
+	{"POST /opendata/offers/v1/best-fare-offers", "offers", heavy(2), func(a *API) http.HandlerFunc { return a.bestFareOffers }},
+	{"POST /opendata/offers/v1/best-fare-offers/all-deals", "offers", heavy(5), func(a *API) http.HandlerFunc { return a.allDeals }},
 	// The metasearch partners' feed lives under the offers API's path, as the original's does,
 	// but belongs to the partner API: a developer's key or token does not reach it.
-	{"POST /opendata/offers/v1/bestOffers/feed", "metasearch", func(a *API) http.HandlerFunc { return a.bestOffersFeed }},
-	{"GET /opendata/baggages/allowances", "baggage", func(a *API) http.HandlerFunc { return a.baggageAllowances }},
-	{"GET /opendata/cargo/v1/flights/{flightId}/capacity", "cargo", func(a *API) http.HandlerFunc { return a.cargoCapacity }},
-	{"GET /opendata/{api}/{version}/ping", "", func(a *API) http.HandlerFunc { return a.ping }},
+	{"POST /opendata/offers/v1/bestOffers/feed", "metasearch", heavy(5), func(a *API) http.HandlerFunc { return a.bestOffersFeed }},
+	{"GET /opendata/baggages/allowances", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageAllowances }},
+	{"GET /opendata/cargo/v1/flights/{flightId}/capacity", "cargo", light, func(a *API) http.HandlerFunc { return a.cargoCapacity }},
+	{"GET /opendata/{api}/{version}/ping", "", light, func(a *API) http.HandlerFunc { return a.ping }},
 }
 
 // Operations are the REST operations of every product, as Routes declare them: each route of a
@@ -63,7 +72,7 @@ func Operations() []flightgraph.Operation {
 	for _, rt := range Routes {
 		method, path, _ := strings.Cut(rt.Pattern, " ")
 		if rt.Product != "" {
-			ops = append(ops, flightgraph.Operation{Product: rt.Product, Edge: method, Name: path})
+			ops = append(ops, flightgraph.Operation{Product: rt.Product, Edge: method, Name: path, Weight: rt.Weight})
 			continue
 		}
 		for _, p := range access.Products { // a route of every product: {api} names it
@@ -87,7 +96,11 @@ func (a *API) Register(mux *http.ServeMux) {
 			}
 			return product
 		}
-		classify := func(r *http.Request) ([]string, error) { return []string{productOf(r)}, nil }
+		weight := rt.Weight
+		classify := func(r *http.Request) (access.Charge, error) {
+			p := productOf(r)
+			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: weight.Heavy}, nil
+		}
 		handle := rt.handle(a)
 		required := func(w http.ResponseWriter, r *http.Request) {
 			if err := access.Require(r.Context(), productOf(r)); err != nil {

@@ -328,7 +328,7 @@ func TestSecondLineRefusesWhatTheFirstMissed(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	svc := s.srv.Services
 	h := graph.NewHandler(&resolvers.Resolver{Travel: svc.Travel, Now: svc.Now},
-		graph.HandlerConfig{Admit: func(context.Context, []string) error { return nil }, Stores: svc.Graph, Log: log})
+		graph.HandlerConfig{Admit: func(context.Context, access.Charge) error { return nil }, Stores: svc.Graph, Log: log})
 	broken := httptest.NewServer(s.srv.Guard.Authenticated(graph.ErrorWriter(log))(h))
 	defer broken.Close()
 	shapes := hostileShapes("20261122+XX+0001")

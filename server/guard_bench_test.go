@@ -29,7 +29,7 @@ func BenchmarkGuard(b *testing.B) {
 	(&testServer{db: db, srv: h, demo: demo}).raiseLimits(b)
 	guard := h.Guard
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	classify := func(*http.Request) ([]string, error) { return []string{"flightstatus"}, nil }
+	classify := func(*http.Request) (access.Charge, error) { return access.Light("flightstatus"), nil }
 	guarded := guard.Middleware(classify, func(w http.ResponseWriter, r *http.Request, err error) {
 		b.Fatalf("refused: %v", err)
 	})(bare)

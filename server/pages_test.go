@@ -123,7 +123,7 @@ func TestUsageHistory(t *testing.T) {
 
 		// Three days ago: 7 calls, stored. Now: one call, not stored yet.
 		for range 7 {
-			s.srv.Usage.Add(sub, day(3))
+			s.srv.Usage.Add(sub, day(3), 1)
 		}
 		if err := s.srv.Usage.Flush(context.Background()); err != nil {
 			t.Fatal(err)

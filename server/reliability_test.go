@@ -42,9 +42,9 @@ type stalledLimiter struct {
 	stall time.Duration
 }
 
-func (l stalledLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits) (access.Decision, error) {
+func (l stalledLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits, calls int) (access.Decision, error) {
 	time.Sleep(l.stall)
-	return l.Limiter.Admit(ctx, sub, limits)
+	return l.Limiter.Admit(ctx, sub, limits, calls)
 }
 
 // requestLines returns the statuses of the access log's request lines.

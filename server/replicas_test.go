@@ -37,8 +37,8 @@ type recording struct {
 	into *admissions
 }
 
-func (r *recording) Admit(ctx context.Context, sub string, l flightgraph.Limits) (access.Decision, error) {
-	d, err := r.Limiter.Admit(ctx, sub, l)
+func (r *recording) Admit(ctx context.Context, sub string, l flightgraph.Limits, calls int) (access.Decision, error) {
+	d, err := r.Limiter.Admit(ctx, sub, l, calls)
 	if err == nil && d.Allowed {
 		r.into.mu.Lock()
 		r.into.times[sub] = append(r.into.times[sub], d.At)

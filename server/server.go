@@ -97,6 +97,19 @@ func New(cfg Config, svc *app.Services) *Server {
 			Help: "Password hashes waiting for one of the --password-hash-concurrency slots.",
 		}, func() float64 { return float64(s.Hashes.Waiting()) }))
 
+	if heavy := svc.Guard.Heavy; heavy != nil {
+		// Shed calls are told apart from failed ones: a 503 or 429 the replica chose, in a few
+		// milliseconds and uncharged, is capacity, not a fault.
+		shed := prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flightgraph_heavy_calls_shed_total",
+			Help: "Heavy calls refused before they were charged: WS_503.000 when every heavy-work slot was busy, LIMIT_429.002 while the key's own heavy call ran.",
+		}, []string{"code"})
+		cfg.Registry.MustRegister(shed, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "flightgraph_heavy_slots_busy", Help: "Heavy-work slots taken (see --heavy-concurrency).",
+		}, func() float64 { n, _ := heavy.Taken(); return float64(n) }))
+		heavy.OnShed = func(code string) { shed.WithLabelValues(code).Inc() }
+	}
+
 	mux := http.NewServeMux()
 	gql, playground := s.graphQL(), web.Playground()
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

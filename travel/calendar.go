@@ -47,6 +47,12 @@ func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, b
 	if err != nil {
 		return nil, err
 	}
+	// A calendar reads and prices up to a year of days: heavy work, in the request's slot.
+	leave, err := s.heavy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	counts, _ := q.Counts()
 	now := s.Now().UTC().Truncate(time.Second)
 	byDate, err := s.itineraries(ctx, q.Connections[bound], days, now)

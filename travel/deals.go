@@ -154,14 +154,10 @@ func (s *Service) dealSearchOf(ctx context.Context, q *flightgraph.DealQuery) (*
 }
 
 // read reads the trips of a deals search: to its destinations (one, or a union of several, in a
-// lone calendar's bound per day) or anywhere (in an inspiration's bound). It waits for one of the
-// Inspirations slots first, which the caller gives back (leave). A read past its bound is
+// lone calendar's bound per day) or anywhere (in an inspiration's bound). A read past its bound is
 // ECodeInvalidParameter: on dateInterval for named destinations, which fewer days fit, on origin
 // for anywhere.
 func (s *Service) read(ctx context.Context, d *dealSearch) (*trips, error) {
-	if err := s.Inspirations.enter(ctx); err != nil {
-		return nil, err
-	}
 	interval := d.q.Interval()
 	var dest *flightgraph.Place
 	limit := maxInspirationFlights
@@ -181,7 +177,6 @@ func (s *Service) read(ctx context.Context, d *dealSearch) (*trips, error) {
 		err = flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "origin", "%s has more flights in %s than one deals search reads (%d): name destinations", d.origin.Code, d.q.DateInterval, limit)
 	}
 	if err != nil {
-		s.Inspirations.leave(ctx)
 		return nil, err
 	}
 	return t, nil
@@ -245,11 +240,15 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 	if q.Zone != "" && len(d.dests) > 0 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInconsistentInput, "destinationZoneCode", "destinationZoneCode narrows all deals; the destinations named are the answer's")
 	}
+	leave, err := s.heavy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	t, err := s.read(ctx, d)
 	if err != nil {
 		return nil, err
 	}
-	defer s.Inspirations.leave(ctx)
 	places := d.dests
 	if len(places) == 0 {
 		if places, err = s.reached(ctx, d.origin, t.c); err != nil {

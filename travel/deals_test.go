@@ -12,7 +12,6 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // day is the date days after Now.
@@ -390,58 +389,37 @@ func TestDealsHonourTheDeadline(t *testing.T) {
 			t.Errorf("%s past the deadline: %v", name, err)
 		}
 	}
-	e.Inspirations = travel.NewSlots(1)
-	give := e.Inspirations.TakeAll()
-	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond) // time for the reads before the slot, even under -race
+	// The heavy parts of one request take turns at its one heavy-work slot: while one part holds
+	// the turn, another waits for it as long as its time lasts; another request's does not.
+	w := flightgraph.NewHeavyWork()
+	w.Hold(true)
+	held := flightgraph.WithHeavyWork(ctx, w)
+	leave, err := w.Turn(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(held, 500*time.Millisecond) // time for the reads before the turn, even under -race
 	defer cancelShort()
 	if _, err := e.BestFares(short, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
-		t.Errorf("waiting for a slot past the deadline: %v", err)
+		t.Errorf("a second part of a request while its first runs: %v, want it to wait its turn", err)
 	}
-	give()
-	taken := func(what string) {
-		if slots, callers := e.Inspirations.Taken(); slots != 0 || callers != 0 {
-			t.Errorf("%s: %d slots and %d callers' turns taken after", what, slots, callers)
-		}
+	other := flightgraph.NewHeavyWork()
+	other.Hold(true)
+	if _, err := e.BestFares(flightgraph.WithHeavyWork(ctx, other), q()); err != nil {
+		t.Errorf("another request's search while the first's runs: %v", err)
 	}
-	if _, err := e.BestFares(ctx, q()); err != nil {
-		t.Errorf("with the slot free: %v", err)
+	leave()
+	if _, err := e.BestFares(held, q()); err != nil {
+		t.Errorf("the request's search once its first part is done: %v", err)
 	}
-	taken("a deal")
 	bad := q()
 	bad.Destinations = []string{"QQQ"}
-	if _, err := e.BestFares(ctx, bad); err == nil {
+	if _, err := e.BestFares(held, bad); err == nil {
 		t.Errorf("a refused search: %v", err)
 	}
-	taken("a refused search")
-
-	// A caller has one slot at a time, of many: its second search waits for its first (one key
-	// within its rate cannot hold them all), while another caller's goes ahead.
-	e.Inspirations = travel.NewSlots(4)
-	as := func(key string, d time.Duration) (context.Context, context.CancelFunc) {
-		return context.WithTimeout(flightgraph.WithCaller(ctx, &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: key}), d)
+	if leave, err := w.Turn(ctx); err != nil {
+		t.Errorf("a refused search kept the request's turn: %v", err)
+	} else {
+		leave()
 	}
-	first, cancelFirst := as("key-a", time.Minute)
-	defer cancelFirst()
-	started := make(chan struct{})
-	release := make(chan struct{})
-	go func() {
-		// Holds key-a's turn as a long search would, through the engine's own entry.
-		e.Inspirations.Hold(first, started, release)
-	}()
-	<-started
-	second, cancelSecond := as("key-a", 500*time.Millisecond)
-	defer cancelSecond()
-	if _, err := e.BestFares(second, q()); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
-		t.Errorf("key-a's second search while its first runs: %v, want it to wait its turn", err)
-	}
-	other, cancelOther := as("key-b", time.Minute)
-	defer cancelOther()
-	if _, err := e.BestFares(other, q()); err != nil {
-		t.Errorf("key-b's search while key-a's runs: %v", err)
-	}
-	close(release)
-	if _, err := e.BestFares(first, q()); err != nil {
-		t.Errorf("key-a's search once its first is done: %v", err)
-	}
-	taken("searches of two callers")
 }

@@ -26,9 +26,9 @@ const maxInspirationFlights = 100_000
 //
 // It reads the month's flights for every destination at once, in four round trips whatever their
 // number: the origin's departures, the hubs' departures that connect with them, and the legs of
-// each; the reference data comes from the snapshot under serve. It waits for one of the
-// Inspirations slots first (ECodeTimeout if the request's time runs out meanwhile), and stops
-// when the request's time does, between destinations and days.
+// each; the reference data comes from the snapshot under serve. It is heavy work: it runs in the
+// request's heavy-work slot (heavy), and stops when the request's time runs out, between
+// destinations and days.
 //
 // Errors: q's validation errors; ECodeOriginUnknown and ECodeDestinationUnknown for codes that are
 // neither an airport nor a city; ECodeInvalidParameter for a destination that is the origin, or
@@ -61,10 +61,11 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Inspirations.enter(ctx); err != nil {
+	leave, err := s.heavy(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer s.Inspirations.leave(ctx)
+	defer leave()
 	days := q.Days()
 	// For one destination, the calendar's own reads; for all, the same reads without a
 	// destination, which the calendar's bounds then cut per destination (candidates.plan).

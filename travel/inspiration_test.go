@@ -10,7 +10,6 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // inspirationMonth is the month the engine tests ask for: Now's, whose days from Now on have
@@ -141,21 +140,26 @@ func TestInspirationQuery(t *testing.T) {
 		t.Errorf("past the deadline: %v", err)
 	}
 
-	// One inspiration at a time: a second waits for the slot as long as its time lasts.
-	e.Inspirations = travel.NewSlots(1)
-	give := e.Inspirations.TakeAll()
-	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond) // time for the reads before the slot, even under -race
-	defer cancelShort()
-	if _, err := e.Inspiration(short, &flightgraph.InspirationQuery{Origin: "BCN", Month: inspirationMonth, Limit: 10}); flightgraph.ErrorCode(err) != flightgraph.ECodeTimeout {
-		t.Errorf("waiting for a slot past the deadline: %v", err)
+	// Heavy work runs only in a heavy-work slot that the request holds (the edge takes it):
+	// without one it is refused, not run unbounded; with one it runs, and gives its turn back.
+	e.RequireHeavySlot = true
+	q := &flightgraph.InspirationQuery{Origin: "BCN", Month: inspirationMonth, Limit: 10}
+	var fe *flightgraph.Error
+	if _, err := e.Inspiration(ctx, q); err == nil || errors.As(err, &fe) {
+		t.Errorf("an inspiration without a heavy-work slot: %v, want it refused as the defect it is (masked as internal)", err)
 	}
-	give()
-	if _, err := e.Inspiration(ctx, &flightgraph.InspirationQuery{Origin: "BCN", Month: inspirationMonth, Limit: 10}); err != nil {
-		t.Errorf("with the slot free: %v", err)
+	w := flightgraph.NewHeavyWork()
+	w.Hold(true)
+	held := flightgraph.WithHeavyWork(ctx, w)
+	if _, err := e.Inspiration(held, q); err != nil {
+		t.Errorf("with a heavy-work slot: %v", err)
 	}
-	if slots, callers := e.Inspirations.Taken(); slots != 0 || callers != 0 {
-		t.Errorf("%d slots and %d callers' turns taken after", slots, callers)
+	if leave, err := w.Turn(ctx); err != nil {
+		t.Errorf("the request's turn was not given back: %v", err)
+	} else {
+		leave()
 	}
+	e.RequireHeavySlot = false
 
 	next := storetest.Now.AddDate(0, 1, 0).Format(flightgraph.MonthLayout)
 	for _, c := range []struct {

@@ -4,10 +4,9 @@
 package travel
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -29,94 +28,25 @@ type Service struct {
 	Loyalty func(ctx context.Context, loyaltyProgram string) (tier string, err error)
 	// Searches records mailed searches with their mail (mail-my-search).
 	Searches flightgraph.SearchStore
-	// Inspirations bounds the inspirations worked out at once (NewSlots): each reads and prices
-	// an origin's month of flights, a hundred times an offers search's work, so that a few
-	// callers within their plans' limits cannot take every core. Nil bounds nothing.
-	Inspirations *Slots
+	// RequireHeavySlot, when set (as serve sets it), refuses heavy work (inspirations, deals,
+	// calendars) for a request that holds no heavy-work slot (flightgraph.HeavyWork): the
+	// edge's access guard takes one before it charges a call its operation declares heavy,
+	// and heavy work asked for by an operation declared light must not run unbounded. Unset,
+	// as in the engine's own tests, heavy work runs whatever the request holds.
+	RequireHeavySlot bool
 }
 
-// Slots bound how many of a kind of work run at once, and let each caller (its key) have one of
-// them at a time: a caller's second request, or a second field of one GraphQL operation, waits
-// for its first, so one key within its plan's rate cannot hold every slot. A nil *Slots bounds
-// nothing.
-type Slots struct {
-	all     chan struct{}
-	mu      sync.Mutex
-	callers map[string]*turn
-}
-
-// turn is a caller's one slot, and how many of its requests hold it or wait for it.
-type turn struct {
-	held  chan struct{}
-	users int
-}
-
-// NewSlots returns n slots; n < 1 counts as 1.
-func NewSlots(n int) *Slots {
-	return &Slots{all: make(chan struct{}, max(n, 1)), callers: map[string]*turn{}}
-}
-
-// slotKey is who a slot is held for: the caller's key, else its application; callers without
-// either share one turn.
-func slotKey(ctx context.Context) string {
-	c := flightgraph.CallerFromContext(ctx)
-	return cmp.Or(c.KeyID, c.ApplicationID)
-}
-
-// enter takes the caller's turn, then a slot, waiting while they are taken; ECodeTimeout when
-// ctx ends first. The caller gives them back with leave, with the same ctx.
-func (s *Slots) enter(ctx context.Context) error {
-	if s == nil {
-		return nil
+// heavy takes the request's turn at its heavy-work slot, so that the heavy parts of one request
+// run one at a time, and returns what gives it back; see RequireHeavySlot.
+func (s *Service) heavy(ctx context.Context) (func(), error) {
+	w := flightgraph.HeavyWorkFromContext(ctx)
+	if !w.Held() {
+		if s.RequireHeavySlot {
+			return nil, errors.New("travel: heavy work for a request that holds no heavy-work slot (its operation is not declared heavy)")
+		}
+		return func() {}, nil
 	}
-	key := slotKey(ctx)
-	s.mu.Lock()
-	t := s.callers[key]
-	if t == nil {
-		t = &turn{held: make(chan struct{}, 1)}
-		s.callers[key] = t
-	}
-	t.users++
-	s.mu.Unlock()
-	timeout := func() error {
-		return &flightgraph.Error{Code: flightgraph.ECodeTimeout, Message: "The request ran out of time waiting for its turn.", Err: ctx.Err()}
-	}
-	select {
-	case t.held <- struct{}{}:
-	case <-ctx.Done():
-		s.done(key, t)
-		return timeout()
-	}
-	select {
-	case s.all <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		<-t.held
-		s.done(key, t)
-		return timeout()
-	}
-}
-
-func (s *Slots) leave(ctx context.Context) {
-	if s == nil {
-		return
-	}
-	key := slotKey(ctx)
-	<-s.all
-	s.mu.Lock()
-	t := s.callers[key]
-	s.mu.Unlock()
-	<-t.held
-	s.done(key, t)
-}
-
-// done counts a request off its caller's turn, and forgets the turn when no request needs it.
-func (s *Slots) done(key string, t *turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if t.users--; t.users == 0 {
-		delete(s.callers, key)
-	}
+	return w.Turn(ctx)
 }
 
 // Flight returns one flight by id. It returns ECodeBadFormat for a malformed id and

@@ -39,6 +39,10 @@ type config struct {
 	tokens         access.TokenLifetimes
 	// hashConcurrency bounds the password hashes computed at once.
 	hashConcurrency int
+	// heavyConcurrency bounds the heavy calls run at once (0: the default), queueWait their
+	// wait for a slot.
+	heavyConcurrency int
+	queueWait        time.Duration
 	seed            int64
 	scale           int
 }

@@ -50,6 +50,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "the time one request may work; its deadline stops resolvers and database calls (FLIGHTGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (FLIGHTGRAPH_DRAIN_PERIOD)")
+	fs.IntVar(&c.heavyConcurrency, "heavy-concurrency", 0, "heavy calls (inspirations, deals, calendars) run at once; 0: half the CPUs, at least one (FLIGHTGRAPH_HEAVY_CONCURRENCY)")
+	fs.DurationVar(&c.queueWait, "queue-wait", access.DefaultQueueWait, "how long a heavy call waits for a slot before it is refused, uncharged, with 503 or 429 and Retry-After (FLIGHTGRAPH_QUEUE_WAIT)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
@@ -58,6 +60,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	log, err := c.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if c.heavyConcurrency < 0 {
+		return fmt.Errorf("--heavy-concurrency %d: want 0 (the default) or more", c.heavyConcurrency)
+	}
+	if c.queueWait <= 0 || c.queueWait >= c.requestTimeout {
+		return fmt.Errorf("--queue-wait %s: want a positive duration under --request-timeout (%s)", c.queueWait, c.requestTimeout)
 	}
 	if c.hashConcurrency < 1 {
 		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
@@ -138,7 +146,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Tokens: c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
-		AccessFeed: accessFeed(db, log),
+		AccessFeed: accessFeed(db, log), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
