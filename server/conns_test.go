@@ -142,23 +142,35 @@ func TestConnsPerAddressCap(t *testing.T) {
 	}
 }
 
-// TestConnsTotalCap: the listener holds at most Max connections, whichever their addresses.
+// TestConnsTotalCap: the listener holds at most Max connections, whichever their addresses, and
+// a closed connection gives its place back.
 func TestConnsTotalCap(t *testing.T) {
 	s := runWithConns(t, quietLimits(30, 20))
+	var held []net.Conn
 	for i := range 30 {
 		from := "127.0.0.1"
 		if i >= 20 {
 			from = "127.0.0.2"
 		}
-		if s.hold(t, from) == nil {
+		c := s.hold(t, from)
+		if c == nil {
 			t.Fatalf("connection %d (from %s) refused under the caps", i+1, from)
 		}
+		held = append(held, c)
 	}
 	if s.hold(t, "127.0.0.3") != nil {
 		t.Fatal("a 31st connection was served: the total cap is 30")
 	}
 	if v := s.metric(t, `flightgraph_connections_refused_total{reason="total"}`); v != "1" {
 		t.Errorf("refused for the total: %s, want 1", v)
+	}
+	held[25].Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for s.hold(t, "127.0.0.3") == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a closed connection did not give its place back")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
