@@ -151,12 +151,18 @@ func refused(pass *Pass, status int) bool {
 		(status != http.StatusTooManyRequests || pass.Caller.Kind == flightgraph.CallerSession)
 }
 
-// clientAddress names the client of a request by its connection's address: the host, and for
-// IPv6 its /64, which one subscriber commonly holds whole (X-Forwarded-For is not trusted).
-func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+// clientAddress names the client of a request by its connection's address (ClientAddress).
+func clientAddress(r *http.Request) string { return ClientAddress(r.RemoteAddr) }
+
+// ClientAddress names a client by its connection's remote address (host:port, as net.Conn's
+// RemoteAddr and http.Request's RemoteAddr spell it): the host, and for IPv6 its /64, which one
+// subscriber commonly holds whole (X-Forwarded-For is not trusted). It is the one rule that every
+// per-address bound uses: the guard's and the token endpoint's, and the API listener's cap on
+// connections (server.ConnLimits).
+func ClientAddress(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remoteAddr
 	}
 	if a, err := netip.ParseAddr(host); err == nil && a.Is6() && !a.Is4In6() {
 		p, _ := a.Prefix(64)

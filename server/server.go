@@ -52,6 +52,8 @@ type Config struct {
 	// RequestTimeout bounds the work of one request: its context's deadline, which every
 	// resolver, loader and store call honours; DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
+	// Conns bound the API listener's connections (Run); zero fields take the defaults.
+	Conns ConnLimits
 }
 
 // Server is the HTTP edge of flightgraph over its services.
@@ -62,6 +64,7 @@ type Server struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	draining atomic.Bool // Run is draining: not ready, and answers close their connections
+	conns    *connLimiter
 }
 
 // New builds the handler over the services.
@@ -84,6 +87,8 @@ func New(cfg Config, svc *app.Services) *Server {
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"route", "method"})
 	cfg.Registry.MustRegister(s.requests, s.duration)
+	s.cfg.Conns = cfg.Conns.withDefaults()
+	s.conns = newConnLimiter(s.cfg.Conns, cfg.Registry)
 	countFallbacks(cfg.Registry, svc.Limiter, "flightgraph_limiter_fallbacks_total",
 		"Limit decisions this replica made on its own because the shared limiter (Redis) failed.")
 	countFallbacks(cfg.Registry, svc.Lockout, "flightgraph_signin_lockout_fallbacks_total",
@@ -274,10 +279,18 @@ type Shutdown struct {
 	Grace time.Duration
 }
 
-// Run serves the API on ln and, unless metrics is nil, GET /metrics on metrics, until ctx is
-// done; then it shuts both down gracefully: it drains (readiness fails, requests are still
-// served), stops accepting, lets requests in flight finish for up to the grace period, and
-// returns. If either listener fails, Run shuts the other down and returns the error.
+// ConnLimits are the bounds in force on the API listener's connections.
+func (s *Server) ConnLimits() ConnLimits { return s.cfg.Conns }
+
+// Run serves the API on ln, within the connection limits of Config.Conns, and, unless metrics is
+// nil, GET /metrics, /healthz and /readyz on metrics, until ctx is done; then it shuts both down
+// gracefully: it drains (readiness fails, requests are still served), stops accepting, lets
+// requests in flight finish for up to the grace period, and returns. If either listener fails,
+// Run shuts the other down and returns the error.
+//
+// The probes are served on the metrics listener as well as on the API's because no share of the
+// API's connections can be kept for them: a connection is refused before its request is read.
+// There the API's clients cannot reach them, nor fill its connections.
 func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown) error {
 	errorLog := slog.NewLogLogger(s.Log.Handler(), slog.LevelWarn)
 	srv := &http.Server{
@@ -285,17 +298,20 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      s.cfg.RequestTimeout + 10*time.Second,
-		IdleTimeout:       2 * time.Minute,
+		IdleTimeout:       s.cfg.Conns.IdleTimeout,
+		ConnState:         s.conns.connState,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          errorLog,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	servers := []*http.Server{srv}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(s.conns.listener(ln)) }()
 	if metrics != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", s.MetricsHandler())
+		mux.HandleFunc("GET /healthz", s.healthz)
+		mux.HandleFunc("GET /readyz", s.readyz)
 		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 			WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10, ErrorLog: errorLog}
 		servers = append(servers, msrv)
@@ -306,6 +322,7 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Usage.Run(bg, 5*time.Second) })
+	wg.Go(func() { s.conns.run(bg) })
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
 	wg.Go(func() {
 		if err := s.Guard.Follow(bg); err != nil {

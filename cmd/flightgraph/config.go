@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 )
 
@@ -45,6 +46,9 @@ type config struct {
 	queueWait        time.Duration
 	seed            int64
 	scale           int
+
+	// conns bound the API listener's connections.
+	conns server.ConnLimits
 }
 
 // flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that

@@ -252,6 +252,16 @@ func TestServeEmbedded(t *testing.T) {
 	if _, body := get(t, srv.metricsURL+"/metrics"); !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="POST",route="/graphql"} 1`) {
 		t.Error("the GraphQL request was not counted")
 	}
+	// The metrics listener answers the probes too, apart from the API's connection caps.
+	if code, body := get(t, srv.metricsURL+"/healthz"); code != 200 || !strings.Contains(body, `"ok"`) {
+		t.Errorf("healthz on the metrics listener: %d %s", code, body)
+	}
+	if code, body := get(t, srv.metricsURL+"/readyz"); code != 200 {
+		t.Errorf("readyz on the metrics listener: %d %s", code, body)
+	}
+	if !strings.Contains(srv.stderr.String(), "maxConns=") {
+		t.Errorf("the start-up log does not give the cap of connections:\n%s", srv.stderr)
+	}
 	// The API's listener does not serve the metrics: they are an unknown path there.
 	if code, body := get(t, srv.url+"/metrics"); code != 404 || !strings.Contains(body, `"INSP_404.000"`) {
 		t.Errorf("GET /metrics on the API listener: %d %s, want 404 INSP_404.000", code, body)
@@ -355,6 +365,10 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--redis-url", "http://user:s3cret@host"}, "is not a redis:// or rediss:// URL"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--password-hash-concurrency", "0"}, "--password-hash-concurrency 0: want 1 or more"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--request-timeout", "0"}, "--request-timeout 0s: want a positive duration"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--max-conns", "-1"}, "--max-conns -1: want 0 (from the file limit) or more"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--max-conns-per-address", "-5"}, "--max-conns-per-address -5: want 0"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--idle-timeout", "0"}, "--idle-timeout 0s: want a positive duration"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--idle-timeout", "10s", "--pressure-idle-timeout", "1m"}, "--pressure-idle-timeout 1m0s: want a positive duration, at most --idle-timeout (10s)"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "developer.example.com"}, "--public-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "https://developer.example.com/?a=b"}, "--public-url"},
 	} {

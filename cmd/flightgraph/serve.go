@@ -36,7 +36,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	c := flags(fs)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (FLIGHTGRAPH_ADDR)")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address to serve GET /metrics on, apart from the API; empty to serve no metrics (FLIGHTGRAPH_METRICS_ADDR)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address to serve GET /metrics, /healthz and /readyz on, apart from the API and its connection caps; empty to serve none (FLIGHTGRAPH_METRICS_ADDR)")
+	fs.IntVar(&c.conns.Max, "max-conns", 0, "the most connections the API listener holds open; one over it is reset as it is accepted; 0 for the file limit less a reserve, at most 20000 (FLIGHTGRAPH_MAX_CONNS)")
+	fs.IntVar(&c.conns.PerAddress, "max-conns-per-address", server.DefaultMaxConnsPerAddress, "the most connections one client address (IPv4 host, IPv6 /64) holds open; 0 for no cap of its own, e.g. behind a proxy (FLIGHTGRAPH_MAX_CONNS_PER_ADDRESS)")
+	fs.DurationVar(&c.conns.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request (FLIGHTGRAPH_IDLE_TIMEOUT)")
+	fs.DurationVar(&c.conns.PressureIdleTimeout, "pressure-idle-timeout", server.DefaultPressureIdleTimeout, "how long it may while more than half of --max-conns are open (FLIGHTGRAPH_PRESSURE_IDLE_TIMEOUT)")
 	fs.DurationVar(&c.loaderWait, "loader-wait", graph.DefaultLoaderWait, "how long dataloaders collect keys (FLIGHTGRAPH_LOADER_WAIT)")
 	fs.DurationVar(&c.referenceTTL, "reference-ttl", store.DefaultSnapshotTTL, "how long the in-memory snapshot of places, fleet and carriers is trusted; 0 reads them from the database on every request (FLIGHTGRAPH_REFERENCE_TTL)")
 	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
@@ -72,6 +76,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if c.requestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %v: want a positive duration", c.requestTimeout)
+	}
+	if err := checkConns(c.conns); err != nil {
+		return err
 	}
 	if c.publicURL != "" {
 		u, err := url.Parse(c.publicURL)
@@ -110,6 +117,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		lockout = access.NewLockoutFallback(access.NewRedisLockout(rdb, "fg:login:"), access.NewMemoryLockout(time.Now), log)
 	}
 	gcPercent, memLimit := server.TuneRuntime(getenv)
+	files, err := server.RaiseFileLimit()
+	if err != nil {
+		log.Warn("could not raise the limit of open files to its hard limit", "limit", files, "err", err)
+	}
+	if c.conns.Max == 0 {
+		c.conns.Max = server.DefaultMaxConns(files)
+	} else if files > 0 && uint64(c.conns.Max) > files {
+		log.Warn("--max-conns is over the limit of open files: accept fails with 'too many open files' before the cap is reached",
+			"maxConns", c.conns.Max, "openFiles", files)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	start := time.Now()
@@ -150,7 +167,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
-		RequestTimeout: c.requestTimeout}, svc)
+		RequestTimeout: c.requestTimeout, Conns: c.conns}, svc)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		closeListeners()
 		return fmt.Errorf("sync the API catalogue: %w", err)
@@ -168,13 +185,30 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		go keepRolling(ctx, db, c.rollEvery, db.Dialect() == store.Postgres, log)
 	}
 	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", ver,
-		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20)
+		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20,
+		"openFiles", files, "maxConns", c.conns.Max, "maxConnsPerAddress", c.conns.PerAddress)
 	if metricsLn != nil {
-		log.Info("metrics listening", "url", "http://"+metricsLn.Addr().String()+"/metrics")
+		log.Info("metrics and probes listening", "url", "http://"+metricsLn.Addr().String()+"/metrics",
+			"probes", "http://"+metricsLn.Addr().String()+"/healthz")
 		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
 	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
 	return srv.Run(ctx, ln, metricsLn, server.Shutdown{Drain: c.drain, Grace: c.grace})
+}
+
+// checkConns refuses connection limits that make no sense.
+func checkConns(l server.ConnLimits) error {
+	switch {
+	case l.Max < 0:
+		return fmt.Errorf("--max-conns %d: want 0 (from the file limit) or more", l.Max)
+	case l.PerAddress < 0:
+		return fmt.Errorf("--max-conns-per-address %d: want 0 (no cap of its own) or more", l.PerAddress)
+	case l.IdleTimeout <= 0:
+		return fmt.Errorf("--idle-timeout %v: want a positive duration", l.IdleTimeout)
+	case l.PressureIdleTimeout <= 0 || l.PressureIdleTimeout > l.IdleTimeout:
+		return fmt.Errorf("--pressure-idle-timeout %v: want a positive duration, at most --idle-timeout (%v)", l.PressureIdleTimeout, l.IdleTimeout)
+	}
+	return nil
 }
 
 // portalURL is where the links of e-mails send people: the portal under the public URL, or under
