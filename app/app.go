@@ -148,7 +148,7 @@ func New(cfg Config) *Services {
 	s.Guard = &access.Guard{Store: st.Access, Limiter: s.Limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
 		Uncharged: cfg.Uncharged, Refusals: refusals}
 	s.Outbox = access.NewOutbox(st.Mail, cfg.Mailer, cfg.Log)
-	s.Outbox.Key = cfg.OfferKey
+	s.Outbox.Now, s.Outbox.Key = cfg.Now, cfg.OfferKey
 	s.Sweeper = &access.Sweeper{Mail: st.Mail, Access: st.Access, Retention: cfg.MailRetention, Now: cfg.Now, Log: cfg.Log}
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
