@@ -108,8 +108,8 @@ type AccessTx interface {
 	// hashes. Of concurrent calls for one address, one gets them; one statement takes every row
 	// of the address, so that two calls never lock them in different orders.
 	DeleteSignUps(ctx context.Context, email string) ([]string, error)
-	// DeleteExpiredSignUps deletes the pending sign-ups that expired by now.
-	DeleteExpiredSignUps(ctx context.Context, now time.Time) error
+	// DeleteExpiredSignUps deletes the pending sign-ups that expired by now and returns how many.
+	DeleteExpiredSignUps(ctx context.Context, now time.Time) (int64, error)
 	// DeleteSession ends a session and the trial keys it minted, revokes the tokens issued to
 	// those, announces each of their keys' change (AccessFeed) and returns the keys' ids.
 	DeleteSession(ctx context.Context, tokenHash string) (keyIDs []string, err error)

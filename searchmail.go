@@ -9,10 +9,9 @@ import (
 // mail: no mail goes out unrecorded, and none is recorded that does not go out.
 type MailedSearch struct {
 	ID string `db:"id"`
-	// RecipientHash is a keyed hash (HMAC-SHA256 under the service's key) of the address's
-	// mailbox (CanonicalMailbox): it counts a mailbox's mails without keeping the address beside
-	// the search (the outbox keeps it until delivery), and, keyed, cannot be reversed by hashing
-	// guessed addresses.
+	// RecipientHash is the address's MailboxHash (purpose "mailed-search-recipient"): it counts
+	// a mailbox's mails without keeping the address beside the search (the outbox keeps it until
+	// the mail is delivered or given up, then only a hash of its own: Mail.Trace).
 	RecipientHash string    `db:"recipient_hash"`
 	ClientID      string    `db:"client_id"` // the key that asked
 	Search        string    `db:"search"`    // the search, as JSON

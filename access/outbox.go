@@ -2,10 +2,13 @@ package access
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	mrand "math/rand/v2"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -21,7 +24,7 @@ func DefaultBackoff(attempt int) time.Duration {
 	if attempt <= 10 { // 10 s · 2^9 > 1 h already
 		d = min(10*time.Second<<(attempt-1), time.Hour)
 	}
-	return d - rand.N(d/5)
+	return d - mrand.N(d/5)
 }
 
 // Outbox delivers the outbox with retries: nothing is lost on restart, since a message leaves the
@@ -38,8 +41,13 @@ func DefaultBackoff(attempt int) time.Duration {
 // that does not parse) is retried too, since servers do answer 5xx for passing trouble (a full
 // mailbox, a mailbox not yet created), but only up to PermanentAttempts times: retrying an
 // unknown address a dozen times only harms the sender's reputation. A message out of attempts
-// stays in the outbox, unsent, with its last error; it is logged at error level and never tried
-// again unless an operator moves its next_attempt_at.
+// is given up: logged at error level and never tried again.
+//
+// Once a message is delivered or given up, the outbox keeps only its Trace (no body; the
+// recipient as a keyed hash; the subject's topic), written in the statement that marks it; the
+// Sweeper deletes that after the retention period. Until then a message keeps all it needs to be
+// sent, retries included. Neither the rows' errors nor the log's warnings and errors hold an
+// address: the id and the recipient's domain tell an operator which message failed.
 //
 // Set the fields after NewOutbox and before the first DeliverDue or Run.
 type Outbox struct {
@@ -60,6 +68,10 @@ type Outbox struct {
 	// PermanentAttempts is how often a message is tried that the server refused with a 5xx
 	// reply (default 3).
 	PermanentAttempts int
+	// Key hashes the recipients of the messages delivered or given up (Mail.Trace): the
+	// service's offer key, which every replica shares, so that one mailbox has one hash (default:
+	// a random key of this process).
+	Key []byte
 
 	store  flightgraph.MailStore
 	mailer Mailer
@@ -72,7 +84,10 @@ func NewOutbox(store flightgraph.MailStore, mailer Mailer, log *slog.Logger) *Ou
 	if log == nil {
 		log = slog.Default()
 	}
+	key := make([]byte, 32)
+	rand.Read(key)
 	return &Outbox{
+		Key:               key,
 		Now:               time.Now,
 		Batch:             20,
 		Lease:             time.Minute,
@@ -86,10 +101,6 @@ func NewOutbox(store flightgraph.MailStore, mailer Mailer, log *slog.Logger) *Ou
 		wake:              make(chan struct{}, 1),
 	}
 }
-
-// never is the next attempt of a message out of attempts: far enough not to come, plain enough
-// for an operator to recognise in the table.
-func never() time.Time { return time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) }
 
 // DeliverDue runs one pass over the due messages: it sends up to Batch of them and returns how
 // many the server accepted and how many failed. A failed message stays in the outbox with its
@@ -115,7 +126,7 @@ func (o *Outbox) DeliverDue(ctx context.Context) (sent, failed int, err error) {
 		markCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		switch {
 		case sendErr == nil:
-			err = o.store.MarkMailSent(markCtx, m.ID, o.Now())
+			err = o.store.MarkMailSent(markCtx, m.ID, o.Now(), m.Trace(o.Key))
 			cancel()
 			if err != nil {
 				o.log.ErrorContext(ctx, "mail sent but not marked sent: it will be sent again", "id", m.ID, "err", err)
@@ -124,7 +135,7 @@ func (o *Outbox) DeliverDue(ctx context.Context) (sent, failed int, err error) {
 			sent++
 		case ctx.Err() != nil:
 			// Shutting down is no fault of the message: make it due again at once.
-			err = o.store.MarkMailFailed(markCtx, m.ID, "interrupted: "+reason(sendErr), o.Now())
+			err = o.store.MarkMailFailed(markCtx, m.ID, "interrupted: "+withoutAddresses(reason(sendErr)), o.Now())
 			cancel()
 			if err != nil {
 				return sent, failed, fmt.Errorf("mark mail %d failed: %w", m.ID, err)
@@ -153,16 +164,34 @@ func (o *Outbox) fail(ctx context.Context, m *flightgraph.Mail, sendErr error) e
 	if errors.As(sendErr, &se) && se.Permanent {
 		limit = min(limit, o.PermanentAttempts)
 	}
-	why := reason(sendErr)
+	why := withoutAddresses(reason(sendErr))
 	if m.Attempts >= limit {
-		o.log.ErrorContext(ctx, "mail undeliverable: left in the outbox, no more attempts",
-			"id", m.ID, "to", m.To, "attempts", m.Attempts, "err", why)
-		return o.store.MarkMailFailed(ctx, m.ID, why, never())
+		o.log.ErrorContext(ctx, "mail undeliverable: given up, no more attempts",
+			"id", m.ID, "domain", domainOf(m.To), "attempts", m.Attempts, "err", why)
+		return o.store.GiveUpMail(ctx, m.ID, why, m.Trace(o.Key))
 	}
 	next := o.Now().Add(o.Backoff(m.Attempts))
-	o.log.WarnContext(ctx, "mail not sent: will retry", "id", m.ID, "to", m.To,
+	o.log.WarnContext(ctx, "mail not sent: will retry", "id", m.ID, "domain", domainOf(m.To),
 		"attempts", m.Attempts, "next", next, "err", why)
 	return o.store.MarkMailFailed(ctx, m.ID, why, next)
+}
+
+// address is an e-mail address in a text, e.g. a server's reply "550 5.1.1 <ada@example.com>:
+// no such user": its local part, and its domain in group 1.
+var address = regexp.MustCompile(`[^\s<>()\[\]"',;:@]+@([^\s<>()\[\]"',;:@]+)`)
+
+// withoutAddresses is text with each address's local part replaced by "*": the reason of a
+// failed attempt goes to the log and, for a message given up, stays in its row.
+func withoutAddresses(text string) string {
+	return address.ReplaceAllString(text, "*@$1")
+}
+
+// domainOf is the domain of a recipient, what the log may say of it.
+func domainOf(to string) string {
+	if m := address.FindStringSubmatch(to); m != nil {
+		return strings.ToLower(m[1])
+	}
+	return "?"
 }
 
 // reason is the text of a failed send for the outbox row: the cause without the error code's

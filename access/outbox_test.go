@@ -141,12 +141,13 @@ func (s *smtpSession) Mail(from string, opts *smtp.MailOptions) error {
 func (s *smtpSession) Rcpt(to string, opts *smtp.RcptOptions) error {
 	s.srv.mu.Lock()
 	defer s.srv.mu.Unlock()
+	// Like many servers, the replies repeat the address.
 	if s.srv.rejectRcpt {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "<" + to + ">: no such user"}
 	}
 	if s.srv.refuseRcpt > 0 {
 		s.srv.refuseRcpt--
-		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "<" + to + ">: try again later"}
 	}
 	s.to = to
 	return nil
@@ -399,6 +400,9 @@ func TestOutboxRetriesAfterRestart(t *testing.T) {
 			if strings.Contains(m.LastError, testPassword) {
 				t.Errorf("message %d: last error %q contains the password", m.ID, m.LastError)
 			}
+			if strings.Contains(m.LastError, "dev") {
+				t.Errorf("message %d: last error %q contains the address", m.ID, m.LastError)
+			}
 		}
 
 		// A new Outbox, as after a restart, finds them all.
@@ -458,10 +462,12 @@ func TestOutboxGivesUpPermanentRejection(t *testing.T) {
 		srv.mu.Lock()
 		srv.rejectRcpt = true
 		srv.mu.Unlock()
-		mt.MustEnqueue(t, testMails(1)...)
+		mails := testMails(1)
+		mt.MustEnqueue(t, mails...)
 		var logs bytes.Buffer
 		o := access.NewOutbox(mt.mail, MustSMTPMailer(t, srv.url("smtp", testPassword, "")), slog.New(slog.NewTextHandler(&logs, nil)))
 		o.Now = mt.clock.Now
+		o.Key = testKey
 		o.PermanentAttempts = 2
 		for attempt := 1; attempt <= 2; attempt++ {
 			if sent, failed, err := o.DeliverDue(context.Background()); err != nil || sent != 0 || failed != 1 {
@@ -469,17 +475,26 @@ func TestOutboxGivesUpPermanentRejection(t *testing.T) {
 			}
 			mt.clock.Add(2 * time.Hour)
 		}
-		if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "dev0@example.com") {
-			t.Errorf("giving up was not logged at error level:\n%s", logs.String())
+		if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "domain=example.com") {
+			t.Errorf("giving up was not logged at error level with the domain:\n%s", logs.String())
+		}
+		// The server's reply repeated the address; neither the log nor the row does.
+		if strings.Contains(logs.String(), "dev0") {
+			t.Errorf("the log holds the address:\n%s", logs.String())
 		}
 		mt.clock.Add(365 * 24 * time.Hour)
 		if sent, failed, err := o.DeliverDue(context.Background()); err != nil || sent+failed != 0 {
 			t.Fatalf("after giving up DeliverDue = %d sent, %d failed, %v; want nothing", sent, failed, err)
 		}
-		// Given up is not lost: the message stays, unsent, with its error.
+		// Given up, the message keeps its error and trace, and neither its body nor its address.
 		due := mt.peek(t, time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
 		if len(due) != 1 || due[0].SentAt != nil || !strings.Contains(due[0].LastError, "550") {
 			t.Fatalf("outbox holds %+v, want the message with its 550", due)
+		}
+		want := mails[0].Trace(testKey)
+		if m := due[0]; m.Body != "" || m.To != want.Recipient || m.Subject != want.Subject || strings.Contains(m.LastError, "dev0") {
+			t.Errorf("given up, the message holds to %q, subject %q, body %q, error %q; want its trace %+v, no body and no address",
+				m.To, m.Subject, m.Body, m.LastError, want)
 		}
 	})
 }
@@ -591,4 +606,164 @@ func TestOutboxDefaultBackoff(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testKey hashes the recipients of delivered mail in the tests that check the hashes.
+var testKey = []byte("an outbox test key of 32 bytes..")
+
+// recordingMailer accepts every message and keeps a copy.
+type recordingMailer struct {
+	mu   sync.Mutex
+	sent []flightgraph.Mail
+}
+
+func (r *recordingMailer) Send(_ context.Context, m *flightgraph.Mail) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, *m)
+	return nil
+}
+
+// outboxRow is a row of the outbox as the database holds it.
+type outboxRow struct {
+	id                               int64
+	recipient, subject, body, errMsg string
+	sent                             bool
+}
+
+// outboxRows reads the whole outbox, in id order.
+func (mt *mailTest) outboxRows(t *testing.T) []outboxRow {
+	t.Helper()
+	rows, err := storetest.SQL(t, mt.db).Query(`SELECT id, recipient, subject, body, last_error, sent_at IS NOT NULL FROM mail_outbox ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []outboxRow
+	for rows.Next() {
+		var r outboxRow
+		if err := rows.Scan(&r.id, &r.recipient, &r.subject, &r.body, &r.errMsg, &r.sent); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOutboxErasesDeliveredMail is the bar: after 1,000 mails delivered through the outbox, it
+// holds no body and no address, only each message's trace; the mailer got them whole.
+func TestOutboxErasesDeliveredMail(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		const n = 1000
+		msgs := make([]*flightgraph.Mail, n)
+		for i := range msgs {
+			msgs[i] = &flightgraph.Mail{
+				To:      fmt.Sprintf("Dev %d <dev%d+trips@example.com>", i, i),
+				Subject: fmt.Sprintf("Your search: FRA to JFK on 2026-12-%02d", i%28+1),
+				Body:    fmt.Sprintf("Hello,\n\nopen %s/verify?token=fgsu_%06d within 24 hours.\n", testPortal, i),
+			}
+		}
+		mt.MustEnqueue(t, msgs...)
+		rec := &recordingMailer{}
+		o := mt.outbox(t, rec)
+		o.Key = testKey
+		o.Batch = 100
+		for {
+			sent, failed, err := o.DeliverDue(context.Background())
+			if err != nil || failed != 0 {
+				t.Fatalf("DeliverDue = %d sent, %d failed, %v", sent, failed, err)
+			}
+			if sent == 0 {
+				break
+			}
+		}
+		if len(rec.sent) != n {
+			t.Fatalf("the mailer got %d messages, want %d", len(rec.sent), n)
+		}
+		for i, m := range rec.sent {
+			if m.To != msgs[i].To || m.Subject != msgs[i].Subject || m.Body != msgs[i].Body {
+				t.Fatalf("message %d went out as %q %q %q, want it whole: %+v", i, m.To, m.Subject, m.Body, msgs[i])
+			}
+		}
+
+		var total, bodies, plain, personal int
+		err := storetest.SQL(t, mt.db).QueryRow(`SELECT COUNT(*),
+			COUNT(CASE WHEN body <> '' THEN 1 END),
+			COUNT(CASE WHEN recipient LIKE '%@%' OR last_error LIKE '%@%' THEN 1 END),
+			COUNT(CASE WHEN subject LIKE '%FRA%' OR subject LIKE '%2026%' THEN 1 END)
+			FROM mail_outbox`).Scan(&total, &bodies, &plain, &personal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("after %d delivered mails: %d rows, %d bodies, %d plaintext recipients, %d subjects with the route or date", n, total, bodies, plain, personal)
+		if total != n || bodies != 0 || plain != 0 || personal != 0 {
+			t.Fatalf("the outbox holds %d rows, %d bodies, %d plaintext recipients, %d subjects with the route or date; want %d, 0, 0, 0",
+				total, bodies, plain, personal, n)
+		}
+		// Each row's recipient is the keyed hash of its mailbox: one mailbox, one hash.
+		for i, r := range mt.outboxRows(t) {
+			want := "hmac-sha256:" + flightgraph.MailboxHash(testKey, "mail-outbox-recipient", fmt.Sprintf("dev%d@example.com", i))
+			if r.recipient != want || r.subject != "Your search" || !r.sent {
+				t.Fatalf("row %d: recipient %q, subject %q, sent %v; want %q, %q, sent", r.id, r.recipient, r.subject, r.sent, want, "Your search")
+			}
+		}
+	})
+}
+
+const testPortal = "https://portal.example.com/portal"
+
+// TestOutboxKeepsMailToRetry: a message that failed and will be tried again keeps what sending
+// needs, and so does one not tried yet; the row's error and the log's warning hold no address.
+func TestOutboxKeepsMailToRetry(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, mt *mailTest) {
+		srv := startSMTP(t, "127.0.0.1:0")
+		srv.mu.Lock()
+		srv.refuseRcpt = 1
+		srv.mu.Unlock()
+		msgs := testMails(2)
+		later := testMails(3)[2]
+		later.NextAttemptAt = mt.clock.Now().Add(time.Hour)
+		mt.MustEnqueue(t, append(msgs, later)...)
+		var logs bytes.Buffer
+		o := access.NewOutbox(mt.mail, MustSMTPMailer(t, srv.url("smtp", testPassword, "")), slog.New(slog.NewTextHandler(&logs, nil)))
+		o.Now = mt.clock.Now
+		sent, failed, err := o.DeliverDue(context.Background())
+		if err != nil || sent != 1 || failed != 1 {
+			t.Fatalf("DeliverDue = %d sent, %d failed, %v; want 1, 1, nil", sent, failed, err)
+		}
+		rows := mt.outboxRows(t)
+		if len(rows) != 3 {
+			t.Fatalf("%d rows, want 3", len(rows))
+		}
+		for i, m := range append(msgs, later) {
+			r := rows[i]
+			if i == 1 {
+				if r.body != "" || strings.Contains(r.recipient, "@") {
+					t.Errorf("delivered message: body %q, recipient %q; want them erased", r.body, r.recipient)
+				}
+				continue
+			}
+			if r.recipient != m.To || r.subject != m.Subject || r.body != m.Body || r.sent {
+				t.Errorf("message %d, still to send, holds %+v; want %+v whole", i, r, m)
+			}
+		}
+		if !strings.Contains(rows[0].errMsg, "451") || strings.Contains(rows[0].errMsg, "dev0") {
+			t.Errorf("the failed message's error is %q: want the 451 without the address", rows[0].errMsg)
+		}
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "domain=example.com") || strings.Contains(logs.String(), "dev0") {
+			t.Errorf("the warning must name the domain and not the address:\n%s", logs.String())
+		}
+		// The retry sends it whole.
+		mt.clock.Add(2 * time.Hour)
+		if sent, failed, err := o.DeliverDue(context.Background()); err != nil || sent != 2 || failed != 0 {
+			t.Fatalf("retry: DeliverDue = %d sent, %d failed, %v; want 2, 0, nil", sent, failed, err)
+		}
+		got := srv.received()
+		if len(got) != 3 || got[1].to != "dev0@example.com" || !strings.Contains(string(got[1].data), "Hello 0.") {
+			t.Fatalf("server received %d messages, the retried one to %q", len(got), got[1].to)
+		}
+	})
 }

@@ -54,7 +54,7 @@ func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) error 
 	pending := &flightgraph.PendingSignUp{TokenHash: HashCredential(token), Email: in.Email, Name: in.Name,
 		PasswordHash: hash, CreatedAt: now, ExpiresAt: now.Add(SignUpTTL)}
 	return s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		if err := tx.DeleteExpiredSignUps(ctx, now); err != nil {
+		if _, err := tx.DeleteExpiredSignUps(ctx, now); err != nil {
 			return err
 		}
 		owner, err := tx.AccountByEmail(ctx, in.Email)

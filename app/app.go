@@ -64,7 +64,9 @@ type Config struct {
 	Tokens    access.TokenLifetimes
 	PortalURL string
 	// OfferKey signs offer ids (travel.Service.OfferKey), at least 32 bytes; replicas share it.
-	// Nil: a random key of this process, for tests and one-off commands.
+	// It also keys the hashes of mail recipients (flightgraph.MailboxHash): of mailed searches,
+	// and of the outbox's delivered messages (access.Outbox.Key). Nil: a random key of this
+	// process, for tests and one-off commands.
 	OfferKey []byte
 	// HeavyConcurrency bounds the heavy calls (inspirations, deals, calendars: flightgraph.Weight)
 	// run at once (access.HeavySlots); 0 means access.DefaultHeavySlots of GOMAXPROCS.
@@ -72,6 +74,9 @@ type Config struct {
 	// QueueWait bounds how long a heavy call waits for a slot before it is shed, uncharged;
 	// 0 means access.DefaultQueueWait.
 	QueueWait time.Duration
+	// MailRetention is how long the outbox keeps what is left of a delivered or given-up message
+	// (access.Sweeper); 0 means access.DefaultMailRetention.
+	MailRetention time.Duration
 	// Uncharged bounds the calls that charge no API (portal operations, introspection);
 	// access.DefaultUncharged when zero.
 	Uncharged access.UnchargedLimits
@@ -95,6 +100,8 @@ type Services struct {
 	Guard  *access.Guard
 	Usage  *access.UsageRecorder
 	Outbox *access.Outbox
+	// Sweeper deletes delivered mail after the retention period, and expired sign-ups.
+	Sweeper *access.Sweeper
 	// Hashes is the gate every password hash goes through.
 	Hashes  *access.HashGate
 	Limiter access.Limiter
@@ -145,6 +152,8 @@ func New(cfg Config) *Services {
 	s.Guard = &access.Guard{Store: st.Access, Limiter: s.Limiter, Usage: s.Usage, Now: cfg.Now, Log: cfg.Log, Changes: cfg.AccessFeed,
 		Uncharged: cfg.Uncharged, Refusals: refusals, Heavy: heavy}
 	s.Outbox = access.NewOutbox(st.Mail, cfg.Mailer, cfg.Log)
+	s.Outbox.Now, s.Outbox.Key = cfg.Now, cfg.OfferKey
+	s.Sweeper = &access.Sweeper{Mail: st.Mail, Access: st.Access, Retention: cfg.MailRetention, Now: cfg.Now, Log: cfg.Log}
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
 	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,

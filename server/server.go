@@ -317,13 +317,14 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(metrics) }()
 	}
-	// Background work of the access core: usage counts to the store, mail to the server, other
-	// replicas' changes to the guard's cache.
+	// Background work of the access core: usage counts to the store, mail to the server, the
+	// sweep of delivered mail and expired sign-ups, other replicas' changes to the guard's cache.
 	bg, stopBg := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Usage.Run(bg, 5*time.Second) })
 	wg.Go(func() { s.conns.run(bg) })
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
+	wg.Go(func() { s.Sweeper.Run(bg, 0) })
 	wg.Go(func() {
 		if err := s.Guard.Follow(bg); err != nil {
 			s.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)

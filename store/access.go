@@ -512,9 +512,12 @@ func (t *accessTx) DeleteSignUps(ctx context.Context, email string) ([]string, e
 }
 
 // DeleteExpiredSignUps implements flightgraph.AccessTx.
-func (t *accessTx) DeleteExpiredSignUps(ctx context.Context, now time.Time) error {
-	_, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE expires_at <= ?`, now.UTC())
-	return err
+func (t *accessTx) DeleteExpiredSignUps(ctx context.Context, now time.Time) (int64, error) {
+	res, err := t.db.exec(ctx, t.q, `DELETE FROM signups WHERE expires_at <= ?`, now.UTC())
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // DeleteSession implements flightgraph.AccessTx. The session's trial keys would go by the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -34,19 +35,54 @@ func (s *MailStore) DueMail(ctx context.Context, now time.Time, n int, lease tim
 	return out, err
 }
 
-// MarkMailSent implements flightgraph.MailStore.
-func (s *MailStore) MarkMailSent(ctx context.Context, id int64, at time.Time) error {
-	_, err := s.db.exec(ctx, s.db.db, `UPDATE mail_outbox SET sent_at = ?, last_error = '' WHERE id = ?`, at.UTC(), id)
+// mailNever is the next attempt of a message given up: far enough not to come, plain enough for
+// an operator to recognise in the table.
+var mailNever = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// MarkMailSent implements flightgraph.MailStore. The mark and the erasure are one statement, so
+// that no failure leaves a message marked sent with its body, or erased but due.
+func (s *MailStore) MarkMailSent(ctx context.Context, id int64, at time.Time, trace flightgraph.MailTrace) error {
+	_, err := s.db.exec(ctx, s.db.db, `UPDATE mail_outbox SET sent_at = ?, last_error = '', body = '', recipient = ?, subject = ? WHERE id = ?`,
+		at.UTC(), trace.Recipient, trace.Subject, id)
 	return err
+}
+
+// GiveUpMail implements flightgraph.MailStore, in one statement as MarkMailSent.
+func (s *MailStore) GiveUpMail(ctx context.Context, id int64, reason string, trace flightgraph.MailTrace) error {
+	_, err := s.db.exec(ctx, s.db.db, `UPDATE mail_outbox SET last_error = ?, next_attempt_at = ?, body = '', recipient = ?, subject = ? WHERE id = ?`,
+		clipReason(reason), mailNever, trace.Recipient, trace.Subject, id)
+	return err
+}
+
+// DeleteDoneMail implements flightgraph.MailStore. A given-up message has no time of its own for
+// when it was given up: its creation counts, and the outbox gives up within hours of it. Both
+// conditions are ranges of the index on (sent_at, next_attempt_at).
+func (s *MailStore) DeleteDoneMail(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.exec(ctx, s.db.db, `DELETE FROM mail_outbox WHERE (sent_at IS NOT NULL AND sent_at < ?)
+		OR (sent_at IS NULL AND next_attempt_at >= ? AND created_at < ?)`, before.UTC(), mailNever, before.UTC())
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // MarkMailFailed implements flightgraph.MailStore.
 func (s *MailStore) MarkMailFailed(ctx context.Context, id int64, reason string, next time.Time) error {
-	if len(reason) > 500 {
-		reason = reason[:500]
-	}
-	_, err := s.db.exec(ctx, s.db.db, `UPDATE mail_outbox SET last_error = ?, next_attempt_at = ? WHERE id = ?`, reason, next.UTC(), id)
+	_, err := s.db.exec(ctx, s.db.db, `UPDATE mail_outbox SET last_error = ?, next_attempt_at = ? WHERE id = ?`, clipReason(reason), next.UTC(), id)
 	return err
+}
+
+// clipReason keeps the first 500 bytes of a failed attempt's reason, cut where a character
+// begins.
+func clipReason(reason string) string {
+	if len(reason) <= 500 {
+		return reason
+	}
+	n := 500
+	for n > 0 && !utf8.RuneStart(reason[n]) {
+		n--
+	}
+	return reason[:n]
 }
 
 // enqueueMail adds a message to the outbox inside tx.

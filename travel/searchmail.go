@@ -2,10 +2,7 @@ package travel
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,10 +36,8 @@ func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.O
 	if err != nil {
 		return nil, nil, err
 	}
-	mac := hmac.New(sha256.New, s.OfferKey)
-	mac.Write([]byte("mailed-search-recipient|" + flightgraph.CanonicalMailbox(email)))
 	now := s.Now().UTC()
-	rec := &flightgraph.MailedSearch{ID: "ms_" + rand.Text()[:20], RecipientHash: hex.EncodeToString(mac.Sum(nil)),
+	rec := &flightgraph.MailedSearch{ID: "ms_" + rand.Text()[:20], RecipientHash: flightgraph.MailboxHash(s.OfferKey, "mailed-search-recipient", email),
 		ClientID: flightgraph.CallerFromContext(ctx).KeyID, Search: string(search), CreatedAt: now}
 	err = s.Searches.InSearchTx(ctx, func(tx flightgraph.SearchTx) error {
 		if err := tx.LockMailCounts(ctx, rec.RecipientHash, rec.ClientID); err != nil {

@@ -36,6 +36,7 @@ type config struct {
 	smtpURL        string
 	publicURL      string
 	offerKey       string
+	mailRetention  time.Duration
 	demo           bool
 	tokens         access.TokenLifetimes
 	// hashConcurrency bounds the password hashes computed at once.

@@ -369,6 +369,9 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--max-conns-per-address", "-5"}, "--max-conns-per-address -5: want 0"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--idle-timeout", "0"}, "--idle-timeout 0s: want a positive duration"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--idle-timeout", "10s", "--pressure-idle-timeout", "1m"}, "--pressure-idle-timeout 1m0s: want a positive duration, at most --idle-timeout (10s)"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--mail-retention", "-1h"}, "--mail-retention -1h0m0s: want a positive duration"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--queue-wait", "0"}, "--queue-wait 0s: want a positive duration under --request-timeout"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--heavy-concurrency", "-1"}, "--heavy-concurrency -1: want 0 (the default) or more"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "developer.example.com"}, "--public-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "https://developer.example.com/?a=b"}, "--public-url"},
 	} {

@@ -47,7 +47,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
 	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
 	fs.StringVar(&c.publicURL, "public-url", "", "the URL people reach this service at, for the links in its e-mails, e.g. https://developer.example.com; empty for http://<addr> (FLIGHTGRAPH_PUBLIC_URL)")
-	fs.StringVar(&c.offerKey, "offer-key", "", "base64 of 32 or more random bytes that sign offer ids, the same on every replica; empty on the embedded store for <data-dir>/offer-key, made on first start; required with PostgreSQL (FLIGHTGRAPH_OFFER_KEY)")
+	fs.StringVar(&c.offerKey, "offer-key", "", "base64 of 32 or more random bytes that sign offer ids and key the HMACs of mail recipients, the same on every replica; empty on the embedded store for <data-dir>/offer-key, made on first start; required with PostgreSQL (FLIGHTGRAPH_OFFER_KEY)")
+	fs.DurationVar(&c.mailRetention, "mail-retention", access.DefaultMailRetention, "how long the outbox keeps a delivered or given-up mail's trace (no body, the recipient hashed) before deleting it (FLIGHTGRAPH_MAIL_RETENTION)")
 	fs.BoolVar(&c.demo, "demo", false, "create demo accounts and a demo key if there are none (always on the embedded store's first start) (FLIGHTGRAPH_DEMO)")
 	fs.DurationVar(&c.tokens.ClientCredentialsTTL, "token-ttl", access.DefaultClientCredentialsTTL, "lifetime of client-credentials access tokens (FLIGHTGRAPH_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
@@ -79,6 +80,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if err := checkConns(c.conns); err != nil {
 		return err
+	}
+	if c.mailRetention <= 0 {
+		return fmt.Errorf("--mail-retention %v: want a positive duration", c.mailRetention)
 	}
 	if c.publicURL != "" {
 		u, err := url.Parse(c.publicURL)
@@ -159,7 +163,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	svc := app.New(app.Config{
 		Log: log, Stores: app.StoresOf(db), SnapshotTTL: c.referenceTTL,
-		PortalURL: portalURL(c.publicURL, ln.Addr()), OfferKey: offerKey,
+		PortalURL: portalURL(c.publicURL, ln.Addr()), OfferKey: offerKey, MailRetention: c.mailRetention,
 		Tokens: c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
