@@ -216,6 +216,13 @@ func (f *flakyLockout) Attempt(ctx context.Context, key string) (access.LockoutD
 	return f.l.Attempt(ctx, key)
 }
 
+func (f *flakyLockout) Take(ctx context.Context, quotas []access.Quota) (access.LockoutDecision, error) {
+	if f.down.Load() {
+		return access.LockoutDecision{}, errors.New("the store is down")
+	}
+	return f.l.Take(ctx, quotas)
+}
+
 func (f *flakyLockout) Clear(ctx context.Context, key string) error {
 	if f.down.Load() {
 		return errors.New("the store is down")

@@ -29,6 +29,9 @@ type Service struct {
 	Loyalty func(ctx context.Context, loyaltyProgram string) (tier string, err error)
 	// Searches records mailed searches with their mail (mail-my-search).
 	Searches flightgraph.SearchStore
+	// MailBudget bounds mail-my-search's mail with every other mail of the service
+	// (access.MailBudget); MailSearch refuses to work without one.
+	MailBudget flightgraph.MailBudget
 	// Inspirations bounds the inspirations worked out at once (NewSlots): each reads and prices
 	// an origin's month of flights, a hundred times an offers search's work, so that a few
 	// callers within their plans' limits cannot take every core. Nil bounds nothing.

@@ -39,8 +39,10 @@ type config struct {
 	tokens         access.TokenLifetimes
 	// hashConcurrency bounds the password hashes computed at once.
 	hashConcurrency int
-	seed            int64
-	scale           int
+	// mailPerMinute bounds the mails this replica queues in a minute.
+	mailPerMinute int
+	seed          int64
+	scale         int
 }
 
 // flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that

@@ -51,6 +51,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "the time one request may work; its deadline stops resolvers and database calls (FLIGHTGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (FLIGHTGRAPH_DRAIN_PERIOD)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
+	fs.IntVar(&c.mailPerMinute, "mail-per-minute", access.DefaultMailLimits.ReplicaPerMinute, "mails this replica queues in a minute, for everyone together; past it, what would mail answers 429 MAIL_429.000 (FLIGHTGRAPH_MAIL_PER_MINUTE)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
@@ -61,6 +62,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if c.hashConcurrency < 1 {
 		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
+	}
+	if c.mailPerMinute < 1 {
+		return fmt.Errorf("--mail-per-minute %d: want 1 or more", c.mailPerMinute)
 	}
 	if c.requestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %v: want a positive duration", c.requestTimeout)
@@ -80,6 +84,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		mailer     access.Mailer
 		newLimiter func(access.DayUsage) access.Limiter
 		lockout    access.Lockout
+		mailCounts access.Lockout
 	)
 	if c.smtpURL != "" {
 		m, err := access.NewSMTPMailer(c.smtpURL)
@@ -100,6 +105,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
 		}
 		lockout = access.NewLockoutFallback(access.NewRedisLockout(rdb, "fg:login:"), access.NewMemoryLockout(time.Now), log)
+		mailCounts = access.NewMailCountsFallback(access.NewRedisLockout(rdb, "fg:mail:"), access.NewMemoryLockout(time.Now), log)
 	}
 	gcPercent, memLimit := server.TuneRuntime(getenv)
 	reg := prometheus.NewRegistry()
@@ -138,6 +144,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Tokens: c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
+		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
 		AccessFeed: accessFeed(db, log),
 	})
 	ver, built := buildInfo()
