@@ -261,7 +261,9 @@ func TestOperatorMailBudget(t *testing.T) {
 			map[string]any{"in": map[string]any{"name": fmt.Sprintf("Many keys %d", a), "description": "mail budget"}}, &app)
 		for range 4 {
 			var key struct {
-				RequestKey struct{ Key struct{ Subscriptions []struct{ ID string } } }
+				RequestKey struct {
+					Key struct{ Subscriptions []struct{ ID string } }
+				}
 			}
 			dev.do(t, `mutation($in: RequestKeyInput!) { requestKey(input: $in) { key { subscriptions { id } } } }`,
 				map[string]any{"in": map[string]any{"applicationId": app.RegisterApplication.ID, "api": "flightstatus"}}, &key)
