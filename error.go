@@ -49,7 +49,8 @@ const (
 	ECodePerSecondLimit     = "LIMIT_429.000"
 	ECodePerDayLimit        = "LIMIT_429.001"
 	ECodeHeavyTurn          = "LIMIT_429.002" // the key's heavy work runs already: one at a time, not charged
-	ECodeTooManyMails       = "OFFER_429.000" // mail-my-search: the mailbox, or the key, had its mails for today
+	ECodeTooManyMails       = "OFFER_429.000" // mail-my-search: the mailbox, the key or the client had its mails for now
+	ECodeMailBusy           = "MAIL_429.000"  // the replica sends as much mail as it may this minute: try again later
 
 	ECodeNotSignedIn    = "PORTAL_401.000" // no or an expired portal session
 	ECodeBadLogin       = "PORTAL_401.001" // wrong e-mail or password
@@ -123,7 +124,8 @@ func init() {
 	entry(ECodePerSecondLimit, http.StatusTooManyRequests, "OVER_QPS_LIMIT", "Account over queries per second limit.")
 	entry(ECodePerDayLimit, http.StatusTooManyRequests, "OVER_RATE_LIMIT", "Account over daily rate limit.")
 	entry(ECodeHeavyTurn, http.StatusTooManyRequests, "HEAVY_WORK_RUNNING", "The key's heavy search is still running (one at a time); retry after Retry-After. Not charged.")
-	entry(ECodeTooManyMails, http.StatusTooManyRequests, "TOO_MANY_MAILS", "This address, or this key, was mailed as many searches as it gets in a day.")
+	entry(ECodeTooManyMails, http.StatusTooManyRequests, "TOO_MANY_MAILS", "This address, this key or this client was mailed as many searches as it gets for now.")
+	entry(ECodeMailBusy, http.StatusTooManyRequests, "MAIL_BUSY", "The service is sending as much mail as it may for now; try again later.")
 	entry(ECodeNotSignedIn, http.StatusUnauthorized, "NOT_SIGNED_IN", "Sign in to the portal first.")
 	entry(ECodeBadLogin, http.StatusUnauthorized, "BAD_LOGIN", "Wrong e-mail or password.")
 	entry(ECodeOperatorsOnly, http.StatusForbidden, "OPERATORS_ONLY", "Only operators may do this.")

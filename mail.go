@@ -91,3 +91,46 @@ type MailStore interface {
 	// before it, and returns how many it deleted. Messages still to be sent stay.
 	DeleteDoneMail(ctx context.Context, before time.Time) (int64, error)
 }
+
+// MailKind says why mail is sent, which decides the budgets that may refuse it (MailBudget).
+type MailKind int
+
+const (
+	// MailAsked is mail a caller asks for, to an address they name: a sign-up's link and its
+	// "someone tried to sign up" notice, mail-my-search. Every budget may refuse it: the
+	// recipient's mailbox, the client's address, the replica's minute.
+	MailAsked MailKind = iota
+	// MailToOperators tells the operators of a developer's request (a key, a limit increase). It
+	// is bounded by the requesting account and the client's address, never by the operators'
+	// mailboxes (which it counts), so that nobody can silence the operators by flooding their
+	// addresses; a refused notice leaves the request on the operators' desk.
+	MailToOperators
+	// MailDecision tells an account of an operator's decision about it (approval, rejection,
+	// revocation, a limit review, a role change). It counts toward the mailbox's and the
+	// replica's budgets but is never refused: each is a real change, written in the
+	// transaction of the change, and an operator's hand is what bounds them.
+	MailDecision
+)
+
+// MailCharge is what one change mails, as the MailBudget counts it.
+type MailCharge struct {
+	Kind MailKind
+	// To are the recipients' addresses; each one's mailbox (CanonicalMailbox) is charged a mail.
+	To []string
+	// Account is, for MailToOperators, the requesting account, which bounds its notices.
+	Account string
+}
+
+// MailBudget bounds the mail the service sends, in one place that every change that mails goes
+// through before it queues its mail (MailQueue): per recipient's mailbox (CanonicalMailbox, so that
+// every spelling of one mailbox shares its budget), per client address (the request's,
+// ClientAddressFromContext) and per replica and minute, so that the outbox cannot grow faster
+// than a replica may send.
+type MailBudget interface {
+	// Spend takes c's mails from the budgets. It returns nil when they may be queued; an *Error
+	// ECodeMailBusy, with the wait, when the replica's budget for the minute is spent, the same
+	// for everyone; an *Error ECodeTooManyMails, with the wait, when a mailbox's, the client's
+	// or the account's budget is (the caller decides whether to say so: a sign-up must not);
+	// ECodeCache when the shared counts failed. A MailDecision is never refused.
+	Spend(ctx context.Context, c MailCharge) error
+}

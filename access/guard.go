@@ -187,7 +187,8 @@ func PassFromContext(ctx context.Context) *Pass {
 	return p
 }
 
-// Authenticated authenticates every request and puts its Pass, and its caller, in the context. It
+// Authenticated authenticates every request and puts its Pass, its caller and its client address
+// (flightgraph.ClientAddressFromContext) in the context. It
 // decides nothing else, except that a request whose credential could not be checked because a
 // backing service failed (the database did not answer) is refused at once with fail: it must not
 // go on as anonymous, which would tell a signed-in user to sign in again.
@@ -202,6 +203,8 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			client := clientAddress(r)
+			// Once, for whatever bounds work per client downstream (the mail budget).
+			r = r.WithContext(flightgraph.WithClientAddress(r.Context(), client))
 			if r.Method == http.MethodOptions {
 				g.serve(w, r, next, client, &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}, nil)
 				return

@@ -27,8 +27,6 @@ const (
 const (
 	SignInPortal   = "portal"
 	SignInCustomer = "customer"
-	// SignUpAddress counts sign-ups of an address, each of which mails it (SignUp).
-	SignUpAddress = "signup"
 )
 
 // SignInKey names an identifier's attempt counter without the identifier: the hex SHA-256 of its
@@ -40,26 +38,53 @@ func SignInKey(namespace, identifier string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// LockoutDecision is a Lockout's answer for one sign-in attempt.
+// LockoutDecision is a Lockout's answer for one sign-in attempt, or for one Take.
 type LockoutDecision struct {
 	Allowed bool
-	// Attempts is how many attempts the window counts, this one included when it is allowed.
+	// Attempts is how many attempts the window counts, this one included when it is allowed: of
+	// a Take, the first quota's when allowed, the full one's when refused.
 	Attempts int
 	// RetryAfter is, for a refused attempt, the time until the window ends and attempts are
-	// allowed again.
+	// allowed again: of a Take, until every full quota has room.
 	RetryAfter time.Duration
+	// Full is, for a Take refused, the index of the first quota that had no room.
+	Full int
 }
+
+// A Quota is one fixed-window counter of a Take: at most Max events counted within Window of the
+// first (a Max of 0 or less counts without ever refusing). Key names the counter and must hold no
+// identifier in the clear (SignInKey); N is how many events one Take counts (1 when 0).
+type Quota struct {
+	Key    string
+	Max    int
+	Window time.Duration
+	N      int
+}
+
+func (q Quota) n() int { return max(q.N, 1) }
 
 // Lockout counts sign-in attempts per identifier (a SignInKey). An attempt is counted before its
 // password is verified, so that concurrent attempts cannot all pass the check before any of them
 // is counted: of any number of attempts at once, at most MaxSignInAttempts get to a password.
+//
+// Take is the same count over several windows at once, all or none, which the mail budget counts
+// with (MailBudget): the one machinery for "counted in Redis, per replica while Redis fails".
 type Lockout interface {
 	// Attempt counts one attempt for key and allows it, or refuses it without counting it when
 	// the window counts MaxSignInAttempts already. Errors are ECodeCache when the lockout's store
 	// fails.
 	Attempt(ctx context.Context, key string) (LockoutDecision, error)
+	// Take counts N events in each quota's counter and allows them, or, when any quota that has
+	// a Max would pass it, counts nothing and refuses; atomically, so that takers racing on one
+	// counter never pass its Max between them. Errors are ECodeCache when the store fails.
+	Take(ctx context.Context, quotas []Quota) (LockoutDecision, error)
 	// Clear forgets key's attempts: its sign-in succeeded.
 	Clear(ctx context.Context, key string) error
+}
+
+// attemptQuota is the quota of one sign-in attempt.
+func attemptQuota(key string) []Quota {
+	return []Quota{{Key: key, Max: MaxSignInAttempts, Window: SignInWindow}}
 }
 
 var (
@@ -131,6 +156,11 @@ func NewMemoryLockout(now func() time.Time) *MemoryLockout {
 
 // Attempt implements Lockout.
 func (l *MemoryLockout) Attempt(ctx context.Context, key string) (LockoutDecision, error) {
+	return l.Take(ctx, attemptQuota(key))
+}
+
+// Take implements Lockout.
+func (l *MemoryLockout) Take(ctx context.Context, quotas []Quota) (LockoutDecision, error) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,17 +172,51 @@ func (l *MemoryLockout) Attempt(ctx context.Context, key string) (LockoutDecisio
 		}
 		l.sweepAt = now.Add(lockoutSweepEvery)
 	}
-	w, ok := l.windows[key]
+	d := LockoutDecision{Allowed: true}
+	for i, q := range quotas {
+		if w := l.window(q, now); q.Max > 0 && w.n+q.n() > q.Max {
+			if d.Allowed {
+				d = LockoutDecision{Attempts: w.n, Full: i}
+			}
+			// A clock stepped back would otherwise promise a wait longer than the window.
+			d.RetryAfter = max(d.RetryAfter, min(w.ends.Sub(now), q.Window))
+		}
+	}
+	if !d.Allowed {
+		return d, nil
+	}
+	for i, q := range quotas {
+		w := l.window(q, now)
+		w.n += q.n()
+		l.windows[q.Key] = w
+		if i == 0 {
+			d.Attempts = w.n
+		}
+	}
+	return d, nil
+}
+
+// window is q's current window: the one counted, or a new one when it ended or there is none.
+func (l *MemoryLockout) window(q Quota, now time.Time) lockoutWindow {
+	w, ok := l.windows[q.Key]
 	if !ok || !now.Before(w.ends) {
-		w = lockoutWindow{ends: now.Add(SignInWindow)}
+		w = lockoutWindow{ends: now.Add(q.Window)}
 	}
-	if w.n >= MaxSignInAttempts {
-		// A clock stepped back would otherwise promise a wait longer than the window.
-		return LockoutDecision{Attempts: w.n, RetryAfter: min(w.ends.Sub(now), SignInWindow)}, nil
+	return w
+}
+
+// untake gives back what a Take of quotas counted, in the windows that still run: the mail
+// budget takes this replica's minute first, and gives it back when the shared counts refuse.
+func (l *MemoryLockout) untake(quotas []Quota) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, q := range quotas {
+		if w, ok := l.windows[q.Key]; ok && now.Before(w.ends) {
+			w.n = max(w.n-q.n(), 0)
+			l.windows[q.Key] = w
+		}
 	}
-	w.n++
-	l.windows[key] = w
-	return LockoutDecision{Allowed: true, Attempts: w.n}, nil
 }
 
 // Clear implements Lockout.
@@ -187,13 +251,26 @@ func NewLockoutFallback(primary, secondary Lockout, log *slog.Logger) *LockoutFa
 			"access: the shared sign-in lockout answers again; failed sign-ins are counted across replicas again")}
 }
 
+// NewMailCountsFallback is NewLockoutFallback for the mail budget's counts (MailBudget), whose
+// switches it logs in the mail budget's words.
+func NewMailCountsFallback(primary, secondary Lockout, log *slog.Logger) *LockoutFallback {
+	return &LockoutFallback{primary: primary, secondary: secondary, Now: time.Now,
+		failover: newFailover(log, "access: the shared mail budget failed; mail is counted per replica",
+			"access: the shared mail budget answers again; mail is counted across replicas again")}
+}
+
 // Attempt implements Lockout: with the primary, or with the secondary while the primary fails.
 func (f *LockoutFallback) Attempt(ctx context.Context, key string) (LockoutDecision, error) {
-	d, ok, err := withPrimary(ctx, &f.failover, f.Now, func() (LockoutDecision, error) { return f.primary.Attempt(ctx, key) })
+	return f.Take(ctx, attemptQuota(key))
+}
+
+// Take implements Lockout: with the primary, or with the secondary while the primary fails.
+func (f *LockoutFallback) Take(ctx context.Context, quotas []Quota) (LockoutDecision, error) {
+	d, ok, err := withPrimary(ctx, &f.failover, f.Now, func() (LockoutDecision, error) { return f.primary.Take(ctx, quotas) })
 	if ok || err != nil {
 		return d, err
 	}
-	return f.secondary.Attempt(ctx, key)
+	return f.secondary.Take(ctx, quotas)
 }
 
 // Clear implements Lockout. The secondary is always cleared, so that the failures it counted in

@@ -203,6 +203,82 @@ func TestLockoutFallback_ClearsBoth(t *testing.T) {
 	}
 }
 
+// TestLockoutTake: a Take counts in all its counters or in none; N counts several at once; a
+// quota without a Max counts and never refuses; and of 50 Takes at once, across two Redis
+// clients, exactly the Max pass.
+func TestLockoutTake(t *testing.T) {
+	t.Parallel()
+	for name, counters := range map[string]func(t *testing.T) []access.Lockout{
+		"memory": func(*testing.T) []access.Lockout { l := access.NewMemoryLockout(nil); return []access.Lockout{l, l} },
+		"redis": func(t *testing.T) []access.Lockout {
+			c1, prefix := storetest.RedisClient(t)
+			c2 := redis.NewClient(c1.Options())
+			t.Cleanup(func() { c2.Close() })
+			return []access.Lockout{access.NewRedisLockout(c1, prefix), access.NewRedisLockout(c2, prefix)}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ls := counters(t)
+			l := ls[0]
+			take := func(qs ...access.Quota) access.LockoutDecision {
+				t.Helper()
+				d, err := l.Take(t.Context(), qs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+			wide := access.Quota{Key: "wide", Max: 10, Window: time.Hour}
+			narrow := access.Quota{Key: "narrow", Max: 2, Window: time.Minute}
+			uncapped := access.Quota{Key: "uncapped", Window: time.Minute}
+			for i := 1; i <= 2; i++ {
+				if d := take(wide, narrow, uncapped); !d.Allowed || d.Attempts != i {
+					t.Fatalf("take %d: %+v", i, d)
+				}
+			}
+			d := take(wide, narrow, uncapped)
+			if d.Allowed || d.Full != 1 || d.Attempts != 2 || d.RetryAfter <= 50*time.Second || d.RetryAfter > time.Minute {
+				t.Fatalf("the third take with narrow full: %+v, want refused by quota 1 for about a minute", d)
+			}
+			// The refusal counted nowhere: wide has 8 left, taken as one N of 8.
+			if d := take(access.Quota{Key: "wide", Max: 10, Window: time.Hour, N: 8}); !d.Allowed || d.Attempts != 10 {
+				t.Fatalf("wide after the refusal: %+v, want 10 counted", d)
+			}
+			if d := take(access.Quota{Key: "fresh", Max: 3, Window: time.Hour, N: 4}); d.Allowed {
+				t.Fatalf("N over Max on a fresh counter: %+v, want refused", d)
+			}
+			for range 5 {
+				if d := take(uncapped); !d.Allowed {
+					t.Fatalf("a quota without a Max refused: %+v", d)
+				}
+			}
+			if d := take(access.Quota{Key: "uncapped", Max: 3, Window: time.Minute}); d.Allowed || d.Attempts != 7 {
+				t.Fatalf("uncapped's counts: %+v, want 7 counted and a Max of 3 refused", d)
+			}
+
+			var (
+				wg      sync.WaitGroup
+				allowed atomic.Int32
+			)
+			for i := range 50 {
+				wg.Go(func() {
+					d, err := ls[i%2].Take(context.Background(), []access.Quota{{Key: "race", Max: 7, Window: time.Minute}, {Key: "race-" + string(rune('a'+i%2)), Max: 100, Window: time.Minute}})
+					if err != nil {
+						t.Error(err)
+					} else if d.Allowed {
+						allowed.Add(1)
+					}
+				})
+			}
+			wg.Wait()
+			if n := allowed.Load(); n != 7 {
+				t.Fatalf("%d of 50 takes at once allowed, want 7", n)
+			}
+		})
+	}
+}
+
 // flakyLockout is a Lockout that fails while down is set.
 type flakyLockout struct {
 	down atomic.Bool
@@ -214,6 +290,13 @@ func (f *flakyLockout) Attempt(ctx context.Context, key string) (access.LockoutD
 		return access.LockoutDecision{}, errors.New("the store is down")
 	}
 	return f.l.Attempt(ctx, key)
+}
+
+func (f *flakyLockout) Take(ctx context.Context, quotas []access.Quota) (access.LockoutDecision, error) {
+	if f.down.Load() {
+		return access.LockoutDecision{}, errors.New("the store is down")
+	}
+	return f.l.Take(ctx, quotas)
 }
 
 func (f *flakyLockout) Clear(ctx context.Context, key string) error {

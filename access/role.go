@@ -79,7 +79,7 @@ func (s *Service) SetAccountRole(ctx context.Context, accountID string, role fli
 			}
 		}
 		subject, body := roleMail(before, role, s.PortalURL)
-		return tx.EnqueueMail(ctx, &flightgraph.Mail{To: before.Email, Subject: subject, Body: body, CreatedAt: s.now()})
+		return s.mailDecision(ctx, tx, &flightgraph.Mail{To: before.Email, Subject: subject, Body: body, CreatedAt: s.now()})
 	})
 	if err != nil {
 		return nil, err

@@ -34,8 +34,11 @@ type Service struct {
 	Hashes *HashGate
 	// Lockout counts sign-in attempts per e-mail; SignIn refuses to work without one.
 	Lockout Lockout
-	Now     func() time.Time
-	Log     *slog.Logger
+	// MailBudget bounds the mail of every change that mails (MailBudget); SignUp refuses to work
+	// without one. Without one, the operators' notices and the decisions' mails go uncounted.
+	MailBudget flightgraph.MailBudget
+	Now        func() time.Time
+	Log        *slog.Logger
 	// PortalURL is put in mails as the place to go next, e.g. http://127.0.0.1:8080/portal.
 	PortalURL string
 	// Changed, when set, is told of every key whose access changed, so that caches drop it.
@@ -575,7 +578,7 @@ func (s *Service) subscribe(ctx context.Context, tx flightgraph.AccessTx, acc *f
 	if err := s.audit(ctx, tx, acc.ID, "subscription.request", "subscription", sub.ID, nil, sub); err != nil {
 		return nil, err
 	}
-	return sub, s.mailOperators(ctx, tx, fmt.Sprintf("Key request: %s for %s", p.Name, app.Name), fmt.Sprintf(
+	return sub, s.mailOperators(ctx, tx, acc, fmt.Sprintf("Key request: %s for %s", p.Name, app.Name), fmt.Sprintf(
 		"%s <%s> asks for the %s plan of %s.\n\nApplication: %s\nWebsite: %s\nDescription: %s\nCallback URL: %s\nKey: %s\nSubscription: %s\n\nReview it at %s\n",
 		acc.Name, acc.Email, plan.Name, p.Name, app.Name, orNone(app.Website), app.Description, orNone(app.CallbackURL), k.Hint, sub.ID, s.PortalURL))
 }
@@ -769,7 +772,7 @@ func (s *Service) RequestLimitIncrease(ctx context.Context, in flightgraph.Limit
 		if err := s.audit(ctx, tx, acc.ID, "limit_request.create", "limit_request", r.ID, nil, r); err != nil {
 			return err
 		}
-		return s.mailOperators(ctx, tx, "Limit increase request for "+sub.Product, fmt.Sprintf(
+		return s.mailOperators(ctx, tx, acc, "Limit increase request for "+sub.Product, fmt.Sprintf(
 			"%s <%s> asks for higher limits on %s (subscription %s): about %d calls per second and %d per day.\n\n%s\n\nReview it at %s\n",
 			acc.Name, acc.Email, sub.Product, sub.ID, r.EstimatedPerSecond, r.EstimatedPerDay, r.Description, s.PortalURL))
 	})
@@ -861,7 +864,7 @@ func (s *Service) decide(ctx context.Context, tx flightgraph.AccessTx, actor *fl
 		subject = "Access to " + name + " is revoked"
 		body = fmt.Sprintf("Hello %s,\n\nthe access of your application %s to %s is revoked:\n\n%s\n", owner.Name, app.Name, name, reason)
 	}
-	return tx.EnqueueMail(ctx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
+	return s.mailDecision(ctx, tx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
 }
 
 func keyOwner(ctx context.Context, r flightgraph.AccessReader, keyID string) (*flightgraph.Account, *flightgraph.Application, error) {
@@ -980,7 +983,7 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 			}
 			subject, body = "Your limit increase is granted", fmt.Sprintf("Hello %s,\n\nyour limits on %s are now %d calls per second and %d per day.%s\n\n%s\n", owner.Name, sub.Product, rv.Limits.PerSecond, rv.Limits.PerDay, bounds, rv.Reply)
 		}
-		return tx.EnqueueMail(ctx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
+		return s.mailDecision(ctx, tx, &flightgraph.Mail{To: owner.Email, Subject: subject, Body: body, CreatedAt: now})
 	})
 	if err != nil {
 		return nil, err
@@ -1019,15 +1022,34 @@ func (s *Service) AuditActions(ctx context.Context) ([]string, error) {
 	return s.Store.AuditActions(ctx, MaxAuditActions)
 }
 
-// mailOperators enqueues a message to every operator; with none, the request waits unseen, so
-// that is logged loudly.
-func (s *Service) mailOperators(ctx context.Context, tx flightgraph.AccessTx, subject, body string) error {
+// mailOperators enqueues a message to every operator about a request of the account requester;
+// with none, the request waits unseen, so that is logged loudly. The notices spend from the mail
+// budget (MailToOperators): past the requesting account's or its client's budget, or the
+// replica's, they are not mailed, and the request is made all the same: it waits on the
+// operators' desk (pendingSubscriptions, limitIncreaseRequests), so that a developer's hundred
+// key requests make a few mails, not a hundred to each operator.
+func (s *Service) mailOperators(ctx context.Context, tx flightgraph.AccessTx, requester *flightgraph.Account, subject, body string) error {
 	ops, err := tx.Operators(ctx)
 	if err != nil {
 		return err
 	}
-	if len(ops) == 0 && s.Log != nil {
-		s.Log.Warn("no operator account to tell of a request: add one with 'flightgraph operator add'", "subject", subject)
+	if len(ops) == 0 {
+		if s.Log != nil {
+			s.Log.Warn("no operator account to tell of a request: add one with 'flightgraph operator add'", "subject", subject)
+		}
+		return nil
+	}
+	to := make([]string, len(ops))
+	for i, op := range ops {
+		to[i] = op.Email
+	}
+	if s.MailBudget != nil {
+		if err := s.MailBudget.Spend(ctx, flightgraph.MailCharge{Kind: flightgraph.MailToOperators, To: to, Account: requester.ID}); err != nil {
+			if s.Log != nil && flightgraph.ErrorCode(err) != flightgraph.ECodeTooManyMails && flightgraph.ErrorCode(err) != flightgraph.ECodeMailBusy {
+				s.Log.WarnContext(ctx, "access: the mail budget failed; the operators are not mailed this request, which waits on their desk", "err", err)
+			}
+			return nil
+		}
 	}
 	for _, op := range ops {
 		if err := tx.EnqueueMail(ctx, &flightgraph.Mail{To: op.Email, Subject: subject, Body: body, CreatedAt: s.now()}); err != nil {
@@ -1035,6 +1057,18 @@ func (s *Service) mailOperators(ctx context.Context, tx flightgraph.AccessTx, su
 		}
 	}
 	return nil
+}
+
+// mailDecision queues the mail that tells an account of an operator's decision about it, counted
+// in the mail budget (MailDecision) but never refused: the decision is made in this transaction,
+// one at a time by an operator's hand, and dropping its mail would leave a developer unaware of a
+// real change (a revoked key, a declined request).
+func (s *Service) mailDecision(ctx context.Context, tx flightgraph.AccessTx, m *flightgraph.Mail) error {
+	if s.MailBudget != nil {
+		// Never refused; a failure to count is the budget's to log.
+		_ = s.MailBudget.Spend(ctx, flightgraph.MailCharge{Kind: flightgraph.MailDecision, To: []string{m.To}})
+	}
+	return tx.EnqueueMail(ctx, m)
 }
 
 // audit appends an entry; before and after are marshalled to JSON, whose tags keep hashes out.

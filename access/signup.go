@@ -27,23 +27,23 @@ const SignUpAnswer = "Thank you. We have sent a mail to the address: follow its 
 // that someone tried. Each mail is queued in the transaction of its record, so that nothing is
 // recorded unless its mail is queued.
 //
-// Sign-ups of one address are counted like sign-in attempts (the Lockout, in a namespace of their
-// own): past MaxSignInAttempts within SignInWindow, SignUp still answers the same but does
-// nothing, so that nobody can flood an address with mail, and the answer tells nothing either.
+// Every sign-up spends one mail of the mail budget (MailBudget, MailAsked) before any other work,
+// the password's hash included, so that a refused one is cheap: the same budget whichever of the
+// two mails it would send, so that it tells nothing either. Past its mailbox's budget (however the
+// address is spelt) or its client's, SignUp still answers the same but mails and records nothing;
+// past the replica's budget for the minute it returns ECodeMailBusy with the wait, which is the
+// same for every address.
 func (s *Service) SignUp(ctx context.Context, in flightgraph.SignUpInput) error {
 	if err := in.Validate(); err != nil {
 		return err
 	}
-	if s.Lockout == nil {
-		return errors.New("access: no lockout is configured to bound sign-ups")
+	if s.MailBudget == nil {
+		return errors.New("access: no mail budget is configured to bound sign-ups")
 	}
-	if d, err := s.Lockout.Attempt(ctx, SignInKey(SignUpAddress, in.Email)); err != nil {
+	if err := s.MailBudget.Spend(ctx, flightgraph.MailCharge{Kind: flightgraph.MailAsked, To: []string{in.Email}}); flightgraph.ErrorCode(err) == flightgraph.ECodeTooManyMails {
+		return nil // the budget logged it
+	} else if err != nil {
 		return err
-	} else if !d.Allowed {
-		if s.Log != nil {
-			s.Log.InfoContext(ctx, "sign-up not mailed: the address had its sign-ups for now", "requestId", flightgraph.RequestIDFromContext(ctx))
-		}
-		return nil
 	}
 	hash, err := s.Hashes.Hash(ctx, s.Hasher, in.Password)
 	if err != nil {

@@ -60,9 +60,14 @@ type Config struct {
 	// token endpoint together; 0 means access.DefaultHashConcurrency.
 	PasswordHashConcurrency int
 	// Lockout counts sign-in and password grant attempts; default: in-process, on Now.
-	Lockout   access.Lockout
-	Tokens    access.TokenLifetimes
-	PortalURL string
+	Lockout access.Lockout
+	// MailCounts counts the mail budget's mailboxes, client addresses and accounts
+	// (access.MailBudget); default: in-process, on Now.
+	MailCounts access.Lockout
+	// MailLimits are the mail budgets; zero fields take access.DefaultMailLimits'.
+	MailLimits access.MailLimits
+	Tokens     access.TokenLifetimes
+	PortalURL  string
 	// OfferKey signs offer ids (travel.Service.OfferKey), at least 32 bytes; replicas share it.
 	// It also keys the hashes of mail recipients (flightgraph.MailboxHash): of mailed searches,
 	// and of the outbox's delivered messages (access.Outbox.Key). Nil: a random key of this
@@ -106,6 +111,9 @@ type Services struct {
 	Hashes  *access.HashGate
 	Limiter access.Limiter
 	Lockout access.Lockout
+	// MailBudget is the one budget every mail is spent from: sign-up, mail-my-search, the
+	// operators' notices and their decisions.
+	MailBudget *access.MailBudget
 }
 
 // New builds the services of cfg.
@@ -137,9 +145,10 @@ func New(cfg Config) *Services {
 		snap := store.NewSnapshot(st.Places, st.Aircraft, st.Network, cfg.SnapshotTTL, cfg.Log)
 		st.Places, st.Aircraft, st.Network = snap.Places(), snap.Fleet(), snap.Network()
 	}
-	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout,
+	mailBudget := access.NewMailBudget(cfg.MailCounts, cfg.MailLimits, cfg.Now, cfg.Log)
+	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout, MailBudget: mailBudget,
 		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
-			OfferKey: cfg.OfferKey, Searches: st.Searches, RequireHeavySlot: true}}
+			OfferKey: cfg.OfferKey, Searches: st.Searches, MailBudget: mailBudget, RequireHeavySlot: true}}
 	heavy := access.NewHeavySlots(cmp.Or(cfg.HeavyConcurrency, access.DefaultHeavySlots(runtime.GOMAXPROCS(0))))
 	heavy.QueueWait = cfg.QueueWait
 	s.Usage = &access.UsageRecorder{Store: st.Access, Log: cfg.Log}
@@ -156,7 +165,7 @@ func New(cfg Config) *Services {
 	s.Sweeper = &access.Sweeper{Mail: st.Mail, Access: st.Access, Retention: cfg.MailRetention, Now: cfg.Now, Log: cfg.Log}
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)
-	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
+	s.Access = &access.Service{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, MailBudget: mailBudget, Now: cfg.Now, Log: cfg.Log,
 		PortalURL: cfg.PortalURL, Changed: func(keyID string) { s.Guard.Forget(keyID); s.Outbox.Notify() },
 		Operations: Operations(), Usage: s.Usage}
 	s.Travel.Loyalty = s.Access.LoyaltyTier

@@ -93,6 +93,8 @@ func New(cfg Config, svc *app.Services) *Server {
 		"Limit decisions this replica made on its own because the shared limiter (Redis) failed.")
 	countFallbacks(cfg.Registry, svc.Lockout, "flightgraph_signin_lockout_fallbacks_total",
 		"Sign-in attempts this replica counted on its own because the shared lockout (Redis) failed.")
+	countFallbacks(cfg.Registry, svc.MailBudget.Counts(), "flightgraph_mail_budget_fallbacks_total",
+		"Mails this replica counted in its mail budget on its own because the shared counts (Redis) failed.")
 	cfg.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "flightgraph_password_hashes_total",
 		Help: "Password hashes (argon2id) computed by sign-ins, password grants and sign-ups.",

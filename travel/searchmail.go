@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,12 +16,17 @@ import (
 // now to email, recording the search with the mail in one transaction. Bad input is the search's
 // errors or ValidateEmail's; a mailbox (CanonicalMailbox) that had MaxSearchMailsPerDay mails in
 // the last 24 hours, or a client (the caller's key) that had MaxSearchMailsPerClientPerDay mailed,
-// is ECodeTooManyMails, and nothing is recorded or sent. It returns the record and the cheapest
-// offer (nil when the search found none).
+// is ECodeTooManyMails, and nothing is recorded or sent. Within those daily counts the mail spends
+// from the service's mail budget (MailBudget, MailAsked): past its mailbox's or its client
+// address's it is ECodeTooManyMails too, past the replica's ECodeMailBusy, each with the wait. It
+// returns the record and the cheapest offer (nil when the search found none).
 func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.OfferSearch) (*flightgraph.MailedSearch, *flightgraph.Offer, error) {
 	email = flightgraph.NormalizeEmail(email)
 	if err := flightgraph.ValidateEmail(email); err != nil {
 		return nil, nil, err
+	}
+	if s.MailBudget == nil {
+		return nil, nil, errors.New("travel: no mail budget is configured to bound mail-my-search")
 	}
 	offers, err := s.OffersFor(ctx, q, 0)
 	if err != nil {
@@ -56,6 +62,10 @@ func (s *Service) MailSearch(ctx context.Context, email string, q *flightgraph.O
 			err = dayFull(sent, flightgraph.MaxSearchMailsPerClientPerDay, now, "", "this application had %d searches mailed in the last 24 hours, as many as one gets")
 		}
 		if err != nil {
+			return err
+		}
+		// Spent last, so that the daily counts' refusals cost the budget nothing.
+		if err := s.MailBudget.Spend(ctx, flightgraph.MailCharge{Kind: flightgraph.MailAsked, To: []string{email}}); err != nil {
 			return err
 		}
 		if err := tx.RecordMailedSearch(ctx, rec); err != nil {

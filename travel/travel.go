@@ -34,6 +34,9 @@ type Service struct {
 	// and heavy work asked for by an operation declared light must not run unbounded. Unset,
 	// as in the engine's own tests, heavy work runs whatever the request holds.
 	RequireHeavySlot bool
+	// MailBudget bounds mail-my-search's mail with every other mail of the service
+	// (access.MailBudget); MailSearch refuses to work without one.
+	MailBudget flightgraph.MailBudget
 }
 
 // heavy takes the request's turn at its heavy-work slot, so that the heavy parts of one request

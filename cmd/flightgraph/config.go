@@ -45,8 +45,10 @@ type config struct {
 	// wait for a slot.
 	heavyConcurrency int
 	queueWait        time.Duration
-	seed            int64
-	scale           int
+	// mailPerMinute bounds the mails this replica queues in a minute.
+	mailPerMinute int
+	seed          int64
+	scale         int
 
 	// conns bound the API listener's connections.
 	conns server.ConnLimits

@@ -58,6 +58,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.IntVar(&c.heavyConcurrency, "heavy-concurrency", 0, "heavy calls (inspirations, deals, calendars) run at once; 0: half the CPUs, at least one (FLIGHTGRAPH_HEAVY_CONCURRENCY)")
 	fs.DurationVar(&c.queueWait, "queue-wait", access.DefaultQueueWait, "how long a heavy call waits for a slot before it is refused, uncharged, with 503 or 429 and Retry-After (FLIGHTGRAPH_QUEUE_WAIT)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
+	fs.IntVar(&c.mailPerMinute, "mail-per-minute", access.DefaultMailLimits.ReplicaPerMinute, "mails this replica queues in a minute, for everyone together; past it, what would mail answers 429 MAIL_429.000 (FLIGHTGRAPH_MAIL_PER_MINUTE)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
@@ -74,6 +75,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if c.hashConcurrency < 1 {
 		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
+	}
+	if c.mailPerMinute < 1 {
+		return fmt.Errorf("--mail-per-minute %d: want 1 or more", c.mailPerMinute)
 	}
 	if c.requestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %v: want a positive duration", c.requestTimeout)
@@ -99,6 +103,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		mailer     access.Mailer
 		newLimiter func(access.DayUsage) access.Limiter
 		lockout    access.Lockout
+		mailCounts access.Lockout
 	)
 	if c.smtpURL != "" {
 		m, err := access.NewSMTPMailer(c.smtpURL)
@@ -119,6 +124,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
 		}
 		lockout = access.NewLockoutFallback(access.NewRedisLockout(rdb, "fg:login:"), access.NewMemoryLockout(time.Now), log)
+		mailCounts = access.NewMailCountsFallback(access.NewRedisLockout(rdb, "fg:mail:"), access.NewMemoryLockout(time.Now), log)
 	}
 	gcPercent, memLimit := server.TuneRuntime(getenv)
 	files, err := server.RaiseFileLimit()
@@ -167,6 +173,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Tokens: c.tokens, Mailer: mailer, NewLimiter: newLimiter,
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
+		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
 		AccessFeed: accessFeed(db, log), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
 	})
 	ver, built := buildInfo()
