@@ -88,8 +88,8 @@ func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
 	return keys
 }
 
-// get calls path with key and returns the status, the headers and how long it took.
-func get(c *http.Client, url, key string) (int, http.Header, time.Duration, error) {
+// timedGet calls url with key and returns the status, the headers and how long it took.
+func timedGet(c *http.Client, url, key string) (int, http.Header, time.Duration, error) {
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("api-key", key)
 	start := time.Now()
@@ -121,7 +121,7 @@ func BenchmarkHeavyOverload(b *testing.B) {
 		paced := func(d time.Duration) *bench.Latencies {
 			var l bench.Latencies
 			for end := time.Now().Add(d); time.Now().Before(end); {
-				if code, _, took, err := get(cheap, cheapURL, cheapKey); err == nil && code == http.StatusOK {
+				if code, _, took, err := timedGet(cheap, cheapURL, cheapKey); err == nil && code == http.StatusOK {
 					l.Add(took)
 				}
 				time.Sleep(250 * time.Millisecond)
@@ -147,7 +147,7 @@ func BenchmarkHeavyOverload(b *testing.B) {
 		go func() { loaded = paced(30 * time.Second); close(done) }()
 		bench.Run(context.Background(), 20, 30*time.Second, func(ctx context.Context, i int) {
 			c := clients[i%len(clients)]
-			code, h, took, err := get(c, heavyURL, heavyKeys[i])
+			code, h, took, err := timedGet(c, heavyURL, heavyKeys[i])
 			if err != nil {
 				return
 			}
@@ -190,7 +190,7 @@ func BenchmarkHeavyOverload(b *testing.B) {
 		// Each key's day count is exactly its served inspirations' 5 calls (plus this read).
 		var uncounted int
 		for i, k := range heavyKeys {
-			code, h, _, err := get(cheap, cheapURL, k)
+			code, h, _, err := timedGet(cheap, cheapURL, k)
 			n, _ := strconv.Atoi(h.Get("X-Packagekey-Quota-Current"))
 			if err != nil || code != http.StatusOK || int64(n) != 5*served[i].Load()+1 {
 				uncounted++
