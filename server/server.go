@@ -281,9 +281,6 @@ type Shutdown struct {
 	Grace time.Duration
 }
 
-// ConnLimits are the bounds in force on the API listener's connections.
-func (s *Server) ConnLimits() ConnLimits { return s.cfg.Conns }
-
 // Run serves the API on ln, within the connection limits of Config.Conns, and, unless metrics is
 // nil, GET /metrics, /healthz and /readyz on metrics, until ctx is done; then it shuts both down
 // gracefully: it drains (readiness fails, requests are still served), stops accepting, lets
