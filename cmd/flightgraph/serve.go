@@ -70,9 +70,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if c.heavyConcurrency < 0 {
 		return fmt.Errorf("--heavy-concurrency %d: want 0 (the default) or more", c.heavyConcurrency)
 	}
-	if c.queueWait <= 0 || c.queueWait >= c.requestTimeout {
-		return fmt.Errorf("--queue-wait %s: want a positive duration under --request-timeout (%s)", c.queueWait, c.requestTimeout)
-	}
 	if c.hashConcurrency < 1 {
 		return fmt.Errorf("--password-hash-concurrency %d: want 1 or more", c.hashConcurrency)
 	}
@@ -81,6 +78,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if c.requestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %v: want a positive duration", c.requestTimeout)
+	}
+	if c.queueWait <= 0 || c.queueWait >= c.requestTimeout {
+		return fmt.Errorf("--queue-wait %s: want a positive duration under --request-timeout (%s)", c.queueWait, c.requestTimeout)
 	}
 	if err := checkConns(c.conns); err != nil {
 		return err
