@@ -364,6 +364,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"seed", "--scale", "two"}, `invalid value "two" for flag -scale`},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--redis-url", "http://user:s3cret@host"}, "is not a redis:// or rediss:// URL"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--password-hash-concurrency", "0"}, "--password-hash-concurrency 0: want 1 or more"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--mail-per-minute", "0"}, "--mail-per-minute 0: want 1 or more"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--request-timeout", "0"}, "--request-timeout 0s: want a positive duration"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--max-conns", "-1"}, "--max-conns -1: want 0 (from the file limit) or more"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--max-conns-per-address", "-5"}, "--max-conns-per-address -5: want 0"},
