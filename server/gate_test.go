@@ -505,8 +505,13 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 		if code, _, body := s.call(t, http.MethodGet, "/openapi.json", pending, ""); code != http.StatusForbidden || restCode(t, body) != flightgraph.ECodeNotApproved {
 			t.Errorf("/openapi.json: %d %.300s, want 403 %s", code, body, flightgraph.ECodeNotApproved)
 		}
-		r := s.oaToken(t, oaCall{auth: oaBasic(key.APIKey, key.Secret), form: url.Values{"grant_type": {"client_credentials"}}})
-		oaCheckError(t, r, http.StatusBadRequest, "unauthorized_client")
+		// Grants too, of two such keys, as many as would spend the account's budget.
+		for _, k := range []*flightgraph.NewKey{key, pendingNewKey(t, s)} {
+			for range per {
+				r := s.oaToken(t, oaCall{auth: oaBasic(k.APIKey, k.Secret), form: url.Values{"grant_type": {"client_credentials"}}})
+				oaCheckError(t, r, http.StatusBadRequest, "unauthorized_client")
+			}
+		}
 		// None of it spent the account's budget: its session has its whole share.
 		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
 		if n := count(t, s, times(per+2, session), introspect); n != per {
