@@ -2,11 +2,14 @@ package flightgraph
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 )
 
 // ReadJSON reads a request body that must be Content-Type application/json (ECodeBadMediaType),
@@ -45,4 +48,27 @@ func DecodeOne(r io.Reader, v any) error {
 		return errors.New("there is more after the JSON object")
 	}
 	return nil
+}
+
+// ETag is the strong entity tag of an answer's bytes, quoted: the first 128 bits of their SHA-256.
+// Answers that never change for a caller's audience (the OpenAPI document, introspection) carry
+// it, so that a client holding one asks with If-None-Match and gets 304 without the bytes.
+func ETag(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+}
+
+// NotModified reports whether a request's If-None-Match names etag, or is "*": its answer is then
+// 304 with no body (RFC 9110 §13.1.2, which compares weakly: W/"x" matches "x").
+func NotModified(h http.Header, etag string) bool {
+	want := strings.TrimPrefix(etag, "W/")
+	for _, line := range h.Values("If-None-Match") {
+		for tag := range strings.SplitSeq(line, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "*" || strings.TrimPrefix(tag, "W/") == want {
+				return true
+			}
+		}
+	}
+	return false
 }

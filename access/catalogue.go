@@ -66,6 +66,21 @@ var catalogue = sync.OnceValue(func() (c struct {
 	return c
 })
 
+// Audience names what a caller of role (a caller's Role; "" for anonymous callers) may see of the
+// catalogue: the slugs of the APIs visible to it, in order, joined by commas. An answer that
+// depends on nothing else of the caller (the OpenAPI document; the schema's introspection and
+// SDL; validation's suggestions) is the same for every caller of one audience, and is cached by
+// it: two roles that see the same APIs share it, and no role's answer is ever another's.
+func Audience(role flightgraph.Role) string {
+	var slugs []string
+	for _, p := range catalogue().products {
+		if p.VisibleTo(role) {
+			slugs = append(slugs, p.Slug)
+		}
+	}
+	return strings.Join(slugs, ",")
+}
+
 // product returns the built-in product with this slug, or nil.
 func product(slug string) *flightgraph.Product { return catalogue().bySlug[slug] }
 

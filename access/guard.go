@@ -139,6 +139,8 @@ type Pass struct {
 	passed   bool // Admit let a call through: of products, or uncharged
 	// onAdmit, when set, is called once Admit let a call through: its work is no refusal.
 	onAdmit func()
+	// refused is set by Refused: the request is a refusal whatever its answer's status.
+	refused bool
 	// heavy is the request's hold on a heavy-work slot, which the domain's heavy work reads
 	// from the context; leave gives the slot back (release).
 	heavy *flightgraph.HeavyWork
@@ -523,29 +525,6 @@ func (g *Guard) forgetAll() {
 	g.tokens.Clear()
 }
 
-// UnchargedLimits bound the calls that charge no API: the portal's operations, introspection and
-// the token endpoint's grants. They answer from the database or from the schema like any API,
-// and a caller could otherwise repeat them without end; the limits are those of each credential
-// (a portal session; a key, with its tokens and its grants), and of each client address for
-// anonymous callers. Not of an account: whoever holds one key (embedded in a web page, or a
-// customer's token) must not be able to spend the budget of the account's session or other keys.
-type UnchargedLimits struct {
-	PerCredential, PerAddress flightgraph.Limits
-}
-
-// DefaultUncharged are the limits of uncharged calls unless a Guard says otherwise: per credential,
-// twice the Default plan's rate (an account has at most MaxApplications × MaxKeys active keys); per client address, about what the password hashes of sign-ins can
-// serve. Neither has a daily quota: these calls leave no durable count to keep one by (the
-// limiter forgets an idle name), and behind a proxy or a NAT one address is many people, whom a
-// quota spent by one of them would shut out of signing in.
-var DefaultUncharged = UnchargedLimits{
-	PerCredential: flightgraph.Limits{PerSecond: 10, PerDay: noDailyQuota},
-	PerAddress:    flightgraph.Limits{PerSecond: 20, PerDay: noDailyQuota},
-}
-
-// noDailyQuota is the per-day limit of limits that have none.
-const noDailyQuota = 1_000_000_000
-
 // Admit authorizes the call of each product of c for the request's caller (its Pass), applies
 // the products' limits, counts the call in their usage and writes the limit headers; the products
 // it admits are recorded in the Pass for Require. A call costs each product c.Calls of it (at
@@ -564,16 +543,7 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 		if c.Heavy {
 			return errors.New("access: a heavy call that charges no API")
 		}
-		id, limits := g.uncharged(pass)
-		d, err := g.Limiter.Admit(ctx, id, limits, 1)
-		if err != nil {
-			return err
-		}
-		if err := limited(h, d); err != nil {
-			return err
-		}
-		pass.admit(nil)
-		return nil
+		return g.admitUncharged(ctx, pass)
 	}
 	for _, slug := range c.Products {
 		p := product(slug)
@@ -676,40 +646,6 @@ func limited(h http.Header, d Decision) error {
 		msg = fmt.Sprintf("over the limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
 	}
 	return flightgraph.Errorf(d.Code, "%s", msg)
-}
-
-// uncharged returns the limiter's name for the uncharged calls of the pass's caller, and their
-// limits: those of the portal account behind the session, key or token, or of the client
-// address of an anonymous caller.
-func (g *Guard) uncharged(p *Pass) (string, flightgraph.Limits) {
-	switch c := p.Caller; {
-	case c.Kind == flightgraph.CallerSession:
-		return CredentialUncharged("session:"+c.SessionHash, g.Uncharged)
-	case c.KeyID != "":
-		return CredentialUncharged("key:"+c.KeyID, g.Uncharged)
-	}
-	return AddressUncharged(p.client, g.Uncharged)
-}
-
-// AddressUncharged returns the limiter's name for the uncharged calls of a client address, and
-// their limits under u (DefaultUncharged's where u has none).
-func AddressUncharged(address string, u UnchargedLimits) (string, flightgraph.Limits) {
-	l := u.PerAddress
-	if l == (flightgraph.Limits{}) {
-		l = DefaultUncharged.PerAddress
-	}
-	return "uncharged:address:" + address, l
-}
-
-// CredentialUncharged returns the limiter's name for the uncharged calls of a credential
-// ("session:<hash>", or "key:<id>" for a key with its tokens and grants), and their limits under u
-// (DefaultUncharged's where u has none): the guard's and the token endpoint's.
-func CredentialUncharged(credential string, u UnchargedLimits) (string, flightgraph.Limits) {
-	l := u.PerCredential
-	if l == (flightgraph.Limits{}) {
-		l = DefaultUncharged.PerCredential
-	}
-	return "uncharged:" + credential, l
 }
 
 // errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.

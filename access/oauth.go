@@ -41,9 +41,9 @@ type TokenService struct {
 	Lifetimes TokenLifetimes
 	// Revoked, when set, is told of every token family revoked, so that caches drop its tokens.
 	Revoked func(familyID string)
-	// Limiter, when set, holds the grants of each key's account to its uncharged limits
-	// (Uncharged, DefaultUncharged's where zero), as the guard holds its portal calls: every
-	// grant writes tokens to the database.
+	// Limiter, when set, holds the grants of each key to the uncharged budgets of its account
+	// and client address (Uncharged, DefaultUncharged's where zero), as the guard holds its
+	// portal calls: every grant writes tokens to the database.
 	Limiter   Limiter
 	Uncharged UnchargedLimits
 	// Refusals bounds the work done for refused token requests per client address, as the
@@ -184,13 +184,17 @@ func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthEr
 	done(false)
 	t.Refusals.Authenticated(hash)
 	if t.Limiter != nil {
-		id, limits := CredentialUncharged("key:"+ka.Key.ID, t.Uncharged)
-		d, err := t.Limiter.Admit(ctx, id, limits, 1)
+		// A grant is an uncharged call of the key's, held to the budgets of the guard's.
+		caller := &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: ka.Key.ID, Account: ka.Account, Products: ka.Products}
+		if err := NotApprovedForAny(caller); err != nil {
+			return nil, oerr(http.StatusBadRequest, "unauthorized_client", "the key is approved for no API yet")
+		}
+		d, err := admitBudgets(ctx, t.Limiter, t.Uncharged.budgets(caller, address))
 		if err != nil {
 			return nil, t.internal(ctx, err)
 		}
 		if !d.Allowed {
-			return nil, tooMany(d.RetryAfter, fmt.Sprintf("too many token requests for this key; retry after %d s", flightgraph.Seconds(d.RetryAfter)))
+			return nil, tooMany(d.RetryAfter, fmt.Sprintf("too many token requests for this key, its account or this address; retry after %d s", flightgraph.Seconds(d.RetryAfter)))
 		}
 	}
 	grant := flightgraph.Grant(form.Get("grant_type"))

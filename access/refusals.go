@@ -2,6 +2,7 @@ package access
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -142,13 +143,29 @@ func tooManyRefused(wait time.Duration, n int, of string) *flightgraph.Error {
 		Message: fmt.Sprintf("over %d refused requests in a second %s; retry after %d s", n, of, flightgraph.Seconds(wait))}
 }
 
-// refused reports whether a request that was served by next was refused: nothing was admitted
-// and the answer is an error, other than a plan's 429, which its limit counted. An answer of 200
-// with errors (a persisted query the cache does not hold) asks the client to go on. A session's
-// 429 does count: its calls are all uncharged, and a session is looked up on every request.
+// refused reports whether a request that was served by next was refused: one marked so
+// (Refused), or one that had nothing admitted and answered an error, other than a plan's 429,
+// which its limit counted. A session's 429 does count: its calls are all uncharged, and a session
+// is looked up on every request.
 func refused(pass *Pass, status int) bool {
-	return !pass.served() && status >= http.StatusBadRequest &&
+	pass.mu.Lock()
+	marked := pass.refused
+	pass.mu.Unlock()
+	return marked || !pass.served() && status >= http.StatusBadRequest &&
 		(status != http.StatusTooManyRequests || pass.Caller.Kind == flightgraph.CallerSession)
+}
+
+// Refused marks the request of ctx as refused whatever its answer's status, for an answer that
+// must be a success on the wire yet did no work for the caller: a persisted query the cache does
+// not hold answers 200 (Apollo clients resend the document only then), and a client could
+// otherwise send such misses without end, neither refused nor charged. It keeps its place in the
+// refusals' window of its address or credential, as any refusal does.
+func Refused(ctx context.Context) {
+	if p := PassFromContext(ctx); p != nil {
+		p.mu.Lock()
+		p.refused = true
+		p.mu.Unlock()
+	}
 }
 
 // clientAddress names the client of a request by its connection's address (ClientAddress).

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -20,18 +19,17 @@ import (
 // carries its code and HTTP status in extensions, and, when it says when to try again, the
 // seconds to wait in extensions.retryAfter; anything else is logged with the request id and
 // shown as a masked internal error. Parse and validation errors from gqlgen pass through with
-// GRAPHQL_* codes, as clients of any GraphQL server expect, but without their "Did you mean …?"
-// suggestions for anonymous callers, to whom the schema is not open. Work stopped because the
-// client left or the time ran out is not a server error and logs no ERROR.
-func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
+// GRAPHQL_* codes, as clients of any GraphQL server expect, with the "Did you mean …?"
+// suggestions of what the caller may see (suggestions; nil shows them all but to anonymous
+// callers, to whom the schema is not open). Work stopped because the client left or the time
+// ran out is not a server error and logs no ERROR.
+func ErrorPresenter(log *slog.Logger, suggestions *Suggestions) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
 		var ge *gqlerror.Error
 		if errors.As(err, &ge) && ge.Err == nil {
 			// A parse, validation or argument error made by gqlgen itself.
-			if flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
-				gerr.Message = withoutSuggestions(gerr.Message)
-			}
+			gerr.Message = suggestions.For(ctx, gerr.Message)
 			return gerr
 		}
 		fe := flightgraph.Public(ctx, log, err, "path", gerr.Path.String())
@@ -45,16 +43,6 @@ func ErrorPresenter(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gerr
 	}
-}
-
-// withoutSuggestions cuts the validator's "Did you mean …?" from a message: every rule that
-// suggests puts it last ("… on type \"Query\". Did you mean \"flight\"?", "…; Did you mean the
-// enum value SIT?").
-func withoutSuggestions(msg string) string {
-	if i := strings.Index(msg, " Did you mean "); i >= 0 {
-		return strings.TrimRight(msg[:i], " ;")
-	}
-	return msg
 }
 
 func extensions(code, parameter string) map[string]any {

@@ -16,7 +16,7 @@ import (
 
 func TestErrorPresenterMasksInternalErrors(t *testing.T) {
 	logs := &bytes.Buffer{}
-	present := graph.ErrorPresenter(slog.New(slog.NewTextHandler(logs, nil)))
+	present := graph.ErrorPresenter(slog.New(slog.NewTextHandler(logs, nil)), nil)
 	ctx := flightgraph.WithRequestID(context.Background(), "req-42")
 
 	internal := present(ctx, fmt.Errorf("pq: relation \"flights\" does not exist"))
@@ -42,7 +42,7 @@ func TestErrorPresenterMasksInternalErrors(t *testing.T) {
 // TestErrorPresenterRetryAfter: a domain error that says when to try again carries the whole
 // seconds to wait, rounded up, in extensions.retryAfter; others carry none.
 func TestErrorPresenterRetryAfter(t *testing.T) {
-	present := graph.ErrorPresenter(slog.New(slog.DiscardHandler))
+	present := graph.ErrorPresenter(slog.New(slog.DiscardHandler), nil)
 	e := present(context.Background(), &flightgraph.Error{Code: flightgraph.ECodeTooManySignIns, Message: "Too many failed sign-ins; try again later.", RetryAfter: 1500 * time.Millisecond})
 	if e.Extensions["retryAfter"] != 2 || e.Extensions["status"] != 429 {
 		t.Fatalf("extensions %v, want retryAfter 2 and status 429", e.Extensions)

@@ -39,8 +39,9 @@ func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 
 // Serve returns the GraphQL endpoint of schema: the request's dataloaders, then gqlgen with the
 // HTTP transport and, in this order, persisted queries, the document bounds (Bounds), the access
-// gate with the operation's cost (Gate), the operation middlewares around, and one
-// error presenter. Every endpoint is served this way: the flight subgraph and the portal.
+// gate with the operation's cost (Gate), the answers kept for the schema's readers (Answers), the
+// operation middlewares around, and one error presenter that shows each caller the suggestions of
+// what it may see (Suggestions). Every endpoint is served this way: the flight subgraph and the portal.
 func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)
 	// The first transport that supports a request answers it: HTTP takes every method but
@@ -54,10 +55,13 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	h.Use(NewBounds())
 	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
+	// After the Gate, which counts the call before the cache is asked; the first of the
+	// response interceptors, so that any added later runs on kept answers too.
+	h.Use(NewAnswers())
 	for _, m := range around {
 		h.AroundOperations(m)
 	}
-	h.SetErrorPresenter(ErrorPresenter(c.Log))
+	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(schema.Schema())))
 	h.SetRecoverFunc(Recover(c.Log))
 	wait := c.LoaderWait
 	if wait == 0 {

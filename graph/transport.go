@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 )
 
 // MaxBodyBytes bounds a GraphQL request body. A real operation with its variables is a few
@@ -72,9 +73,16 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	if r.Method == http.MethodGet {
 		ctx = context.WithValue(ctx, getOnlyKey{}, true)
 	}
-	w.Header().Set("Content-Type", responseType(r.Header.Get("Accept")))
+	mediaType := responseType(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", mediaType)
+	ctx, tag := withAnswerTag(ctx)
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
+		if persistedQueryMiss(errs) {
+			// A miss answers 200, so that Apollo clients send the document, yet it did
+			// nothing for the caller: a refusal, bounded as refusals are.
+			access.Refused(ctx)
+		}
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
 		status := refusalStatus(resp.Errors)
 		if status == http.StatusMethodNotAllowed {
@@ -102,8 +110,39 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	if status := executedStatus(resp); status != http.StatusOK {
 		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)
+	} else if tag.etag != "" && notModified(w, r, tag.etag, mediaType) {
+		return
 	}
 	writeResponse(w, capErrors(resp))
+}
+
+// notModified sets the ETag of an answer that Answers keeps, as the media type it is sent in, and
+// answers 304 with no body when the request is a GET whose If-None-Match names it. The answer
+// depends on the credentials that decide the caller's audience: no shared cache keeps it, and
+// each use asks again.
+func notModified(w http.ResponseWriter, r *http.Request, etag, mediaType string) bool {
+	if mediaType != "application/json" {
+		etag = strings.TrimSuffix(etag, `"`) + `-gr"` // another representation of the same data
+	}
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", "private, no-cache")
+	h.Add("Vary", "api-key, Authorization")
+	if r.Method != http.MethodGet || !flightgraph.NotModified(r.Header, etag) {
+		return false
+	}
+	w.WriteHeader(http.StatusNotModified)
+	return true
+}
+
+// persistedQueryMiss reports whether errs say that the persisted query's hash is not in the cache.
+func persistedQueryMiss(errs gqlerror.List) bool {
+	for _, e := range errs {
+		if c, _ := e.Extensions["code"].(string); c == "PERSISTED_QUERY_NOT_FOUND" {
+			return true
+		}
+	}
+	return false
 }
 
 // read reads the operation of a GET or POST request; its errors are the catalogue's.

@@ -25,10 +25,17 @@ import (
 //go:embed openapi.yaml
 var openAPIYAML []byte
 
-// openAPIDocs caches the document per set of visible APIs: there are as many as visibilities.
+// openAPIDocs caches the document per audience (access.Audience): there are as many as
+// visibilities.
 var openAPIDocs struct {
 	mu   sync.Mutex
-	docs map[string][]byte
+	docs map[string]*openAPIDoc
+}
+
+// openAPIDoc is one audience's document and its ETag.
+type openAPIDoc struct {
+	body []byte
+	etag string
 }
 
 // OpenAPI returns the OpenAPI document, as JSON, that a caller of role may see: it names only the
@@ -36,28 +43,36 @@ var openAPIDocs struct {
 // partner and internal APIs leave no trace in anyone else's copy. Each variant is built once;
 // the caller must not modify the returned bytes.
 func OpenAPI(role flightgraph.Role) ([]byte, error) {
+	doc, err := openAPIOf(role)
+	if err != nil {
+		return nil, err
+	}
+	return doc.body, nil
+}
+
+// openAPIOf returns the document of role's audience, built on its first call.
+func openAPIOf(role flightgraph.Role) (*openAPIDoc, error) {
+	audience := access.Audience(role)
+	openAPIDocs.mu.Lock()
+	defer openAPIDocs.mu.Unlock()
+	if doc, ok := openAPIDocs.docs[audience]; ok {
+		return doc, nil
+	}
 	var visible []*flightgraph.Product
-	var slugs []string
 	for _, p := range access.Products {
 		if p.VisibleTo(role) {
 			visible = append(visible, p)
-			slugs = append(slugs, p.Slug)
 		}
 	}
-	key := strings.Join(slugs, ",")
-	openAPIDocs.mu.Lock()
-	defer openAPIDocs.mu.Unlock()
-	if doc, ok := openAPIDocs.docs[key]; ok {
-		return doc, nil
-	}
-	doc, err := openAPIFor(visible)
+	body, err := openAPIFor(visible)
 	if err != nil {
 		return nil, fmt.Errorf("rest: openapi.yaml: %w", err)
 	}
 	if openAPIDocs.docs == nil {
-		openAPIDocs.docs = map[string][]byte{}
+		openAPIDocs.docs = map[string]*openAPIDoc{}
 	}
-	openAPIDocs.docs[key] = doc
+	doc := &openAPIDoc{body: body, etag: flightgraph.ETag(body)}
+	openAPIDocs.docs[audience] = doc
 	return doc, nil
 }
 
@@ -174,13 +189,15 @@ func set(m any, key string, value any) bool {
 // (which takes HEAD too), and OpenAPIElse at /openapi.json for the other methods. It needs no
 // credentials, but a caller who sends some (a portal session, or a key or token whose account is
 // a partner's or staff's) gets the document of what that role may see; credentials that do not
-// authenticate count as none. It is an uncharged call, behind the guard like any other: held to
-// the caller's uncharged limits.
+// authenticate count as none, and a key approved for no API is refused (access.NotApprovedForAny).
+// It is an uncharged call, behind the guard like any other: held to the caller's uncharged
+// budgets before the document is looked at. The document of each audience is built once and
+// served from memory with its ETag; a GET whose If-None-Match names it answers 304 with no body.
 func (a *API) OpenAPIHandler() http.Handler {
 	uncharged := func(*http.Request) (access.Charge, error) { return access.Charge{}, nil }
 	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		role := flightgraph.CallerFromContext(r.Context()).Role()
-		doc, err := OpenAPI(role)
+		doc, err := openAPIOf(role)
 		if err != nil {
 			a.Log.ErrorContext(r.Context(), "openapi document", "err", err)
 			http.Error(w, "the OpenAPI document is not available", http.StatusInternalServerError)
@@ -188,7 +205,7 @@ func (a *API) OpenAPIHandler() http.Handler {
 		}
 		h := w.Header()
 		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(doc)))
+		h.Set("ETag", doc.etag)
 		// The document depends on the credentials: a shared cache keeps the anonymous one only.
 		h.Set("Vary", "api-key, Authorization")
 		if r.Header.Get("api-key") == "" && r.Header.Get("Authorization") == "" {
@@ -197,9 +214,14 @@ func (a *API) OpenAPIHandler() http.Handler {
 		} else {
 			h.Set("Cache-Control", "private, max-age=300")
 		}
+		if flightgraph.NotModified(r.Header, doc.etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		h.Set("Content-Length", strconv.Itoa(len(doc.body)))
 		w.WriteHeader(http.StatusOK)
 		if r.Method != http.MethodHead {
-			w.Write(doc)
+			w.Write(doc.body)
 		}
 	}))
 }

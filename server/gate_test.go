@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,15 @@ func (l *lockedBuffer) String() string {
 // call limits no test meets and the Default plan's operation bounds.
 func keyFor(t testing.TB, s *testServer, products ...string) string {
 	t.Helper()
+	key := approvedKey(t, s, products...)
+	s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).grantLimits(t, s.oaOperator(t), key.APIKey, testPlan, flightgraph.QueryLimits{})
+	return key.APIKey
+}
+
+// approvedKey returns a new key of the demo developer approved for exactly these products, on
+// their standard plans, made through the services: no call of the server's spends a budget.
+func approvedKey(t testing.TB, s *testServer, products ...string) *flightgraph.NewKey {
+	t.Helper()
 	ctx := context.Background()
 	st := store.NewAccessStore(s.db)
 	as := func(email string) context.Context {
@@ -78,8 +88,34 @@ func keyFor(t testing.TB, s *testServer, products ...string) string {
 			t.Fatal(err)
 		}
 	}
-	s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).grantLimits(t, s.oaOperator(t), key.APIKey, testPlan, flightgraph.QueryLimits{})
-	return key.APIKey
+	return key
+}
+
+// pendingKey makes the demo developer a key for the schedule API that nobody approves, and
+// returns its api-key: a key approved for no API.
+func pendingKey(t testing.TB, s *testServer) string {
+	t.Helper()
+	return pendingNewKey(t, s).APIKey
+}
+
+// pendingNewKey is pendingKey with the key's id and secret.
+func pendingNewKey(t testing.TB, s *testServer) *flightgraph.NewKey {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := store.NewAccessStore(s.db).AccountByEmail(ctx, s.demo.DeveloperEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := flightgraph.WithCaller(ctx, &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc})
+	app, err := s.srv.Access.RegisterApplication(dev, flightgraph.ApplicationInput{Name: "Pending", Description: "a key nobody approved"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := s.srv.Access.RequestKey(dev, access.KeyRequest{ApplicationID: app.ID, API: "schedule"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 // hostileShape is a request that reaches product fields in a way a classifier reading the request
@@ -401,14 +437,17 @@ func TestGraphQLMethods(t *testing.T) {
 }
 
 // TestUnchargedCallsAreLimited: the calls that charge no API (portal operations, introspection,
-// token grants) are held to limits too: per portal account, whose session and keys share one
-// budget however many keys it makes, and per client address for anonymous callers; with the limit
-// headers and 429s of any API.
+// token grants) are held to budgets too, with the limit headers and 429s of any API: an account's
+// sessions, keys, trial keys and tokens share one, of which each credential spends at most its
+// share; the signed-in callers of one client address share another, and anonymous callers one of
+// their own per address. A key approved for no API gets no uncharged call at all.
 func TestUnchargedCallsAreLimited(t *testing.T) {
-	fresh := func(t *testing.T) *testServer {
+	fresh := func(t *testing.T, u access.UnchargedLimits) *testServer {
 		// The Default plans: raising them would spend the budgets under test.
-		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Uncharged, c.DefaultPlans = access.UnchargedLimits{}, true })
+		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Uncharged, c.DefaultPlans = u, true })
 	}
+	// count sends each call, one after the other (the clock is frozen: one second), and returns
+	// how many were admitted.
 	count := func(t *testing.T, s *testServer, calls []map[string]string, query string) int {
 		admitted := 0
 		for _, h := range calls {
@@ -425,36 +464,87 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 		}
 		return admitted
 	}
-	t.Run("each credential on its own", func(t *testing.T) {
-		s := fresh(t)
-		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
-		key1, key2 := map[string]string{"api-key": keyFor(t, s, "schedule")}, map[string]string{"api-key": keyFor(t, s, "opendata")}
-		per := access.DefaultUncharged.PerCredential.PerSecond
-		// One key spends its budget and more: the account's other key and its session keep theirs.
-		spend := make([]map[string]string, 3*per)
-		for i := range spend {
-			spend[i] = key1
+	times := func(n int, h map[string]string) []map[string]string { return slices.Repeat([]map[string]string{h}, n) }
+	const introspect = `{ __schema { queryType { name } } }`
+	per, account := access.DefaultUncharged.PerCredential.PerSecond, access.DefaultUncharged.PerAccount.PerSecond
+
+	t.Run("an account's credentials share one budget", func(t *testing.T) {
+		s := fresh(t, access.UnchargedLimits{})
+		dev := s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		session := map[string]string{"Authorization": "Bearer " + dev.token}
+		key1, key2, key3 := approvedKey(t, s, "schedule"), approvedKey(t, s, "opendata"), approvedKey(t, s, "flightstatus")
+		trial := map[string]string{"api-key": trialOf(t, s, dev, key3.ID).APIKey}
+		// One key spends its share and no more: the account's other credentials keep the rest.
+		if n := count(t, s, times(per+2, map[string]string{"api-key": key1.APIKey}), introspect); n != per {
+			t.Errorf("%d of %d calls of one key admitted in one second, want its share, %d", n, per+2, per)
 		}
-		if n := count(t, s, spend, `{ __schema { queryType { name } } }`); n != per {
-			t.Errorf("%d of %d calls of one key admitted in one second, want %d", n, len(spend), per)
+		if n := count(t, s, times(2, session), introspect); n != 2 {
+			t.Errorf("the session after a key spent its share: %d of 2 admitted, want 2", n)
 		}
-		for _, other := range []map[string]string{key2, session} {
-			if n := count(t, s, []map[string]string{other, other}, `{ __schema { queryType { name } } }`); n != 2 {
-				t.Errorf("%v after another key spent its budget: %d of 2 admitted, want 2", other, n)
+		// Another key gets what is left of the account's budget, not a budget of its own.
+		if n, want := count(t, s, times(per+2, map[string]string{"api-key": key2.APIKey}), introspect), account-per-2; n != want {
+			t.Errorf("a second key: %d of %d admitted, want the %d left of the account's %d", n, per+2, want, account)
+		}
+		// Then nothing is left for any of the account's credentials, a trial key's or a session's.
+		for name, h := range map[string]map[string]string{"trial key": trial, "session": session} {
+			if n := count(t, s, times(2, h), introspect); n != 0 {
+				t.Errorf("the %s once the account's budget is spent: %d of 2 admitted, want 0", name, n)
 			}
 		}
 	})
+	t.Run("a key approved for no API gets none", func(t *testing.T) {
+		s := fresh(t, access.UnchargedLimits{})
+		key := pendingNewKey(t, s)
+		pending := map[string]string{"api-key": key.APIKey}
+		for _, q := range []string{introspect, graph.IntrospectionQuery, `{ _service { sdl } }`, `{ __typename }`} {
+			code, _, body := s.call(t, http.MethodPost, "/graphql", pending, jsonBody(q, nil))
+			if code != http.StatusForbidden || gqlCode(t, body) != flightgraph.ECodeNotApproved || !strings.Contains(body, "approved for no API") {
+				t.Errorf("%.40s: %d %.300s, want 403 %s", q, code, body, flightgraph.ECodeNotApproved)
+			}
+		}
+		if code, _, body := s.call(t, http.MethodGet, "/openapi.json", pending, ""); code != http.StatusForbidden || restCode(t, body) != flightgraph.ECodeNotApproved {
+			t.Errorf("/openapi.json: %d %.300s, want 403 %s", code, body, flightgraph.ECodeNotApproved)
+		}
+		// Grants too, of two such keys, as many as would spend the account's budget.
+		for _, k := range []*flightgraph.NewKey{key, pendingNewKey(t, s)} {
+			for range per {
+				r := s.oaToken(t, oaCall{auth: oaBasic(k.APIKey, k.Secret), form: url.Values{"grant_type": {"client_credentials"}}})
+				oaCheckError(t, r, http.StatusBadRequest, "unauthorized_client")
+			}
+		}
+		// None of it spent the account's budget: its session has its whole share.
+		session := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
+		if n := count(t, s, times(per+2, session), introspect); n != per {
+			t.Errorf("the account's session after its pending key's calls: %d of %d admitted, want %d", n, per+2, per)
+		}
+	})
+	t.Run("signed-in callers of one address", func(t *testing.T) {
+		const perAddress = 15
+		s := fresh(t, access.UnchargedLimits{PerSignedInAddress: flightgraph.Limits{PerSecond: perAddress, PerDay: 1_000_000}})
+		developer := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
+		operator := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword).token}
+		if n := count(t, s, times(per, developer), introspect); n != per {
+			t.Fatalf("one account: %d of %d admitted", n, per)
+		}
+		// Another account from the address gets what is left of the address's budget.
+		if n := count(t, s, times(per, operator), introspect); n != perAddress-per {
+			t.Errorf("another account from the address: %d of %d admitted, want the %d left of the address's %d", n, per, perAddress-per, perAddress)
+		}
+		// Anonymous callers of the address have a budget of their own.
+		if n := count(t, s, times(3, nil), `{ __typename }`); n != 3 {
+			t.Errorf("anonymous calls after the signed-in ones spent theirs: %d of 3 admitted", n)
+		}
+	})
 	t.Run("anonymous address", func(t *testing.T) {
-		s := fresh(t)
-		calls := make([]map[string]string, 30)
-		if n, want := count(t, s, calls, `{ __typename }`), access.DefaultUncharged.PerAddress.PerSecond; n != want {
+		s := fresh(t, access.UnchargedLimits{})
+		if n, want := count(t, s, times(30, nil), `{ __typename }`), access.DefaultUncharged.PerAddress.PerSecond; n != want {
 			t.Errorf("%d of 30 admitted in one second, want %d", n, want)
 		}
 	})
 	t.Run("token grants", func(t *testing.T) {
-		s := fresh(t)
+		s := fresh(t, access.UnchargedLimits{})
 		admitted := 0
-		for range 15 {
+		for range per + 5 {
 			r := s.oaToken(t, oaCall{auth: s.oaDemoClient().basic(), form: url.Values{"grant_type": {"client_credentials"}}})
 			switch {
 			case r.status == http.StatusOK:
@@ -463,10 +553,27 @@ func TestUnchargedCallsAreLimited(t *testing.T) {
 				t.Fatalf("grant: %s", r)
 			}
 		}
-		if want := access.DefaultUncharged.PerCredential.PerSecond; admitted != want {
-			t.Errorf("%d of 15 grants admitted in one second, want %d", admitted, want)
+		if admitted != per {
+			t.Errorf("%d of %d grants admitted in one second, want the key's share, %d", admitted, per+5, per)
 		}
 	})
+}
+
+// trialOf mints a trial key of keyID for the signed-in p through the services: no call of the
+// server's spends a budget.
+func trialOf(t testing.TB, s *testServer, p *portal, keyID string) *flightgraph.NewTrialKey {
+	t.Helper()
+	ctx := context.Background()
+	acc, err := store.NewAccessStore(s.db).AccountByEmail(ctx, s.demo.DeveloperEmail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := s.srv.Access.TrialKey(flightgraph.WithCaller(ctx, &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc,
+		SessionHash: access.HashCredential(p.token)}), keyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
 }
 
 // TestPortalCaps: an account has at most access.MaxApplications applications, an application at
@@ -520,8 +627,9 @@ func TestPortalCapsHoldUnderConcurrency(t *testing.T) {
 // a second; beyond it, it is refused with 429 before its credential is looked up (no SQL) or its
 // body read, and a burst sent at once does not slip past. A key that authenticated lately keeps
 // working from that address, even once its cache entry is gone; an authenticated caller's
-// refusals count against its credential, not its address or its account; answers that are not
-// refusals (a persisted query the cache does not hold, a plan's own 429) count nowhere.
+// refusals count against its credential, not its address or its account; a persisted query the
+// cache does not hold counts as a refusal, although it answers 200; answers that are not refusals
+// (a preflight, a plan's own 429) count nowhere.
 func TestRefusalsAreBounded(t *testing.T) {
 	fresh := func(t *testing.T) *testServer {
 		return newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Refusals = access.RefusalLimits{} })
@@ -722,14 +830,40 @@ func TestRefusalsAreBounded(t *testing.T) {
 			t.Errorf("an anonymous call from the address: %d %.200s; want 200", code, body)
 		}
 	})
+	t.Run("persisted query misses", func(t *testing.T) {
+		// A hash the cache lacks answers 200, so that Apollo clients send the document, yet did
+		// nothing for the caller: a refusal, in its credential's window or its address's.
+		s := fresh(t)
+		miss := func() string { // a hash of a document nobody sent
+			sum := sha256.Sum256([]byte(access.NewCredential(access.KindAPIKey)))
+			ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}
+			b, _ := json.Marshal(map[string]any{"extensions": ext})
+			return string(b)
+		}
+		key := map[string]string{"api-key": s.demo.APIKey}
+		if code, _, body := s.call(t, http.MethodGet, amenities, key, ""); code != http.StatusOK {
+			t.Fatalf("%d %.200s", code, body)
+		}
+		perCredential := access.DefaultCredentialRefusalsPerSecond
+		missed := func(h map[string]string) func() (int, http.Header, string) {
+			return func() (int, http.Header, string) {
+				code, hdr, body := s.call(t, http.MethodPost, "/graphql", h, miss())
+				if code == http.StatusOK && gqlCode(t, body) != "PERSISTED_QUERY_NOT_FOUND" {
+					t.Fatalf("a miss answered %.200s", body)
+				}
+				return code, hdr, body
+			}
+		}
+		if n := flood(t, s, 3*perCredential, missed(key)); n != perCredential {
+			t.Errorf("%d misses of one key answered in one second, want %d", n, perCredential)
+		}
+		if n := flood(t, s, 3*limit, missed(nil)); n != limit {
+			t.Errorf("%d anonymous misses from one address answered in one second, want %d", n, limit)
+		}
+	})
 	t.Run("what does not count", func(t *testing.T) {
 		s := fresh(t)
-		ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("ab", 32)}}
-		hashOnly, _ := json.Marshal(map[string]any{"extensions": ext})
 		for i := range 2 * limit {
-			if code, _, body := s.call(t, http.MethodPost, "/graphql", nil, string(hashOnly)); code != http.StatusOK {
-				t.Fatalf("persisted query miss %d: %d %.200s", i, code, body)
-			}
 			if code, _, body := s.call(t, http.MethodOptions, "/graphql", unknownKey(), ""); code >= 400 || s.queries.Load() != 0 {
 				t.Fatalf("preflight %d: %d %.200s, %d SQL round trips", i, code, body, s.queries.Load())
 			}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -887,9 +888,17 @@ func TestOpenAPIPerAccount(t *testing.T) {
 	var reg struct{ RegisterApplication struct{ ID string } }
 	partner.do(t, `mutation { registerApplication(input: {name: "Meta", description: "d"}) { id } }`, nil, &reg)
 	var rk struct {
-		RequestKey struct{ Key struct{ APIKey string } }
+		RequestKey struct {
+			Key struct {
+				APIKey        string
+				Subscriptions []struct{ ID string }
+			}
+		}
 	}
-	partner.do(t, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "metasearch", plan: "Partner"}) { key { apiKey } } }`, map[string]any{"a": reg.RegisterApplication.ID}, &rk)
+	partner.do(t, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "metasearch", plan: "Partner"}) { key { apiKey subscriptions { id } } } }`,
+		map[string]any{"a": reg.RegisterApplication.ID}, &rk)
+	op := s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
+	op.do(t, `mutation($id: ID!) { approveSubscription(id: $id) { status } }`, map[string]any{"id": rk.RequestKey.Key.Subscriptions[0].ID}, nil)
 	bearer := func(p *portal) map[string]string { return map[string]string{"Authorization": "Bearer " + p.token} }
 	hidden := []string{"metasearch", "cargo"}
 	for _, c := range []struct {
@@ -905,7 +914,7 @@ func TestOpenAPIPerAccount(t *testing.T) {
 		{"partner's key", map[string]string{"api-key": rk.RequestKey.Key.APIKey}, flightgraph.RolePartner},
 		{"partner's session", bearer(partner), flightgraph.RolePartner},
 		{"staff's session", bearer(s.signIn(t, "sam@staff.example", developerPassword)), flightgraph.RoleStaff},
-		{"operator's session", bearer(s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)), flightgraph.RoleOperator},
+		{"operator's session", bearer(op), flightgraph.RoleOperator},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, h, body := s.call(t, http.MethodGet, "/openapi.json", c.headers, "")
@@ -950,5 +959,73 @@ func TestOpenAPIPerAccount(t *testing.T) {
 				t.Errorf("Cache-Control %q, Vary %q for a caller sending credentials: %v", cc, h.Get("Vary"), sent)
 			}
 		})
+	}
+}
+
+// TestOpenAPIConditional: /openapi.json carries an ETag, and a GET whose If-None-Match names it
+// answers 304 with no body, still held to the caller's uncharged budget first (a key nobody
+// approved is refused, 403, as for any uncharged call).
+func TestOpenAPIConditional(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	key := map[string]string{"api-key": s.demo.APIKey}
+	code, h, body := s.call(t, http.MethodGet, "/openapi.json", key, "")
+	etag := h.Get("ETag")
+	if code != http.StatusOK || etag == "" || etag != flightgraph.ETag([]byte(body)) {
+		t.Fatalf("GET /openapi.json: %d, ETag %q for %d bytes", code, etag, len(body))
+	}
+	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
+		code, h, body = s.call(t, http.MethodGet, "/openapi.json", map[string]string{"api-key": s.demo.APIKey, "If-None-Match": inm}, "")
+		if code != http.StatusNotModified || body != "" || h.Get("ETag") != etag || h.Get("Vary") == "" {
+			t.Errorf("If-None-Match %s: %d with %d bytes, ETag %q, Vary %q; want 304, none, the same ETag", inm, code, len(body), h.Get("ETag"), h.Get("Vary"))
+		}
+	}
+	if code, _, body = s.call(t, http.MethodGet, "/openapi.json", map[string]string{"api-key": s.demo.APIKey, "If-None-Match": `"stale"`}, ""); code != http.StatusOK || body == "" {
+		t.Errorf("a stale ETag: %d with %d bytes, want 200 and the document", code, len(body))
+	}
+	pending := map[string]string{"api-key": pendingKey(t, s), "If-None-Match": etag}
+	if code, _, body := s.call(t, http.MethodGet, "/openapi.json", pending, ""); code != http.StatusForbidden || restCode(t, body) != flightgraph.ECodeNotApproved {
+		t.Errorf("a key nobody approved: %d %.200s, want 403 %s", code, body, flightgraph.ECodeNotApproved)
+	}
+}
+
+// TestOpenAPIAudiencesApart, as an attacker: the documents are kept per audience, so whichever
+// caller fills the cache first, a developer never gets the partner's document, nor a partner the
+// developer's, and a developer holding the partner document's ETag gets its own document, not a
+// 304 that would confirm what the partner sees.
+func TestOpenAPIAudiencesApart(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	ctx := context.Background()
+	if _, err := s.srv.Access.CreateAccount(ctx, flightgraph.SignUpInput{Email: "pat@partner.example", Password: developerPassword, Name: "N"}, flightgraph.RolePartner, ""); err != nil {
+		t.Fatal(err)
+	}
+	partner := map[string]string{"Authorization": "Bearer " + s.signIn(t, "pat@partner.example", developerPassword).token}
+	developer := map[string]string{"Authorization": "Bearer " + s.signIn(t, s.demo.DeveloperEmail, s.demo.DeveloperPassword).token}
+	get := func(who map[string]string, inm string) (int, string, string) {
+		h := maps.Clone(who)
+		if inm != "" {
+			h["If-None-Match"] = inm
+		}
+		code, hdr, body := s.call(t, http.MethodGet, "/openapi.json", h, "")
+		return code, hdr.Get("ETag"), body
+	}
+	for _, order := range [][]map[string]string{{partner, developer}, {developer, partner}} {
+		for _, who := range order {
+			code, _, body := get(who, "")
+			sees := strings.Contains(body, "metasearch")
+			if code != http.StatusOK || sees != (who["Authorization"] == partner["Authorization"]) {
+				t.Fatalf("%d; the document names metasearch: %v for the partner: %v", code, sees, who["Authorization"] == partner["Authorization"])
+			}
+		}
+	}
+	_, partnerTag, _ := get(partner, "")
+	_, developerTag, _ := get(developer, "")
+	if partnerTag == developerTag {
+		t.Fatalf("one ETag for two documents: %s", partnerTag)
+	}
+	if code, tag, body := get(developer, partnerTag); code != http.StatusOK || tag != developerTag || strings.Contains(body, "metasearch") {
+		t.Errorf("a developer with the partner's ETag: %d, ETag %s, names metasearch: %v; want 200 with its own document", code, tag, strings.Contains(body, "metasearch"))
+	}
+	if code, tag, _ := get(partner, developerTag); code != http.StatusOK || tag != partnerTag {
+		t.Errorf("a partner with the developer's ETag: %d, ETag %s; want 200 with its own document", code, tag)
 	}
 }

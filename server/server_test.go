@@ -76,7 +76,7 @@ func testConfig(db *store.DB, logs io.Writer) serverConfig {
 			Now:       func() time.Time { return storetest.Now },
 			// The clock is frozen, so a second never ends: portal calls get limits that tests of
 			// other things never meet (TestUnchargedCallsAreLimited tests the defaults).
-			Uncharged: access.UnchargedLimits{PerCredential: generousRates, PerAddress: generousRates},
+			Uncharged: access.UnchargedLimits{PerAccount: generousRates, PerCredential: generousRates, PerAddress: generousRates, PerSignedInAddress: generousRates},
 			// Tests send many refused requests from one address; TestRefusalsAreBounded tests the bound.
 			Refusals: access.RefusalLimits{PerAddress: 1 << 20, PerCredential: 1 << 20},
 			// The clock is frozen, so no mail budget's window ever ends, and set-up's limit

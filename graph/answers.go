@@ -1,0 +1,165 @@
+package graph
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+)
+
+// Answers keeps the answers of the operations that read nothing but the schema: introspection
+// (__schema, __type), the federation SDL (_service) and __typename. Such an answer never changes
+// for a caller's audience (access.Audience: which APIs it may see, which is what will decide its
+// schema), so it is computed once per audience, document, variables and operation name, and
+// served from memory with an ETag; the transport answers a GET whose If-None-Match names it with
+// 304 and no body. A full introspection costs tens of milliseconds of CPU; from memory it costs
+// what copying its bytes does.
+//
+// It is a response interceptor: it runs after the Gate admitted the call, so the call is held to
+// its caller's uncharged budgets and counted before the cache is asked; it is registered after
+// the other extensions that intercept responses, if any, so that they run on a kept answer too.
+// Memory is bounded: at most MaxAnswers answers and MaxAnswerBytes bytes of them, the least
+// recently used going first; an answer larger than a sixteenth of that is not kept.
+type Answers struct {
+	mu    sync.Mutex
+	kept  *simplelru.LRU[answerKey, *answer]
+	bytes int
+}
+
+// MaxAnswers and MaxAnswerBytes bound what an Answers keeps: a few audiences times a few
+// documents (GraphiQL's, a router's SDL, a code generator's), about 150 KB each for a whole
+// introspection.
+const (
+	MaxAnswers     = 256
+	MaxAnswerBytes = 16 << 20
+)
+
+// answerKey names a kept answer: the audience, and a hash of the document, the operation's
+// name and the variables.
+type answerKey struct {
+	audience string
+	request  [sha256.Size]byte
+}
+
+// answer is a kept answer: its data as gqlgen encoded it, and the data's ETag.
+type answer struct {
+	data json.RawMessage
+	etag string
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.ResponseInterceptor
+} = (*Answers)(nil)
+
+// NewAnswers returns an empty Answers.
+func NewAnswers() *Answers {
+	a := &Answers{}
+	a.kept, _ = simplelru.NewLRU(MaxAnswers, func(_ answerKey, v *answer) { a.bytes -= len(v.data) })
+	return a
+}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (a *Answers) ExtensionName() string { return "Answers" }
+
+// Validate implements graphql.HandlerExtension.
+func (a *Answers) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptResponse implements graphql.ResponseInterceptor: a kept answer, or the executed one,
+// kept when it has no errors.
+func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	key, ok := answerKeyOf(ctx)
+	if !ok {
+		return next(ctx)
+	}
+	a.mu.Lock()
+	kept, hit := a.kept.Get(key)
+	a.mu.Unlock()
+	if hit {
+		tagAnswer(ctx, kept.etag)
+		return &graphql.Response{Data: kept.data, Extensions: graphql.GetExtensions(ctx)}
+	}
+	resp := next(ctx)
+	if resp == nil || len(resp.Errors) > 0 || len(resp.Data) == 0 || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || ctx.Err() != nil {
+		return resp
+	}
+	kept = &answer{data: resp.Data, etag: flightgraph.ETag(resp.Data)}
+	if len(kept.data) <= MaxAnswerBytes/16 {
+		a.mu.Lock()
+		if old, ok := a.kept.Peek(key); ok {
+			a.bytes -= len(old.data) // Add replaces it without evicting
+		}
+		a.kept.Add(key, kept)
+		a.bytes += len(kept.data)
+		for a.bytes > MaxAnswerBytes {
+			a.kept.RemoveOldest()
+		}
+		a.mu.Unlock()
+	}
+	tagAnswer(ctx, kept.etag)
+	return resp
+}
+
+// schemaFields are the root fields whose answers depend on the schema only.
+var schemaFields = map[string]bool{"__schema": true, "__type": true, "_service": true, "__typename": true}
+
+// answerKeyOf returns the key of the operation of ctx when its answer depends on nothing but the
+// caller's audience and the request: a query whose root fields, as execution collects them, are
+// all schemaFields and read the schema (not __typename alone, which is not worth keeping), for a
+// caller that may introspect.
+func answerKeyOf(ctx context.Context) (answerKey, bool) {
+	if !graphql.HasOperationContext(ctx) {
+		return answerKey{}, false
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.DisableIntrospection {
+		return answerKey{}, false
+	}
+	schema := false
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if !schemaFields[f.Name] {
+			return answerKey{}, false
+		}
+		schema = schema || f.Name != "__typename"
+	}
+	if !schema {
+		return answerKey{}, false
+	}
+	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
+	if err != nil {
+		return answerKey{}, false
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(oc.RawQuery), []byte(oc.OperationName), vars} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	key := answerKey{audience: access.Audience(flightgraph.CallerFromContext(ctx).Role())}
+	h.Sum(key.request[:0])
+	return key, true
+}
+
+type answerTagKey struct{}
+
+// answerTag is where the transport learns the ETag of a kept answer.
+type answerTag struct{ etag string }
+
+// withAnswerTag returns ctx with a place for the ETag of its answer, and that place.
+func withAnswerTag(ctx context.Context) (context.Context, *answerTag) {
+	t := &answerTag{}
+	return context.WithValue(ctx, answerTagKey{}, t), t
+}
+
+// tagAnswer tells the transport the ETag of the answer of ctx.
+func tagAnswer(ctx context.Context, etag string) {
+	if t, ok := ctx.Value(answerTagKey{}).(*answerTag); ok {
+		t.etag = etag
+	}
+}
