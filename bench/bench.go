@@ -10,6 +10,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -236,6 +237,47 @@ func (s *Server) Metric(tb testing.TB, prefix string) float64 {
 		}
 	}
 	return sum
+}
+
+// Portal runs an operation on the portal's GraphQL API through c (http.DefaultClient when nil),
+// with a session token when one is given, and decodes its data into out (unless nil). It waits
+// and tries again while the portal's uncharged limits answer 429, and fails tb on any other error.
+func (s *Server) Portal(tb testing.TB, c *http.Client, session, query string, vars map[string]any, out any) {
+	tb.Helper()
+	if c == nil {
+		c = http.DefaultClient
+	}
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	for try := 0; ; try++ {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/portal/graphql", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if session != "" {
+			req.Header.Set("Authorization", "Bearer "+session)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests && try < 50 {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		var r struct {
+			Data   json.RawMessage
+			Errors []json.RawMessage
+		}
+		if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
+			tb.Fatalf("portal: %d %.300s", resp.StatusCode, raw)
+		}
+		if out != nil {
+			if err := json.Unmarshal(r.Data, out); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		return
+	}
 }
 
 // ClientFrom returns an HTTP client whose connections come from the loopback address ip (any of

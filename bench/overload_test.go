@@ -1,9 +1,7 @@
 package bench_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,49 +14,12 @@ import (
 	"github.com/flightgraph/flightgraph/bench"
 )
 
-// portal runs a portal GraphQL operation with a session token ("" for none), retrying while the
-// uncharged limits refuse it, and decodes its data into out.
-func portal(b *testing.B, url, token, query string, vars map[string]any, out any) {
-	b.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	for try := 0; ; try++ {
-		req, _ := http.NewRequest(http.MethodPost, url+"/portal/graphql", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusTooManyRequests && try < 50 {
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		var r struct {
-			Data   json.RawMessage
-			Errors []any
-		}
-		if err := json.Unmarshal(raw, &r); err != nil || len(r.Errors) > 0 {
-			b.Fatalf("%s: %d %s", query, resp.StatusCode, raw)
-		}
-		if out != nil {
-			if err := json.Unmarshal(r.Data, out); err != nil {
-				b.Fatal(err)
-			}
-		}
-		return
-	}
-}
-
 // approvedKeys makes n keys of the demo developer for api, approved by the demo operator.
 func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
 	creds := s.Credentials(b)
 	signIn := func(email, password string) string {
 		var r struct{ SignIn struct{ Token string } }
-		portal(b, s.URL, "", `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
+		s.Portal(b, nil, "", `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
 			map[string]any{"e": email, "p": password}, &r)
 		return r.SignIn.Token
 	}
@@ -68,7 +29,7 @@ func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
 	for i := range n {
 		if i%5 == 0 { // an application has at most five active keys
 			var r struct{ RegisterApplication struct{ ID string } }
-			portal(b, s.URL, dev, `mutation($n: String!) { registerApplication(input: {name: $n, description: "load run"}) { id } }`,
+			s.Portal(b, nil, dev, `mutation($n: String!) { registerApplication(input: {name: $n, description: "load run"}) { id } }`,
 				map[string]any{"n": fmt.Sprintf("load %s %d", api, i)}, &r)
 			app = r.RegisterApplication.ID
 		}
@@ -80,9 +41,9 @@ func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
 				}
 			}
 		}
-		portal(b, s.URL, dev, `mutation($a: ID!, $api: String!) { requestKey(input: {applicationId: $a, api: $api}) { key { apiKey subscriptions { id } } } }`,
+		s.Portal(b, nil, dev, `mutation($a: ID!, $api: String!) { requestKey(input: {applicationId: $a, api: $api}) { key { apiKey subscriptions { id } } } }`,
 			map[string]any{"a": app, "api": api}, &r)
-		portal(b, s.URL, op, `mutation($id: ID!) { approveSubscription(id: $id) { id } }`, map[string]any{"id": r.RequestKey.Key.Subscriptions[0].ID}, nil)
+		s.Portal(b, nil, op, `mutation($id: ID!) { approveSubscription(id: $id) { id } }`, map[string]any{"id": r.RequestKey.Key.Subscriptions[0].ID}, nil)
 		keys = append(keys, r.RequestKey.Key.APIKey)
 	}
 	return keys

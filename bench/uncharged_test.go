@@ -40,19 +40,19 @@ func pendingKeysIntrospect(b *testing.B) {
 	// The account: the demo developer, signed in through the portal's API, makes 10 keys for an
 	// API nobody approves (an application holds at most 5 active keys).
 	var signIn struct{ SignIn struct{ Token string } }
-	portalCall(b, attacker, s.URL, "", `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
+	s.Portal(b, attacker, "", `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
 		map[string]any{"e": creds["developerEmail"], "p": creds["developerPassword"]}, &signIn)
 	session := signIn.SignIn.Token
 	var pending []string
 	for a := range 2 {
 		var app struct{ RegisterApplication struct{ ID string } }
-		portalCall(b, attacker, s.URL, session, `mutation($n: String!) { registerApplication(input: {name: $n, description: "pending keys"}) { id } }`,
+		s.Portal(b, attacker, session, `mutation($n: String!) { registerApplication(input: {name: $n, description: "pending keys"}) { id } }`,
 			map[string]any{"n": fmt.Sprintf("Pending %d", a)}, &app)
 		for range 5 {
 			var key struct {
 				RequestKey struct{ Key struct{ APIKey string } }
 			}
-			portalCall(b, attacker, s.URL, session, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "schedule"}) { key { apiKey } } }`,
+			s.Portal(b, attacker, session, `mutation($a: ID!) { requestKey(input: {applicationId: $a, api: "schedule"}) { key { apiKey } } }`,
 				map[string]any{"a": app.RegisterApplication.ID}, &key)
 			pending = append(pending, key.RequestKey.Key.APIKey)
 		}
@@ -168,45 +168,6 @@ func pendingKeysIntrospect(b *testing.B) {
 	}
 	if ratio > 2 {
 		b.Errorf("the cheap call's median is %.2f× its idle figure under the load, want at most 2×", ratio)
-	}
-}
-
-// portalCall runs an operation on the portal's API, with a session when one is given, and
-// decodes its data into out; it waits when the portal's limit says so, and fails the benchmark
-// on any other error.
-func portalCall(b *testing.B, c *http.Client, base, session, query string, vars map[string]any, out any) {
-	b.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	var (
-		resp *http.Response
-		raw  []byte
-	)
-	for try := 0; ; try++ {
-		req, _ := http.NewRequest(http.MethodPost, base+"/portal/graphql", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if session != "" {
-			req.Header.Set("Authorization", "Bearer "+session)
-		}
-		var err error
-		if resp, err = c.Do(req); err != nil {
-			b.Fatal(err)
-		}
-		raw, _ = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusTooManyRequests || try == 5 {
-			break
-		}
-		time.Sleep(time.Second)
-	}
-	var res struct {
-		Data   json.RawMessage
-		Errors []json.RawMessage
-	}
-	if err := json.Unmarshal(raw, &res); err != nil || len(res.Errors) > 0 {
-		b.Fatalf("portal: %d %.300s", resp.StatusCode, raw)
-	}
-	if err := json.Unmarshal(res.Data, out); err != nil {
-		b.Fatal(err)
 	}
 }
 
