@@ -132,5 +132,5 @@ func NotApprovedForAny(caller *flightgraph.Caller) error {
 			return nil
 		}
 	}
-	return flightgraph.Errorf(flightgraph.ECodeNotApproved, "the key is approved for no API yet: introspection, _service and /openapi.json take a key or token approved for at least one (/openapi.json answers without credentials too)")
+	return flightgraph.Errorf(flightgraph.ECodeNotApproved, "the key is approved for no API yet: calls that charge no API (introspection, _service, /openapi.json, the portal's) take a key or token approved for at least one, or a portal session; /openapi.json and the portal's apis answer without credentials too")
 }

@@ -1185,7 +1185,8 @@ var sources = []*ast.Source{
 # subgraph (schema.graphql): a company's supergraph gets the flight APIs only, and nothing here can
 # collide with another subgraph's me or Account. Its operations take a portal session
 # (Authorization: Bearer <session token>), except signUp, verifyEmail and signIn, which take none,
-# and apis, which takes any credential or none.
+# and apis, which takes any credential or none (but a key approved for no API, like every call
+# that charges none).
 
 "An instant in RFC 3339, e.g. 2026-11-22T13:45:00Z."
 scalar DateTime
