@@ -924,3 +924,71 @@ func (b *limitLogBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestLimiterWeightedCalls: a call that costs several calls (flightgraph.Weight) is charged them
+// all against the day, takes as many places in the per-second window but never more than it
+// holds, and is admitted only whole: on the memory limiter, on Redis, and through the Fallback.
+func TestLimiterWeightedCalls(t *testing.T) {
+	limiters := map[string]func(t *testing.T) access.Limiter{
+		"memory": func(t *testing.T) access.Limiter {
+			return access.NewMemoryLimiter(fixedDayUsage(0, nil), newLimitClock(limitBase).Now)
+		},
+		"redis": func(t *testing.T) access.Limiter {
+			c := mustLimitRedis(t, storetest.RedisURL(t))
+			return access.NewRedisLimiter(c, storetest.RedisPrefix(t, c), fixedDayUsage(0, nil))
+		},
+		"fallback": func(t *testing.T) access.Limiter {
+			return access.NewFallback(&flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), nil)},
+				access.NewMemoryLimiter(fixedDayUsage(0, nil), nil), nil)
+		},
+		"fallback, primary down": func(t *testing.T) access.Limiter {
+			primary := &flakyLimiter{l: access.NewMemoryLimiter(fixedDayUsage(0, nil), nil)}
+			primary.down.Store(true)
+			return access.NewFallback(primary, access.NewMemoryLimiter(fixedDayUsage(0, nil), nil), nil)
+		},
+	}
+	for name, newLimiter := range limiters {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			l := newLimiter(t)
+			admit := func(sub string, limits flightgraph.Limits, calls int) access.Decision {
+				t.Helper()
+				d, err := l.Admit(ctx, sub, limits, calls)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return d
+			}
+			limits := flightgraph.Limits{PerSecond: 5, PerDay: 12}
+			if d := admit("a", limits, 3); !d.Allowed || d.DayUsed != 3 || d.SecondUsed != 3 {
+				t.Fatalf("a 3-call call: %+v, want admitted with 3 used of the day and the second", d)
+			}
+			// Three places do not fit in the two the second has left: refused whole.
+			d := admit("a", limits, 3)
+			assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+			if d.DayUsed != 3 || d.SecondUsed != 3 {
+				t.Fatalf("a refused 3-call call counted: %+v", d)
+			}
+			if d := admit("a", limits, 2); !d.Allowed || d.DayUsed != 5 || d.SecondUsed != 5 {
+				t.Fatalf("a 2-call call in the two places left: %+v", d)
+			}
+			// A call heavier than a second's allowance is made alone in its second, charged whole.
+			if d := admit("b", limits, 8); !d.Allowed || d.DayUsed != 8 || d.SecondUsed != 5 {
+				t.Fatalf("an 8-call call with 5 a second: %+v, want admitted with 8 of the day and the whole second", d)
+			}
+			assertLimitRefused(t, admit("b", limits, 1), flightgraph.ECodePerSecondLimit)
+			// The day takes a call only whole.
+			if d := admit("c", flightgraph.Limits{PerSecond: 100, PerDay: 12}, 10); !d.Allowed || d.DayUsed != 10 {
+				t.Fatalf("10 of 12: %+v", d)
+			}
+			d = admit("c", flightgraph.Limits{PerSecond: 100, PerDay: 12}, 3)
+			assertLimitRefused(t, d, flightgraph.ECodePerDayLimit)
+			if d.DayUsed != 10 {
+				t.Fatalf("a refused call counted against the day: %+v", d)
+			}
+			if d := admit("c", flightgraph.Limits{PerSecond: 100, PerDay: 12}, 2); !d.Allowed || d.DayUsed != 12 {
+				t.Fatalf("the last 2 of 12: %+v", d)
+			}
+		})
+	}
+}
