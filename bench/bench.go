@@ -68,6 +68,8 @@ type Server struct {
 	Cmd        *exec.Cmd
 	// Log is what the process wrote, stdout and stderr together.
 	Log *Buffer
+	// exited is closed once the process has exited and been waited for.
+	exited chan struct{}
 }
 
 // Buffer is an io.Writer safe for concurrent use.
@@ -130,7 +132,7 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 		"--drain-period=0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	s := &Server{DataDir: dir, Cmd: cmd, Log: &Buffer{}}
+	s := &Server{DataDir: dir, Cmd: cmd, Log: &Buffer{}, exited: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
 	cmd.Stderr = s.Log
@@ -153,7 +155,7 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 		}
 	}()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
+	go func() { exited <- cmd.Wait(); pw.Close(); close(s.exited) }()
 	select {
 	case <-listening:
 		return s, nil
@@ -167,19 +169,14 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 
 // Stop ends the process with SIGINT and waits for it.
 func (s *Server) Stop() error {
-	if s.Cmd.ProcessState != nil {
+	select {
+	case <-s.exited:
 		return nil
+	default:
 	}
 	s.Cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() {
-		for s.Cmd.ProcessState == nil {
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-s.exited:
 		return nil
 	case <-time.After(30 * time.Second):
 		s.Cmd.Process.Kill()
