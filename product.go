@@ -143,11 +143,11 @@ type Plan struct {
 // fields; aliases and root fields are counted with every fragment expanded; tokens are the lexical
 // tokens of the document, which bound the work of parsing and validating it.
 type QueryLimits struct {
-	MaxCost       int `db:"max_cost"`
-	MaxDepth      int `db:"max_depth"`
-	MaxAliases    int `db:"max_aliases"`
-	MaxRootFields int `db:"max_root_fields"`
-	MaxTokens     int `db:"max_tokens"`
+	MaxCost       int `db:"max_cost" json:"maxCost"`
+	MaxDepth      int `db:"max_depth" json:"maxDepth"`
+	MaxAliases    int `db:"max_aliases" json:"maxAliases"`
+	MaxRootFields int `db:"max_root_fields" json:"maxRootFields"`
+	MaxTokens     int `db:"max_tokens" json:"maxTokens"`
 }
 
 // DefaultQueryLimits are the Default plan's. The front-end team's Departures board (flights with

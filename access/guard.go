@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -145,6 +146,15 @@ type Pass struct {
 	// from the context; leave gives the slot back (release).
 	heavy *flightgraph.HeavyWork
 	leave func()
+	// decisions are the limiter's decisions of the call, by product, admitted or refused.
+	decisions map[string]Decision
+}
+
+// Decisions returns the limiter's decisions of the request's call, by product (see Admit).
+func (p *Pass) Decisions() map[string]Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.decisions)
 }
 
 // release gives back the heavy-work slot the request holds, if it holds one: its work is over.
@@ -566,6 +576,12 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 		e := caller.Products[slug]
 		d, err := g.Limiter.Admit(ctx, e.SubscriptionID, e.Plan.Limits, c.Calls[slug])
 		if err == nil {
+			pass.mu.Lock()
+			if pass.decisions == nil {
+				pass.decisions = map[string]Decision{}
+			}
+			pass.decisions[slug] = d
+			pass.mu.Unlock()
 			err = limited(h, d)
 		}
 		if err != nil {
@@ -742,6 +758,30 @@ const apiKeyChallenge = `ApiKey realm="flightgraph", header="api-key"`
 
 // setLimitHeaders writes the IETF RateLimit headers (draft-ietf-httpapi-ratelimit-headers) and
 // the legacy gateway's usage headers, which older clients read.
+// LimitStatus is what a limiter's decision tells a client of its plan's limits, as the limit
+// headers tell it (setLimitHeaders), for answers whose headers a gateway may drop: GraphQL's
+// extensions.limits.
+type LimitStatus struct {
+	Second LimitWindow `json:"second"`
+	Day    LimitWindow `json:"day"`
+}
+
+// LimitWindow is one window of a plan's limits: its size, the calls left in it, and the seconds
+// until it resets (the oldest call of the second leaves it; the UTC day ends).
+type LimitWindow struct {
+	Limit     int64 `json:"limit"`
+	Remaining int64 `json:"remaining"`
+	Reset     int   `json:"reset"`
+}
+
+// StatusOf returns what d tells of its limits.
+func StatusOf(d Decision) LimitStatus {
+	return LimitStatus{
+		Second: LimitWindow{Limit: int64(d.Limits.PerSecond), Remaining: int64(max(d.Limits.PerSecond-d.SecondUsed, 0)), Reset: flightgraph.Seconds(d.SecondReset)},
+		Day:    LimitWindow{Limit: int64(d.Limits.PerDay), Remaining: max(int64(d.Limits.PerDay)-d.DayUsed, 0), Reset: int(d.DayReset.Sub(d.At).Seconds() + 0.999)},
+	}
+}
+
 func setLimitHeaders(h http.Header, d Decision) {
 	secLeft := max(d.Limits.PerSecond-d.SecondUsed, 0)
 	dayLeft := max(int64(d.Limits.PerDay)-d.DayUsed, 0)

@@ -70,25 +70,49 @@ var _ interface {
 	graphql.ResponseInterceptor
 } = (*Gate)(nil)
 
-// costExtension is where the first line leaves the operation's charge for the answer.
+// costExtension is where the first line leaves what the answer tells of the operation's cost.
 const costExtension = "Charge"
 
+// admitted is what the first line measured and charged of an admitted operation.
+type admitted struct {
+	charge access.Charge
+	cost   int                     // the operation's cost (objects it can return)
+	limits flightgraph.QueryLimits // the bounds it was held to
+}
+
+// Cost is extensions.cost of an admitted operation's answer: what it costs, the bounds of the
+// plans it was held to, and the calls it was charged per API.
+type Cost struct {
+	Requested int                     `json:"requested"`
+	Bounds    flightgraph.QueryLimits `json:"bounds"`
+	Calls     map[string]int          `json:"calls"`
+}
+
 // InterceptResponse implements graphql.ResponseInterceptor: an admitted operation's answer tells
-// what it was charged, in extensions.cost.calls (API → calls), so that a client can budget its
-// plan by it; a refused one was charged nothing and says nothing.
+// what it cost and was charged (extensions.cost) and, for each API charged, what is left of the
+// plan's second and day and when they reset (extensions.limits: the limit headers' figures, which
+// a gateway may not pass on), so that a client can budget by them; a refused one was charged
+// nothing and says nothing more than its error.
 func (g *Gate) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
-	charge, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(costExtension).(access.Charge)
-	if !ok || len(charge.Products) == 0 {
+	a, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(costExtension).(admitted)
+	if !ok || len(a.charge.Products) == 0 {
 		return resp
 	}
 	if resp.Extensions == nil {
 		resp.Extensions = map[string]any{}
 	}
-	resp.Extensions["cost"] = map[string]any{"calls": charge.Calls}
+	resp.Extensions["cost"] = Cost{Requested: a.cost, Bounds: a.limits, Calls: a.charge.Calls}
+	if pass := access.PassFromContext(ctx); pass != nil {
+		limits := map[string]access.LimitStatus{}
+		for api, d := range pass.Decisions() {
+			limits[api] = access.StatusOf(d)
+		}
+		resp.Extensions["limits"] = limits
+	}
 	return resp
 }
 
@@ -379,7 +403,7 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	if err := g.Admit(ctx, charge); err != nil {
 		return refusal(err)
 	}
-	oc.Stats.SetExtension(costExtension, charge)
+	oc.Stats.SetExtension(costExtension, admitted{charge: charge, cost: cost, limits: limits})
 	oc.DisableIntrospection = flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous
 	return nil
 }

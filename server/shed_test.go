@@ -101,13 +101,28 @@ func TestHeavyCallsAreShedUncharged(t *testing.T) {
 	var out struct {
 		Errors     []any
 		Extensions struct {
-			Cost struct{ Calls map[string]int }
+			Cost struct {
+				Requested int
+				Bounds    flightgraph.QueryLimits
+				Calls     map[string]int
+			}
+			Limits map[string]struct{ Second, Day struct{ Limit, Remaining, Reset int64 } }
 		}
 	}
 	if err := json.Unmarshal([]byte(raw), &out); err != nil || code != http.StatusOK || len(out.Errors) != 0 {
 		t.Fatalf("two calendars: %d %s", code, raw)
 	}
-	if got := out.Extensions.Cost.Calls["offers"]; got != 4 {
+	ext := out.Extensions
+	if got := ext.Cost.Calls["offers"]; got != 4 {
 		t.Errorf("two aliased calendars and a light field: extensions.cost.calls.offers = %d, want 4 (%s)", got, raw)
+	}
+	if ext.Cost.Requested <= 0 || ext.Cost.Bounds.MaxCost < ext.Cost.Requested || ext.Cost.Bounds.MaxDepth == 0 {
+		t.Errorf("extensions.cost = %+v: want the operation's cost within the plan's bounds", ext.Cost)
+	}
+	// The demo key's offers plan (raised for tests): the day's count went up by this call's 4.
+	offers, ok := ext.Limits["offers"]
+	if !ok || len(ext.Limits) != 1 || offers.Day.Limit != int64(testPlan.PerDay) || offers.Second.Limit != int64(testPlan.PerSecond) ||
+		offers.Second.Remaining > offers.Second.Limit-4 || offers.Day.Remaining > offers.Day.Limit-4 || offers.Day.Reset <= 0 {
+		t.Errorf("extensions.limits = %+v, want the offers plan's second and day, 4 calls spent at least", ext.Limits)
 	}
 }
