@@ -44,7 +44,9 @@ const StatusClientClosed = 499
 // executed operation answers 200, unless it produced no data at all and every error agrees on one
 // status, such as a sign-in refused with 429. A successful answer is written as gqlgen encoded it:
 // gqlgen's own transport passes it through json.Marshal, which re-validates and compacts the
-// encoded data byte by byte, half a millisecond for the 130 KB of a 50-flight board.
+// encoded data byte by byte, half a millisecond for the 130 KB of a 50-flight board. An operation
+// written with @defer, for a client that accepts multipart/mixed, is answered as incremental
+// delivery of one part (multipartWanted, writeMultipart); InlineDeferred has executed it whole.
 type HTTP struct {
 	Log *slog.Logger
 }

@@ -273,3 +273,27 @@ func TestDeferOnThePortal(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamIsNotOffered: introspection offers @defer and not @stream, and a document that uses
+// @stream is refused before anything runs.
+func TestStreamIsNotOffered(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	resp := s.query(t, `{ __schema { directives { name } } }`, nil)
+	var d struct {
+		Schema struct{ Directives []struct{ Name string } } `json:"__schema"`
+	}
+	json.Unmarshal(resp.Data, &d)
+	names := map[string]bool{}
+	for _, dir := range d.Schema.Directives {
+		names[dir.Name] = true
+	}
+	if !names["defer"] || names["stream"] {
+		t.Errorf("directives offered: %v", names)
+	}
+	status, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": s.demo.APIKey},
+		jsonBody(`{ fleet @stream(initialCount: 1) { configuration } }`, nil))
+	t.Logf("@stream: %d %s", status, body)
+	if strings.Contains(body, `"fleet"`) || !strings.Contains(body, "stream") {
+		t.Errorf("@stream: %d %s", status, body)
+	}
+}
