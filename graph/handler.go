@@ -38,10 +38,11 @@ func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 }
 
 // Serve returns the GraphQL endpoint of schema: the request's dataloaders, then gqlgen with the
-// HTTP transport and, in this order, persisted queries, the document bounds (Bounds), the access
-// gate with the operation's cost (Gate), the answers kept for the schema's readers (Answers), the
-// operation middlewares around, and one error presenter that shows each caller the suggestions of
-// what it may see (Suggestions). Every endpoint is served this way: the flight subgraph and the portal.
+// HTTP transport and, in this order, persisted queries, the document bounds (Bounds), @defer
+// executed inline (InlineDeferred), the access gate with the operation's cost (Gate), the answers
+// kept for the schema's readers (Answers), the operation middlewares around, and one error
+// presenter that shows each caller the suggestions of what it may see (Suggestions). Every
+// endpoint is served this way: the flight subgraph and the portal.
 func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)
 	// The first transport that supports a request answers it: HTTP takes every method but
@@ -54,6 +55,8 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	h.SetParserTokenLimit(flightgraph.MaxQueryLimits.MaxTokens) // the most any plan, standard or granted, allows
 	h.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	h.Use(NewBounds())
+	// Before the Gate: what it admits and charges is what executes, deferred fragments inline.
+	h.Use(InlineDeferred{})
 	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.

@@ -44,7 +44,9 @@ const StatusClientClosed = 499
 // executed operation answers 200, unless it produced no data at all and every error agrees on one
 // status, such as a sign-in refused with 429. A successful answer is written as gqlgen encoded it:
 // gqlgen's own transport passes it through json.Marshal, which re-validates and compacts the
-// encoded data byte by byte, half a millisecond for the 130 KB of a 50-flight board.
+// encoded data byte by byte, half a millisecond for the 130 KB of a 50-flight board. An operation
+// written with @defer, for a client that accepts multipart/mixed, is answered as incremental
+// delivery of one part (multipartWanted, writeMultipart); InlineDeferred has executed it whole.
 type HTTP struct {
 	Log *slog.Logger
 }
@@ -110,10 +112,54 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	if status := executedStatus(resp); status != http.StatusOK {
 		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)
+	} else if multipartWanted(r.Header.Get("Accept"), usedDefer(rc)) {
+		writeMultipart(w, capErrors(resp))
+		return
 	} else if tag.etag != "" && notModified(w, r, tag.etag, mediaType) {
 		return
 	}
 	writeResponse(w, capErrors(resp))
+}
+
+// multipartBoundary is the boundary of a multipart/mixed answer, as the incremental delivery RFC
+// and Apollo Client write it.
+const multipartBoundary = "-"
+
+// multipartWanted reports whether an answer goes out as incremental delivery's multipart/mixed:
+// when Accept lists it (with the 2022-08-24 deferSpec Apollo Client and gqlgen speak, or none) and
+// the operation was written with @defer, or no JSON type is acceptable.
+func multipartWanted(accept string, deferred bool) bool {
+	multipart, json := false, false
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "multipart/mixed":
+			if spec, ok := params["deferspec"]; !ok || spec == "20220824" {
+				multipart = true
+			}
+		case "*/*", "application/*", "application/json", "application/graphql-response+json":
+			json = true
+		}
+	}
+	return multipart && (deferred || !json)
+}
+
+// writeMultipart writes resp as incremental delivery (multipart/mixed, deferSpec=20220824): one
+// part, the whole answer, with hasNext false. InlineDeferred has executed every deferred fragment
+// inline, as the RFC allows: there is nothing more to send, and no field is left for later.
+func writeMultipart(w http.ResponseWriter, resp *graphql.Response) {
+	h := w.Header()
+	h.Set("Content-Type", `multipart/mixed; boundary="`+multipartBoundary+`"; deferSpec=20220824`)
+	h.Add("Vary", "Accept")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, "\r\n--"+multipartBoundary+"\r\nContent-Type: application/json; charset=utf-8\r\n\r\n")
+	last := false
+	resp.HasNext = &last
+	writeResponse(w, resp)
+	io.WriteString(w, "\r\n--"+multipartBoundary+"--\r\n")
 }
 
 // notModified sets the ETag of an answer that Answers keeps, as the media type it is sent in, and
@@ -279,8 +325,8 @@ func responseType(accept string) string {
 
 // writeResponse writes resp in graphql.Response's JSON shape, splicing in the encoded data.
 func writeResponse(w io.Writer, resp *graphql.Response) {
-	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil {
-		b, _ := json.Marshal(resp) // incremental delivery does not come over plain POST; stay safe
+	if resp.Label != "" || resp.Path != nil || resp.HasNext != nil && *resp.HasNext {
+		b, _ := json.Marshal(resp) // gqlgen's deferral is never used (InlineDeferred); stay safe
 		w.Write(b)
 		return
 	}
@@ -300,6 +346,9 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 	if len(resp.Extensions) > 0 {
 		b, _ := json.Marshal(resp.Extensions)
 		tail = append(append(tail, `,"extensions":`...), b...)
+	}
+	if resp.HasNext != nil {
+		tail = append(tail, `,"hasNext":false`...) // the one part of a multipart answer
 	}
 	w.Write(append(tail, '}'))
 }
