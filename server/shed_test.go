@@ -106,7 +106,9 @@ func TestHeavyCallsAreShedUncharged(t *testing.T) {
 				Bounds    flightgraph.QueryLimits
 				Calls     map[string]int
 			}
-			Limits map[string]struct{ Second, Day struct{ Limit, Remaining, Reset int64 } }
+			Limits map[string]struct {
+				Second, Day struct{ Limit, Remaining, Reset int64 }
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(raw), &out); err != nil || code != http.StatusOK || len(out.Errors) != 0 {
