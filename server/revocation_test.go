@@ -30,6 +30,14 @@ const revocationBound = 5 * time.Second
 
 // feedReplica is one replica served by Server.Run, as flightgraph serve runs it, on a database
 // connection named by its application_name.
+// heldMail is a mailer that accepts nothing, so that a running test server's outbox keeps its
+// mail whole for the test to read.
+type heldMail struct{}
+
+func (heldMail) Send(context.Context, *flightgraph.Mail) error {
+	return errors.New("held by the test")
+}
+
 type feedReplica struct {
 	*testServer
 	name    string
@@ -61,6 +69,9 @@ func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *f
 	cfg := testConfig(db, io.Discard)
 	cfg.Now = time.Now
 	cfg.AccessFeed = store.NewAccessFeed(db, cfg.Log)
+	// The replica runs, and with it its outbox, which erases a mail once delivered: the tests read
+	// sign-up tokens from the outbox, so its mail is held there, undelivered.
+	cfg.Mailer = heldMail{}
 	srv := cfg.build()
 	srv.Guard.CacheTTL = cacheTTL
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
