@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/server"
@@ -299,5 +302,78 @@ func TestParseOrigins(t *testing.T) {
 		if (err != nil) != c.bad || strings.Join(got, " ") != strings.Join(c.want, " ") {
 			t.Errorf("ParseOrigins(%q) = %q, %v", c.in, got, err)
 		}
+	}
+}
+
+// corsPage is the page of another team's web app: its script calls the API of the origin in its
+// query string with the api-key and the bearer token given there, and reports what it could read.
+const corsPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Departures board</title></head><body><script>
+const params = new URLSearchParams(location.search);
+const api = params.get("api");
+async function call(path, init) {
+  try {
+    const r = await fetch(api + path, init);
+    return {status: r.status, body: await r.text(), rateLimit: r.headers.get("RateLimit"), requestId: r.headers.get("X-Request-Id")};
+  } catch (e) {
+    return {error: String(e)};
+  }
+}
+window.results = (async () => {
+  const query = JSON.stringify({query: params.get("query")});
+  return JSON.stringify({
+    graphql: await call("/graphql", {method: "POST", headers: {"api-key": params.get("key"), "Content-Type": "application/json"}, body: query}),
+    rest: await call("/opendata/offers/v1/reference-data", {headers: {"Authorization": "Bearer " + params.get("token"), "Accept-Language": "en-GB"}}),
+    portal: await call("/portal/graphql", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({query: "{ __typename }"})}),
+  });
+})();
+</script></body></html>`
+
+// TestCORSInABrowser: in Chromium, a page served from a second origin on loopback calls /graphql
+// with an api-key and a REST path with a bearer token (client credentials), and reads both
+// answers and their RateLimit and X-Request-Id headers; the same page cannot read
+// /portal/graphql, whose preflight gets no Access-Control-Allow-Origin.
+func TestCORSInABrowser(t *testing.T) {
+	tab := browser(t)
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, corsPage)
+	}))
+	t.Cleanup(app.Close)
+	if app.URL == s.URL {
+		t.Fatal("one origin for both")
+	}
+	token := s.bearerToken(t, "")
+	q := url.Values{"api": {s.URL}, "key": {s.demo.APIKey}, "token": {token},
+		"query": {`{ flights(origin: "AMS", date: "` + storetest.Now.Format(flightgraph.DateLayout) + `", first: 1) { totalCount } }`}}
+	ctx, cancel := tab()
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/?"+q.Encode())); err != nil {
+		t.Fatal(err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.results`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		Status    int
+		Body      string
+		RateLimit string
+		RequestID string
+		Error     string
+	}
+	t.Logf("what the page read: %.600s", out)
+	var got struct{ GraphQL, REST, Portal answer }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if a := got.GraphQL; a.Status != 200 || !strings.Contains(a.Body, `"totalCount"`) || !strings.Contains(a.RateLimit, `"second";r=`) || a.RequestID == "" {
+		t.Errorf("/graphql with an api-key, from %s: %+v", app.URL, a)
+	}
+	if a := got.REST; a.Status != 200 || !json.Valid([]byte(a.Body)) || !strings.Contains(a.RateLimit, `"day";r=`) || a.RequestID == "" {
+		t.Errorf("REST with a bearer token, from %s: %+v", app.URL, a)
+	}
+	if a := got.Portal; a.Error == "" || a.Status != 0 || a.Body != "" {
+		t.Errorf("/portal/graphql from %s was readable: %+v", app.URL, a)
 	}
 }
