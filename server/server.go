@@ -54,6 +54,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Conns bound the API listener's connections (Run); zero fields take the defaults.
 	Conns ConnLimits
+	// CORSOrigins are the origins whose pages may call the APIs (ParseOrigins); none lets every
+	// origin call (CORS).
+	CORSOrigins []string
 }
 
 // Server is the HTTP edge of flightgraph over its services.
@@ -150,9 +153,19 @@ func New(cfg Config, svc *app.Services) *Server {
 		api.Error(w, r, flightgraph.UnknownPath())
 	}))
 	mux.Handle("GET "+web.StaticPrefix, web.Static(unknown))
+	// The bare address: a person's browser goes to the portal; an API client asking for JSON
+	// keeps the unknown path's 404.
+	mux.Handle("GET /{$}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if web.WantsPage(r) {
+			http.Redirect(w, r, "/portal", http.StatusSeeOther)
+			return
+		}
+		unknown.ServeHTTP(w, r)
+	}))
 	mux.Handle("/", unknown)
-	// Outermost first: request id and timeout, then metrics and the access log.
-	s.handler = s.withRequestID(s.observe(mux))
+	// Outermost first: request id and timeout, then metrics and the access log, then CORS, which
+	// answers the APIs' preflights before the access guard sees them.
+	s.handler = s.withRequestID(s.observe(NewCORS(cfg.CORSOrigins).Handler(mux)))
 	return s
 }
 

@@ -52,6 +52,8 @@ type config struct {
 
 	// conns bound the API listener's connections.
 	conns server.ConnLimits
+	// corsOrigins are the origins whose pages may call the APIs; empty for any.
+	corsOrigins string
 }
 
 // flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that

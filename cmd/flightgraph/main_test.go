@@ -375,6 +375,8 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--heavy-concurrency", "-1"}, "--heavy-concurrency -1: want 0 (the default) or more"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "developer.example.com"}, "--public-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "https://developer.example.com/?a=b"}, "--public-url"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--cors-origins", "https://app.example.com/"}, `--cors-origins: origin "https://app.example.com/": want scheme://host[:port]`},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--cors-origins", "app.example.com"}, "--cors-origins"},
 	} {
 		var out, errs bytes.Buffer
 		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)

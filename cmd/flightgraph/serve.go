@@ -59,6 +59,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.queueWait, "queue-wait", access.DefaultQueueWait, "how long a heavy call waits for a slot before it is refused, uncharged, with 503 or 429 and Retry-After (FLIGHTGRAPH_QUEUE_WAIT)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
 	fs.IntVar(&c.mailPerMinute, "mail-per-minute", access.DefaultMailLimits.ReplicaPerMinute, "mails this replica queues in a minute, for everyone together; past it, what would mail answers 429 MAIL_429.000 (FLIGHTGRAPH_MAIL_PER_MINUTE)")
+	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the APIs across origins; empty or * for any origin (FLIGHTGRAPH_CORS_ORIGINS)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
@@ -87,6 +88,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	if c.mailRetention <= 0 {
 		return fmt.Errorf("--mail-retention %v: want a positive duration", c.mailRetention)
+	}
+	corsOrigins, err := server.ParseOrigins(c.corsOrigins)
+	if err != nil {
+		return fmt.Errorf("--cors-origins: %w", err)
 	}
 	if c.publicURL != "" {
 		u, err := url.Parse(c.publicURL)
@@ -178,7 +183,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
-		RequestTimeout: c.requestTimeout, Conns: c.conns}, svc)
+		RequestTimeout: c.requestTimeout, Conns: c.conns, CORSOrigins: corsOrigins}, svc)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		closeListeners()
 		return fmt.Errorf("sync the API catalogue: %w", err)
