@@ -207,7 +207,8 @@ func (a *API) OpenAPIHandler() http.Handler {
 		h.Set("Content-Type", "application/json")
 		h.Set("ETag", doc.etag)
 		// The document depends on the credentials: a shared cache keeps the anonymous one only.
-		h.Set("Vary", "api-key, Authorization")
+		// Added, not set: the coding (Accept-Encoding) is listed already.
+		h.Add("Vary", "api-key, Authorization")
 		if r.Header.Get("api-key") == "" && r.Header.Get("Authorization") == "" {
 			// Whether a credential authenticated is no shared cache's business either.
 			h.Set("Cache-Control", "public, max-age=300")

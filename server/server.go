@@ -151,8 +151,9 @@ func New(cfg Config, svc *app.Services) *Server {
 	}))
 	mux.Handle("GET "+web.StaticPrefix, web.Static(unknown))
 	mux.Handle("/", unknown)
-	// Outermost first: request id and timeout, then metrics and the access log.
-	s.handler = s.withRequestID(s.observe(mux))
+	// Outermost first: request id and timeout, then metrics and the access log, then compression
+	// (inside them, so that they see the status and time of the answer as sent).
+	s.handler = s.withRequestID(s.observe(compress(mux)))
 	return s
 }
 
