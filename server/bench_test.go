@@ -154,6 +154,7 @@ func BenchmarkCompression(b *testing.B) {
 		b.ReportMetric(float64(wire[c]), c+"-bytes")
 		b.ReportMetric(p50[c], c+"-p50-ms")
 	}
+	b.ReportMetric(p50["gzip"]/p50["identity"], "gzip/identity-p50")
 	if p50["gzip"] > p50["identity"]*1.10 {
 		b.Fatalf("gzip's p50 %.3f ms is more than 10%% over identity's %.3f ms", p50["gzip"], p50["identity"])
 	}
