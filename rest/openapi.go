@@ -207,6 +207,7 @@ func (a *API) OpenAPIHandler() http.Handler {
 		h.Set("Content-Type", "application/json")
 		h.Set("ETag", doc.etag)
 		// The document depends on the credentials: a shared cache keeps the anonymous one only.
+		// Added, not set: the coding (Accept-Encoding) is listed already.
 		h.Add("Vary", "api-key, Authorization")
 		if r.Header.Get("api-key") == "" && r.Header.Get("Authorization") == "" {
 			// Whether a credential authenticated is no shared cache's business either.

@@ -954,9 +954,9 @@ func TestOpenAPIPerAccount(t *testing.T) {
 			if doc.Paths.Value("/opendata/offers/v1/best-fare-offers") == nil || doc.Components.Schemas["Deal"] == nil {
 				t.Error("the document lacks the public deals, or the schema they share with the feed")
 			}
-			cc, sent := h.Get("Cache-Control"), c.headers != nil
-			if sent && !strings.HasPrefix(cc, "private") || !sent && !strings.HasPrefix(cc, "public") || !strings.Contains(h.Get("Vary"), "Authorization") {
-				t.Errorf("Cache-Control %q, Vary %q for a caller sending credentials: %v", cc, h.Get("Vary"), sent)
+			cc, sent, vary := h.Get("Cache-Control"), c.headers != nil, strings.Join(h.Values("Vary"), ", ")
+			if sent && !strings.HasPrefix(cc, "private") || !sent && !strings.HasPrefix(cc, "public") || !strings.Contains(vary, "Authorization") {
+				t.Errorf("Cache-Control %q, Vary %q for a caller sending credentials: %v", cc, vary, sent)
 			}
 		})
 	}
@@ -970,12 +970,15 @@ func TestOpenAPIConditional(t *testing.T) {
 	key := map[string]string{"api-key": s.demo.APIKey}
 	code, h, body := s.call(t, http.MethodGet, "/openapi.json", key, "")
 	etag := h.Get("ETag")
-	if code != http.StatusOK || etag == "" || etag != flightgraph.ETag([]byte(body)) {
+	// The client asked for gzip (Go's transport does, and decodes): the tag is the gzip one's.
+	if code != http.StatusOK || etag == "" || etag != strings.TrimSuffix(flightgraph.ETag([]byte(body)), `"`)+`-gzip"` {
 		t.Fatalf("GET /openapi.json: %d, ETag %q for %d bytes", code, etag, len(body))
 	}
 	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
 		code, h, body = s.call(t, http.MethodGet, "/openapi.json", map[string]string{"api-key": s.demo.APIKey, "If-None-Match": inm}, "")
-		if code != http.StatusNotModified || body != "" || h.Get("ETag") != etag || h.Get("Vary") == "" {
+		// "*" names no representation: its 304 may carry the identity one's tag.
+		sameTag := h.Get("ETag") == etag || inm == "*" && h.Get("ETag") == strings.Replace(etag, "-gzip", "", 1)
+		if code != http.StatusNotModified || body != "" || !sameTag || h.Get("Vary") == "" {
 			t.Errorf("If-None-Match %s: %d with %d bytes, ETag %q, Vary %q; want 304, none, the same ETag", inm, code, len(body), h.Get("ETag"), h.Get("Vary"))
 		}
 	}

@@ -164,8 +164,9 @@ func New(cfg Config, svc *app.Services) *Server {
 	}))
 	mux.Handle("/", unknown)
 	// Outermost first: request id and timeout, then metrics and the access log, then CORS, which
-	// answers the APIs' preflights before the access guard sees them.
-	s.handler = s.withRequestID(s.observe(NewCORS(cfg.CORSOrigins).Handler(mux)))
+	// answers the APIs' preflights before the access guard sees them, then compression (inside
+	// them all, so that they see the status and time of the answer as sent).
+	s.handler = s.withRequestID(s.observe(NewCORS(cfg.CORSOrigins).Handler(compress(mux))))
 	return s
 }
 
