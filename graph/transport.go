@@ -83,11 +83,11 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	ctx, tag := withAnswerTag(ctx)
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		if persistedQueryMiss(errs) {
-			// A miss answers 200, so that Apollo clients send the document, yet it did
-			// nothing for the caller: a refusal, bounded as refusals are.
-			access.Refused(ctx)
-		}
+		// Nothing executes: a refusal, bounded as refusals are, whatever its status. A persisted
+		// query's miss, and a document that does not validate as application/json, answer 200
+		// (so that Apollo clients send the document; as the spec asks), yet did nothing for the
+		// caller.
+		access.Refused(ctx)
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
 		resp.Data = nil // nothing executed: the answer has no data entry at all
 		status := refusalStatus(resp.Errors, mediaType)
@@ -142,16 +142,6 @@ func notModified(w http.ResponseWriter, r *http.Request, etag, mediaType string)
 	}
 	w.WriteHeader(http.StatusNotModified)
 	return true
-}
-
-// persistedQueryMiss reports whether errs say that the persisted query's hash is not in the cache.
-func persistedQueryMiss(errs gqlerror.List) bool {
-	for _, e := range errs {
-		if c, _ := e.Extensions["code"].(string); c == "PERSISTED_QUERY_NOT_FOUND" {
-			return true
-		}
-	}
-	return false
 }
 
 // read reads the operation of a GET or POST request; its errors are the catalogue's.

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,4 +96,72 @@ func audit(t *testing.T, dir, node, url string, headers ...string) (string, erro
 		t.Fatalf("node audit.mjs: %v\n%s", ctx.Err(), out)
 	}
 	return string(out), err
+}
+
+// TestGraphQLStatusesByMediaType: the statuses and shapes the GraphQL-over-HTTP spec asks for, per
+// media type, on both endpoints' transport: request errors answer 200 as application/json and 400
+// as application/graphql-response+json, without a data entry either way; a request that is not a
+// GraphQL request is 400 under both; an Accept naming neither type is 406; access refusals keep
+// their status. Each case would fail if its rule were removed (the audit above checks only some).
+func TestGraphQLStatusesByMediaType(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	const (
+		js = "application/json"
+		gr = "application/graphql-response+json"
+	)
+	key := s.demo.APIKey
+	for _, c := range []struct {
+		name, accept, body string
+		noKey              bool
+		status             int
+		code               string // of the first error; "" for none
+		data               bool   // whether the answer has a data entry
+	}{
+		{"executed", js, `{"query":"{ __typename }"}`, false, 200, "", true},
+		{"executed, graphql-response", gr, `{"query":"{ __typename }"}`, false, 200, "", true},
+		{"parse failure", js, `{"query":"{"}`, false, 200, "GRAPHQL_PARSE_FAILED", false},
+		{"parse failure, graphql-response", gr, `{"query":"{"}`, false, 400, "GRAPHQL_PARSE_FAILED", false},
+		{"validation failure", js, `{"query":"{ nope }"}`, false, 200, "GRAPHQL_VALIDATION_FAILED", false},
+		{"validation failure, graphql-response", gr, `{"query":"{ nope }"}`, false, 400, "GRAPHQL_VALIDATION_FAILED", false},
+		{"coercion failure", js, `{"query":"query($b: Boolean!) { __typename @include(if: $b) }","variables":{"b":"yes"}}`, false, 200, "GRAPHQL_VALIDATION_FAILED", false},
+		{"coercion failure, graphql-response", gr, `{"query":"query($b: Boolean!) { __typename @include(if: $b) }","variables":{"b":"yes"}}`, false, 400, "GRAPHQL_VALIDATION_FAILED", false},
+		{"no query", js, `{"qeury":"{ __typename }"}`, false, 400, "INSP_400.000", false},
+		{"no query, graphql-response", gr, `{"qeury":"{ __typename }"}`, false, 400, "INSP_400.000", false},
+		{"not JSON", js, `{"query":`, false, 400, "REQ_400.000", false},
+		{"no Accept", "", `{"query":"{ nope }"}`, false, 200, "GRAPHQL_VALIDATION_FAILED", false},
+		{"wildcard", "*/*", `{"query":"{ nope }"}`, false, 200, "GRAPHQL_VALIDATION_FAILED", false},
+		{"preferred graphql-response", gr + ", " + js + ";q=0.9", `{"query":"{ nope }"}`, false, 400, "GRAPHQL_VALIDATION_FAILED", false},
+		{"html only", "text/html", `{"query":"{ __typename }"}`, false, 406, "INSP_406.000", false},
+		{"json refused", js + ";q=0", `{"query":"{ __typename }"}`, false, 406, "INSP_406.000", false},
+		{"no credential", js, `{"query":"{ __schema { queryType { name } } }"}`, true, 401, "AUTH_401.000", false},
+		{"no credential, graphql-response", gr, `{"query":"{ __schema { queryType { name } } }"}`, true, 401, "AUTH_401.000", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := map[string]string{"api-key": key}
+			if c.noKey {
+				h = map[string]string{}
+			}
+			if c.accept != "" {
+				h["Accept"] = c.accept
+			}
+			status, header, raw := s.call(t, http.MethodPost, "/graphql", h, c.body)
+			var got map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(raw), &got); err != nil {
+				t.Fatalf("%d %s: not JSON: %v", status, raw, err)
+			}
+			_, hasData := got["data"]
+			var errs []struct{ Extensions map[string]any }
+			json.Unmarshal(got["errors"], &errs)
+			code := ""
+			if len(errs) > 0 {
+				code, _ = errs[0].Extensions["code"].(string)
+			}
+			if status != c.status || code != c.code || hasData != c.data {
+				t.Fatalf("got %d %s (data entry: %v), want %d %q (data entry: %v)", status, raw, hasData, c.status, c.code, c.data)
+			}
+			if want := c.accept; status == 200 && want != gr && !strings.HasPrefix(want, gr) && header.Get("Content-Type") != js {
+				t.Errorf("Content-Type %q, want %s", header.Get("Content-Type"), js)
+			}
+		})
+	}
 }
