@@ -76,17 +76,23 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		ctx = context.WithValue(ctx, getOnlyKey{}, true)
 	}
 	mediaType := responseType(r.Header.Get("Accept"))
+	if mediaType == "" {
+		t.refuse(w, r, flightgraph.Errorf(flightgraph.ECodeNotAcceptable,
+			"GraphQL answers application/graphql-response+json or application/json; the Accept header names neither"))
+		return
+	}
 	w.Header().Set("Content-Type", mediaType)
 	ctx, tag := withAnswerTag(ctx)
 	rc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		if persistedQueryMiss(errs) {
-			// A miss answers 200, so that Apollo clients send the document, yet it did
-			// nothing for the caller: a refusal, bounded as refusals are.
-			access.Refused(ctx)
-		}
+		// Nothing executes: a refusal, bounded as refusals are, whatever its status. A persisted
+		// query's miss, and a document that does not validate as application/json, answer 200
+		// (so that Apollo clients send the document; as the spec asks), yet did nothing for the
+		// caller.
+		access.Refused(ctx)
 		resp := exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
-		status := refusalStatus(resp.Errors)
+		resp.Data = nil // nothing executed: the answer has no data entry at all
+		status := refusalStatus(resp.Errors, mediaType)
 		if status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", "POST") // the operation is a mutation
 		}
@@ -108,6 +114,9 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 			resp.Data = nil // the operation was admitted on a wrong reading: none of it is answered
 			break
 		}
+	}
+	if len(resp.Data) == 0 {
+		resp.Data = jsonNull // it executed: its data entry is present, null
 	}
 	if status := executedStatus(resp); status != http.StatusOK {
 		retryAfter(w.Header(), resp.Errors)
@@ -181,16 +190,6 @@ func notModified(w http.ResponseWriter, r *http.Request, etag, mediaType string)
 	return true
 }
 
-// persistedQueryMiss reports whether errs say that the persisted query's hash is not in the cache.
-func persistedQueryMiss(errs gqlerror.List) bool {
-	for _, e := range errs {
-		if c, _ := e.Extensions["code"].(string); c == "PERSISTED_QUERY_NOT_FOUND" {
-			return true
-		}
-	}
-	return false
-}
-
 // read reads the operation of a GET or POST request; its errors are the catalogue's.
 func (t HTTP) read(w http.ResponseWriter, r *http.Request) (*graphql.RawParams, error) {
 	p := &graphql.RawParams{}
@@ -204,12 +203,22 @@ func (t HTTP) read(w http.ResponseWriter, r *http.Request) (*graphql.RawParams, 
 				}
 			}
 		}
-		return p, nil
+		return p, hasQuery(p)
 	}
 	if err := flightgraph.ReadJSON(w, r, MaxBodyBytes, p, "the body must be one JSON object {query, operationName, variables, extensions}"); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return p, hasQuery(p)
+}
+
+// hasQuery refuses a request that names no operation to run: neither a document nor a persisted
+// query's hash. It is not a well-formed GraphQL-over-HTTP request (a misspelt "qeury", say), so it
+// answers 400 whatever the Accept, before gqlgen reads it as a document that fails to validate.
+func hasQuery(p *graphql.RawParams) error {
+	if p.Query != "" || p.Extensions["persistedQuery"] != nil {
+		return nil
+	}
+	return flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "query", "the request has no query")
 }
 
 // refuse answers a request that could not be read, in GraphQL's shape, and logs it at INFO: a
@@ -242,11 +251,16 @@ func (t HTTP) gone(w http.ResponseWriter, r *http.Request, ctx context.Context) 
 	w.WriteHeader(StatusClientClosed) // nobody reads it; the logs and metrics do
 }
 
-// refusalStatus is the HTTP status of an operation refused before execution: the status of its
-// first error that has one (the catalogue's, through the presenter), else 400, as the
-// GraphQL-over-HTTP spec has it for request errors. A persisted query the server does not hold yet
+// refusalStatus is the HTTP status of an operation refused before execution, answered as
+// mediaType. A refusal the catalogue names (an access or limit refusal, 401, 403 or 429; a bound,
+// 400; a mutation over GET, 405) answers with its code's status under either media type: the
+// GraphQL-over-HTTP spec lets a server forbid a request with the relevant 4xx, and HTTP clients,
+// retry middleware and Hive Gateway read it. A GraphQL request error (the document does not parse
+// or validate, or the variables do not coerce) answers 200 as application/json, as the spec asks of
+// a well-formed request in that legacy media type, and 400 as application/graphql-response+json,
+// where the status tells that nothing executed. A persisted query the server does not hold yet
 // answers 200: Apollo clients resend it with its text only when they read that error in a 200.
-func refusalStatus(errs gqlerror.List) int {
+func refusalStatus(errs gqlerror.List, mediaType string) int {
 	for _, e := range errs {
 		if s, ok := e.Extensions["status"].(int); ok && s >= 400 {
 			return s
@@ -254,6 +268,9 @@ func refusalStatus(errs gqlerror.List) int {
 		if c, _ := e.Extensions["code"].(string); c == "PERSISTED_QUERY_NOT_FOUND" || c == "PERSISTED_QUERY_NOT_SUPPORTED" {
 			return http.StatusOK
 		}
+	}
+	if mediaType == "application/json" {
+		return http.StatusOK
 	}
 	return http.StatusBadRequest
 }
@@ -303,25 +320,42 @@ func capErrors(resp *graphql.Response) *graphql.Response {
 	return resp
 }
 
-// responseType is the media type gqlgen's POST transport would choose for Accept.
+// responseType is the media type to answer a request whose Accept header is accept: the first
+// of application/graphql-response+json and application/json (or a wildcard, which means
+// application/json, what clients that predate the spec parse) that accept lists without q=0;
+// application/json without an Accept header; "" when accept names neither, which is answered 406.
+// An Accept of multipart/mixed alone is served (incremental delivery, multipartWanted), its
+// refusals and errors as application/json.
 func responseType(accept string) string {
-	if accept == "" {
+	if strings.TrimSpace(accept) == "" {
 		return "application/json"
 	}
+	multipart := false
 	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err != nil {
 			continue
+		}
+		if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q <= 0 {
+			continue // explicitly not acceptable
 		}
 		switch mt {
 		case "*/*", "application/*", "application/json":
 			return "application/json"
 		case "application/graphql-response+json":
 			return mt
+		case "multipart/mixed":
+			multipart = true
 		}
 	}
-	return "application/graphql-response+json"
+	if multipart {
+		return "application/json"
+	}
+	return ""
 }
+
+// jsonNull is the data of an executed operation that answered nothing.
+var jsonNull = json.RawMessage("null")
 
 // writeResponse writes resp in graphql.Response's JSON shape, splicing in the encoded data.
 func writeResponse(w io.Writer, resp *graphql.Response) {
@@ -330,25 +364,34 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		w.Write(b)
 		return
 	}
-	// The data, the bulk of the answer, goes out as gqlgen encoded it: no copy.
+	// The data, the bulk of the answer, goes out as gqlgen encoded it: no copy. An operation that
+	// did not execute has no data entry at all (GraphQL spec, "Response"); one that did has one,
+	// null when it answered nothing.
 	head := []byte{'{'}
 	if len(resp.Errors) > 0 {
 		b, _ := json.Marshal(resp.Errors)
-		head = append(append(append(head, `"errors":`...), b...), ',')
+		head = append(append(head, `"errors":`...), b...)
 	}
-	head = append(head, `"data":`...)
-	if len(resp.Data) == 0 {
-		head = append(head, "null"...)
+	if len(resp.Data) > 0 {
+		if len(head) > 1 {
+			head = append(head, ',')
+		}
+		w.Write(append(head, `"data":`...))
+		w.Write(resp.Data)
+		head = head[:0]
 	}
-	w.Write(head)
-	w.Write(resp.Data)
-	tail := []byte{}
 	if len(resp.Extensions) > 0 {
+		if len(head) != 1 {
+			head = append(head, ',')
+		}
 		b, _ := json.Marshal(resp.Extensions)
-		tail = append(append(tail, `,"extensions":`...), b...)
+		head = append(append(head, `"extensions":`...), b...)
 	}
-	if resp.HasNext != nil {
-		tail = append(tail, `,"hasNext":false`...) // the one part of a multipart answer
+	if resp.HasNext != nil { // the one part of a multipart answer
+		if len(head) != 1 {
+			head = append(head, ',')
+		}
+		head = append(head, `"hasNext":false`...)
 	}
-	w.Write(append(tail, '}'))
+	w.Write(append(head, '}'))
 }

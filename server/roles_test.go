@@ -163,10 +163,11 @@ func TestSetAccountRoleRefusals(t *testing.T) {
 		op.fails(t, flightgraph.ECodeInvalidState, set, map[string]any{"a": opID, "r": "DEVELOPER"})
 		dev.fails(t, flightgraph.ECodeOperatorsOnly, `{ account(email: "dev@example.com") { id } }`, nil)
 		op.fails(t, flightgraph.ECodeNotFound, `{ account(email: "nobody@example.com") { id } }`, nil)
-		// A role that is none: refused by GraphQL's validation, with a 400.
-		status, _, body := s.call(t, http.MethodPost, "/portal/graphql", map[string]string{"Authorization": "Bearer " + op.token},
-			jsonBody(set, map[string]any{"a": devID, "r": "ADMIN"}))
-		if status != http.StatusBadRequest || !strings.Contains(body, "GRAPHQL_VALIDATION_FAILED") {
+		// A role that is none: refused by GraphQL's validation, with a 400 as
+		// application/graphql-response+json (200 as application/json: the spec's choice).
+		status, _, body := s.call(t, http.MethodPost, "/portal/graphql", map[string]string{"Authorization": "Bearer " + op.token,
+			"Accept": "application/graphql-response+json"}, jsonBody(set, map[string]any{"a": devID, "r": "ADMIN"}))
+		if status != http.StatusBadRequest || !strings.Contains(body, "GRAPHQL_VALIDATION_FAILED") || strings.Contains(body, `"data"`) {
 			t.Errorf("role ADMIN: %d %s", status, body)
 		}
 		var me struct {

@@ -219,7 +219,9 @@ func (p *Portal) call(r *http.Request, query string, vars map[string]any, out an
 	in := r.Clone(r.Context()) // the client's address stays: the guard's bounds are the client's
 	in.Method, in.URL, in.RequestURI, in.Host = http.MethodPost, &url.URL{Path: "/portal/graphql"}, "", r.Host
 	in.Body, in.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-	in.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	// As application/graphql-response+json, a document the API refuses before running it answers
+	// with a status that says so (400, not application/json's 200), which the page passes on.
+	in.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/graphql-response+json"}}
 	if t := p.session(r); t != "" {
 		in.Header.Set("Authorization", "Bearer "+t)
 	}
