@@ -3343,7 +3343,7 @@ type DealKind {
 input DealSearchInput {
   "An airport or city code."
   origin: String!
-  "Airport or city codes, 1 to 20 (bestFareOffers, bestOffersFeed); none for allDeals."
+  "Airport or city codes, 1 to 20 for the best-fare searches (bestFareOffers); none for allDeals."
   destinations: [String!]
   "allDeals: keep the destinations of one zone."
   destinationZoneCode: String

@@ -31,9 +31,12 @@ type HandlerConfig struct {
 	Markets flightgraph.Markets
 }
 
-// NewHandler returns the flight subgraph's endpoint: Serve with the prefetch plan of its flights.
+// NewHandler returns the flight subgraph's endpoint: Serve with the prefetch plan of its flights,
+// each caller executing against its audience's view of the schema (AudienceSchema).
 func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
-	schema := NewExecutableSchema(Config{Resolvers: resolvers})
+	schema := NewAudienceSchema(NewExecutableSchema(Config{Resolvers: resolvers}), func(view *ast.Schema) graphql.ExecutableSchema {
+		return NewExecutableSchema(Config{Resolvers: resolvers, Schema: view})
+	})
 	return Serve(schema, c, PlanPrefetch(schema.Schema()))
 }
 
@@ -64,7 +67,11 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	for _, m := range around {
 		h.AroundOperations(m)
 	}
-	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(schema.Schema())))
+	views := NewViews(schema.Schema())
+	if a, ok := schema.(*AudienceSchema); ok {
+		views = a.views // one view per audience for introspection and suggestions
+	}
+	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(views)))
 	h.SetRecoverFunc(Recover(c.Log))
 	wait := c.LoaderWait
 	if wait == 0 {
