@@ -53,7 +53,8 @@ extend type Query {
 // accounts subgraph using Apollo's composer (@apollo/composition, in test/compose), as a company's
 // router build would. A string check of the SDL (TestPortalIsNotInTheSubgraph) cannot tell
 // whether the composer accepts it. The control appends a portal-like me to the same SDL and must
-// be refused, so that a pass shows the composer would have caught the old layout.
+// be refused, so that a pass shows the composer would have caught the old layout. The SDL is a
+// public credential's, which names neither partner nor internal APIs.
 func TestSupergraphComposes(t *testing.T) {
 	tool, node := composeTool(t)
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
@@ -75,6 +76,13 @@ func TestSupergraphComposes(t *testing.T) {
 	for _, want := range [][2]string{{"Query", "flights"}, {"Query", "airport"}, {"Query", "me"}, {"Mutation", "signIn"}} {
 		if !slices.Contains(roots[want[0]], want[1]) {
 			t.Errorf("the supergraph has no %s.%s:\n%s", want[0], want[1], out)
+		}
+	}
+	// The SDL of a public credential is the public contract: neither the partners' nor the
+	// staff's APIs (TestSchemaFollowsAudience).
+	for _, hidden := range []string{"bestOffersFeed", "cargoCapacity"} {
+		if slices.Contains(roots["Query"], hidden) || strings.Contains(sdl, hidden) {
+			t.Errorf("a public credential's supergraph names %s:\n%s", hidden, out)
 		}
 	}
 
