@@ -16,8 +16,8 @@ import (
 
 // Answers keeps the answers of the operations that read nothing but the schema: introspection
 // (__schema, __type), the federation SDL (_service) and __typename. Such an answer never changes
-// for a caller's audience (access.Audience: which APIs it may see, which is what will decide its
-// schema), so it is computed once per audience, document, variables and operation name, and
+// for a caller's audience (access.Audience: which APIs it may see, which decides its
+// schema: Views), so it is computed once per audience, document, variables and operation name, and
 // served from memory with an ETag; the transport answers a GET whose If-None-Match names it with
 // 304 and no body. A full introspection costs tens of milliseconds of CPU; from memory it costs
 // what copying its bytes does.

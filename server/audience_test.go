@@ -63,7 +63,9 @@ func TestSchemaFollowsAudience(t *testing.T) {
 			}
 		}
 		resp := s.queryAs(t, h, `{ __type(name: "CargoCapacity") { name fields { name } } }`, nil)
-		var typ struct{ Type *struct{ Name string } `json:"__type"` }
+		var typ struct {
+			Type *struct{ Name string } `json:"__type"`
+		}
 		if len(resp.Errors) > 0 || json.Unmarshal(resp.Data, &typ) != nil || (typ.Type != nil) != names[who]["CargoCapacity"] {
 			t.Errorf("%s: __type(name: CargoCapacity): %s %+v", who, resp.Data, resp.Errors)
 		}
