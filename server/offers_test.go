@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
@@ -535,7 +537,7 @@ const pagedOffersQuery = `query($s: OfferSearchInput!, $first: Int) { availableO
 // then fewer flights, then price), as first: 200 gives them; first out of 1 to 200 is
 // INSP_400.001 naming first.
 func TestOffersPage(t *testing.T) {
-	s := newServerWith(t, storetest.Seeded(t, "sqlite", os.Getenv), func(c *serverConfig) { c.DefaultPlans = true })
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.DefaultPlans = true })
 	bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, ""), "Content-Type": "application/json"}
 	search := gqlSearch("AMS", "NYC", "ADT", "CHD")
 	type answer struct {
@@ -621,5 +623,63 @@ func TestOffersPage(t *testing.T) {
 		if code(a) != flightgraph.ECodeInvalidParameter || a.Errors[0].Extensions["parameter"] != "first" || len(a.Data.AvailableOffers) > 0 {
 			t.Errorf("first: %v: %+v", first, a.Errors)
 		}
+	}
+}
+
+// TestListsTakeFirst: lowestFares and flightsAvailability answer, with first, the first items of
+// the order they answer without it, and the operation's cost counts first items instead of the
+// list's assumed size; first out of 1 to 200 is INSP_400.001 naming first.
+func TestListsTakeFirst(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, ""), "Content-Type": "application/json"}
+	today := storetest.Now.Format(flightgraph.DateLayout)
+	search := gqlSearch("AMS", "NYC", "ADT", "CHD")
+	for _, c := range []struct {
+		field, query string
+		vars         map[string]any
+	}{
+		{"lowestFares", `query($s: OfferSearchInput!, $d: String, $f: Int) { lowestFares(search: $s, dateInterval: $d, first: $f) { period offer { id } } }`,
+			map[string]any{"s": search, "d": today + "/" + storetest.Now.AddDate(0, 0, 9).Format(flightgraph.DateLayout)}},
+		{"flightsAvailability", `query($s: OfferSearchInput!, $f: Int) { flightsAvailability(search: $s, first: $f) { bound segments { flight { id } } } }`,
+			map[string]any{"s": search}},
+	} {
+		t.Run(c.field, func(t *testing.T) {
+			ask := func(first any) (items []json.RawMessage, cost int, code, param any) {
+				t.Helper()
+				vars := maps.Clone(c.vars)
+				if first != nil {
+					vars["f"] = first
+				}
+				_, _, body := s.call(t, http.MethodPost, "/graphql", bearer, jsonBody(c.query, vars))
+				var a struct {
+					Data       map[string][]json.RawMessage
+					Errors     []struct{ Extensions map[string]any }
+					Extensions struct{ Cost struct{ Requested int } }
+				}
+				if err := json.Unmarshal([]byte(body), &a); err != nil {
+					t.Fatalf("%v: %.300s", err, body)
+				}
+				if len(a.Errors) > 0 {
+					code, param = a.Errors[0].Extensions["code"], a.Errors[0].Extensions["parameter"]
+				}
+				return a.Data[c.field], a.Extensions.Cost.Requested, code, param
+			}
+			all, allCost, code, _ := ask(nil)
+			if code != nil || len(all) < 3 {
+				t.Fatalf("without first: %d items, %v", len(all), code)
+			}
+			page, cost, code, _ := ask(2)
+			if code != nil || len(page) != 2 || string(page[0]) != string(all[0]) || string(page[1]) != string(all[1]) {
+				t.Fatalf("first: 2 answered %s (%v), the whole list begins %s %s", page, code, all[0], all[1])
+			}
+			if cost >= allCost/10 {
+				t.Errorf("first: 2 costs %d, the whole list %d", cost, allCost)
+			}
+			for _, first := range []any{0, 201} {
+				if items, _, code, param := ask(first); code != flightgraph.ECodeInvalidParameter || param != "first" || len(items) > 0 {
+					t.Errorf("first: %v: %d items, %v %v", first, len(items), code, param)
+				}
+			}
+		})
 	}
 }
