@@ -436,10 +436,10 @@ type ComplexityRoot struct {
 		Airports            func(childComplexity int, country *string, city *string, search *string, first *int, after *string) int
 		AllDeals            func(childComplexity int, search flightgraph.DealQuery, limit *int) int
 		Amenities           func(childComplexity int, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) int
-		AvailableOffers     func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound) int
+		AvailableOffers     func(childComplexity int, search flightgraph.OfferSearch, bound *flightgraph.Bound, first *int) int
 		BaggageAllowances   func(childComplexity int, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) int
 		BestFareOffers      func(childComplexity int, search flightgraph.DealQuery) int
-		BestOffersFeed      func(childComplexity int, search flightgraph.DealQuery) int
+		BestOffersFeed      func(childComplexity int, search flightgraph.DealQuery, first *int) int
 		CargoCapacity       func(childComplexity int, flightID string) int
 		Carriers            func(childComplexity int) int
 		Cities              func(childComplexity int) int
@@ -452,8 +452,8 @@ type ComplexityRoot struct {
 		Flight              func(childComplexity int, id string) int
 		FlightStatus        func(childComplexity int, carrier string, flightNumber int, date string) int
 		Flights             func(childComplexity int, origin *string, destination *string, date *string, carrier *string, flightNumber *int, first *int, after *string) int
-		FlightsAvailability func(childComplexity int, search flightgraph.OfferSearch) int
-		LowestFares         func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) int
+		FlightsAvailability func(childComplexity int, search flightgraph.OfferSearch, first *int) int
+		LowestFares         func(childComplexity int, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound, first *int) int
 		Offer               func(childComplexity int, id string) int
 		OffersReferenceData func(childComplexity int) int
 		RelatedProducts     func(childComplexity int, offerID *string, cartID *string) int
@@ -638,8 +638,8 @@ type QueryResolver interface {
 	Destinations(ctx context.Context, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) ([]*flightgraph.Destination, error)
 	Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error)
 	Carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
-	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error)
-	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error)
+	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound, first *int) ([]*model.Offer, error)
+	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound, first *int) ([]*model.LowestFare, error)
 	UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error)
 	TicketConditions(ctx context.Context, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) (*model.TicketConditions, error)
 	Offer(ctx context.Context, id string) (*model.Offer, error)
@@ -648,10 +648,10 @@ type QueryResolver interface {
 	OffersReferenceData(ctx context.Context) (*flightgraph.ReferenceData, error)
 	DealsReferenceData(ctx context.Context) (*flightgraph.DealsReference, error)
 	SearchContext(ctx context.Context, origin string, destination string, departureDate *string) (*flightgraph.SearchContext, error)
-	FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch) ([]*model.FlightAvailability, error)
+	FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch, first *int) ([]*model.FlightAvailability, error)
 	BestFareOffers(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error)
 	AllDeals(ctx context.Context, search flightgraph.DealQuery, limit *int) ([]*model.Deal, error)
-	BestOffersFeed(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error)
+	BestOffersFeed(ctx context.Context, search flightgraph.DealQuery, first *int) ([]*model.Deal, error)
 	BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error)
 	CargoCapacity(ctx context.Context, flightID string) (*flightgraph.CargoCapacity, error)
 }
@@ -2299,7 +2299,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.AvailableOffers(childComplexity, args["search"].(flightgraph.OfferSearch), args["bound"].(*flightgraph.Bound)), true
+		return e.ComplexityRoot.Query.AvailableOffers(childComplexity, args["search"].(flightgraph.OfferSearch), args["bound"].(*flightgraph.Bound), args["first"].(*int)), true
 	case "Query.baggageAllowances":
 		if e.ComplexityRoot.Query.BaggageAllowances == nil {
 			break
@@ -2332,7 +2332,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.BestOffersFeed(childComplexity, args["search"].(flightgraph.DealQuery)), true
+		return e.ComplexityRoot.Query.BestOffersFeed(childComplexity, args["search"].(flightgraph.DealQuery), args["first"].(*int)), true
 	case "Query.cargoCapacity":
 		if e.ComplexityRoot.Query.CargoCapacity == nil {
 			break
@@ -2450,7 +2450,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.FlightsAvailability(childComplexity, args["search"].(flightgraph.OfferSearch)), true
+		return e.ComplexityRoot.Query.FlightsAvailability(childComplexity, args["search"].(flightgraph.OfferSearch), args["first"].(*int)), true
 
 	case "Query.lowestFares":
 		if e.ComplexityRoot.Query.LowestFares == nil {
@@ -2462,7 +2462,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.LowestFares(childComplexity, args["search"].(flightgraph.OfferSearch), args["dateInterval"].(*string), args["type"].(*flightgraph.CalendarType), args["bound"].(*flightgraph.Bound)), true
+		return e.ComplexityRoot.Query.LowestFares(childComplexity, args["search"].(flightgraph.OfferSearch), args["dateInterval"].(*string), args["type"].(*flightgraph.CalendarType), args["bound"].(*flightgraph.Bound), args["first"].(*int)), true
 	case "Query.offer":
 		if e.ComplexityRoot.Query.Offer == nil {
 			break
@@ -3132,17 +3132,22 @@ type Query {
   """
   The offers of one bound of a search (OUTBOUND the first requested connection, INBOUND the
   second): every nonstop flight and one-stop connection through the hubs on the date, in each cabin
-  asked for that has the seats, in each of its fare families; by departure, then price. Prices are
-  in the search's currency, else the point of sale's (svc-travel-country), else EUR.
+  asked for that has the seats, in each of its fare families; by departure, then fewer flights, then
+  price (a stable order: the same search gives the same order). Prices are in the search's
+  currency, else the point of sale's (svc-travel-country), else EUR. first (1 to 200) answers the
+  first offers of that order only, and the operation's cost counts first offers instead of 400;
+  out of range: INSP_400.001.
   """
-  availableOffers(search: OfferSearchInput!, bound: Bound = OUTBOUND): [Offer!]! @listSize(assumedSize: 400) @api(product: "offers")
+  availableOffers(search: OfferSearchInput!, bound: Bound = OUTBOUND, first: Int): [Offer!]! @listSize(assumedSize: 400, slicingArguments: ["first"], requireOneSlicingArgument: false) @api(product: "offers")
   """
   A lowest-fare calendar of one bound of a search: for each day of dateInterval
   (YYYY-MM-DD/YYYY-MM-DD, at most 366 days; today to today + 360 when absent), or each month, or
   the whole interval, the cheapest offer availableOffers gives on its days. The bound's
   departureDate is not used; an INBOUND calendar starts on or after its outbound's departureDate.
+  Periods come in date order; first (1 to 200) answers the first periods only, and the
+  operation's cost counts first periods instead of 366; out of range: INSP_400.001.
   """
-  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND): [LowestFare!]! @listSize(assumedSize: 366) @api(product: "offers", calls: 2, heavy: true)
+  lowestFares(search: OfferSearchInput!, dateInterval: String, type: CalendarType = DAY, bound: Bound = OUTBOUND, first: Int): [LowestFare!]! @listSize(assumedSize: 366, slicingArguments: ["first"], requireOneSlicingArgument: false) @api(product: "offers", calls: 2, heavy: true)
   "What an offer can be upgraded to: its flights in the dearer families of its cabin and the families of the cabins ahead, priced as at its quote."
   upsellOffers(id: ID!): [Offer!]! @listSize(assumedSize: 7) @api(product: "offers")
   "The ticket conditions of an offer's fare family (offerId), of a shopping cart's outbound offer (reservationIdentifier: a cart's id), or of a family on a trip (origin, destination, departureDate, fareFamily); fees in the offer's currency, or currency, else the point of sale's."
@@ -3175,9 +3180,11 @@ type Query {
   """
   For each requested connection of search, each itinerary availableOffers finds, by departure, with
   the seats left in each cabin on each flight by the rule that prices offers: the search has offers
-  in a cabin of an itinerary exactly when it is sellable on every flight.
+  in a cabin of an itinerary exactly when it is sellable on every flight. Outbound first, then
+  inbound; first (1 to 200) answers the first itineraries of that order only, and the operation's
+  cost counts first itineraries instead of 80; out of range: INSP_400.001.
   """
-  flightsAvailability(search: OfferSearchInput!): [FlightAvailability!]! @listSize(assumedSize: 80) @api(product: "offers")
+  flightsAvailability(search: OfferSearchInput!, first: Int): [FlightAvailability!]! @listSize(assumedSize: 80, slicingArguments: ["first"], requireOneSlicingArgument: false) @api(product: "offers")
   """
   Deals: of each destination of search (1 to 20), the cheapest offer over the days of its
   dateInterval (at most 31; today and the next 30 when absent) that its dealType keeps; the offer
@@ -3194,9 +3201,11 @@ type Query {
   allDeals(search: DealSearchInput!, limit: Int = 50): [Deal!]! @listSize(slicingArguments: ["limit"]) @api(product: "offers", calls: 5, heavy: true)
   """
   The best offers feed, for metasearch partners: of each destination of search (1 to 20) and each
-  day its dealType keeps, the cheapest offer of the day; days without one are left out.
+  day its dealType keeps, the cheapest offer of the day; days without one are left out. By
+  destination as named, then by day; first (1 to 200) answers the first deals of that order only,
+  and the operation's cost counts first deals instead of 620; out of range: INSP_400.001.
   """
-  bestOffersFeed(search: DealSearchInput!): [Deal!]! @listSize(assumedSize: 620) @api(product: "metasearch", calls: 5, heavy: true)
+  bestOffersFeed(search: DealSearchInput!, first: Int): [Deal!]! @listSize(assumedSize: 620, slicingArguments: ["first"], requireOneSlicingArgument: false) @api(product: "metasearch", calls: 5, heavy: true)
   """
   Baggage allowances before booking, for a trip's passengers (ADT when absent) in one travel class,
   on the first itinerary of departureDate (tomorrow when absent). The tier is the one of the
@@ -5489,6 +5498,14 @@ func (ec *executionContext) field_Query_availableOffers_args(ctx context.Context
 		return nil, err
 	}
 	args["bound"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
 	return args, nil
 }
 
@@ -5595,6 +5612,14 @@ func (ec *executionContext) field_Query_bestOffersFeed_args(ctx context.Context,
 		return nil, err
 	}
 	args["search"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -5757,6 +5782,14 @@ func (ec *executionContext) field_Query_flightsAvailability_args(ctx context.Con
 		return nil, err
 	}
 	args["search"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -5857,6 +5890,14 @@ func (ec *executionContext) field_Query_lowestFares_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["bound"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
 	return args, nil
 }
 
@@ -13194,7 +13235,7 @@ func (ec *executionContext) _Query_availableOffers(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().AvailableOffers(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["bound"].(*flightgraph.Bound))
+			return ec.Resolvers.Query().AvailableOffers(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["bound"].(*flightgraph.Bound), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
@@ -13238,7 +13279,7 @@ func (ec *executionContext) _Query_lowestFares(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().LowestFares(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["dateInterval"].(*string), fc.Args["type"].(*flightgraph.CalendarType), fc.Args["bound"].(*flightgraph.Bound))
+			return ec.Resolvers.Query().LowestFares(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["dateInterval"].(*string), fc.Args["type"].(*flightgraph.CalendarType), fc.Args["bound"].(*flightgraph.Bound), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.LowestFare) graphql.Marshaler {
@@ -13610,7 +13651,7 @@ func (ec *executionContext) _Query_flightsAvailability(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().FlightsAvailability(ctx, fc.Args["search"].(flightgraph.OfferSearch))
+			return ec.Resolvers.Query().FlightsAvailability(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.FlightAvailability) graphql.Marshaler {
@@ -13742,7 +13783,7 @@ func (ec *executionContext) _Query_bestOffersFeed(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().BestOffersFeed(ctx, fc.Args["search"].(flightgraph.DealQuery))
+			return ec.Resolvers.Query().BestOffersFeed(ctx, fc.Args["search"].(flightgraph.DealQuery), fc.Args["first"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*model.Deal) graphql.Marshaler {

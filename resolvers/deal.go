@@ -12,8 +12,12 @@ import (
 
 // deals serves a deals search's deals, their offers made by the loaders for all at once.
 func (r *Resolver) deals(ctx context.Context, search func(context.Context, *flightgraph.DealQuery) (*flightgraph.DealList, error),
-	q flightgraph.DealQuery, limit *int) ([]*model.Deal, error) {
+	q flightgraph.DealQuery, limit, first *int) ([]*model.Deal, error) {
 	if err := graph.For(ctx).OneSearch(graphql.GetFieldContext(ctx).Field.Name); err != nil {
+		return nil, err
+	}
+	n, err := firstOf(first)
+	if err != nil {
 		return nil, err
 	}
 	q.Limit = flightgraph.DefaultDestinations
@@ -24,13 +28,17 @@ func (r *Resolver) deals(ctx context.Context, search func(context.Context, *flig
 	if err != nil {
 		return nil, err
 	}
-	return graph.For(ctx).Deals(ctx, list.Deals), nil
+	return graph.For(ctx).Deals(ctx, head(list.Deals, n)), nil
 }
 
-func (r *Resolver) flightsAvailability(ctx context.Context, search flightgraph.OfferSearch) ([]*model.FlightAvailability, error) {
+func (r *Resolver) flightsAvailability(ctx context.Context, search flightgraph.OfferSearch, first *int) ([]*model.FlightAvailability, error) {
+	n, err := firstOf(first)
+	if err != nil {
+		return nil, err
+	}
 	avail, err := r.Travel.FlightsAvailability(ctx, &search)
 	if err != nil {
 		return nil, err
 	}
-	return graph.For(ctx).Availability(ctx, avail), nil
+	return graph.For(ctx).Availability(ctx, head(avail, n)), nil
 }

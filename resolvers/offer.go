@@ -18,12 +18,16 @@ func boundIndex(bound *flightgraph.Bound) int {
 	return 0
 }
 
-func (r *Resolver) availableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error) {
+func (r *Resolver) availableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound, first *int) ([]*model.Offer, error) {
+	n, err := firstOf(first)
+	if err != nil {
+		return nil, err
+	}
 	offers, err := r.Travel.OffersFor(ctx, &search, boundIndex(bound))
 	if err != nil {
 		return nil, err
 	}
-	return graph.For(ctx).Offers(ctx, offers), nil
+	return graph.For(ctx).Offers(ctx, head(offers, n)), nil
 }
 
 func (r *Resolver) offer(ctx context.Context, id string) (*model.Offer, error) {
@@ -34,7 +38,11 @@ func (r *Resolver) offer(ctx context.Context, id string) (*model.Offer, error) {
 	return graph.For(ctx).Offers(ctx, []*flightgraph.Offer{o})[0], nil
 }
 
-func (r *Resolver) lowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, by *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error) {
+func (r *Resolver) lowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, by *flightgraph.CalendarType, bound *flightgraph.Bound, first *int) ([]*model.LowestFare, error) {
+	n, err := firstOf(first)
+	if err != nil {
+		return nil, err
+	}
 	days, err := flightgraph.ParseDateInterval(deref(dateInterval), r.Travel.Now().UTC().Truncate(24*time.Hour))
 	if err != nil {
 		return nil, err
@@ -47,6 +55,7 @@ func (r *Resolver) lowestFares(ctx context.Context, search flightgraph.OfferSear
 	if err != nil {
 		return nil, err
 	}
+	cal = head(cal, n)
 	var offers []*flightgraph.Offer
 	for _, lf := range cal {
 		if lf.Offer != nil {

@@ -40,6 +40,28 @@ func page(first *int, after *string) (flightgraph.Page, error) {
 	return p, nil
 }
 
+// firstOf reads the first argument of a list that answers all its items when it is absent (its
+// @listSize assumes their number): 0 for all, else first, 1 to MaxPageSize (INSP_400.001 naming
+// first otherwise, as page refuses a connection's). The cost model counts first items in its
+// stead (graph/cost.go), so a client pays for the page it asks for.
+func firstOf(first *int) (int, error) {
+	if first == nil {
+		return 0, nil
+	}
+	if *first < 1 || *first > flightgraph.MaxPageSize {
+		return 0, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "first", "first must be between 1 and %d, got %d", flightgraph.MaxPageSize, *first)
+	}
+	return *first, nil
+}
+
+// head returns the first n items of list, or all of them when n is 0.
+func head[T any](list []T, n int) []T {
+	if n > 0 && len(list) > n {
+		return list[:n]
+	}
+	return list
+}
+
 // pageInfo describes a page of n items at p within total.
 func pageInfo(p flightgraph.Page, n, total int) *model.PageInfo {
 	info := &model.PageInfo{HasNextPage: p.Offset+n < total, HasPreviousPage: p.Offset > 0}

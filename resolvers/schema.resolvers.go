@@ -165,12 +165,12 @@ func (r *queryResolver) Carriers(ctx context.Context) ([]*flightgraph.Carrier, e
 	return r.Travel.Carriers(ctx)
 }
 
-func (r *queryResolver) AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound) ([]*model.Offer, error) {
-	return r.availableOffers(ctx, search, bound)
+func (r *queryResolver) AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound, first *int) ([]*model.Offer, error) {
+	return r.availableOffers(ctx, search, bound, first)
 }
 
-func (r *queryResolver) LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound) ([]*model.LowestFare, error) {
-	return r.lowestFares(ctx, search, dateInterval, typeArg, bound)
+func (r *queryResolver) LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound, first *int) ([]*model.LowestFare, error) {
+	return r.lowestFares(ctx, search, dateInterval, typeArg, bound, first)
 }
 
 func (r *queryResolver) UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error) {
@@ -207,20 +207,20 @@ func (r *queryResolver) SearchContext(ctx context.Context, origin string, destin
 	return r.Travel.SearchContext(ctx, origin, destination, deref(departureDate))
 }
 
-func (r *queryResolver) FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch) ([]*model.FlightAvailability, error) {
-	return r.flightsAvailability(ctx, search)
+func (r *queryResolver) FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch, first *int) ([]*model.FlightAvailability, error) {
+	return r.flightsAvailability(ctx, search, first)
 }
 
 func (r *queryResolver) BestFareOffers(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error) {
-	return r.deals(ctx, r.Travel.BestFares, search, nil)
+	return r.deals(ctx, r.Travel.BestFares, search, nil, nil)
 }
 
 func (r *queryResolver) AllDeals(ctx context.Context, search flightgraph.DealQuery, limit *int) ([]*model.Deal, error) {
-	return r.deals(ctx, r.Travel.AllDeals, search, limit)
+	return r.deals(ctx, r.Travel.AllDeals, search, limit, nil)
 }
 
-func (r *queryResolver) BestOffersFeed(ctx context.Context, search flightgraph.DealQuery) ([]*model.Deal, error) {
-	return r.deals(ctx, r.Travel.BestOffersFeed, search, nil)
+func (r *queryResolver) BestOffersFeed(ctx context.Context, search flightgraph.DealQuery, first *int) ([]*model.Deal, error) {
+	return r.deals(ctx, r.Travel.BestOffersFeed, search, nil, first)
 }
 
 func (r *queryResolver) BaggageAllowances(ctx context.Context, origin string, destination string, travelClass flightgraph.CabinClass, typeArg *flightgraph.BaggageType, host *string, fareFamily *string, passengerTypes []string, loyaltyProgram *string, departureDate *string) (*flightgraph.BaggageAnswer, error) {

@@ -369,6 +369,22 @@ func TestBestOffersFeed(t *testing.T) {
 				t.Errorf("feed item %d: GraphQL %s, REST %s", i, d.Offer.ID, feed.BestOffers[i].FlightProduct.ID)
 			}
 		}
+		// first answers the first deals of the feed's order; out of 1 to 200 it is refused.
+		feedQuery := `query($s: DealSearchInput!, $f: Int) { bestOffersFeed(search: $s, first: $f) { destination period offer { id } } }`
+		feedSearch := map[string]any{"origin": "AMS", "destinations": []string{"LON", "NYC"}, "dateInterval": today + "/" + tomorrow,
+			"passengers": []map[string]any{{"id": 1, "type": "ADT"}, {"id": 2, "type": "CHD"}}}
+		resp = s.queryAs(t, partnerKey, feedQuery, map[string]any{"s": feedSearch, "f": 1})
+		var one struct {
+			BestOffersFeed []struct{ Offer struct{ ID string } }
+		}
+		json.Unmarshal(resp.Data, &one)
+		if len(resp.Errors) > 0 || len(g.BestOffersFeed) < 2 || len(one.BestOffersFeed) != 1 || one.BestOffersFeed[0].Offer.ID != g.BestOffersFeed[0].Offer.ID {
+			t.Errorf("the feed's first 1 of %d: %s %+v", len(g.BestOffersFeed), resp.Data, resp.Errors)
+		}
+		resp = s.queryAs(t, partnerKey, feedQuery, map[string]any{"s": feedSearch, "f": 201})
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != flightgraph.ECodeInvalidParameter || resp.Errors[0].Extensions["parameter"] != "first" {
+			t.Errorf("the feed's first 201: %+v", resp.Errors)
+		}
 		for _, c := range []struct {
 			name, body string
 			status     int

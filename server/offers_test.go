@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
@@ -522,5 +524,162 @@ func TestTicketConditions(t *testing.T) {
 		if code, _, raw := s.call(t, "GET", "/opendata/offers/v1/ticket-conditions"+c.query, bearer, ""); restCode(t, raw) != c.code || code >= 500 {
 			t.Errorf("%q: %d %s", c.query, code, raw)
 		}
+	}
+}
+
+// pagedOffersQuery is a full offers search with per-passenger taxes, as a booking page asks for it.
+const pagedOffersQuery = `query($s: OfferSearchInput!, $first: Int) { availableOffers(search: $s, first: $first) { id
+	price { total { amount currency } passengers { type taxes { code amount { amount } } } } } }`
+
+// TestOffersPage: on the Default plan, a full offers search with per-passenger taxes is refused
+// for its cost (QUERY_400.000) unless first bounds it; with first: 20 it costs what 20 offers do,
+// within the plan's 20,000, and answers the first 20 offers of the engine's order (by departure,
+// then fewer flights, then price), as first: 200 gives them; first out of 1 to 200 is
+// INSP_400.001 naming first.
+func TestOffersPage(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.DefaultPlans = true })
+	bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, ""), "Content-Type": "application/json"}
+	search := gqlSearch("AMS", "NYC", "ADT", "CHD")
+	type answer struct {
+		Data struct {
+			AvailableOffers []struct {
+				ID    string
+				Price struct {
+					Passengers []struct {
+						Type  string
+						Taxes []struct{ Code string }
+					}
+				}
+			}
+		}
+		Errors []struct {
+			Extensions map[string]any
+		}
+		Extensions struct {
+			Cost struct {
+				Requested int
+				Bounds    struct{ MaxCost int }
+			}
+		}
+	}
+	ask := func(query string, first any) answer {
+		t.Helper()
+		vars := map[string]any{"s": search}
+		if first != nil {
+			vars["first"] = first
+		}
+		_, _, body := s.call(t, http.MethodPost, "/graphql", bearer, jsonBody(query, vars))
+		var a answer
+		if err := json.Unmarshal([]byte(body), &a); err != nil {
+			t.Fatalf("%v: %.300s", err, body)
+		}
+		return a
+	}
+	code := func(a answer) any {
+		if len(a.Errors) == 0 {
+			return nil
+		}
+		return a.Errors[0].Extensions["code"]
+	}
+
+	// The whole search is refused for its cost, before anything runs.
+	if a := ask(pagedOffersQuery, nil); code(a) != flightgraph.ECodeQueryCost {
+		t.Fatalf("without first: %+v", a.Errors)
+	}
+
+	// The first 20 cost what 20 offers do, within the Default plan.
+	page := ask(pagedOffersQuery, 20)
+	if len(page.Errors) > 0 {
+		t.Fatalf("first: 20: %+v", page.Errors)
+	}
+	if got := len(page.Data.AvailableOffers); got != 20 {
+		t.Fatalf("first: 20 answered %d offers", got)
+	}
+	if c := page.Extensions.Cost; c.Bounds.MaxCost != 20_000 || c.Requested > c.Bounds.MaxCost || c.Requested < 20*100 {
+		t.Errorf("first: 20 costs %d of %d", c.Requested, c.Bounds.MaxCost)
+	} else {
+		t.Logf("first: 20 with per-passenger taxes costs %d of %d", c.Requested, c.Bounds.MaxCost)
+	}
+	if p := page.Data.AvailableOffers[0].Price.Passengers; len(p) != 2 || len(p[0].Taxes) == 0 {
+		t.Errorf("the offers' passengers and taxes: %+v", p)
+	}
+
+	// They are the first 20 of the whole order.
+	ids := `query($s: OfferSearchInput!, $first: Int) { availableOffers(search: $s, first: $first) { id } }`
+	all := ask(ids, 200)
+	if len(all.Errors) > 0 || len(all.Data.AvailableOffers) <= 20 {
+		t.Fatalf("first: 200: %d offers, %+v", len(all.Data.AvailableOffers), all.Errors)
+	}
+	for i, o := range page.Data.AvailableOffers {
+		if o.ID != all.Data.AvailableOffers[i].ID {
+			t.Fatalf("offer %d of the page is not offer %d of the search", i, i)
+		}
+	}
+
+	// first out of range is refused, naming it. (With the taxes, first: 0 and 201 would cost more
+	// than the plan allows: 0 counts as the 400 offers assumed, and is refused for that first.)
+	for _, first := range []any{0, 201, -1} {
+		a := ask(ids, first)
+		if code(a) != flightgraph.ECodeInvalidParameter || a.Errors[0].Extensions["parameter"] != "first" || len(a.Data.AvailableOffers) > 0 {
+			t.Errorf("first: %v: %+v", first, a.Errors)
+		}
+	}
+}
+
+// TestListsTakeFirst: lowestFares and flightsAvailability answer, with first, the first items of
+// the order they answer without it, and the operation's cost counts first items instead of the
+// list's assumed size; first out of 1 to 200 is INSP_400.001 naming first.
+func TestListsTakeFirst(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, ""), "Content-Type": "application/json"}
+	today := storetest.Now.Format(flightgraph.DateLayout)
+	search := gqlSearch("AMS", "NYC", "ADT", "CHD")
+	for _, c := range []struct {
+		field, query string
+		vars         map[string]any
+	}{
+		{"lowestFares", `query($s: OfferSearchInput!, $d: String, $f: Int) { lowestFares(search: $s, dateInterval: $d, first: $f) { period offer { id } } }`,
+			map[string]any{"s": search, "d": today + "/" + storetest.Now.AddDate(0, 0, 9).Format(flightgraph.DateLayout)}},
+		{"flightsAvailability", `query($s: OfferSearchInput!, $f: Int) { flightsAvailability(search: $s, first: $f) { bound segments { flight { id } } } }`,
+			map[string]any{"s": search}},
+	} {
+		t.Run(c.field, func(t *testing.T) {
+			ask := func(first any) (items []json.RawMessage, cost int, code, param any) {
+				t.Helper()
+				vars := maps.Clone(c.vars)
+				if first != nil {
+					vars["f"] = first
+				}
+				_, _, body := s.call(t, http.MethodPost, "/graphql", bearer, jsonBody(c.query, vars))
+				var a struct {
+					Data       map[string][]json.RawMessage
+					Errors     []struct{ Extensions map[string]any }
+					Extensions struct{ Cost struct{ Requested int } }
+				}
+				if err := json.Unmarshal([]byte(body), &a); err != nil {
+					t.Fatalf("%v: %.300s", err, body)
+				}
+				if len(a.Errors) > 0 {
+					code, param = a.Errors[0].Extensions["code"], a.Errors[0].Extensions["parameter"]
+				}
+				return a.Data[c.field], a.Extensions.Cost.Requested, code, param
+			}
+			all, allCost, code, _ := ask(nil)
+			if code != nil || len(all) < 3 {
+				t.Fatalf("without first: %d items, %v", len(all), code)
+			}
+			page, cost, code, _ := ask(2)
+			if code != nil || len(page) != 2 || string(page[0]) != string(all[0]) || string(page[1]) != string(all[1]) {
+				t.Fatalf("first: 2 answered %s (%v), the whole list begins %s %s", page, code, all[0], all[1])
+			}
+			if cost >= allCost/10 {
+				t.Errorf("first: 2 costs %d, the whole list %d", cost, allCost)
+			}
+			for _, first := range []any{0, 201} {
+				if items, _, code, param := ask(first); code != flightgraph.ECodeInvalidParameter || param != "first" || len(items) > 0 {
+					t.Errorf("first: %v: %d items, %v %v", first, len(items), code, param)
+				}
+			}
+		})
 	}
 }
