@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"encoding/json"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,6 +75,30 @@ func TestPlayground(t *testing.T) {
 	for _, p := range []string{"/static/", "/static/graphiql/", "/static/nothing.js", "/static/playground.js/x"} {
 		if got := serve("GET", p, ""); got.Code != http.StatusNotFound || restCode(t, got.Body.String()) != flightgraph.ECodeUnknownPath {
 			t.Errorf("%s: %d %.200s, want the unknown URL", p, got.Code, got.Body)
+		}
+	}
+}
+
+// TestPlaygroundExamplesRun: each operation of the playground's "departures and cheapest offers"
+// example answers without an error, with the credential its comment tells to pick: Departures
+// with an api-key, CheapestOffers with an OAuth token, and the example's variables.
+func TestPlaygroundExamplesRun(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	_, _, page := s.call(t, http.MethodGet, "/playground", map[string]string{"Accept": "text/html"}, "")
+	m := regexp.MustCompile(`(?s)<pre data-example="board"[^>]*>(.*?)</pre>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no board example in the playground")
+	}
+	doc := html.UnescapeString(m[1])
+	vars := map[string]any{"date": storetest.Now.Format(flightgraph.DateLayout), "first": 10, "destinations": []string{"JFK", "LHR", "CDG"}}
+	for _, c := range []struct{ op, field, header, value string }{
+		{"Departures", `"flights"`, "api-key", s.demo.APIKey},
+		{"CheapestOffers", `"bestFareOffers"`, "Authorization", "Bearer " + s.bearerToken(t, "")},
+	} {
+		q, _ := json.Marshal(map[string]any{"query": doc, "operationName": c.op, "variables": vars})
+		code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{c.header: c.value}, string(q))
+		if code != 200 || !strings.Contains(body, c.field) || strings.Contains(body, `"errors"`) {
+			t.Errorf("%s: %d %.500s", c.op, code, body)
 		}
 	}
 }

@@ -2,11 +2,18 @@
 // /portal/graphql), with example operations. Signed in to the portal, the user picks one of their
 // keys and the calls go out with a trial key that the session mints for it (POST /portal/trial):
 // no secret is pasted. Served from this origin with everything it loads (see web.go).
+//
+// /graphql answers introspection only to a credential (and each caller sees the schema it may
+// use), so GraphiQL fetches the schema only once the page has one: signed in, when the key list
+// has loaded and a key is picked, and again when another key or way of calling is picked; signed
+// out, when the Headers tab holds an api-key or an Authorization, and again (debounced) whenever
+// the Headers change. Until then the docs wait ("No GraphQL schema available"), never fail.
 (function () {
   "use strict";
   var portal = location.pathname === "/portal/playground";
   var vars = {
     departures: function (d) { return { date: d, first: 10 } },
+    board: function (d) { return { date: d, first: 10, destinations: ["JFK", "LHR", "CDG"] } },
     offers: function (d) { return { date: d } },
     signin: function () { return { email: "", password: "" } },
     register: function () { return { input: { name: "My app", description: "What it does", website: "https://example.com" } } },
@@ -43,9 +50,37 @@
     });
   }
 
+  // The schema is fetched when GraphiQL gets a fetcher it has not seen (its schema context
+  // introspects again on a new fetcher), with the Headers tab's headers; schema null holds it off.
+  var root = ReactDOM.createRoot(document.getElementById("graphiql"));
+  var canIntrospect = portal, headers = "", fetchedWith = null, debounce = 0;
+  function credential() {
+    if (portal || keySel.value) return true;
+    try {
+      var h = JSON.parse(headers || "{}");
+      return Object.keys(h).some(function (k) { return /^(api-key|authorization)$/i.test(k) && String(h[k]).trim() !== ""; });
+    } catch (e) {
+      return false; // half typed: wait for the rest
+    }
+  }
+  // refetch renders GraphiQL with a new fetcher, and so fetches the schema, when the page has a
+  // credential; without one it leaves the docs as they are (waiting, or the last schema fetched).
+  function refetch() {
+    if (!credential()) return;
+    canIntrospect = true;
+    fetchedWith = headers;
+    render(function (params, opts) { return fetcher(params, opts); });
+  }
+  function headersEdited(value) {
+    headers = value;
+    clearTimeout(debounce);
+    debounce = setTimeout(function () { if (headers !== fetchedWith) refetch(); }, 500);
+  }
+
   if (portal) {
     keyState.textContent = "The portal's API: sign in with the first tab, then send its token in the Headers tab.";
   } else {
+    [keySel, authSel].forEach(function (n) { n.addEventListener("change", refetch); });
     fetch("/portal/keys.json", { credentials: "same-origin" }).then(function (r) { return r.json(); }).then(function (j) {
       if (!j.signedIn) return;
       if (!j.keys || !j.keys.length) {
@@ -60,6 +95,7 @@
       });
       keyState.textContent = "Calls go out with a 15-minute trial key of your key:";
       [keySel, authSel].forEach(function (n) { n.hidden = false; n.previousElementSibling.hidden = false; });
+      refetch();
     }).catch(function () { /* the page works without: the Headers tab */ });
   }
 
@@ -85,16 +121,20 @@
     get length() { return localStorage.length; },
   };
 
-  var root = ReactDOM.createRoot(document.getElementById("graphiql"));
-  root.render(
-    React.createElement(GraphiQL, {
-      fetcher: fetcher,
-      defaultQuery: examples[0].query,
-      variables: examples[0].variables,
-      storage: storage,
-      defaultEditorToolsVisibility: true,
-      shouldPersistHeaders: false,
-      defaultTabs: examples,
-    })
-  );
+  function render(f) {
+    root.render(
+      React.createElement(GraphiQL, {
+        fetcher: f,
+        schema: canIntrospect ? undefined : null,
+        onEditHeaders: portal ? undefined : headersEdited,
+        defaultQuery: examples[0].query,
+        variables: examples[0].variables,
+        storage: storage,
+        defaultEditorToolsVisibility: true,
+        shouldPersistHeaders: false,
+        defaultTabs: examples,
+      })
+    );
+  }
+  render(fetcher);
 })();
