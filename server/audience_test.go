@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -22,18 +21,7 @@ import (
 // Hiding is not refusing: a developer asking for cargoCapacity is still answered INSP_404.000.
 func TestSchemaFollowsAudience(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	ctx := context.Background()
-	for email, role := range map[string]flightgraph.Role{"pat@partner.example": flightgraph.RolePartner, "sam@staff.example": flightgraph.RoleStaff} {
-		if _, err := s.srv.Access.CreateAccount(ctx, flightgraph.SignUpInput{Email: email, Password: developerPassword, Name: "N"}, role, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bearer := func(p *portal) map[string]string { return map[string]string{"Authorization": "Bearer " + p.token} }
-	callers := map[string]map[string]string{
-		"developer": {"api-key": s.demo.APIKey},
-		"partner":   bearer(s.signIn(t, "pat@partner.example", developerPassword)),
-		"staff":     bearer(s.signIn(t, "sam@staff.example", developerPassword)),
-	}
+	callers := s.audienceCallers(t)
 	names := map[string]map[string]bool{ // the names each caller's schema must hold (true) or not (false)
 		"developer": {"bestOffersFeed": false, "cargoCapacity": false, "CargoCapacity": false, "CargoLeg": false, "bestFareOffers": true, "flights": true},
 		"partner":   {"bestOffersFeed": true, "cargoCapacity": false, "CargoCapacity": false, "CargoLeg": false, "flights": true},

@@ -116,19 +116,8 @@ func TestSchemaAnswersAfterBudgets(t *testing.T) {
 // get no suggestion.
 func TestSuggestionsFollowAudience(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	ctx := context.Background()
-	for email, role := range map[string]flightgraph.Role{"pat@partner.example": flightgraph.RolePartner, "sam@staff.example": flightgraph.RoleStaff} {
-		if _, err := s.srv.Access.CreateAccount(ctx, flightgraph.SignUpInput{Email: email, Password: developerPassword, Name: "N"}, role, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bearer := func(p *portal) map[string]string { return map[string]string{"Authorization": "Bearer " + p.token} }
-	callers := map[string]map[string]string{
-		"anonymous": nil,
-		"developer": {"api-key": s.demo.APIKey},
-		"partner":   bearer(s.signIn(t, "pat@partner.example", developerPassword)),
-		"staff":     bearer(s.signIn(t, "sam@staff.example", developerPassword)),
-	}
+	callers := s.audienceCallers(t)
+	callers["anonymous"] = nil
 	for _, c := range []struct {
 		query string
 		// shown: the suggested names each caller sees, by caller ("-" none at all).
@@ -169,5 +158,22 @@ func TestSuggestionsFollowAudience(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// audienceCallers makes a partner's and a staff account and returns the headers of a caller of
+// each audience: the demo developer's key, and the partner's and the staff's sessions.
+func (s *testServer) audienceCallers(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	for email, role := range map[string]flightgraph.Role{"pat@partner.example": flightgraph.RolePartner, "sam@staff.example": flightgraph.RoleStaff} {
+		if _, err := s.srv.Access.CreateAccount(context.Background(), flightgraph.SignUpInput{Email: email, Password: developerPassword, Name: "N"}, role, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bearer := func(p *portal) map[string]string { return map[string]string{"Authorization": "Bearer " + p.token} }
+	return map[string]map[string]string{
+		"developer": {"api-key": s.demo.APIKey},
+		"partner":   bearer(s.signIn(t, "pat@partner.example", developerPassword)),
+		"staff":     bearer(s.signIn(t, "sam@staff.example", developerPassword)),
 	}
 }
