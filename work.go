@@ -18,11 +18,18 @@ type HeavyWork struct {
 	turn chan struct{}
 }
 
-// NewHeavyWork returns a request's hold, not yet holding a slot.
-func NewHeavyWork() *HeavyWork { return &HeavyWork{turn: make(chan struct{}, 1)} }
+// NewHeavyWork returns a request's hold, not yet holding a slot. Every request has one, and
+// few do heavy work: its turn is made when it first holds a slot.
+func NewHeavyWork() *HeavyWork { return &HeavyWork{} }
 
-// Hold records that the request holds a slot, or (false) that it gave it back.
-func (w *HeavyWork) Hold(held bool) { w.held.Store(held) }
+// Hold records that the request holds a slot, or (false) that it gave it back. The guard holds
+// it before any of the request's work starts, so whatever takes a Turn sees the turn made.
+func (w *HeavyWork) Hold(held bool) {
+	if held && w.turn == nil {
+		w.turn = make(chan struct{}, 1)
+	}
+	w.held.Store(held)
+}
 
 // Held reports whether the request holds a slot.
 func (w *HeavyWork) Held() bool { return w != nil && w.held.Load() }

@@ -99,6 +99,9 @@ func (a *API) Register(mux *http.ServeMux) {
 		weight := rt.Weight
 		classify := func(r *http.Request) (access.Charge, error) {
 			p := productOf(r)
+			if weight == light {
+				return access.Light(p), nil
+			}
 			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: weight.Heavy}, nil
 		}
 		handle := rt.handle(a)
