@@ -44,10 +44,10 @@ type view struct {
 	// schema is what the audience sees; the whole schema when it sees all of it.
 	schema *ast.Schema
 
-	sdlOnce sync.Once
-	sdl     string
-	exec    graphql.ExecutableSchema // AudienceSchema's, made once
-	execMu  sync.Mutex
+	sdlOnce  sync.Once
+	sdl      string
+	exec     graphql.ExecutableSchema // AudienceSchema's, made once
+	execOnce sync.Once
 }
 
 // of returns audience's view, computing it the first time.
@@ -260,12 +260,8 @@ func (a *AudienceSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	if v.schema == a.Schema() {
 		return a.ExecutableSchema.Exec(ctx)
 	}
-	v.execMu.Lock()
-	if v.exec == nil {
-		v.exec = a.make(v.schema)
-	}
+	v.execOnce.Do(func() { v.exec = a.make(v.schema) })
 	exec := v.exec
-	v.execMu.Unlock()
 	// gqlgen's _service answers the whole SDL whatever the schema; only an operation that may ask
 	// for it pays for the middleware that answers the view's instead. The operation context is
 	// this request's own.
