@@ -88,7 +88,9 @@ func TestAttackHeavyFieldHiddenInTheDocument(t *testing.T) {
 			Errors []struct {
 				Extensions map[string]any
 			}
-			Extensions struct{ Cost struct{ Calls map[string]int } }
+			Extensions struct {
+				Cost struct{ Calls map[string]int }
+			}
 		}
 		json.Unmarshal([]byte(strings.TrimSpace(strings.TrimPrefix(body, "\r\n---"))), &out)
 		if calls < 0 { // one inspiration or deals search per operation: refused before the slot
