@@ -1,6 +1,8 @@
 package rest
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"strings"
 
@@ -102,6 +104,9 @@ func (a *API) Register(mux *http.ServeMux) {
 			if weight == light {
 				return access.Light(p), nil
 			}
+			if weight.Heavy {
+				arrived(r)
+			}
 			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: weight.Heavy}, nil
 		}
 		handle := rt.handle(a)
@@ -117,3 +122,26 @@ func (a *API) Register(mux *http.ServeMux) {
 		mux.Handle(rt.Pattern, a.Guard.Middleware(classify, a.Error)(a.contract(http.HandlerFunc(required))))
 	}
 }
+
+// arrived reads what arrives of a heavy call's body (at most maxSearchBytes+1 bytes, as sent)
+// before the call takes a heavy-work slot, so that a client who sends its headers and then
+// dribbles its body, or never sends it, holds no slot while nothing runs. The handler reads the
+// same bytes, and the same read error after them, from r.Body as it would have.
+func arrived(r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	got, err := io.ReadAll(io.LimitReader(r.Body, maxSearchBytes+1))
+	rest := io.Reader(r.Body)
+	if err != nil {
+		rest = errReader{err}
+	}
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(got), rest), r.Body}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
