@@ -132,6 +132,9 @@ type Failure func(w http.ResponseWriter, r *http.Request, err error)
 type Pass struct {
 	Caller  *flightgraph.Caller
 	AuthErr error // the credential's error, which matters only for calls that need it
+	// bearer is the caller of the OAuth access token that came with the api-key (Caller), of the
+	// same application: OAuth APIs are admitted with it, API-key APIs with Caller (callerFor).
+	bearer *flightgraph.Caller
 	header  http.Header
 	client  string // the client's address (host), which names anonymous callers
 
@@ -231,9 +234,10 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				return
 			}
 			caller := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+			var bearer *flightgraph.Caller
 			if hash != "" {
 				var authErr error
-				if caller, authErr = g.Authenticate(r); authErr != nil {
+				if caller, bearer, authErr = g.authenticate(r); authErr != nil {
 					// A lookup that failed, or was abandoned, keeps its place. A credential
 					// refused is no longer one that authenticated lately; one that could not be
 					// checked still is, and must not go on as anonymous, which would tell a
@@ -264,7 +268,7 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 			settle := func(refused bool) { once.Do(func() { done(refused) }) }
 			sw := statusOf(w)
 			pass := NewPass(caller, nil, sw.Header())
-			pass.client, pass.onAdmit = client, func() { settle(false) }
+			pass.client, pass.onAdmit, pass.bearer = client, func() { settle(false) }, bearer
 			defer pass.release()
 			next.ServeHTTP(sw, r.WithContext(WithPass(r.Context(), pass)))
 			settle(refused(pass, sw.Status))
@@ -344,14 +348,73 @@ func (g *Guard) Middleware(classify Classifier, fail Failure) func(http.Handler)
 				fail(w, r, err)
 				return
 			}
+			if len(charge.Products) == 1 {
+				r = r.WithContext(AsCallerOf(r.Context(), charge.Products[0]))
+			}
 			next.ServeHTTP(w, r)
 		}))
 	}
 }
 
+// authenticate establishes the callers of a request: that of its credential (Authenticate), and,
+// when it carries an api-key and an OAuth access token together, the token's too, so that one
+// operation can call API-key and OAuth APIs. A pair is one credential: both must authenticate, and
+// belong to the same application, or neither is used.
+func (g *Guard) authenticate(r *http.Request) (caller, bearer *flightgraph.Caller, err error) {
+	caller, err = g.Authenticate(r)
+	token, paired := pairedToken(r)
+	if err != nil || !paired {
+		return caller, nil, err
+	}
+	if bearer, err = g.bearerCaller(r.Context(), token); err != nil {
+		return bearer, nil, err
+	}
+	if bearer.ApplicationID != caller.ApplicationID {
+		return &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}, nil, flightgraph.Errorf(flightgraph.ECodeWrongCredential,
+			"the api-key and the bearer token belong to different applications: send a token issued to this application's key")
+	}
+	return caller, bearer, nil
+}
+
+// pairedToken returns the bearer token of a request that carries an api-key too, which must be an
+// access token: anything else there fails as a bearer token does alone. A portal session beside
+// an api-key, or an Authorization of another scheme, is not read, as ever.
+func pairedToken(r *http.Request) (string, bool) {
+	if r.Header.Get("api-key") == "" {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || CredentialKind(token) == KindSession {
+		return "", false
+	}
+	return token, true
+}
+
+// callerFor returns the caller a product's calls are admitted with: the bearer token's for an
+// OAuth API when the request paired one with its api-key, else the request's caller.
+func (p *Pass) callerFor(prod *flightgraph.Product) *flightgraph.Caller {
+	if p.bearer != nil && prod.Auth == flightgraph.AuthOAuth {
+		return p.bearer
+	}
+	return p.Caller
+}
+
+// AsCallerOf returns ctx whose caller (flightgraph.CallerFromContext) is the one the product slug
+// is admitted with (see callerFor), so that the work of an OAuth API called with a paired token
+// reads the token's customer and grant. Without a pair it is ctx.
+func AsCallerOf(ctx context.Context, slug string) context.Context {
+	pass := PassFromContext(ctx)
+	p := product(slug)
+	if pass == nil || pass.bearer == nil || p == nil {
+		return ctx
+	}
+	return flightgraph.WithCaller(ctx, pass.callerFor(p))
+}
+
 // Authenticate establishes the caller from the api-key header or the bearer token, whose kind
 // its prefix tells. A request without credentials is anonymous; bad credentials give an
-// anonymous caller and the error, which matters only if the call needs the credential.
+// anonymous caller and the error, which matters only if the call needs the credential. (An
+// api-key comes first; authenticate reads an access token sent with it.)
 func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
 	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	ctx := r.Context()
@@ -366,6 +429,12 @@ func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the Authorization header must be 'Bearer <token>'")
 	}
+	return g.bearerCaller(r.Context(), token)
+}
+
+// bearerCaller authenticates a bearer token: an access token, or a portal session.
+func (g *Guard) bearerCaller(ctx context.Context, token string) (*flightgraph.Caller, error) {
+	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	switch CredentialKind(token) {
 	case KindAccessToken:
 		return g.tokenCaller(ctx, token)
@@ -562,8 +631,8 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 			// path that does not exist.
 			return flightgraph.UnknownPath()
 		}
-		if err := authorize(h, caller, pass.AuthErr, p); err != nil {
-			return err
+		if err := authorize(h, pass.callerFor(p), pass.AuthErr, p); err != nil {
+			return pairing(err, c.Products, pass)
 		}
 	}
 	if c.Heavy {
@@ -573,7 +642,7 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 	}
 	admitted := make([]flightgraph.Usage, 0, len(c.Products))
 	for _, slug := range c.Products {
-		e := caller.Products[slug]
+		e := pass.callerFor(product(slug)).Products[slug]
 		d, err := g.Limiter.Admit(ctx, e.SubscriptionID, e.Plan.Limits, c.Calls[slug])
 		if err == nil {
 			pass.mu.Lock()
@@ -600,6 +669,25 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 	}
 	pass.admit(c.Products)
 	return nil
+}
+
+// pairing adds to the refusal of an operation that calls API-key and OAuth APIs together, for a
+// want of one credential's kind, how to send both.
+func pairing(err error, products []string, pass *Pass) error {
+	var fe *flightgraph.Error
+	if pass.bearer != nil || !errors.As(err, &fe) || fe.Code != flightgraph.ECodeMissingCredentials && fe.Code != flightgraph.ECodeWrongCredential {
+		return err
+	}
+	kinds := map[flightgraph.AuthKind]bool{}
+	for _, slug := range products {
+		if p := product(slug); p != nil {
+			kinds[p.Auth] = true
+		}
+	}
+	if !kinds[flightgraph.AuthAPIKey] || !kinds[flightgraph.AuthOAuth] {
+		return err
+	}
+	return flightgraph.Errorf(fe.Code, "%s; the operation calls API-key and OAuth APIs: send the api-key header and an access token issued to the same key (Authorization: Bearer) together", fe.Message)
 }
 
 // enterHeavy takes a heavy-work slot for the request of pass, once: a caller is known by its key,
@@ -661,7 +749,11 @@ func limited(h http.Header, d Decision) error {
 	if d.Code == flightgraph.ECodePerDayLimit {
 		msg = fmt.Sprintf("over the limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
 	}
-	return flightgraph.Errorf(d.Code, "%s", msg)
+	// The wait in the body too (GraphQL's extensions.retryAfter), for clients behind a gateway
+	// that drops the header.
+	err := flightgraph.Errorf(d.Code, "%s", msg)
+	err.RetryAfter = d.RetryAfter
+	return err
 }
 
 // errNoPass refuses work that no guard authenticated: a wiring defect, which must fail closed.
@@ -702,7 +794,7 @@ func Require(ctx context.Context, slug string) error {
 	if p == nil || !p.VisibleTo(pass.Caller.Role()) {
 		return flightgraph.UnknownPath()
 	}
-	if err := authorize(http.Header{}, pass.Caller, pass.AuthErr, p); err != nil {
+	if err := authorize(http.Header{}, pass.callerFor(p), pass.AuthErr, p); err != nil {
 		return err
 	}
 	return flightgraph.Errorf(flightgraph.ECodeNotApproved, "the call was not admitted for %s", p.Name)

@@ -127,6 +127,17 @@ func TestRequireFailsClosed(t *testing.T) {
 		"flightstatus": {SubscriptionID: "sub-fs", Plan: &flightgraph.Plan{Limits: flightgraph.DefaultLimits}}}}
 	anonymous := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	badKey := flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
+	// A pair: the key approved for flightstatus and offers, its token scoped to baggage alone.
+	pairKey := &flightgraph.Caller{Kind: flightgraph.CallerKey, Products: map[string]*flightgraph.Entitlement{
+		"flightstatus": {SubscriptionID: "sub-fs", Plan: &flightgraph.Plan{Limits: flightgraph.DefaultLimits}},
+		"offers":       {SubscriptionID: "sub-of", Plan: &flightgraph.Plan{Limits: flightgraph.DefaultLimits}}}}
+	pairToken := &flightgraph.Caller{Kind: flightgraph.CallerToken, Grant: flightgraph.GrantClientCredentials, Products: map[string]*flightgraph.Entitlement{
+		"baggage": {SubscriptionID: "sub-bg", Plan: &flightgraph.Plan{Limits: flightgraph.DefaultLimits}}}}
+	paired := func() context.Context {
+		p := NewPass(pairKey, nil, nil)
+		p.bearer = pairToken
+		return WithPass(context.Background(), p)
+	}
 	for _, c := range []struct {
 		name    string
 		ctx     context.Context
@@ -142,6 +153,11 @@ func TestRequireFailsClosed(t *testing.T) {
 		{"admitted another", WithPass(context.Background(), NewPass(key, nil, nil)), "opendata", []string{"flightstatus"}, flightgraph.ECodeNotApproved},
 		{"hidden", WithPass(context.Background(), NewPass(key, nil, nil)), "cargo", nil, flightgraph.ECodeUnknownPath},
 		{"admitted", WithPass(context.Background(), NewPass(key, nil, nil)), "flightstatus", []string{"flightstatus"}, ""},
+		// A pair: an OAuth API takes the token's entitlements, never the key's.
+		{"paired, the token does not cover it", paired(), "offers", nil, flightgraph.ECodeNotApproved},
+		{"paired, covered but not admitted", paired(), "baggage", nil, flightgraph.ECodeNotApproved},
+		{"paired, admitted another", paired(), "baggage", []string{"flightstatus"}, flightgraph.ECodeNotApproved},
+		{"paired, admitted", paired(), "baggage", []string{"flightstatus", "baggage"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.admit != nil {

@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -21,9 +22,10 @@ import (
 // scalars, and what they reach, without a field or type whose @api names an API outside the
 // audience, nor what only those reach. A developer's schema has no bestOffersFeed (partners'
 // Metasearch) and no cargoCapacity or CargoCapacity (staff's Cargo). Each audience's view is
-// computed once, and is the one answer to "what may this caller see of the schema" for the
-// validator's suggestions (Suggestions), introspection and the federation SDL (AudienceSchema).
-// It only hides: execution still refuses a caller what it was not admitted to (Gate's second line).
+// computed once, and is the one answer to "what may this caller see of the schema": its
+// documents are validated and executed against it (Audiences), so that introspection, the
+// federation SDL and the validator's messages name nothing else. It only hides: execution still
+// refuses a caller what it was not admitted to (Gate's second line).
 type Views struct {
 	schema *ast.Schema
 	views  sync.Map // audience → *view
@@ -44,10 +46,8 @@ type view struct {
 	// schema is what the audience sees; the whole schema when it sees all of it.
 	schema *ast.Schema
 
-	sdlOnce  sync.Once
-	sdl      string
-	exec     graphql.ExecutableSchema // AudienceSchema's, made once
-	execOnce sync.Once
+	sdlOnce sync.Once
+	sdl     string
 }
 
 // of returns audience's view, computing it the first time.
@@ -238,30 +238,17 @@ func (v *view) sdlOf(full string) string {
 	return v.sdl
 }
 
-// AudienceSchema is the flight subgraph's executable schema as each caller sees it: documents are
-// validated and costed against the whole schema (so that a refusal names what was asked for, and
-// Suggestions hides what the caller may not see), and executed against the caller's view, from
-// which introspection (__schema, __type) answers; _service answers the view's SDL.
-type AudienceSchema struct {
+// viewSchema is the flight subgraph's executable schema as one audience sees it: documents are
+// parsed, validated, costed and executed against the view, so that a name the caller may not see
+// is refused as one that does not exist, with the same words; introspection (__schema, __type)
+// answers from the view, and _service answers the view's SDL.
+type viewSchema struct {
 	graphql.ExecutableSchema
-	views *Views
-	make  func(*ast.Schema) graphql.ExecutableSchema
+	view *view
 }
 
-// NewAudienceSchema returns the AudienceSchema of full; make makes the executable schema of a
-// view (the generated NewExecutableSchema, with the view as Config.Schema).
-func NewAudienceSchema(full graphql.ExecutableSchema, make func(*ast.Schema) graphql.ExecutableSchema) *AudienceSchema {
-	return &AudienceSchema{ExecutableSchema: full, views: NewViews(full.Schema()), make: make}
-}
-
-// Exec implements graphql.ExecutableSchema: the operation executed against the caller's view.
-func (a *AudienceSchema) Exec(ctx context.Context) graphql.ResponseHandler {
-	v := a.views.of(access.Audience(flightgraph.CallerFromContext(ctx).Role()))
-	if v.schema == a.Schema() {
-		return a.ExecutableSchema.Exec(ctx)
-	}
-	v.execOnce.Do(func() { v.exec = a.make(v.schema) })
-	exec := v.exec
+// Exec implements graphql.ExecutableSchema.
+func (vs viewSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	// gqlgen's _service answers the whole SDL whatever the schema; only an operation that may ask
 	// for it pays for the middleware that answers the view's instead. The operation context is
 	// this request's own.
@@ -270,11 +257,40 @@ func (a *AudienceSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		oc.ResolverMiddleware = func(ctx context.Context, resolve graphql.Resolver) (any, error) {
 			res, err := next(ctx, resolve)
 			if svc, ok := res.(fedruntime.Service); ok && err == nil { // only _service answers one
-				svc.SDL = v.sdlOf(svc.SDL)
+				svc.SDL = vs.view.sdlOf(svc.SDL)
 				return svc, nil
 			}
 			return res, err
 		}
 	}
-	return exec.Exec(ctx)
+	return vs.ExecutableSchema.Exec(ctx)
+}
+
+// Audiences serves each caller from the endpoint of its audience's view of the schema, made the
+// first time one of its callers calls: the views are few (the public, partners, staff), and
+// each endpoint keeps its own parsed documents, persisted queries and kept answers, so that
+// nothing read for one audience is served to another. The guard must have authenticated the
+// request: its caller's role names the audience.
+type Audiences struct {
+	views    *Views
+	endpoint func(*view) http.Handler
+	made     sync.Map // audience → *sync.OnceValue of its endpoint
+}
+
+// NewAudiences returns the Audiences of full, whose endpoints endpoint makes for each view.
+func NewAudiences(full *ast.Schema, endpoint func(views *Views, schema *ast.Schema, view *view) http.Handler) *Audiences {
+	a := &Audiences{views: NewViews(full)}
+	a.endpoint = func(v *view) http.Handler { return endpoint(a.views, v.schema, v) }
+	return a
+}
+
+// ServeHTTP implements http.Handler.
+func (a *Audiences) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	audience := access.Audience(flightgraph.CallerFromContext(r.Context()).Role())
+	once, ok := a.made.Load(audience)
+	if !ok {
+		v := a.views.of(audience)
+		once, _ = a.made.LoadOrStore(audience, sync.OnceValue(func() http.Handler { return a.endpoint(v) }))
+	}
+	once.(func() http.Handler)().ServeHTTP(w, r)
 }

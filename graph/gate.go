@@ -435,6 +435,11 @@ func (g *Gate) InterceptRootField(ctx context.Context, next graphql.RootResolver
 		err = access.RequireCaller(ctx)
 	}
 	if err == nil {
+		if len(c.products) == 1 {
+			// The field runs as the credential its API was admitted with (a paired token's
+			// customer and grant for an OAuth API).
+			ctx = access.AsCallerOf(ctx, c.products[0])
+		}
 		return next(ctx)
 	}
 	name := "?"

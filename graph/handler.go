@@ -31,13 +31,18 @@ type HandlerConfig struct {
 	Markets flightgraph.Markets
 }
 
-// NewHandler returns the flight subgraph's endpoint: Serve with the prefetch plan of its flights,
-// each caller executing against its audience's view of the schema (AudienceSchema).
+// NewHandler returns the flight subgraph's endpoint: each caller is served by the endpoint of its
+// audience's view of the schema (Audiences), Serve of the view with the prefetch plan of its
+// flights.
 func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
-	schema := NewAudienceSchema(NewExecutableSchema(Config{Resolvers: resolvers}), func(view *ast.Schema) graphql.ExecutableSchema {
-		return NewExecutableSchema(Config{Resolvers: resolvers, Schema: view})
+	full := NewExecutableSchema(Config{Resolvers: resolvers})
+	return NewAudiences(full.Schema(), func(views *Views, schema *ast.Schema, v *view) http.Handler {
+		var es graphql.ExecutableSchema = full
+		if schema != full.Schema() {
+			es = viewSchema{ExecutableSchema: NewExecutableSchema(Config{Resolvers: resolvers, Schema: schema}), view: v}
+		}
+		return serve(es, c, views, PlanPrefetch(schema))
 	})
-	return Serve(schema, c, PlanPrefetch(schema.Schema()))
 }
 
 // Serve returns the GraphQL endpoint of schema: the request's dataloaders, then gqlgen with the
@@ -45,8 +50,13 @@ func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 // executed inline (InlineDeferred), the access gate with the operation's cost (Gate), the answers
 // kept for the schema's readers (Answers), the operation middlewares around, and one error
 // presenter that shows each caller the suggestions of what it may see (Suggestions). Every
-// endpoint is served this way: the flight subgraph and the portal.
+// endpoint is served this way: each audience's of the flight subgraph, and the portal.
 func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.OperationMiddleware) http.Handler {
+	return serve(schema, c, NewViews(schema.Schema()), around...)
+}
+
+// serve is Serve with the views its suggestions are cut by.
+func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)
 	// The first transport that supports a request answers it: HTTP takes every method but
 	// OPTIONS (HEAD included, refused with its Allow), Options the preflights.
@@ -66,10 +76,6 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	h.Use(NewAnswers())
 	for _, m := range around {
 		h.AroundOperations(m)
-	}
-	views := NewViews(schema.Schema())
-	if a, ok := schema.(*AudienceSchema); ok {
-		views = a.views // one view per audience for introspection and suggestions
 	}
 	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(views)))
 	h.SetRecoverFunc(Recover(c.Log))

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -18,7 +18,9 @@ import (
 // partners' bestOffersFeed nor the staff's cargoCapacity, CargoCapacity or CargoLeg, descriptions
 // included, and __type(name: "CargoCapacity") is null for it; a partner's name bestOffersFeed and
 // nothing of cargo; staff's name both. Every type a field of the introspection refers to is in it.
-// Hiding is not refusing: a developer asking for cargoCapacity is still answered INSP_404.000.
+// A document that names what the caller may not see is answered byte for byte as one that names
+// something that does not exist: validation runs against the caller's view, so that no message
+// (a missing argument, a field of a hidden type, a fragment on one) tells that it exists.
 func TestSchemaFollowsAudience(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	callers := s.audienceCallers(t)
@@ -59,12 +61,37 @@ func TestSchemaFollowsAudience(t *testing.T) {
 		}
 	}
 
-	// The second line is unchanged: hidden is not allowed, and not allowed is still refused.
-	code, _, body := s.call(t, http.MethodPost, "/graphql", callers["developer"], jsonBody(`{ cargoCapacity(flightId: "20261122+KL+1001") { payloadKg } }`, nil))
-	var r gqlResponse
-	if err := json.Unmarshal([]byte(body), &r); err != nil || (r.Data != nil && string(r.Data) != "null") || len(r.Errors) != 1 || r.Errors[0].Extensions["code"] != flightgraph.ECodeUnknownPath {
-		t.Fatalf("a developer's cargoCapacity: %d %s", code, body)
+	// What a developer may not see is what does not exist, to the byte.
+	for _, c := range []struct{ name, doc string }{
+		{"cargoCapacity", `{ cargoCapacity(flightId: "20261122+KL+1001") { payloadKg } }`},
+		{"cargoCapacity", `{ cargoCapacity }`},
+		{"bestOffersFeed", `{ bestOffersFeed { destination } }`},
+		{"bestOffersFeed", `{ bestOffersFeed(search: {origin: "AMS"}, first: "x") { destination } }`},
+		{"CargoCapacity", `{ __typename ...F } fragment F on CargoCapacity { payloadKg }`},
+		{"CargoLeg", `query($l: CargoLeg) { __typename }`},
+		{"CargoCapacity", `{ flight(id: "x") { ... on CargoCapacity { payloadKg } } }`},
+	} {
+		hiddenCode, _, hidden := s.call(t, http.MethodPost, "/graphql", callers["developer"], jsonBody(c.doc, nil))
+		missingCode, _, missing := s.call(t, http.MethodPost, "/graphql", callers["developer"], jsonBody(strings.ReplaceAll(c.doc, c.name, c.name+"Zz"), nil))
+		if missing = strings.ReplaceAll(missing, c.name+"Zz", c.name); hiddenCode != missingCode || withoutSuggestion(hidden) != withoutSuggestion(missing) {
+			t.Errorf("a developer's %s:\n%d %s\na name that does not exist:\n%d %s", c.doc, hiddenCode, hidden, missingCode, missing)
+		}
+		for name, shown := range names["developer"] {
+			if !shown && name != c.name && strings.Contains(hidden, name) {
+				t.Errorf("a developer's %s is answered with the hidden name %s: %s", c.doc, name, hidden)
+			}
+		}
+		// The staff's answer to the same document names what it asked for as existing.
+		if _, _, staff := s.call(t, http.MethodPost, "/graphql", callers["staff"], jsonBody(c.doc, nil)); staff == hidden {
+			t.Errorf("staff and a developer get the same answer to %s: %s", c.doc, staff)
+		}
 	}
+}
+
+// withoutSuggestion cuts the validator's "Did you mean …?" from an answer's messages: a name that
+// does not exist may be near another.
+func withoutSuggestion(body string) string {
+	return regexp.MustCompile(` Did you mean [^?]*\?`).ReplaceAllString(body, "")
 }
 
 // danglingTypes returns the names of the types that an introspection's fields, arguments,

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +150,25 @@ func TestPlaygroundFetchesTheSchema(t *testing.T) {
 		dev.do("load the playground", chromedp.Navigate(s.URL+"/playground"), chromedp.WaitVisible(chromedp.CSS(".graphiql-container")))
 		if ok, got := docsLoaded(dev); !ok {
 			t.Errorf("signed in, load %d of 3: the Docs show %.300q", i+1, got)
+		}
+	}
+	// The examples run from the page: Departures with the api-key, the Board (Flight Status and
+	// Offers in one query) with the key and a token together.
+	for _, ex := range []struct{ tab, auth string }{{"Departures", "api-key"}, {"Board", "both"}} {
+		dev.eval(`(s => { s.value = ` + strconv.Quote(ex.auth) + `; s.dispatchEvent(new Event("change")); return s.value; })(document.getElementById("auth"))`)
+		dev.eval(`(b => (b.click(), b.textContent))([...document.querySelectorAll(".graphiql-tab-button")].find(b => b.textContent.trim() === ` + strconv.Quote(ex.tab) + `))`)
+		// GraphiQL reads the operation's name from the editor a moment after the tab shows it,
+		// as a person would not click sooner.
+		dev.wait(ex.tab+"'s query in the editor", `(document.querySelector(".graphiql-query-editor")?.textContent || "").includes("query `+ex.tab+`")`)
+		time.Sleep(500 * time.Millisecond)
+		dev.do("run "+ex.tab, chromedp.Click(chromedp.CSS(".graphiql-execute-button")))
+		if _, err := chromedp.Run(dev.ctx, chromedp.Poll[bool](`/"(data|errors)"/.test(document.querySelector(".graphiql-response")?.textContent || "")`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			t.Fatalf("%s as %s: no answer (%v); the page shows %.600q", ex.tab, ex.auth, err, dev.text("#graphiql"))
+		}
+		// The test's clock is not the browser's: the page's dates may hold no flights.
+		got := dev.text(".graphiql-response")
+		if strings.Contains(got, `"errors"`) || !strings.Contains(got, `"flights"`) || ex.tab == "Board" && !strings.Contains(got, `"bestFareOffers"`) {
+			t.Errorf("%s as %s answers %.400q", ex.tab, ex.auth, got)
 		}
 	}
 

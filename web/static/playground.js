@@ -28,17 +28,19 @@
   var tokens = {};
 
   var trial = flightgraphTrial.key, post = flightgraphTrial.post; // trial.js
-  // The headers of the picked key: its trial key, or an access token got with it.
+  // The headers of the picked key: its trial key, an access token got with it, or both (one
+  // operation may call API-key and OAuth APIs with the two of one application).
   function keyHeaders() {
     if (portal || !keySel.value) return Promise.resolve({});
-    var keyId = keySel.value;
+    var keyId = keySel.value, how = authSel.value;
     return trial(keyId).then(function (t) {
-      if (authSel.value !== "oauth") return { "api-key": t.apiKey };
+      if (how === "api-key") return { "api-key": t.apiKey };
+      var withKey = function (h) { if (how === "both") h["api-key"] = t.apiKey; return h; };
       var tok = tokens[keyId];
-      if (tok && tok.until - Date.now() > 60000 && tok.trial === t.apiKey) return { authorization: "Bearer " + tok.value };
+      if (tok && tok.until - Date.now() > 60000 && tok.trial === t.apiKey) return withKey({ authorization: "Bearer " + tok.value });
       return post("/oauthcust/oauth/token", { grant_type: "client_credentials", client_id: t.apiKey, client_secret: t.secret }).then(function (j) {
         tokens[keyId] = { value: j.access_token, until: Date.now() + j.expires_in * 1000, trial: t.apiKey };
-        return { authorization: "Bearer " + j.access_token };
+        return withKey({ authorization: "Bearer " + j.access_token });
       });
     });
   }
