@@ -135,8 +135,8 @@ type Pass struct {
 	// bearer is the caller of the OAuth access token that came with the api-key (Caller), of the
 	// same application: OAuth APIs are admitted with it, API-key APIs with Caller (callerFor).
 	bearer *flightgraph.Caller
-	header  http.Header
-	client  string // the client's address (host), which names anonymous callers
+	header http.Header
+	client string // the client's address (host), which names anonymous callers
 
 	mu       sync.Mutex
 	admitted map[string]bool
