@@ -137,7 +137,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	mux.Handle("/portal/graphql", portalAPI)
 	// The binary serves plain HTTP: behind an https public URL, TLS ends at a proxy, and the
 	// pages' cookie must be Secure (and __Host-) all the same.
-	(&web.Portal{API: portalAPI, Log: s.Log, Secure: strings.HasPrefix(strings.ToLower(svc.Access.PortalURL), "https://")}).Register(mux)
+	(&web.Portal{API: portalAPI, Log: s.Log, Now: s.Now, Secure: strings.HasPrefix(strings.ToLower(svc.Access.PortalURL), "https://")}).Register(mux)
 	mux.Handle("/oauthcust/oauth/token", s.Tokens)
 	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
 	api.Register(mux)

@@ -32,6 +32,8 @@ type Portal struct {
 	// server's public URL is https and TLS ends at a proxy in front of it (the binary serves
 	// plain HTTP). The session cookie is then __Host- and Secure on every request.
 	Secure bool
+	// Now is the server's clock (time.Now when nil): a trial key's lifetime is told from it.
+	Now func() time.Time
 }
 
 //go:embed templates

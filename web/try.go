@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -125,8 +126,10 @@ func (p *Portal) keys(w http.ResponseWriter, r *http.Request) {
 }
 
 // trialKey mints a trial key of one of the user's keys for Try it and the playground, and
-// answers it as JSON: {apiKey, secret, expiresAt}. It is a POST from this origin with the
-// session's cookie (CrossOriginProtection refuses any other), never cached.
+// answers it as JSON: {apiKey, secret, expiresAt, expiresIn}, expiresIn being the seconds it has
+// left by the server's clock, which a page counts from its own clock (that may be off). It is a
+// POST from this origin with the session's cookie (CrossOriginProtection refuses any other),
+// never cached.
 func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	var d struct {
@@ -149,7 +152,15 @@ func (p *Portal) trialKey(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, pr.status(), map[string]string{"code": pr.Code, "message": pr.Message})
 		return
 	}
-	writeJSON(w, http.StatusOK, d.TryKey)
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	expiresIn := 0
+	if at, err := time.Parse(time.RFC3339, d.TryKey.ExpiresAt); err == nil {
+		expiresIn = max(int(at.Sub(now()).Seconds()), 0)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"apiKey": d.TryKey.APIKey, "secret": d.TryKey.Secret, "expiresAt": d.TryKey.ExpiresAt, "expiresIn": expiresIn})
 }
 
 // writeJSON answers v as JSON, never cached: these answers are the session's own.
