@@ -90,6 +90,9 @@ type MailStore interface {
 	// DeleteDoneMail deletes the messages delivered before before, and the given-up ones created
 	// before it, and returns how many it deleted. Messages still to be sent stay.
 	DeleteDoneMail(ctx context.Context, before time.Time) (int64, error)
+	// OnQueued has f called after each commit of a transaction that queued mail (MailQueue), so
+	// that the outbox sends it at once instead of on its next tick. f must not block.
+	OnQueued(f func())
 }
 
 // MailKind says why mail is sent, which decides the budgets that may refuse it (MailBudget).

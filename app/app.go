@@ -162,6 +162,10 @@ func New(cfg Config) *Services {
 		Uncharged: cfg.Uncharged, Refusals: refusals, Heavy: heavy}
 	s.Outbox = access.NewOutbox(st.Mail, cfg.Mailer, cfg.Log)
 	s.Outbox.Now, s.Outbox.Key = cfg.Now, cfg.OfferKey
+	// Mail a request queues (a sign-up's link, a mailed search, an operator's notice) goes out
+	// as its transaction commits; the outbox's tick stays for retries and for what a stopped
+	// replica left behind.
+	st.Mail.OnQueued(s.Outbox.Notify)
 	s.Sweeper = &access.Sweeper{Mail: st.Mail, Access: st.Access, Retention: cfg.MailRetention, Now: cfg.Now, Log: cfg.Log}
 	// One gate and one lockout for both ways of signing in, so that their hashes share one bound.
 	s.Hashes = access.NewHashGate(cfg.PasswordHashConcurrency)

@@ -2,13 +2,18 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/emersion/go-smtp"
+
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -93,3 +98,128 @@ func TestRunErasesAndSweepsMail(t *testing.T) {
 		}
 	})
 }
+
+// TestSignUpMailGoesOutAtOnce: a sign-up's mail reaches a real SMTP server as soon as the
+// request that queued it has answered, not on the outbox's next tick (10 s in Run): the store
+// tells the outbox when a transaction that queued mail commits.
+func TestSignUpMailGoesOutAtOnce(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		db := storetest.Open(t, dialect, os.Getenv)
+		smtpd := startMailSink(t)
+		mailer, err := access.NewSMTPMailer("smtp://" + smtpd.addr + "?from=noreply%40flightgraph.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newServerWith(t, db, func(c *serverConfig) { c.Mailer = mailer })
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.srv.Run(runCtx, ln, nil, server.Shutdown{Grace: time.Second}) }()
+		t.Cleanup(func() { cancel(); <-done })
+		// Run's first pass delivers what was queued before it (the demo set-up's mail): wait for
+		// it to end, so that what follows can only be sent by a notification or the next tick.
+		settle := time.Now().Add(10 * time.Second)
+		for time.Now().Before(settle) && smtpd.count() < s.mailCount(t) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		before := smtpd.count()
+
+		resp := s.portalAs(t, nil, `mutation($in: SignUpInput!) { signUp(input: $in) { message } }`,
+			map[string]any{"in": map[string]any{"email": "ada@example.com", "password": "a long enough password", "name": "Ada"}})
+		if len(resp.Errors) > 0 {
+			t.Fatalf("signUp: %+v", resp.Errors)
+		}
+		answered := time.Now()
+		for smtpd.count() == before {
+			if time.Since(answered) > 3*time.Second {
+				t.Fatalf("the sign-up mail was not delivered within 3 s of the answer (the outbox's tick is 10 s)")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		took := time.Since(answered)
+		if got := smtpd.last(); got.to != "ada@example.com" || !strings.Contains(got.data, "Confirm your address") {
+			t.Fatalf("the server received a mail to %q:\n%s", got.to, got.data)
+		}
+		t.Logf("%s: the sign-up mail reached the SMTP server %v after the answer", dialect, took.Round(time.Millisecond))
+	})
+}
+
+// mailCount is how many messages the outbox holds, delivered or not.
+func (s *testServer) mailCount(t testing.TB) int {
+	t.Helper()
+	var n int
+	if err := storetest.SQL(t, s.db).QueryRow(`SELECT COUNT(*) FROM mail_outbox`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// mailSink is an in-process SMTP server, without authentication, that keeps what it accepts.
+type mailSink struct {
+	addr string
+	mu   sync.Mutex
+	msgs []sunkMail
+}
+
+// sunkMail is one message as the mail sink got it.
+type sunkMail struct{ to, data string }
+
+// startMailSink serves SMTP on a free loopback port until the test ends.
+func startMailSink(t *testing.T) *mailSink {
+	t.Helper()
+	sink := &mailSink{}
+	s := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &sinkSession{sink: sink}, nil }))
+	s.Domain = "localhost"
+	s.ReadTimeout, s.WriteTimeout = 10*time.Second, 10*time.Second
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.addr = ln.Addr().String()
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return sink
+}
+
+func (m *mailSink) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.msgs)
+}
+
+func (m *mailSink) last() sunkMail {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.msgs) == 0 {
+		return sunkMail{}
+	}
+	return m.msgs[len(m.msgs)-1]
+}
+
+// sinkSession is one SMTP session of the mail sink.
+type sinkSession struct {
+	sink *mailSink
+	to   string
+}
+
+func (s *sinkSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (s *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.to = to
+	return nil
+}
+func (s *sinkSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	s.sink.mu.Lock()
+	defer s.sink.mu.Unlock()
+	s.sink.msgs = append(s.sink.msgs, sunkMail{to: s.to, data: string(b)})
+	return nil
+}
+func (s *sinkSession) Reset()        { s.to = "" }
+func (s *sinkSession) Logout() error { return nil }

@@ -68,6 +68,8 @@ type Server struct {
 	duration *prometheus.HistogramVec
 	draining atomic.Bool // Run is draining: not ready, and answers close their connections
 	conns    *connLimiter
+	// inFlight counts the API requests being served, for Shutdown.Interactive.
+	inFlight atomic.Int64
 }
 
 // New builds the handler over the services.
@@ -186,7 +188,11 @@ func countFallbacks(reg *prometheus.Registry, v any, name, help string) {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	s.handler.ServeHTTP(w, r)
+}
 
 // graphQL is /graphql: the access guard authenticates, then the GraphQL handler admits the
 // operation that will execute (graph.Gate) and runs it.
@@ -293,6 +299,11 @@ type Shutdown struct {
 	Drain time.Duration
 	// Grace is how long requests in flight then get to finish.
 	Grace time.Duration
+	// Interactive, when set, is asked once the context is done: true when a person at a
+	// terminal asked the stop (Ctrl-C) and waits for it. Then, with no request in flight, Run
+	// skips the drain: no load balancer sends to a process run by hand, and the drain would only
+	// make the person wait. With requests in flight, or under a supervisor, it drains.
+	Interactive func() bool
 }
 
 // Run serves the API on ln, within the connection limits of Config.Conns, and, unless metrics is
@@ -349,7 +360,9 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 	case failed = <-errc:
 	case <-ctx.Done():
 	}
-	if failed == nil && sd.Drain > 0 {
+	if failed == nil && sd.Drain > 0 && sd.Interactive != nil && sd.Interactive() && s.inFlight.Load() == 0 {
+		s.Log.Info("stopping at once: interrupted at a terminal with no request in flight, so there is nothing to drain")
+	} else if failed == nil && sd.Drain > 0 {
 		s.draining.Store(true)
 		s.Log.Info("draining: /readyz answers 503 while requests are still served", "drain", sd.Drain)
 		select {

@@ -31,12 +31,15 @@ type accessQ struct {
 	q  queryer
 }
 
-// accessTx adds the writes.
-type accessTx struct{ accessQ }
+// accessTx adds the writes; queued is set when one of them queued mail.
+type accessTx struct {
+	accessQ
+	queued *bool
+}
 
 // InTx implements flightgraph.AccessStore.
 func (s *AccessStore) InTx(ctx context.Context, fn func(tx flightgraph.AccessTx) error) error {
-	return s.db.inTx(ctx, func(tx *sqlx.Tx) error { return fn(&accessTx{accessQ{db: s.db, q: tx}}) })
+	return s.db.inMailTx(ctx, func(tx *sqlx.Tx, queued *bool) error { return fn(&accessTx{accessQ{db: s.db, q: tx}, queued}) })
 }
 
 // one reads a single row; no row is ECodeNotFound naming what.
@@ -727,7 +730,7 @@ func (t *accessTx) AddAudit(ctx context.Context, e *flightgraph.AuditEntry) erro
 
 // EnqueueMail implements flightgraph.AccessTx.
 func (t *accessTx) EnqueueMail(ctx context.Context, m *flightgraph.Mail) error {
-	return t.db.enqueueMail(ctx, t.q, m)
+	return t.db.enqueueMail(ctx, t.q, m, t.queued)
 }
 
 func utcPtr(t *time.Time) any {

@@ -56,6 +56,11 @@ type DB struct {
 	// length.
 	stmts  sync.Map
 	nstmts atomic.Int32
+
+	// mailMu guards mailQueued, the functions told after each commit of a transaction that
+	// queued mail (MailStore.OnQueued).
+	mailMu     sync.Mutex
+	mailQueued []func()
 }
 
 // maxStatements bounds the statement cache.
@@ -317,6 +322,23 @@ func (s *DB) exec(ctx context.Context, q queryer, query string, args ...any) (sq
 	s.counted(ctx)
 	r, err := q.ExecContext(ctx, s.db.Rebind(query), args...)
 	return r, translate(err)
+}
+
+// inMailTx is inTx for a transaction that may queue mail: fn marks *queued when it does, and
+// once the transaction has committed, the outboxes listening (MailStore.OnQueued) are told, so
+// that a message goes out at once rather than on the outbox's next tick.
+func (s *DB) inMailTx(ctx context.Context, fn func(tx *sqlx.Tx, queued *bool) error) error {
+	var queued bool
+	err := s.inTx(ctx, func(tx *sqlx.Tx) error { return fn(tx, &queued) })
+	if err == nil && queued {
+		s.mailMu.Lock()
+		tell := s.mailQueued
+		s.mailMu.Unlock()
+		for _, f := range tell {
+			f()
+		}
+	}
+	return err
 }
 
 // inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.

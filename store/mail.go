@@ -85,8 +85,17 @@ func clipReason(reason string) string {
 	return reason[:n]
 }
 
-// enqueueMail adds a message to the outbox inside tx.
-func (s *DB) enqueueMail(ctx context.Context, q queryer, m *flightgraph.Mail) error {
+// OnQueued implements flightgraph.MailStore: f is called after each commit of a transaction of
+// this store that queued mail, on the committing goroutine, so it must not block. Mail queued by
+// another replica is not told here: that replica's own outbox is, and sends it.
+func (s *MailStore) OnQueued(f func()) {
+	s.db.mailMu.Lock()
+	defer s.db.mailMu.Unlock()
+	s.db.mailQueued = append(s.db.mailQueued, f)
+}
+
+// enqueueMail adds a message to the outbox inside tx and marks *queued.
+func (s *DB) enqueueMail(ctx context.Context, q queryer, m *flightgraph.Mail, queued *bool) error {
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = s.Now()
 	}
@@ -95,5 +104,8 @@ func (s *DB) enqueueMail(ctx context.Context, q queryer, m *flightgraph.Mail) er
 	}
 	_, err := s.exec(ctx, q, `INSERT INTO mail_outbox (recipient, subject, body, created_at, attempts, next_attempt_at, last_error)
 		VALUES (?, ?, ?, ?, 0, ?, '')`, m.To, m.Subject, m.Body, m.CreatedAt.UTC(), m.NextAttemptAt.UTC())
+	if err == nil {
+		*queued = true
+	}
 	return err
 }

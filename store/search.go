@@ -20,11 +20,13 @@ func NewSearchStore(db *DB) *SearchStore { return &SearchStore{db: db} }
 type searchTx struct {
 	db *DB
 	q  queryer
+	// queued is set when the transaction queued mail.
+	queued *bool
 }
 
 // InSearchTx implements flightgraph.SearchStore.
 func (s *SearchStore) InSearchTx(ctx context.Context, fn func(tx flightgraph.SearchTx) error) error {
-	return s.db.inTx(ctx, func(tx *sqlx.Tx) error { return fn(&searchTx{db: s.db, q: tx}) })
+	return s.db.inMailTx(ctx, func(tx *sqlx.Tx, queued *bool) error { return fn(&searchTx{db: s.db, q: tx, queued: queued}) })
 }
 
 // LockMailCounts implements flightgraph.SearchTx: SQLite's transactions hold the whole database
@@ -68,5 +70,5 @@ func (t *searchTx) RecordMailedSearch(ctx context.Context, m *flightgraph.Mailed
 
 // EnqueueMail implements flightgraph.SearchTx.
 func (t *searchTx) EnqueueMail(ctx context.Context, m *flightgraph.Mail) error {
-	return t.db.enqueueMail(ctx, t.q, m)
+	return t.db.enqueueMail(ctx, t.q, m, t.queued)
 }

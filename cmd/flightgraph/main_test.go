@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,9 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,7 +58,13 @@ type running struct {
 // port unless args say otherwise, so that tests never compete for the default one.
 func start(t *testing.T, env map[string]string, args ...string) *running {
 	t.Helper()
-	args = append([]string{"--drain-period=0", "--metrics-addr", "127.0.0.1:0"}, args...)
+	return startRaw(t, env, append([]string{"--drain-period=0", "--metrics-addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startRaw is start with args as they are: the metrics take the default address unless args
+// set one.
+func startRaw(t *testing.T, env map[string]string, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	stderr := &syncBuffer{}
@@ -235,7 +245,7 @@ func TestEmbeddedAfterMigrateAndSeed(t *testing.T) {
 func TestServeEmbedded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	env := map[string]string{"FLIGHTGRAPH_DATA_DIR": dir}
-	srv := start(t, env, "--addr", "127.0.0.1:0")
+	srv := start(t, env, "--addr", "127.0.0.1:0", "--log-level", "debug")
 	if code, body := get(t, srv.url+"/healthz"); code != 200 {
 		t.Fatalf("healthz %d %s", code, body)
 	}
@@ -269,15 +279,25 @@ func TestServeEmbedded(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "flightgraph.db")); err != nil {
 		t.Fatalf("no database in the data folder: %v", err)
 	}
-	// The first start names the credentials file and prints none of what is in it.
-	if out := srv.stdout.String() + srv.stderr.String(); !strings.Contains(out, filepath.Join(dir, "demo-credentials.json")) {
-		t.Errorf("the first start did not say where the demo credentials are:\n%s", out)
-	} else {
-		for name, secret := range demoCredentials(t, dir) {
-			if strings.HasSuffix(name, "Password") || name == "clientSecret" {
-				if strings.Contains(out, secret) {
-					t.Errorf("the first start printed the demo %s", name)
-				}
+	// The first start's banner names the portal, the playground and GraphQL at the address it
+	// listens on, and the credentials file; neither it nor any log line, at the debug level,
+	// holds a password, the key or the secret.
+	for _, want := range []string{"  portal      " + srv.url + "/portal\n", "  playground  " + srv.url + "/playground\n",
+		"  GraphQL     " + srv.url + "/graphql\n", filepath.Join(dir, "demo-credentials.json")} {
+		if !strings.Contains(srv.stdout.String(), want) {
+			t.Errorf("the banner lacks %q:\n%s", want, srv.stdout)
+		}
+	}
+	for _, page := range []string{"/portal", "/playground"} {
+		if code, body := get(t, srv.url+page); code != 200 {
+			t.Errorf("GET %s, as the banner names it: %d %.200s", page, code, body)
+		}
+	}
+	out := srv.stdout.String() + srv.stderr.String()
+	for name, secret := range demoCredentials(t, dir) {
+		if strings.HasSuffix(name, "Password") || name == "clientSecret" || name == "apiKey" {
+			if strings.Contains(out, secret) {
+				t.Errorf("the first start printed the demo %s", name)
 			}
 		}
 	}
@@ -305,6 +325,60 @@ func TestServeEmbedded(t *testing.T) {
 	}
 	if strings.Contains(again.stderr.String(), "demo data set created") || strings.Contains(again.stderr.String(), "reference data loaded") {
 		t.Errorf("a later start loaded the data again:\n%s", again.stderr)
+	}
+	if !strings.Contains(again.stdout.String(), filepath.Join(dir, "demo-credentials.json")) {
+		t.Errorf("a later start's banner does not name the credentials file:\n%s", again.stdout)
+	}
+	if err := again.stop(); err != nil {
+		t.Fatal(err)
+	}
+	metricsPortTaken(t, env)
+}
+
+// metricsPortTaken starts serve on the data of env with the metrics' port held by another
+// listener: set explicitly, the start fails at once and says which address is taken; left at
+// the default, the server serves without metrics and says so.
+func metricsPortTaken(t *testing.T, env map[string]string) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	began := time.Now()
+	var out, errs bytes.Buffer
+	err = run(context.Background(), []string{"--addr", "127.0.0.1:0", "--metrics-addr", held.Addr().String()},
+		func(k string) string { return env[k] }, strings.NewReader(""), &out, &errs)
+	if err == nil || !strings.Contains(err.Error(), "--metrics-addr "+held.Addr().String()+" is taken") {
+		t.Errorf("serve with a taken --metrics-addr: %v, want an error naming the address", err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("a taken --metrics-addr failed after %v: it should fail before any work", took)
+	}
+	// The same address from the environment is as explicit as the flag.
+	envTaken := map[string]string{"FLIGHTGRAPH_METRICS_ADDR": held.Addr().String()}
+	for k, v := range env {
+		envTaken[k] = v
+	}
+	err = run(context.Background(), []string{"--addr", "127.0.0.1:0"}, func(k string) string { return envTaken[k] }, strings.NewReader(""), &out, &errs)
+	if err == nil || !strings.Contains(err.Error(), "is taken") {
+		t.Errorf("serve with a taken FLIGHTGRAPH_METRICS_ADDR: %v, want an error", err)
+	}
+
+	// The default port, held by this test (or by something else already, which does as well).
+	if def, err := net.Listen("tcp", defaultMetricsAddr); err == nil {
+		defer def.Close()
+	} else if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Skipf("cannot hold %s: %v", defaultMetricsAddr, err)
+	}
+	srv := startRaw(t, env, "--addr", "127.0.0.1:0", "--drain-period=0")
+	if srv.metricsURL != "" || strings.Contains(srv.stdout.String(), "metrics on") {
+		t.Errorf("metrics served at %q although the default address is taken:\n%s", srv.metricsURL, srv.stdout)
+	}
+	if !strings.Contains(srv.stderr.String(), "the default metrics address is taken") {
+		t.Errorf("the log does not say the default metrics address is taken:\n%s", srv.stderr)
+	}
+	if code, body := get(t, srv.url+"/healthz"); code != 200 {
+		t.Errorf("healthz without metrics: %d %s", code, body)
 	}
 }
 
@@ -413,6 +487,62 @@ func TestHelpExitsZero(t *testing.T) {
 	var errs bytes.Buffer
 	if code := exitCode(run(context.Background(), []string{"fly"}, getenv, strings.NewReader(""), io.Discard, &errs), &errs); code != 1 || !strings.Contains(errs.String(), "unknown command") {
 		t.Errorf("an unknown command: exit %d, %q; want 1 and the error", code, errs.String())
+	}
+}
+
+// TestHelpAndVersion: --help lists every command and the flags of serve, on stdout; version and
+// --version print the same line, the version of the build.
+func TestHelpAndVersion(t *testing.T) {
+	getenv := func(string) string { return "" }
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errs); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, want := range []string{"serve ", "migrate ", "seed ", "operator ", "version ", "-addr", "-metrics-addr", "-data-dir", "-drain-period", "FLIGHTGRAPH_SMTP_URL"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v does not list %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+	v, _ := versionInfo()
+	var lines []string
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		var out bytes.Buffer
+		if err := run(context.Background(), args, getenv, strings.NewReader(""), &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if !strings.HasPrefix(out.String(), "flightgraph "+v) {
+			t.Errorf("%v printed %q, want flightgraph %s", args, out.String(), v)
+		}
+		lines = append(lines, out.String())
+	}
+	if lines[0] != lines[1] || lines[1] != lines[2] {
+		t.Errorf("version and --version differ: %q", lines)
+	}
+}
+
+// TestVersionOf: the version comes from the build: set at build time, else the VCS stamp, else
+// the module's version, else "(devel)".
+func TestVersionOf(t *testing.T) {
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}}
+	dirty := append(slices.Clone(vcs), debug.BuildSetting{Key: "vcs.modified", Value: "true"})
+	for _, c := range []struct {
+		name    string
+		info    *debug.BuildInfo
+		stamped string
+		want    string
+	}{
+		{"no build information", nil, "", "(devel)"},
+		{"a build of the source without VCS", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "", "(devel)"},
+		{"go install at a version", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "", "v1.2.3"},
+		{"a build from a commit", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, "", "0123456789ab"},
+		{"with changes", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: dirty}, "", "0123456789ab+dirty"},
+		{"set at build time", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: vcs}, "v2.0.0", "v2.0.0"},
+	} {
+		if got, _ := versionOf(c.info, c.stamped); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

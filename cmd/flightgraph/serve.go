@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,11 +33,15 @@ import (
 	"github.com/flightgraph/flightgraph/store"
 )
 
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// defaultMetricsAddr is --metrics-addr's default: loopback, on the port OpenTelemetry's
+// Prometheus exporter uses.
+const defaultMetricsAddr = "127.0.0.1:9464"
+
+// serveFlags declares the flags of serve on fs.
+func serveFlags(fs *flag.FlagSet) *config {
 	c := flags(fs)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:8080", "address to listen on (FLIGHTGRAPH_ADDR)")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "127.0.0.1:9464", "address to serve GET /metrics, /healthz and /readyz on, apart from the API and its connection caps; empty to serve none (FLIGHTGRAPH_METRICS_ADDR)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", defaultMetricsAddr, "address to serve GET /metrics, /healthz and /readyz on, apart from the API and its connection caps; empty to serve none. When the default is taken (another flightgraph on the host), serve goes on without; a taken address set explicitly is an error (FLIGHTGRAPH_METRICS_ADDR)")
 	fs.IntVar(&c.conns.Max, "max-conns", 0, "the most connections the API listener holds open; one over it is reset as it is accepted; 0 for the file limit less a reserve, at most 20000 (FLIGHTGRAPH_MAX_CONNS)")
 	fs.IntVar(&c.conns.PerAddress, "max-conns-per-address", server.DefaultMaxConnsPerAddress, "the most connections one client address (IPv4 host, IPv6 /64) holds open; 0 for no cap of its own, e.g. behind a proxy (FLIGHTGRAPH_MAX_CONNS_PER_ADDRESS)")
 	fs.DurationVar(&c.conns.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request (FLIGHTGRAPH_IDLE_TIMEOUT)")
@@ -54,13 +59,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	fs.DurationVar(&c.tokens.PasswordTTL, "password-token-ttl", access.DefaultPasswordTTL, "lifetime of password-grant access tokens (FLIGHTGRAPH_PASSWORD_TOKEN_TTL)")
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "the time one request may work; its deadline stops resolvers and database calls (FLIGHTGRAPH_REQUEST_TIMEOUT)")
-	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (FLIGHTGRAPH_DRAIN_PERIOD)")
+	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes; Ctrl-C at a terminal skips it when no request is in flight (FLIGHTGRAPH_DRAIN_PERIOD)")
 	fs.IntVar(&c.heavyConcurrency, "heavy-concurrency", 0, "heavy calls (inspirations, deals, calendars) run at once; 0: half the CPUs, at least one (FLIGHTGRAPH_HEAVY_CONCURRENCY)")
 	fs.DurationVar(&c.queueWait, "queue-wait", access.DefaultQueueWait, "how long a heavy call waits for a slot before it is refused, uncharged, with 503 or 429 and Retry-After (FLIGHTGRAPH_QUEUE_WAIT)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
 	fs.IntVar(&c.mailPerMinute, "mail-per-minute", access.DefaultMailLimits.ReplicaPerMinute, "mails this replica queues in a minute, for everyone together; past it, what would mail answers 429 MAIL_429.000 (FLIGHTGRAPH_MAIL_PER_MINUTE)")
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the APIs across origins; empty or * for any origin (FLIGHTGRAPH_CORS_ORIGINS)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
+	return c
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c := serveFlags(fs)
+	fs.Usage = func() { printHelp(fs.Output()) }
 	if err := parse(fs, args, getenv, stderr); err != nil {
 		return err
 	}
@@ -145,32 +157,33 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	start := time.Now()
-	db, err := c.open(ctx, reg)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := prepare(ctx, c, db, log); err != nil {
-		return err
-	}
+	// The listeners open before the store, so that a taken address is said at once, not after
+	// the seconds a first start spends on the data set; connections meanwhile wait in the
+	// listen queue.
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("--addr: %w", err)
 	}
-	// Metrics have a listener of their own, loopback by default, so that the API's clients
-	// never see them.
-	var metricsLn net.Listener
-	if c.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", c.metricsAddr); err != nil {
-			ln.Close()
-			return fmt.Errorf("--metrics-addr: %w", err)
-		}
+	metricsLn, err := listenMetrics(c.metricsAddr, setExplicitly(fs, "metrics-addr"), log)
+	if err != nil {
+		ln.Close()
+		return err
 	}
 	closeListeners := func() {
 		ln.Close()
 		if metricsLn != nil {
 			metricsLn.Close()
 		}
+	}
+	db, err := c.open(ctx, reg)
+	if err != nil {
+		closeListeners()
+		return err
+	}
+	defer db.Close()
+	if err := prepare(ctx, c, db, log); err != nil {
+		closeListeners()
+		return err
 	}
 	svc := app.New(app.Config{
 		Log: log, Stores: app.StoresOf(db), SnapshotTTL: c.referenceTTL,
@@ -196,11 +209,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
+	credentials := filepath.Join(c.dataDir, "demo-credentials.json")
+	if _, err := os.Stat(credentials); err != nil || c.databaseURL != "" && !c.demo {
+		credentials = "" // none, or another store's
+	}
 	if c.rollEvery > 0 {
 		// The embedded store rolled its window in prepare; PostgreSQL rolls it now, in the background.
 		go keepRolling(ctx, db, c.rollEvery, db.Dialect() == store.Postgres, log)
 	}
-	log.Info("flightgraph listening", "url", "http://"+ln.Addr().String()+"/graphql", "store", db.Dialect(), "version", ver,
+	base := "http://" + ln.Addr().String()
+	log.Info("flightgraph listening", "url", base, "portal", base+"/portal", "playground", base+"/playground", "graphql", base+"/graphql",
+		"store", db.Dialect(), "version", ver,
 		"startup", time.Since(start).Round(time.Millisecond), "gogc", gcPercent, "memoryLimitMiB", memLimit>>20,
 		"openFiles", files, "maxConns", c.conns.Max, "maxConnsPerAddress", c.conns.PerAddress)
 	if metricsLn != nil {
@@ -208,8 +227,58 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			"probes", "http://"+metricsLn.Addr().String()+"/healthz")
 		fmt.Fprintf(stdout, "metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
-	fmt.Fprintf(stdout, "flightgraph listening on http://%s (GraphQL at /graphql)\n", ln.Addr())
-	return srv.Run(ctx, ln, metricsLn, server.Shutdown{Drain: c.drain, Grace: c.grace})
+	banner(stdout, base, credentials)
+	return srv.Run(ctx, ln, metricsLn, server.Shutdown{Drain: c.drain, Grace: c.grace,
+		Interactive: func() bool { return errors.Is(context.Cause(ctx), errInteractiveStop) }})
+}
+
+// banner tells a person who started the server where to go: the portal, the playground and the
+// GraphQL endpoint at the address it listens on, and the file with the demo accounts (empty for
+// none). It names the file, never what is in it: the passwords go only there (see demo).
+func banner(w io.Writer, base, credentials string) {
+	fmt.Fprintf(w, "flightgraph listening on %s\n", base)
+	fmt.Fprintf(w, "  portal      %s/portal\n", base)
+	fmt.Fprintf(w, "  playground  %s/playground\n", base)
+	fmt.Fprintf(w, "  GraphQL     %s/graphql\n", base)
+	if credentials != "" {
+		fmt.Fprintf(w, "  demo accounts, API key and secret: %s (readable by you only)\n", credentials)
+	}
+}
+
+// setExplicitly reports whether the flag name was set, by an argument or by its FLIGHTGRAPH_*
+// variable (parse sets those through fs.Set too), rather than left at its default.
+func setExplicitly(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// listenMetrics opens the metrics listener at addr; "" is none. Metrics have a listener of their
+// own, loopback by default, so that the API's clients never see them.
+//
+// When addr is the default, left so, and another process holds it (a second flightgraph on a
+// developer's machine), the server goes on without metrics rather than not at all, and says so.
+// It does not move to a free port instead: nothing would scrape or probe a port picked at random,
+// while whatever scrapes the default would go on reaching the other process, so metrics there
+// would only seem served; the API's listener answers /healthz and /readyz all the same. An
+// address set explicitly that is taken stays an error: whoever set it means to scrape it.
+func listenMetrics(addr string, explicit bool, log *slog.Logger) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case err == nil:
+		return ln, nil
+	case !explicit && errors.Is(err, syscall.EADDRINUSE):
+		log.Warn("the default metrics address is taken, most likely by another flightgraph: serving no metrics; "+
+			"/healthz and /readyz answer on the API's address. Set --metrics-addr (FLIGHTGRAPH_METRICS_ADDR) to a free address for metrics, or to empty for none",
+			"metricsAddr", addr, "err", err)
+		return nil, nil
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("--metrics-addr %s is taken by another process: choose a free address, or --metrics-addr= for no metrics: %w", addr, err)
+	}
+	return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
 }
 
 // checkConns refuses connection limits that make no sense.

@@ -1,0 +1,8 @@
+//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+
+package main
+
+import "golang.org/x/sys/unix"
+
+// ioctlReadTermios is the request that reads a terminal's settings, which only a terminal has.
+const ioctlReadTermios = unix.TIOCGETA
