@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/flightgraph/flightgraph"
@@ -53,6 +54,18 @@ type subscription struct {
 		ID, Status, Description, Reply, CreatedAt, ReviewedAt string
 		EstimatedPerSecond, EstimatedPerDay                   int
 	}
+}
+
+// Lacking returns the APIs of apis the key has no subscription to, in their order: what "Add
+// another API" can offer (asking again for one it has, in any status, is PORTAL_409.000).
+func (k key) Lacking(apis []api) []api {
+	var out []api
+	for _, a := range apis {
+		if !slices.ContainsFunc(k.Subscriptions, func(s subscription) bool { return s.API == a.Slug }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // UsageToday is the last day of Usage: today's calls, stored and not yet.
