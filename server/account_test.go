@@ -15,7 +15,9 @@ import (
 func keyCount(t *testing.T, p *portal) int {
 	t.Helper()
 	var d struct {
-		Me struct{ Applications []struct{ Keys []struct{ ID string } } }
+		Me struct {
+			Applications []struct{ Keys []struct{ ID string } }
+		}
 	}
 	p.do(t, `{ me { applications { keys { id } } } }`, nil, &d)
 	n := 0
@@ -81,7 +83,9 @@ func TestMyAccountPostRedirectGet(t *testing.T) {
 
 		// Rotating answers with a redirect too, and the new secret once.
 		var me struct {
-			Me struct{ Applications []struct{ Keys []struct{ ID string } } }
+			Me struct {
+				Applications []struct{ Keys []struct{ ID string } }
+			}
 		}
 		dev.do(t, `{ me { applications { keys { id } } } }`, nil, &me)
 		status, h, _ = v.post("/portal/keys/"+me.Me.Applications[0].Keys[0].ID+"/rotate", url.Values{})
@@ -205,7 +209,9 @@ func TestAccessRequests(t *testing.T) {
 		if !strings.Contains(subjects, "Your request for Metasearch is granted") || !strings.Contains(subjects, "Your request for Cargo is refused") {
 			t.Errorf("the developer's mails: %s", subjects)
 		}
-		var audit struct{ AuditLog []struct{ Action, TargetID string } }
+		var audit struct {
+			AuditLog []struct{ Action, TargetID string }
+		}
 		op.do(t, `{ auditLog(action: "access_request.") { action targetId } }`, nil, &audit)
 		actions := map[string]int{}
 		for _, e := range audit.AuditLog {
