@@ -82,6 +82,11 @@ type AccessReader interface {
 	// SignUp returns the unexpired pending sign-up with this token hash; ECodeNotFound if there
 	// is none.
 	SignUp(ctx context.Context, tokenHash string, now time.Time) (*PendingSignUp, error)
+	AccessRequest(ctx context.Context, id string) (*AccessRequest, error)
+	// AccessRequests returns requests of the status ("" for all), newest first, at most limit.
+	AccessRequests(ctx context.Context, status AccessRequestStatus, limit int) ([]*AccessRequest, error)
+	// AccessRequestsByAccount returns an account's requests, newest first, at most limit.
+	AccessRequestsByAccount(ctx context.Context, accountID string, limit int) ([]*AccessRequest, error)
 	// AuditLog returns the entries that match the filter, newest first.
 	AuditLog(ctx context.Context, f AuditFilter, limit, offset int) ([]*AuditEntry, error)
 	// AuditActions returns the distinct actions of the audit log, in order, at most limit.
@@ -133,6 +138,12 @@ type AccessTx interface {
 	CreateLimitRequest(ctx context.Context, r *LimitIncreaseRequest) error
 	UpdateLimitRequest(ctx context.Context, r *LimitIncreaseRequest) error
 	CreateToken(ctx context.Context, t *Token) error
+	// CreateAccessRequest stores a request; ErrExists if the account has one waiting for the API.
+	CreateAccessRequest(ctx context.Context, r *AccessRequest) error
+	UpdateAccessRequest(ctx context.Context, r *AccessRequest) error
+	// ClaimRequestToken records that the account used a request token, forgetting its tokens
+	// older than RequestTokenTTL; ErrExists if it used this one already.
+	ClaimRequestToken(ctx context.Context, accountID, token string, now time.Time) error
 	// UseRefreshToken marks an unused, unrevoked refresh token used; false if it was not.
 	UseRefreshToken(ctx context.Context, hash string, now time.Time) (bool, error)
 	RevokeTokenFamily(ctx context.Context, familyID string, now time.Time) error

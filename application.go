@@ -24,6 +24,9 @@ type ApplicationInput struct {
 	Website     string // optional, http(s)
 	Description string
 	CallbackURL string // optional, https (http only for localhost), used by OAuth flows
+	// RequestToken, when given, registers the application once however often the form is sent
+	// (RequestToken); registering only.
+	RequestToken string
 }
 
 // Validate checks and normalises the input; it returns ECodeMissingParameter,

@@ -58,6 +58,7 @@ const (
 	ECodeNotFound       = "PORTAL_404.000" // no such application, key, subscription or request of yours
 	ECodeConflict       = "PORTAL_409.000" // e.g. the e-mail has an account already
 	ECodeInvalidState   = "PORTAL_409.001" // the workflow does not allow this change now
+	ECodeRepeated       = "PORTAL_409.002" // the same request was made a moment ago: it is made once
 	ECodeTooManySignIns = "PORTAL_429.000" // the e-mail's failed sign-ins are over the limit: locked for a while
 
 	ECodeQueryCost       = "QUERY_400.000" // the operation costs more than the plan allows
@@ -132,6 +133,7 @@ func init() {
 	entry(ECodeNotFound, http.StatusNotFound, "NOT_FOUND", "No such application, key, subscription or request of yours.")
 	entry(ECodeConflict, http.StatusConflict, "CONFLICT", "It exists already.")
 	entry(ECodeInvalidState, http.StatusConflict, "INVALID_STATE", "The workflow does not allow this change now.")
+	entry(ECodeRepeated, http.StatusConflict, "REPEATED", "The same request was made a moment ago; it is made once.")
 	entry(ECodeQueryCost, http.StatusBadRequest, "QUERY_TOO_COSTLY", "The operation costs more than the plan allows.")
 	entry(ECodeQueryDepth, http.StatusBadRequest, "QUERY_TOO_DEEP", "The operation nests deeper than the plan allows.")
 	entry(ECodeQueryAliases, http.StatusBadRequest, "QUERY_TOO_MANY_ALIASES", "The operation has more aliases than the plan allows.")

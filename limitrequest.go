@@ -32,6 +32,8 @@ type LimitIncreaseInput struct {
 	Description        string
 	EstimatedPerSecond int
 	EstimatedPerDay    int
+	// RequestToken, when given, makes the request once however often it is sent (RequestToken).
+	RequestToken string
 }
 
 // Validate checks the request; it returns ECodeMissingParameter or ECodeInvalidParameter.
@@ -40,6 +42,9 @@ func (in *LimitIncreaseInput) Validate() error {
 		return ParamErrorf(ECodeMissingParameter, "subscriptionId", "subscriptionId is required")
 	}
 	if err := requiredText("description", in.Description, 4000); err != nil {
+		return err
+	}
+	if err := ValidateRequestToken(in.RequestToken); err != nil {
 		return err
 	}
 	return Limits{PerSecond: in.EstimatedPerSecond, PerDay: in.EstimatedPerDay}.Validate()

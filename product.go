@@ -1,5 +1,7 @@
 package flightgraph
 
+import "strconv"
+
 // Visibility says who may see and use a product.
 type Visibility string
 
@@ -205,6 +207,33 @@ func (q QueryLimits) Validate(floor QueryLimits) error {
 		}
 	}
 	return nil
+}
+
+// CustomPlanName is the name of a custom plan with limits l, in the words people read on My
+// Account and in mails: "Custom: 20/s, 200,000/day".
+func CustomPlanName(l Limits) string {
+	return "Custom: " + thousands(l.PerSecond) + "/s, " + thousands(l.PerDay) + "/day"
+}
+
+// thousands writes n with a comma between each group of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// DisplayName is the plan's name as people read it: a custom plan's says its limits (plans
+// granted before custom plans were so named carry the subscription's id in their stored name).
+func (p *Plan) DisplayName() string {
+	if p.Custom {
+		return CustomPlanName(p.Limits)
+	}
+	return p.Name
 }
 
 // Validate checks a plan's limits; it returns ECodeInvalidParameter.

@@ -35,51 +35,8 @@ func (s *Service) SetAccountRole(ctx context.Context, accountID string, role fli
 		keys  []string
 	)
 	err = s.Store.InTx(ctx, func(tx flightgraph.AccessTx) error {
-		id := wellFormedID("acc", accountID)
-		if err := tx.LockAccount(ctx, id); err != nil {
-			return err
-		}
-		before, err := tx.AccountByID(ctx, id)
-		if err != nil {
-			return notYours(err, "account", "accountId")
-		}
-		switch {
-		case before.ID == op.ID:
-			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "accountId", "operators cannot change their own role")
-		case before.Role == flightgraph.RoleOperator:
-			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "accountId", "an operator's role is not changed through the portal")
-		case before.Role == role:
-			after = before
-			return nil
-		}
-		changed := *before
-		changed.Role = role
-		after = &changed
-		if err := tx.SetAccountRole(ctx, id, role); err != nil {
-			return err
-		}
-		if err := s.audit(ctx, tx, op.ID, "account.set_role", "account", id, before, after); err != nil {
-			return err
-		}
-		apps, err := tx.ApplicationsByAccount(ctx, id)
-		if err != nil {
-			return err
-		}
-		appIDs := make([]string, len(apps))
-		for i, a := range apps {
-			appIDs[i] = a.ID
-		}
-		byApp, err := tx.KeysByApplications(ctx, appIDs)
-		if err != nil {
-			return err
-		}
-		for _, ks := range byApp {
-			for _, k := range ks {
-				keys = append(keys, k.ID)
-			}
-		}
-		subject, body := roleMail(before, role, s.PortalURL)
-		return s.mailDecision(ctx, tx, &flightgraph.Mail{To: before.Email, Subject: subject, Body: body, CreatedAt: s.now()})
+		after, keys, err = s.changeRole(ctx, tx, op, accountID, role, true)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -88,6 +45,61 @@ func (s *Service) SetAccountRole(ctx context.Context, accountID string, role fli
 		s.changed(k)
 	}
 	return after, nil
+}
+
+// changeRole gives an account another role in tx, for the operator op: the rules of
+// SetAccountRole, with its audit entry and, when mail is set, its mail to the account's owner. It
+// returns the account as it is now and the ids of its keys, whose change the caller announces
+// once tx commits (none when the role is the one it had).
+func (s *Service) changeRole(ctx context.Context, tx flightgraph.AccessTx, op *flightgraph.Account, accountID string, role flightgraph.Role,
+	mail bool) (after *flightgraph.Account, keys []string, err error) {
+	id := wellFormedID("acc", accountID)
+	if err := tx.LockAccount(ctx, id); err != nil {
+		return nil, nil, err
+	}
+	before, err := tx.AccountByID(ctx, id)
+	if err != nil {
+		return nil, nil, notYours(err, "account", "accountId")
+	}
+	switch {
+	case before.ID == op.ID:
+		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "accountId", "operators cannot change their own role")
+	case before.Role == flightgraph.RoleOperator:
+		return nil, nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "accountId", "an operator's role is not changed through the portal")
+	case before.Role == role:
+		return before, nil, nil
+	}
+	changed := *before
+	changed.Role = role
+	after = &changed
+	if err := tx.SetAccountRole(ctx, id, role); err != nil {
+		return nil, nil, err
+	}
+	if err := s.audit(ctx, tx, op.ID, "account.set_role", "account", id, before, after); err != nil {
+		return nil, nil, err
+	}
+	apps, err := tx.ApplicationsByAccount(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	appIDs := make([]string, len(apps))
+	for i, a := range apps {
+		appIDs[i] = a.ID
+	}
+	byApp, err := tx.KeysByApplications(ctx, appIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ks := range byApp {
+		for _, k := range ks {
+			keys = append(keys, k.ID)
+		}
+	}
+	if !mail {
+		return after, keys, nil
+	}
+	subject, body := roleMail(before, role, s.PortalURL)
+	return after, keys, s.mailDecision(ctx, tx, &flightgraph.Mail{To: before.Email, Subject: subject, Body: body, CreatedAt: s.now()})
 }
 
 // AccountByEmail returns the account of an e-mail address, for operators; ECodeNotFound naming

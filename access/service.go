@@ -352,6 +352,9 @@ func (s *Service) RegisterApplication(ctx context.Context, in flightgraph.Applic
 		if err := tx.LockAccount(ctx, acc.ID); err != nil {
 			return err
 		}
+		if err := s.claim(ctx, tx, acc, in.RequestToken); err != nil {
+			return err
+		}
 		if apps, err := tx.ApplicationsByAccount(ctx, acc.ID); err != nil {
 			return err
 		} else if len(apps) >= MaxApplications {
@@ -481,6 +484,9 @@ type KeyRequest struct {
 	KeyID         string
 	API           string
 	Plan          string // default: Default
+	// RequestToken, when given, makes the request once however often it is sent
+	// (flightgraph.RequestToken).
+	RequestToken string
 }
 
 // RequestKey creates a key for one of the developer's applications with a pending subscription
@@ -503,6 +509,9 @@ func (s *Service) RequestKey(ctx context.Context, req KeyRequest) (*flightgraph.
 			return err
 		}
 		if err := tx.LockAccount(ctx, acc.ID); err != nil {
+			return err
+		}
+		if err := s.claim(ctx, tx, acc, req.RequestToken); err != nil {
 			return err
 		}
 		if active, err := tx.ActiveKeys(ctx, app.ID); err != nil {
@@ -766,6 +775,9 @@ func (s *Service) RequestLimitIncrease(ctx context.Context, in flightgraph.Limit
 		if sub.Status != flightgraph.SubscriptionApproved {
 			return flightgraph.ParamErrorf(flightgraph.ECodeInvalidState, "subscriptionId", "limits can be raised on approved subscriptions only; this one is %s", sub.Status)
 		}
+		if err := s.claim(ctx, tx, acc, in.RequestToken); err != nil {
+			return err
+		}
 		if err := tx.CreateLimitRequest(ctx, r); err != nil {
 			return err
 		}
@@ -945,7 +957,7 @@ func (s *Service) ReviewLimitIncrease(ctx context.Context, rv LimitReview) (*fli
 			if err := rv.Queries.Validate(current.QueryLimits); err != nil {
 				return err
 			}
-			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: "Custom " + sub.ID, Custom: true, Limits: rv.Limits,
+			plan := &flightgraph.Plan{ID: NewID("plan"), Product: sub.Product, Name: flightgraph.CustomPlanName(rv.Limits), Custom: true, Limits: rv.Limits,
 				QueryLimits: rv.Queries.Or(current.QueryLimits)}
 			granted = plan.QueryLimits.Or(flightgraph.DefaultQueryLimits)
 			if err := tx.CreatePlan(ctx, plan); err != nil {

@@ -213,7 +213,7 @@ func TestPortalPagesLeakNothing(t *testing.T) {
 	t.Run("no secret in the logs", func(t *testing.T) {
 		const email, password = "pages.signup@example.com", "a long enough password for pages"
 		v := newVisitor(t, s.URL, nil)
-		if status, _, body := v.post("/portal/signup", url.Values{"email": {email}, "password": {password}, "name": {"Pages"}}); status != http.StatusOK {
+		if status, _, body := v.post("/portal/signup", url.Values{"email": {email}, "password": {password}, "name": {"Pages"}}); status != http.StatusSeeOther {
 			t.Fatalf("sign up: %d %.300s", status, body)
 		}
 		token := s.signUpToken(t, email)

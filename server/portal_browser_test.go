@@ -298,3 +298,35 @@ func TestPortalPlaygroundForgetsWhatWasTyped(t *testing.T) {
 		t.Errorf("an earlier version's portal tabs stay in localStorage: %s", got)
 	}
 }
+
+// TestRequestKeyReloadInABrowser: in Chromium, "Request key" lands on My Account with the new
+// secret (post/redirect/get); two reloads then show it no more and make no second key.
+func TestRequestKeyReloadInABrowser(t *testing.T) {
+	tab := browser(t)
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	const email = "reload@example.com"
+	dev := s.signUp(t, email, developerPassword, "Reload")
+	dev.do(t, `mutation { registerApplication(input: {name: "Reloaded", description: "d"}) { id } }`, nil, nil)
+	b := open(t, tab, s.URL)
+	b.visit("/portal/signin", "#email")
+	b.do("sign in", chromedp.SetValue(chromedp.CSS("#email"), email), chromedp.SetValue(chromedp.CSS("#password"), developerPassword))
+	b.submit(`form[action="/portal/signin"] button`, "article.app")
+	b.do("choose Flight Status", chromedp.SetValue(chromedp.CSS(`form[action="/portal/keys"] select`), "flightstatus"))
+	b.submit(`form[action="/portal/keys"] button`, "#new-secret")
+	if got := b.eval(`location.pathname + location.search`); got != "/portal?done=keymade" {
+		t.Errorf("after Request key the browser is at %q", got)
+	}
+	b.accessible("the new key after the redirect")
+	for i := range 2 {
+		b.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("article.app")))
+		if b.eval(`String(document.getElementById("new-secret"))`) != "null" {
+			t.Errorf("reload %d shows the secret again", i+1)
+		}
+	}
+	if n := keyCount(t, dev); n != 1 {
+		t.Errorf("%d keys after one Request key and two reloads", n)
+	}
+	if got := b.eval(`document.querySelectorAll("div.key").length + ""`); got != "1" {
+		t.Errorf("My Account shows %s keys", got)
+	}
+}

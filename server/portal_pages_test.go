@@ -208,9 +208,13 @@ func TestPortalPages(t *testing.T) {
 		}
 		p.do(t, `{ me { applications { id } } }`, nil, &d)
 		appID = d.Me.Applications[0].ID
-		status, h, body := dev.post("/portal/keys", url.Values{"applicationId": {appID}, "api": {"flightstatus"}})
+		status, h, _ := dev.post("/portal/keys", url.Values{"applicationId": {appID}, "api": {"flightstatus"}})
+		if status != http.StatusSeeOther || strings.Contains(h.Get("Location"), "fgs_") || !strings.Contains(h.Get("Set-Cookie"), "HttpOnly") {
+			t.Fatalf("requesting a key: %d %s %s", status, h.Get("Location"), h.Get("Set-Cookie"))
+		}
+		status, h, body := dev.do(http.MethodGet, h.Get("Location"), nil)
 		if status != http.StatusOK || h.Get("Cache-Control") != "no-store" || !strings.Contains(body, `id="new-secret" readonly value="fgs_`) {
-			t.Fatalf("requesting a key: %d %s %.300s", status, h.Get("Cache-Control"), body)
+			t.Fatalf("My Account after requesting a key: %d %s %.300s", status, h.Get("Cache-Control"), body)
 		}
 		if _, body := dev.get("/portal"); strings.Contains(body, "fgs_") {
 			t.Error("the secret is on a later page")

@@ -2,6 +2,8 @@ package web
 
 import (
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/flightgraph/flightgraph"
@@ -15,7 +17,11 @@ func (p *Portal) home(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Notice: notice(r)})
 		return
 	}
-	p.account(w, r, page{Notice: notice(r)})
+	pg := page{Notice: notice(r)}
+	if f := p.takeFlash(w, r); f.Secret != nil {
+		pg.Data = &accountData{Secret: f.Secret}
+	}
+	p.account(w, r, pg)
 }
 
 // appsPage is how many applications a page of My Account shows: with each key's usage over 30
@@ -28,7 +34,8 @@ const accountQuery = `query($first: Int!, $offset: Int!) {
     keys { id apiKey status createdAt
       subscriptions { id api plan status reason createdAt decidedAt limits { perSecond perDay }
         usage(days: 30) { day calls }
-        limitRequests { id status description estimatedPerSecond estimatedPerDay reply createdAt reviewedAt } } } } }
+        limitRequests { id status description estimatedPerSecond estimatedPerDay reply createdAt reviewedAt } } } }
+    accessRequests { id api apiName status role reply createdAt reviewedAt } }
   apis { slug name auth visibility plans { name perSecond perDay } }
 }`
 
@@ -53,6 +60,18 @@ type subscription struct {
 		ID, Status, Description, Reply, CreatedAt, ReviewedAt string
 		EstimatedPerSecond, EstimatedPerDay                   int
 	}
+}
+
+// Lacking returns the APIs of apis the key has no subscription to, in their order: what "Add
+// another API" can offer (asking again for one it has, in any status, is PORTAL_409.000).
+func (k key) Lacking(apis []api) []api {
+	var out []api
+	for _, a := range apis {
+		if !slices.ContainsFunc(k.Subscriptions, func(s subscription) bool { return s.API == a.Slug }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // UsageToday is the last day of Usage: today's calls, stored and not yet.
@@ -116,6 +135,8 @@ type accountData struct {
 	Applications []application
 	APIs         []api
 	Secret       *newKey // after requestKey or rotateKeySecret: shown once
+	// AccessRequests are the account's requests for partner and internal APIs, with the answers.
+	AccessRequests []accessRequest
 	// The page of applications: the offsets of the pages before and after (-1: none).
 	Offset, Prev, Next int
 }
@@ -130,8 +151,9 @@ type newKey struct {
 func (p *Portal) account(w http.ResponseWriter, r *http.Request, pg page) {
 	var d struct {
 		Me struct {
-			Account      account
-			Applications []application
+			Account        account
+			Applications   []application
+			AccessRequests []accessRequest
 		}
 		APIs []api
 	}
@@ -146,7 +168,7 @@ func (p *Portal) account(w http.ResponseWriter, r *http.Request, pg page) {
 	if data == nil {
 		data = &accountData{}
 	}
-	data.Applications, data.APIs = d.Me.Applications, d.APIs
+	data.Applications, data.APIs, data.AccessRequests = d.Me.Applications, d.APIs, d.Me.AccessRequests
 	data.Offset, data.Prev, data.Next = offset, -1, -1
 	if offset > 0 {
 		data.Prev = max(0, offset-appsPage)
@@ -169,10 +191,30 @@ func (p *Portal) change(w http.ResponseWriter, r *http.Request, query string, va
 func (p *Portal) mutate(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, to, done string,
 	again func(http.ResponseWriter, *http.Request, page)) {
 	if err := p.call(r, query, vars, nil); err != nil {
+		if repeated(err) {
+			back(w, r, to, "repeated")
+			return
+		}
 		again(w, r, page{Problem: problemOf(err), Form: r.PostForm})
 		return
 	}
 	back(w, r, to, done)
+}
+
+// repeated reports whether err refuses a form sent again with the request token of its first
+// sending: the request is made already, and the browser goes on to the page that shows it.
+func repeated(err error) bool {
+	pr, ok := err.(*Problem)
+	return ok && pr.Code == flightgraph.ECodeRepeated
+}
+
+// requestToken is the request token a form sent (flightgraph.RequestToken), nil when none, as
+// the API takes an absent one.
+func requestToken(f url.Values) any {
+	if t := f.Get("requestToken"); t != "" {
+		return t
+	}
+	return nil
 }
 
 func problemOf(err error) *Problem {
@@ -194,8 +236,8 @@ func applicationInput(f map[string][]string) map[string]any {
 
 func (p *Portal) registerApplication(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
-	p.change(w, r, `mutation($in: ApplicationInput!) { registerApplication(input: $in) { id } }`,
-		map[string]any{"in": applicationInput(f)}, "registered")
+	p.change(w, r, `mutation($in: ApplicationInput!, $t: String) { registerApplication(input: $in, requestToken: $t) { id } }`,
+		map[string]any{"in": applicationInput(f), "t": requestToken(f)}, "registered")
 }
 
 func (p *Portal) updateApplication(w http.ResponseWriter, r *http.Request) {
@@ -235,15 +277,19 @@ func (p *Portal) requestLimits(w http.ResponseWriter, r *http.Request) {
 	}
 	p.change(w, r, `mutation($in: LimitIncreaseInput!) { requestLimitIncrease(input: $in) { id } }`,
 		map[string]any{"in": map[string]any{"subscriptionId": r.PathValue("id"), "description": f.Get("description"),
-			"estimatedPerSecond": perSecond, "estimatedPerDay": perDay}}, "limits")
+			"estimatedPerSecond": perSecond, "estimatedPerDay": perDay, "requestToken": requestToken(f)}}, "limits")
 }
 
-// requestKey and rotateKey answer with My Account and the new secret on it, once: it is in this
-// answer only (no-store), never in a redirect's URL or a later page.
+// requestKey and rotateKey send the browser to My Account (post/redirect/get, so that a reload
+// repeats nothing), which shows the new key and secret once: they travel in a flash sealed for
+// the session (flash.go), never in a URL, and the page after shows them no more. A "Request key"
+// form sent again (a double click, the back button) carries the request token of its first
+// sending and makes no second key.
 func (p *Portal) requestKey(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	p.newSecret(w, r, `mutation($in: RequestKeyInput!) { k: requestKey(input: $in) { key { id apiKey secret } } }`,
-		map[string]any{"in": map[string]any{"applicationId": f.Get("applicationId"), "api": f.Get("api"), "plan": planOf(f.Get("plan"))}}, false)
+		map[string]any{"in": map[string]any{"applicationId": f.Get("applicationId"), "api": f.Get("api"), "plan": planOf(f.Get("plan")),
+			"requestToken": requestToken(f)}}, false)
 }
 
 func (p *Portal) rotateKey(w http.ResponseWriter, r *http.Request) {
@@ -254,11 +300,20 @@ func (p *Portal) rotateKey(w http.ResponseWriter, r *http.Request) {
 func (p *Portal) newSecret(w http.ResponseWriter, r *http.Request, query string, vars map[string]any, rotated bool) {
 	var d struct{ K struct{ Key newKey } }
 	if err := p.call(r, query, vars, &d); err != nil {
+		if repeated(err) {
+			back(w, r, "/portal", "repeated")
+			return
+		}
 		p.account(w, r, page{Problem: problemOf(err), Form: r.PostForm})
 		return
 	}
 	d.K.Key.Rotated = rotated
-	p.account(w, r, page{Data: &accountData{Secret: &d.K.Key}})
+	p.setFlash(w, r, flash{Secret: &d.K.Key})
+	done := "keymade"
+	if rotated {
+		done = "rotated"
+	}
+	back(w, r, "/portal", done)
 }
 
 func (p *Portal) signInPage(w http.ResponseWriter, r *http.Request) {
@@ -289,7 +344,13 @@ func (p *Portal) open(w http.ResponseWriter, r *http.Request, name, title, query
 	back(w, r, "/portal", done)
 }
 
+// signUpPage is the sign-up form, or, after a sign-up (post/redirect/get), the page that says
+// what comes next.
 func (p *Portal) signUpPage(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("done") == "signedup" {
+		p.render(w, r, http.StatusOK, "message", page{Title: "Check your mail", Notice: notices["signedup"]})
+		return
+	}
 	p.render(w, r, http.StatusOK, "signup", page{Title: "Sign up"})
 }
 
@@ -302,7 +363,7 @@ func (p *Portal) signUp(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, "signup", page{Title: "Sign up", Form: f}, err)
 		return
 	}
-	p.render(w, r, http.StatusOK, "message", page{Title: "Check your mail", Notice: notices["signedup"]})
+	back(w, r, "/portal/signup", "signedup")
 }
 
 func (p *Portal) verifyPage(w http.ResponseWriter, r *http.Request) {
@@ -326,4 +387,11 @@ func (p *Portal) signOut(w http.ResponseWriter, r *http.Request) {
 	}
 	p.setSession(w, r, "")
 	back(w, r, "/portal", "signedout")
+}
+
+// accessRequest is a request for a partner or internal API, as My Account and the operators'
+// desk show it.
+type accessRequest struct {
+	ID, API, APIName, Description, ExpectedUse, Status, Role, Reply, CreatedAt, ReviewedAt string
+	Account                                                                                account
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,8 @@ const operatorsQuery = `query($email: String, $role: Role, $first: Int!, $offset
     application { name description website callbackUrl owner { email name } } }
   limitIncreaseRequests(status: PENDING) { id description estimatedPerSecond estimatedPerDay createdAt
     subscription { id api plan limits { perSecond perDay } application { name owner { email } } } }
+  accessRequests(status: PENDING) { id api apiName description expectedUse createdAt account { name email role } }
+  apis { slug visibility }
   accounts(first: 50, email: $email, role: $role) { id email name role createdAt }
   auditActions
   auditLog(first: $first, offset: $offset, action: $action, actor: $actor, targetType: $targetType, targetId: $targetId) {
@@ -46,9 +49,13 @@ type operatorsData struct {
 			}
 		}
 	}
-	Accounts     []struct{ ID, Email, Name, Role, CreatedAt string }
-	AuditActions []string
-	AuditLog     []struct{ At, Actor, Action, TargetType, TargetID, Before, After string }
+	// AccessRequests are the pending requests for partner and internal APIs; Role is the
+	// least role that opens the API, which the answer's form pre-selects.
+	AccessRequests []accessRequest
+	APIs           []api
+	Accounts       []struct{ ID, Email, Name, Role, CreatedAt string }
+	AuditActions   []string
+	AuditLog       []struct{ At, Actor, Action, TargetType, TargetID, Before, After string }
 	// The audit log's page.
 	Offset, Next, Prev int
 	Query              url.Values
@@ -85,6 +92,12 @@ func (p *Portal) operatorsPage(w http.ResponseWriter, r *http.Request, pg page) 
 	if err != nil {
 		p.fail(w, r, "message", pg, err)
 		return
+	}
+	for i, a := range d.AccessRequests {
+		d.AccessRequests[i].Role = "partner"
+		if slices.ContainsFunc(d.APIs, func(x api) bool { return x.Slug == a.API && x.Visibility == "internal" }) {
+			d.AccessRequests[i].Role = "staff"
+		}
 	}
 	d.Offset, d.Prev, d.Next = offset, max(0, offset-auditPage), -1
 	if len(d.AuditLog) == auditPage {
@@ -145,6 +158,18 @@ func (p *Portal) reviewLimits(w http.ResponseWriter, r *http.Request) {
 	}
 	p.decide(w, r, `mutation($id: ID!, $approve: Boolean!, $perSecond: Int, $perDay: Int, $reply: String!) {
   reviewLimitIncrease(id: $id, approve: $approve, perSecond: $perSecond, perDay: $perDay, reply: $reply) { id } }`, vars, done)
+}
+
+// answerAccess grants an access request with a role or refuses it with a reason.
+func (p *Portal) answerAccess(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	vars := map[string]any{"id": r.PathValue("id"), "grant": f.Get("decision") == "grant", "reply": f.Get("reply"), "role": nil}
+	done := "accessrefused"
+	if vars["grant"] == true {
+		vars["role"], done = strings.ToUpper(f.Get("role")), "accessgranted"
+	}
+	p.decide(w, r, `mutation($id: ID!, $grant: Boolean!, $role: Role, $reply: String) {
+  answerAccessRequest(id: $id, grant: $grant, role: $role, reply: $reply) { id } }`, vars, done)
 }
 
 func (p *Portal) setRole(w http.ResponseWriter, r *http.Request) {

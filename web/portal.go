@@ -2,7 +2,9 @@ package web
 
 import (
 	"bytes"
+	"crypto/rand"
 	"embed"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +56,13 @@ var pages = func() map[string]*template.Template {
 				return t.UTC().Format("2 Jan 2006 15:04 UTC")
 			}
 			return s
+		},
+		// formToken draws a form's request token (flightgraph.RequestToken): new each time the
+		// page is shown, the same each time the browser sends that form again.
+		"formToken": func() string {
+			b := make([]byte, 18)
+			rand.Read(b)
+			return base64.RawURLEncoding.EncodeToString(b)
 		},
 		"percent": func(n, of int) float64 {
 			if of <= 0 {
@@ -123,6 +132,8 @@ func (p *Portal) Register(mux *http.ServeMux) {
 	handle("POST /portal/operators/subscriptions/{id}", p.decideSubscription)
 	handle("POST /portal/operators/limits/{id}", p.reviewLimits)
 	handle("POST /portal/operators/accounts/{id}/role", p.setRole)
+	handle("POST /portal/operators/access/{id}", p.answerAccess)
+	handle("POST /portal/access", p.requestAccess)
 	handle("GET /portal/apis", p.catalogue)
 	handle("GET /portal/try", p.tryIt)
 	handle("POST /portal/trial", p.trialKey)
@@ -342,21 +353,27 @@ func back(w http.ResponseWriter, r *http.Request, to, notice string) {
 }
 
 var notices = map[string]string{
-	"registered": "The application is registered.",
-	"updated":    "The application is saved.",
-	"deleted":    "The application and its keys are deleted.",
-	"revoked":    "The key is revoked.",
-	"added":      "The API is requested: an operator will review it, and you will be told by e-mail.",
-	"limits":     "Your request is sent to the operators; their reply will show here.",
-	"signedout":  "You are signed out.",
-	"approved":   "The subscription is approved; the developer is told by e-mail.",
-	"rejected":   "The subscription is rejected; the developer is told by e-mail.",
-	"subrevoked": "The subscription is revoked; the developer is told by e-mail.",
-	"granted":    "The custom plan is granted; the developer is told by e-mail.",
-	"declined":   "The request is declined; the developer is told by e-mail.",
-	"role":       "The account's role is changed; its owner is told by e-mail.",
-	"signedup":   "Check your mail: the link in it finishes the sign-up.",
-	"welcome":    "Welcome: your account is ready.",
+	"registered":    "The application is registered.",
+	"updated":       "The application is saved.",
+	"deleted":       "The application and its keys are deleted.",
+	"revoked":       "The key is revoked.",
+	"added":         "The API is requested: an operator will review it, and you will be told by e-mail.",
+	"limits":        "Your request is sent to the operators; their reply will show here.",
+	"signedout":     "You are signed out.",
+	"approved":      "The subscription is approved; the developer is told by e-mail.",
+	"rejected":      "The subscription is rejected; the developer is told by e-mail.",
+	"subrevoked":    "The subscription is revoked; the developer is told by e-mail.",
+	"granted":       "The custom plan is granted; the developer is told by e-mail.",
+	"declined":      "The request is declined; the developer is told by e-mail.",
+	"role":          "The account's role is changed; its owner is told by e-mail.",
+	"signedup":      "Check your mail: the link in it finishes the sign-up.",
+	"keymade":       "The key is made and the API requested: an operator will review it, and you will be told by e-mail.",
+	"rotated":       "The key has a new secret; the old one and the tokens issued with it no longer work.",
+	"repeated":      "That form was sent already, and its request is made once: what it did is shown here.",
+	"asked":         "Your request is sent to the operators; their answer will show on My Account and come by e-mail.",
+	"accessgranted": "The request is granted with the role; the developer is told by e-mail.",
+	"accessrefused": "The request is refused; the developer is told by e-mail.",
+	"welcome":       "Welcome: your account is ready.",
 }
 
 func notice(r *http.Request) string { return notices[r.URL.Query().Get("done")] }

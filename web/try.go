@@ -17,12 +17,46 @@ func (p *Portal) catalogue(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, "message", page{Title: "APIs"}, err)
 		return
 	}
-	var d struct{ APIs []api }
-	if err := p.call(r, `{ apis { slug name description auth visibility grants operations plans { name perSecond perDay } } }`, nil, &d); err != nil {
+	var d catalogueData
+	if err := p.call(r, `{ apis { slug name description auth visibility grants operations plans { name perSecond perDay } }
+  apisOnRequest { slug name visibility role } }`, nil, &d); err != nil {
 		p.fail(w, r, "message", page{Title: "APIs", Me: me}, err)
 		return
 	}
-	p.render(w, r, http.StatusOK, "apis", page{Title: "APIs", Me: me, Data: d.APIs})
+	p.render(w, r, http.StatusOK, "apis", page{Title: "APIs", Me: me, Data: &d, Notice: notice(r)})
+}
+
+// catalogueData is what the catalogue shows: the APIs the caller may use, and the partner and
+// internal ones it may ask the operators for ("on request").
+type catalogueData struct {
+	APIs          []api
+	APIsOnRequest []struct{ Slug, Name, Visibility, Role string }
+}
+
+// requestAccess sends the operators a request for a partner or internal API, then shows the
+// catalogue again with a notice (or the form's problem).
+func (p *Portal) requestAccess(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	p.mutate(w, r, `mutation($in: ApiAccessInput!) { requestApiAccess(input: $in) { id } }`,
+		map[string]any{"in": map[string]any{"api": f.Get("api"), "description": f.Get("description"), "expectedUse": f.Get("expectedUse"),
+			"requestToken": requestToken(f)}}, "/portal/apis", "asked", p.catalogueAgain)
+}
+
+// catalogueAgain shows the catalogue with a refused request's problem and what was typed.
+func (p *Portal) catalogueAgain(w http.ResponseWriter, r *http.Request, pg page) {
+	me, err := p.me(r)
+	if err != nil || me == nil {
+		p.fail(w, r, "message", page{Title: "APIs"}, pg.Problem)
+		return
+	}
+	var d catalogueData
+	if err := p.call(r, `{ apis { slug name description auth visibility grants operations plans { name perSecond perDay } }
+  apisOnRequest { slug name visibility role } }`, nil, &d); err != nil {
+		p.fail(w, r, "message", page{Title: "APIs", Me: me}, err)
+		return
+	}
+	pg.Title, pg.Me, pg.Data = "APIs", me, &d
+	p.render(w, r, pg.status(), "apis", pg)
 }
 
 // tryKey is a key as Try it offers it: with the APIs it is approved for.

@@ -30,8 +30,10 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AccessRequest() AccessRequestResolver
 	Account() AccountResolver
 	Api() ApiResolver
+	ApiOnRequest() ApiOnRequestResolver
 	Application() ApplicationResolver
 	Key() KeyResolver
 	KeySubscription() KeySubscriptionResolver
@@ -46,6 +48,20 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	AccessRequest struct {
+		APIName     func(childComplexity int) int
+		Account     func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Description func(childComplexity int) int
+		ExpectedUse func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Product     func(childComplexity int) int
+		Reply       func(childComplexity int) int
+		ReviewedAt  func(childComplexity int) int
+		Role        func(childComplexity int) int
+		Status      func(childComplexity int) int
+	}
+
 	Account struct {
 		CreatedAt func(childComplexity int) int
 		Email     func(childComplexity int) int
@@ -63,6 +79,13 @@ type ComplexityRoot struct {
 		Plans       func(childComplexity int) int
 		Slug        func(childComplexity int) int
 		Visibility  func(childComplexity int) int
+	}
+
+	ApiOnRequest struct {
+		Name       func(childComplexity int) int
+		Role       func(childComplexity int) int
+		Slug       func(childComplexity int) int
+		Visibility func(childComplexity int) int
 	}
 
 	Application struct {
@@ -145,16 +168,19 @@ type ComplexityRoot struct {
 	}
 
 	Me struct {
-		Account      func(childComplexity int) int
-		Applications func(childComplexity int, first *int, offset *int) int
+		AccessRequests func(childComplexity int) int
+		Account        func(childComplexity int) int
+		Applications   func(childComplexity int, first *int, offset *int) int
 	}
 
 	Mutation struct {
 		AddAPIToApplication  func(childComplexity int, input AddAPIInput) int
+		AnswerAccessRequest  func(childComplexity int, id string, grant bool, role *flightgraph.Role, reply *string) int
 		ApproveSubscription  func(childComplexity int, id string) int
 		DeleteApplication    func(childComplexity int, id string) int
-		RegisterApplication  func(childComplexity int, input flightgraph.ApplicationInput) int
+		RegisterApplication  func(childComplexity int, input flightgraph.ApplicationInput, requestToken *string) int
 		RejectSubscription   func(childComplexity int, id string, reason string) int
+		RequestAPIAccess     func(childComplexity int, input flightgraph.AccessRequestInput) int
 		RequestKey           func(childComplexity int, input RequestKeyInput) int
 		RequestLimitIncrease func(childComplexity int, input flightgraph.LimitIncreaseInput) int
 		ReviewLimitIncrease  func(childComplexity int, id string, approve bool, perSecond *int, perDay *int, queryLimits *flightgraph.QueryLimits, reply string) int
@@ -179,9 +205,11 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AccessRequests        func(childComplexity int, status *flightgraph.AccessRequestStatus) int
 		Account               func(childComplexity int, email string) int
 		Accounts              func(childComplexity int, first *int, offset *int, role *flightgraph.Role, email *string) int
 		Apis                  func(childComplexity int) int
+		ApisOnRequest         func(childComplexity int) int
 		AuditActions          func(childComplexity int) int
 		AuditLog              func(childComplexity int, first *int, offset *int, action *string, actor *string, targetType *string, targetID *string) int
 		LimitIncreaseRequests func(childComplexity int, status *flightgraph.LimitRequestStatus) int
@@ -213,6 +241,14 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AccessRequestResolver interface {
+	APIName(ctx context.Context, obj *flightgraph.AccessRequest) (string, error)
+
+	Status(ctx context.Context, obj *flightgraph.AccessRequest) (string, error)
+	Role(ctx context.Context, obj *flightgraph.AccessRequest) (string, error)
+
+	Account(ctx context.Context, obj *flightgraph.AccessRequest) (*flightgraph.Account, error)
+}
 type AccountResolver interface {
 	Role(ctx context.Context, obj *flightgraph.Account) (string, error)
 }
@@ -221,6 +257,10 @@ type ApiResolver interface {
 	Auth(ctx context.Context, obj *flightgraph.Product) (APIAuth, error)
 	Grants(ctx context.Context, obj *flightgraph.Product) ([]string, error)
 	Plans(ctx context.Context, obj *flightgraph.Product) ([]*flightgraph.Plan, error)
+}
+type ApiOnRequestResolver interface {
+	Visibility(ctx context.Context, obj *flightgraph.Product) (string, error)
+	Role(ctx context.Context, obj *flightgraph.Product) (string, error)
 }
 type ApplicationResolver interface {
 	Keys(ctx context.Context, obj *flightgraph.Application) ([]*flightgraph.NewKey, error)
@@ -252,13 +292,14 @@ type LimitIncreaseRequestResolver interface {
 }
 type MeResolver interface {
 	Applications(ctx context.Context, obj *Me, first *int, offset *int) ([]*flightgraph.Application, error)
+	AccessRequests(ctx context.Context, obj *Me) ([]*flightgraph.AccessRequest, error)
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, input flightgraph.SignUpInput) (*SignUpPayload, error)
 	VerifyEmail(ctx context.Context, token string, password string) (*AuthPayload, error)
 	SignIn(ctx context.Context, email string, password string) (*AuthPayload, error)
 	SignOut(ctx context.Context) (bool, error)
-	RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput) (*flightgraph.Application, error)
+	RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput, requestToken *string) (*flightgraph.Application, error)
 	UpdateApplication(ctx context.Context, id string, input flightgraph.ApplicationInput) (*flightgraph.Application, error)
 	DeleteApplication(ctx context.Context, id string) (bool, error)
 	RequestKey(ctx context.Context, input RequestKeyInput) (*KeyPayload, error)
@@ -267,6 +308,8 @@ type MutationResolver interface {
 	RevokeKey(ctx context.Context, keyID string) (*flightgraph.NewKey, error)
 	TryKey(ctx context.Context, keyID string) (*flightgraph.NewTrialKey, error)
 	RequestLimitIncrease(ctx context.Context, input flightgraph.LimitIncreaseInput) (*flightgraph.LimitIncreaseRequest, error)
+	RequestAPIAccess(ctx context.Context, input flightgraph.AccessRequestInput) (*flightgraph.AccessRequest, error)
+	AnswerAccessRequest(ctx context.Context, id string, grant bool, role *flightgraph.Role, reply *string) (*flightgraph.AccessRequest, error)
 	ApproveSubscription(ctx context.Context, id string) (*flightgraph.Subscription, error)
 	RejectSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
 	RevokeSubscription(ctx context.Context, id string, reason string) (*flightgraph.Subscription, error)
@@ -276,6 +319,8 @@ type MutationResolver interface {
 type QueryResolver interface {
 	Me(ctx context.Context) (*Me, error)
 	Apis(ctx context.Context) ([]*flightgraph.Product, error)
+	ApisOnRequest(ctx context.Context) ([]*flightgraph.Product, error)
+	AccessRequests(ctx context.Context, status *flightgraph.AccessRequestStatus) ([]*flightgraph.AccessRequest, error)
 	PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error)
 	LimitIncreaseRequests(ctx context.Context, status *flightgraph.LimitRequestStatus) ([]*flightgraph.LimitIncreaseRequest, error)
 	AuditLog(ctx context.Context, first *int, offset *int, action *string, actor *string, targetType *string, targetID *string) ([]*flightgraph.AuditEntry, error)
@@ -304,6 +349,73 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "AccessRequest.apiName":
+		if e.ComplexityRoot.AccessRequest.APIName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.APIName(childComplexity), true
+	case "AccessRequest.account":
+		if e.ComplexityRoot.AccessRequest.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.Account(childComplexity), true
+	case "AccessRequest.createdAt":
+		if e.ComplexityRoot.AccessRequest.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.CreatedAt(childComplexity), true
+	case "AccessRequest.description":
+		if e.ComplexityRoot.AccessRequest.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.Description(childComplexity), true
+	case "AccessRequest.expectedUse":
+		if e.ComplexityRoot.AccessRequest.ExpectedUse == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.ExpectedUse(childComplexity), true
+	case "AccessRequest.id":
+		if e.ComplexityRoot.AccessRequest.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.ID(childComplexity), true
+	case "AccessRequest.api":
+		if e.ComplexityRoot.AccessRequest.Product == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.Product(childComplexity), true
+	case "AccessRequest.reply":
+		if e.ComplexityRoot.AccessRequest.Reply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.Reply(childComplexity), true
+	case "AccessRequest.reviewedAt":
+		if e.ComplexityRoot.AccessRequest.ReviewedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.ReviewedAt(childComplexity), true
+	case "AccessRequest.role":
+		if e.ComplexityRoot.AccessRequest.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.Role(childComplexity), true
+	case "AccessRequest.status":
+		if e.ComplexityRoot.AccessRequest.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AccessRequest.Status(childComplexity), true
 
 	case "Account.createdAt":
 		if e.ComplexityRoot.Account.CreatedAt == nil {
@@ -384,6 +496,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Api.Visibility(childComplexity), true
+
+	case "ApiOnRequest.name":
+		if e.ComplexityRoot.ApiOnRequest.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiOnRequest.Name(childComplexity), true
+	case "ApiOnRequest.role":
+		if e.ComplexityRoot.ApiOnRequest.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiOnRequest.Role(childComplexity), true
+	case "ApiOnRequest.slug":
+		if e.ComplexityRoot.ApiOnRequest.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiOnRequest.Slug(childComplexity), true
+	case "ApiOnRequest.visibility":
+		if e.ComplexityRoot.ApiOnRequest.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApiOnRequest.Visibility(childComplexity), true
 
 	case "Application.callbackUrl":
 		if e.ComplexityRoot.Application.CallbackURL == nil {
@@ -716,6 +853,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Limits.PerSecond(childComplexity), true
 
+	case "Me.accessRequests":
+		if e.ComplexityRoot.Me.AccessRequests == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Me.AccessRequests(childComplexity), true
 	case "Me.account":
 		if e.ComplexityRoot.Me.Account == nil {
 			break
@@ -745,6 +888,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddAPIToApplication(childComplexity, args["input"].(AddAPIInput)), true
+	case "Mutation.answerAccessRequest":
+		if e.ComplexityRoot.Mutation.AnswerAccessRequest == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_answerAccessRequest_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AnswerAccessRequest(childComplexity, args["id"].(string), args["grant"].(bool), args["role"].(*flightgraph.Role), args["reply"].(*string)), true
 	case "Mutation.approveSubscription":
 		if e.ComplexityRoot.Mutation.ApproveSubscription == nil {
 			break
@@ -777,7 +931,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.RegisterApplication(childComplexity, args["input"].(flightgraph.ApplicationInput)), true
+		return e.ComplexityRoot.Mutation.RegisterApplication(childComplexity, args["input"].(flightgraph.ApplicationInput), args["requestToken"].(*string)), true
 	case "Mutation.rejectSubscription":
 		if e.ComplexityRoot.Mutation.RejectSubscription == nil {
 			break
@@ -789,6 +943,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RejectSubscription(childComplexity, args["id"].(string), args["reason"].(string)), true
+	case "Mutation.requestApiAccess":
+		if e.ComplexityRoot.Mutation.RequestAPIAccess == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestApiAccess_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestAPIAccess(childComplexity, args["input"].(flightgraph.AccessRequestInput)), true
 	case "Mutation.requestKey":
 		if e.ComplexityRoot.Mutation.RequestKey == nil {
 			break
@@ -959,6 +1124,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Plan.PerSecond(childComplexity), true
 
+	case "Query.accessRequests":
+		if e.ComplexityRoot.Query.AccessRequests == nil {
+			break
+		}
+
+		args, err := ec.field_Query_accessRequests_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AccessRequests(childComplexity, args["status"].(*flightgraph.AccessRequestStatus)), true
 	case "Query.account":
 		if e.ComplexityRoot.Query.Account == nil {
 			break
@@ -987,6 +1163,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Apis(childComplexity), true
+	case "Query.apisOnRequest":
+		if e.ComplexityRoot.Query.ApisOnRequest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.ApisOnRequest(childComplexity), true
 	case "Query.auditActions":
 		if e.ComplexityRoot.Query.AuditActions == nil {
 			break
@@ -1101,6 +1283,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddApiInput,
+		ec.unmarshalInputApiAccessInput,
 		ec.unmarshalInputApplicationInput,
 		ec.unmarshalInputLimitIncreaseInput,
 		ec.unmarshalInputQueryLimitsInput,
@@ -1208,6 +1391,13 @@ type Query {
   me: Me @portal
   "The APIs the caller may see, with their plans."
   apis: [Api!]! @listSize(assumedSize: 20) @portal
+  """
+  The partner and internal APIs the caller's role does not open (all of them without a session):
+  the catalogue lists them "on request", by name only; requestApiAccess asks the operators for one.
+  """
+  apisOnRequest: [ApiOnRequest!]! @listSize(assumedSize: 20) @portal
+  "Operators: requests for partner and internal APIs, newest first (at most 50); all when status is not given."
+  accessRequests(status: AccessRequestStatus): [AccessRequest!]! @listSize(assumedSize: 50) @portal
   "Operators: subscriptions waiting for approval, oldest first."
   pendingSubscriptions: [KeySubscription!]! @listSize(assumedSize: 100) @portal
   "Operators: limit increase requests, newest first; all when status is not given."
@@ -1250,11 +1440,20 @@ type Mutation {
   signIn(email: String!, password: String!): AuthPayload! @portal
   "End the session of the Authorization header."
   signOut: Boolean! @portal
-  registerApplication(input: ApplicationInput!): Application! @portal
+  """
+  Register an application. A requestToken (16 to 64 letters, digits, '-' or '_', drawn anew each
+  time a form is shown) makes it once however often it is sent: a second sending with the same
+  token is PORTAL_409.002 and changes nothing. The portal's pages send one with every form.
+  """
+  registerApplication(input: ApplicationInput!, requestToken: String): Application! @portal
   updateApplication(id: ID!, input: ApplicationInput!): Application! @portal
   "Delete an application with its keys; their access ends at once."
   deleteApplication(id: ID!): Boolean! @portal
-  "Create a key for an application with a pending subscription to an API plan. The key and its secret are shown in this answer only."
+  """
+  Create a key for an application with a pending subscription to an API plan. The key and its
+  secret are shown in this answer only. With input.requestToken, a second sending of the same
+  request is PORTAL_409.002 and makes no second key.
+  """
   requestKey(input: RequestKeyInput!): KeyPayload! @portal
   "Ask for another API on an existing key: a new pending subscription."
   addApiToApplication(input: AddApiInput!): KeySubscription! @portal
@@ -1269,7 +1468,23 @@ type Mutation {
   is PORTAL_404.000, as a key that does not exist; a revoked key, PORTAL_409.001.
   """
   tryKey(keyId: ID!): TrialKey! @portal
+  "Ask the operators for higher limits on an approved subscription; with input.requestToken, made once (PORTAL_409.002)."
   requestLimitIncrease(input: LimitIncreaseInput!): LimitIncreaseRequest! @portal
+  """
+  Ask the operators for a partner or internal API your role does not open (apisOnRequest): what it
+  is for and the expected use, mailed to the operators. An API that does not exist or is public:
+  INSP_400.001; one your role opens already: PORTAL_409.001; a request for it waiting already:
+  PORTAL_409.000; with input.requestToken, made once (PORTAL_409.002). The operators' answer
+  shows in me.accessRequests and comes by e-mail.
+  """
+  requestApiAccess(input: ApiAccessInput!): AccessRequest! @portal
+  """
+  Operators: grant an access request with a role that opens its API (role: PARTNER or STAFF; the
+  least that opens it when not given), under the rules of setAccountRole, or refuse it with a
+  reply (required: the reason the developer reads). Audited; the developer is told by e-mail. A
+  request answered already: PORTAL_409.001; a role that does not open the API: INSP_400.001.
+  """
+  answerAccessRequest(id: ID!, grant: Boolean!, role: Role, reply: String): AccessRequest! @portal
   "Operators: approve a pending subscription; the developer is told by e-mail."
   approveSubscription(id: ID!): KeySubscription! @portal
   "Operators: reject a pending subscription with a reason for the developer."
@@ -1322,6 +1537,8 @@ input RequestKeyInput {
   api: String!
   "The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal)."
   plan: String = "Default"
+  "Makes the request once however often it is sent (see registerApplication)."
+  requestToken: String
 }
 
 input AddApiInput {
@@ -1350,6 +1567,57 @@ input LimitIncreaseInput {
   description: String!
   estimatedPerSecond: Int!
   estimatedPerDay: Int!
+  "Makes the request once however often it is sent (see registerApplication)."
+  requestToken: String
+}
+
+"A request for a partner or internal API."
+input ApiAccessInput {
+  "The API's slug, e.g. metasearch."
+  api: String!
+  "Who you are and what you build with it (at most 4000 characters)."
+  description: String!
+  "The calls you expect, and when (at most 2000 characters)."
+  expectedUse: String!
+  "Makes the request once however often it is sent (see registerApplication)."
+  requestToken: String
+}
+
+enum AccessRequestStatus {
+  PENDING
+  GRANTED
+  REFUSED
+}
+
+"A request for a partner or internal API, with the operator's answer."
+type AccessRequest {
+  id: ID!
+  "The API's slug, e.g. metasearch."
+  api: String!
+  "The API's name, e.g. Metasearch."
+  apiName: String!
+  description: String!
+  expectedUse: String!
+  "pending, granted or refused."
+  status: String!
+  "The role granted (partner or staff); empty unless granted."
+  role: String!
+  "The operator's reply: for a refusal, its reason."
+  reply: String!
+  createdAt: DateTime!
+  reviewedAt: DateTime
+  "Who asked (the requester and operators only)."
+  account: Account!
+}
+
+"A partner or internal API that the caller's role does not open."
+type ApiOnRequest {
+  slug: String!
+  name: String!
+  "partner or internal."
+  visibility: String!
+  "The role that opens it: partner or staff."
+  role: String!
 }
 
 "signUp's answer, the same for every address."
@@ -1371,6 +1639,8 @@ type Me {
   that shows each key's usage over 30 days asks for a few at a time, to stay within the cost.
   """
   applications(first: Int = 20, offset: Int = 0): [Application!]! @listSize(assumedSize: 20, slicingArguments: ["first"])
+  "The account's requests for partner and internal APIs, newest first (at most 50), with the operators' answers."
+  accessRequests: [AccessRequest!]! @listSize(assumedSize: 50)
 }
 
 type Account {
@@ -1551,6 +1821,34 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_AccessRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AccessRequest_id(ctx, field)
+	case "api":
+		return ec.fieldContext_AccessRequest_api(ctx, field)
+	case "apiName":
+		return ec.fieldContext_AccessRequest_apiName(ctx, field)
+	case "description":
+		return ec.fieldContext_AccessRequest_description(ctx, field)
+	case "expectedUse":
+		return ec.fieldContext_AccessRequest_expectedUse(ctx, field)
+	case "status":
+		return ec.fieldContext_AccessRequest_status(ctx, field)
+	case "role":
+		return ec.fieldContext_AccessRequest_role(ctx, field)
+	case "reply":
+		return ec.fieldContext_AccessRequest_reply(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AccessRequest_createdAt(ctx, field)
+	case "reviewedAt":
+		return ec.fieldContext_AccessRequest_reviewedAt(ctx, field)
+	case "account":
+		return ec.fieldContext_AccessRequest_account(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AccessRequest", field.Name)
+}
+
 func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -1587,6 +1885,20 @@ func (ec *executionContext) childFields_Api(ctx context.Context, field graphql.C
 		return ec.fieldContext_Api_operations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Api", field.Name)
+}
+
+func (ec *executionContext) childFields_ApiOnRequest(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "slug":
+		return ec.fieldContext_ApiOnRequest_slug(ctx, field)
+	case "name":
+		return ec.fieldContext_ApiOnRequest_name(ctx, field)
+	case "visibility":
+		return ec.fieldContext_ApiOnRequest_visibility(ctx, field)
+	case "role":
+		return ec.fieldContext_ApiOnRequest_role(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApiOnRequest", field.Name)
 }
 
 func (ec *executionContext) childFields_Application(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1753,6 +2065,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_account(ctx, field)
 	case "applications":
 		return ec.fieldContext_Me_applications(ctx, field)
+	case "accessRequests":
+		return ec.fieldContext_Me_accessRequests(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Me", field.Name)
 }
@@ -1991,6 +2305,44 @@ func (ec *executionContext) field_Mutation_addApiToApplication_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_answerAccessRequest_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "grant",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["grant"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (*flightgraph.Role, error) {
+			return ec.unmarshalORole2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "reply",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reply"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_approveSubscription_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2030,6 +2382,14 @@ func (ec *executionContext) field_Mutation_registerApplication_args(ctx context.
 		return nil, err
 	}
 	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "requestToken",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["requestToken"] = arg1
 	return args, nil
 }
 
@@ -2052,6 +2412,20 @@ func (ec *executionContext) field_Mutation_rejectSubscription_args(ctx context.C
 		return nil, err
 	}
 	args["reason"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_requestApiAccess_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (flightgraph.AccessRequestInput, error) {
+			return ec.unmarshalNApiAccessInput2githubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -2317,6 +2691,20 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_accessRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*flightgraph.AccessRequestStatus, error) {
+			return ec.unmarshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_account_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2496,6 +2884,268 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _AccessRequest_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_api(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_api(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Product, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_api(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_apiName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_apiName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AccessRequest().APIName(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_apiName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_description(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_expectedUse(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_expectedUse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpectedUse, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_expectedUse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_status(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AccessRequest().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_role(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AccessRequest().Role(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_reply(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_reply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Reply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_reply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_createdAt(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_reviewedAt(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_reviewedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReviewedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_reviewedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AccessRequest", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AccessRequest_account(ctx context.Context, field graphql.CollectedField, obj *flightgraph.AccessRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AccessRequest_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AccessRequest().Account(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AccessRequest_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AccessRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Account) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -2803,6 +3453,98 @@ func (ec *executionContext) _Api_operations(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Api_operations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Api", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiOnRequest_slug(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiOnRequest_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiOnRequest_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiOnRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiOnRequest_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiOnRequest_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiOnRequest_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiOnRequest", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiOnRequest_visibility(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiOnRequest_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApiOnRequest().Visibility(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiOnRequest_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiOnRequest", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ApiOnRequest_role(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApiOnRequest_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ApiOnRequest().Role(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApiOnRequest_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ApiOnRequest", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Application_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Application) (ret graphql.Marshaler) {
@@ -4200,6 +4942,38 @@ func (ec *executionContext) fieldContext_Me_applications(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Me_accessRequests(ctx context.Context, field graphql.CollectedField, obj *Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_accessRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Me().AccessRequests(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.AccessRequest) graphql.Marshaler {
+			return ec.marshalNAccessRequest2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Me_accessRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Me",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AccessRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_signUp(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4365,7 +5139,7 @@ func (ec *executionContext) _Mutation_registerApplication(ctx context.Context, f
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().RegisterApplication(ctx, fc.Args["input"].(flightgraph.ApplicationInput))
+			return ec.Resolvers.Mutation().RegisterApplication(ctx, fc.Args["input"].(flightgraph.ApplicationInput), fc.Args["requestToken"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Application) graphql.Marshaler {
@@ -4745,6 +5519,94 @@ func (ec *executionContext) fieldContext_Mutation_requestLimitIncrease(ctx conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_requestLimitIncrease_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_requestApiAccess(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestApiAccess(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestAPIAccess(ctx, fc.Args["input"].(flightgraph.AccessRequestInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.AccessRequest) graphql.Marshaler {
+			return ec.marshalNAccessRequest2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestApiAccess(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AccessRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestApiAccess_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_answerAccessRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_answerAccessRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AnswerAccessRequest(ctx, fc.Args["id"].(string), fc.Args["grant"].(bool), fc.Args["role"].(*flightgraph.Role), fc.Args["reply"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.AccessRequest) graphql.Marshaler {
+			return ec.marshalNAccessRequest2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_answerAccessRequest(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AccessRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_answerAccessRequest_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5146,6 +6008,82 @@ func (ec *executionContext) fieldContext_Query_apis(_ context.Context, field gra
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Api(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_apisOnRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_apisOnRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().ApisOnRequest(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Product) graphql.Marshaler {
+			return ec.marshalNApiOnRequest2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐProductᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_apisOnRequest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApiOnRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_accessRequests(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_accessRequests(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AccessRequests(ctx, fc.Args["status"].(*flightgraph.AccessRequestStatus))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.AccessRequest) graphql.Marshaler {
+			return ec.marshalNAccessRequest2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_accessRequests(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AccessRequest(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_accessRequests_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -6803,6 +7741,57 @@ func (ec *executionContext) unmarshalInputAddApiInput(ctx context.Context, obj a
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputApiAccessInput(ctx context.Context, obj any) (flightgraph.AccessRequestInput, error) {
+	var it flightgraph.AccessRequestInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"api", "description", "expectedUse", "requestToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "api":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("api"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.API = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "expectedUse":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedUse"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedUse = data
+		case "requestToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestToken"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestToken = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApplicationInput(ctx context.Context, obj any) (flightgraph.ApplicationInput, error) {
 	var it flightgraph.ApplicationInput
 	if obj == nil {
@@ -6865,7 +7854,7 @@ func (ec *executionContext) unmarshalInputLimitIncreaseInput(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"subscriptionId", "description", "estimatedPerSecond", "estimatedPerDay"}
+	fieldsInOrder := [...]string{"subscriptionId", "description", "estimatedPerSecond", "estimatedPerDay", "requestToken"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6900,6 +7889,13 @@ func (ec *executionContext) unmarshalInputLimitIncreaseInput(ctx context.Context
 				return it, err
 			}
 			it.EstimatedPerDay = data
+		case "requestToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestToken"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestToken = data
 		}
 	}
 	return it, nil
@@ -6978,7 +7974,7 @@ func (ec *executionContext) unmarshalInputRequestKeyInput(ctx context.Context, o
 		asMap["plan"] = "Default"
 	}
 
-	fieldsInOrder := [...]string{"applicationId", "api", "plan"}
+	fieldsInOrder := [...]string{"applicationId", "api", "plan", "requestToken"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -7006,6 +8002,13 @@ func (ec *executionContext) unmarshalInputRequestKeyInput(ctx context.Context, o
 				return it, err
 			}
 			it.Plan = data
+		case "requestToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requestToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequestToken = data
 		}
 	}
 	return it, nil
@@ -7062,6 +8065,226 @@ func (ec *executionContext) unmarshalInputSignUpInput(ctx context.Context, obj a
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var accessRequestImplementors = []string{"AccessRequest"}
+
+func (ec *executionContext) _AccessRequest(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.AccessRequest) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accessRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AccessRequest")
+		case "id":
+			out.Values[i] = ec._AccessRequest_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "api":
+			out.Values[i] = ec._AccessRequest_api(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "apiName":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AccessRequest_apiName(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "description":
+			out.Values[i] = ec._AccessRequest_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "expectedUse":
+			out.Values[i] = ec._AccessRequest_expectedUse(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AccessRequest_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "role":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AccessRequest_role(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reply":
+			out.Values[i] = ec._AccessRequest_reply(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._AccessRequest_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reviewedAt":
+			out.Values[i] = ec._AccessRequest_reviewedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "account":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._AccessRequest_account(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var accountImplementors = []string{"Account"}
 
@@ -7338,6 +8561,125 @@ func (ec *executionContext) _Api(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var apiOnRequestImplementors = []string{"ApiOnRequest"}
+
+func (ec *executionContext) _ApiOnRequest(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Product) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, apiOnRequestImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApiOnRequest")
+		case "slug":
+			out.Values[i] = ec._ApiOnRequest_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._ApiOnRequest_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "visibility":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ApiOnRequest_visibility(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "role":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ApiOnRequest_role(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8499,6 +9841,44 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "accessRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Me_accessRequests(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8627,6 +10007,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "requestLimitIncrease":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_requestLimitIncrease(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestApiAccess":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestApiAccess(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "answerAccessRequest":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_answerAccessRequest(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8797,6 +10191,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_apis(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "apisOnRequest":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_apisOnRequest(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "accessRequests":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_accessRequests(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -9550,6 +10988,32 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAccessRequest2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.AccessRequest) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAccessRequest2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequest(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAccessRequest2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequest(ctx context.Context, sel ast.SelectionSet, v *flightgraph.AccessRequest) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AccessRequest(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAccount2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Account) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -9607,6 +11071,11 @@ func (ec *executionContext) marshalNApi2ᚖgithubᚗcomᚋflightgraphᚋflightgr
 	return ec._Api(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNApiAccessInput2githubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestInput(ctx context.Context, v any) (flightgraph.AccessRequestInput, error) {
+	res, err := ec.unmarshalInputApiAccessInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNApiAuth2githubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋportalᚐAPIAuth(ctx context.Context, v any) (APIAuth, error) {
 	var res APIAuth
 	err := res.UnmarshalGQL(v)
@@ -9615,6 +11084,32 @@ func (ec *executionContext) unmarshalNApiAuth2githubᚗcomᚋflightgraphᚋfligh
 
 func (ec *executionContext) marshalNApiAuth2githubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋportalᚐAPIAuth(ctx context.Context, sel ast.SelectionSet, v APIAuth) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNApiOnRequest2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Product) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNApiOnRequest2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐProduct(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNApiOnRequest2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐProduct(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Product) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApiOnRequest(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNApplication2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐApplicationᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Application) graphql.Marshaler {
@@ -10191,6 +11686,38 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	}
 	return res
 }
+
+func (ec *executionContext) unmarshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus(ctx context.Context, v any) (*flightgraph.AccessRequestStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus(ctx context.Context, sel ast.SelectionSet, v *flightgraph.AccessRequestStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus[*v])
+	return res
+}
+
+var (
+	unmarshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus = map[string]flightgraph.AccessRequestStatus{
+		"PENDING": flightgraph.AccessRequestPending,
+		"GRANTED": flightgraph.AccessRequestGranted,
+		"REFUSED": flightgraph.AccessRequestRefused,
+	}
+	marshalOAccessRequestStatus2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccessRequestStatus = map[flightgraph.AccessRequestStatus]string{
+		flightgraph.AccessRequestPending: "PENDING",
+		flightgraph.AccessRequestGranted: "GRANTED",
+		flightgraph.AccessRequestRefused: "REFUSED",
+	}
+)
 
 func (ec *executionContext) marshalOAccount2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAccount(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Account) graphql.Marshaler {
 	if v == nil {

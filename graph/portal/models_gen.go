@@ -33,6 +33,8 @@ type Me struct {
 	// The account's applications, oldest first: first (1 to 20) from offset, else INSP_400.001. A page
 	// that shows each key's usage over 30 days asks for a few at a time, to stay within the cost.
 	Applications []*flightgraph.Application `json:"applications"`
+	// The account's requests for partner and internal APIs, newest first (at most 50), with the operators' answers.
+	AccessRequests []*flightgraph.AccessRequest `json:"accessRequests"`
 }
 
 type Mutation struct {
@@ -46,6 +48,8 @@ type RequestKeyInput struct {
 	API           string `json:"api"`
 	// The plan's name. Default, pre-selected, is a partner or internal API's one plan (Partner, Internal).
 	Plan *string `json:"plan,omitempty"`
+	// Makes the request once however often it is sent (see registerApplication).
+	RequestToken *string `json:"requestToken,omitempty"`
 }
 
 // signUp's answer, the same for every address.

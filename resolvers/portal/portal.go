@@ -103,7 +103,7 @@ func (r *Resolver) planName(ctx context.Context, s *flightgraph.Subscription) (s
 	if err != nil {
 		return "", err
 	}
-	return p.Name, nil
+	return p.DisplayName(), nil
 }
 
 func (r *Resolver) limits(ctx context.Context, s *flightgraph.Subscription) (*flightgraph.Limits, error) {
@@ -155,7 +155,7 @@ func (r *Resolver) limitRequests(ctx context.Context, s *flightgraph.Subscriptio
 }
 
 func (r *Resolver) requestKey(ctx context.Context, in portal.RequestKeyInput) (*portal.KeyPayload, error) {
-	k, _, err := r.Access.RequestKey(ctx, access.KeyRequest{ApplicationID: in.ApplicationID, API: in.API, Plan: deref(in.Plan)})
+	k, _, err := r.Access.RequestKey(ctx, access.KeyRequest{ApplicationID: in.ApplicationID, API: in.API, Plan: deref(in.Plan), RequestToken: deref(in.RequestToken)})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,22 @@ import (
 	"github.com/flightgraph/flightgraph/graph/portal"
 )
 
+func (r *accessRequestResolver) APIName(ctx context.Context, obj *flightgraph.AccessRequest) (string, error) {
+	return access.ProductName(obj.Product), nil
+}
+
+func (r *accessRequestResolver) Status(ctx context.Context, obj *flightgraph.AccessRequest) (string, error) {
+	return string(obj.Status), nil
+}
+
+func (r *accessRequestResolver) Role(ctx context.Context, obj *flightgraph.AccessRequest) (string, error) {
+	return string(obj.Role), nil
+}
+
+func (r *accessRequestResolver) Account(ctx context.Context, obj *flightgraph.AccessRequest) (*flightgraph.Account, error) {
+	return r.Access.AccessRequestAccount(ctx, obj)
+}
+
 func (r *accountResolver) Role(ctx context.Context, obj *flightgraph.Account) (string, error) {
 	return string(obj.Role), nil
 }
@@ -32,6 +48,14 @@ func (r *apiResolver) Grants(ctx context.Context, obj *flightgraph.Product) ([]s
 
 func (r *apiResolver) Plans(ctx context.Context, obj *flightgraph.Product) ([]*flightgraph.Plan, error) {
 	return r.Access.PlansOf(ctx, obj.Slug)
+}
+
+func (r *apiOnRequestResolver) Visibility(ctx context.Context, obj *flightgraph.Product) (string, error) {
+	return string(obj.Visibility), nil
+}
+
+func (r *apiOnRequestResolver) Role(ctx context.Context, obj *flightgraph.Product) (string, error) {
+	return string(access.RoleFor(obj)), nil
 }
 
 func (r *applicationResolver) Keys(ctx context.Context, obj *flightgraph.Application) ([]*flightgraph.NewKey, error) {
@@ -102,6 +126,10 @@ func (r *meResolver) Applications(ctx context.Context, obj *portal.Me, first *in
 	return applicationsPage(obj, first, offset)
 }
 
+func (r *meResolver) AccessRequests(ctx context.Context, obj *portal.Me) ([]*flightgraph.AccessRequest, error) {
+	return r.Access.MyAccessRequests(ctx)
+}
+
 func (r *mutationResolver) SignUp(ctx context.Context, input flightgraph.SignUpInput) (*portal.SignUpPayload, error) {
 	return r.signUp(ctx, input)
 }
@@ -118,7 +146,8 @@ func (r *mutationResolver) SignOut(ctx context.Context) (bool, error) {
 	return ok(r.Access.SignOut(ctx))
 }
 
-func (r *mutationResolver) RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput) (*flightgraph.Application, error) {
+func (r *mutationResolver) RegisterApplication(ctx context.Context, input flightgraph.ApplicationInput, requestToken *string) (*flightgraph.Application, error) {
+	input.RequestToken = deref(requestToken)
 	return r.Access.RegisterApplication(ctx, input)
 }
 
@@ -154,6 +183,14 @@ func (r *mutationResolver) RequestLimitIncrease(ctx context.Context, input fligh
 	return r.Access.RequestLimitIncrease(ctx, input)
 }
 
+func (r *mutationResolver) RequestAPIAccess(ctx context.Context, input flightgraph.AccessRequestInput) (*flightgraph.AccessRequest, error) {
+	return r.Access.RequestAccess(ctx, input)
+}
+
+func (r *mutationResolver) AnswerAccessRequest(ctx context.Context, id string, grant bool, role *flightgraph.Role, reply *string) (*flightgraph.AccessRequest, error) {
+	return r.Access.AnswerAccessRequest(ctx, access.AccessAnswer{ID: id, Grant: grant, Role: deref(role), Reply: deref(reply)})
+}
+
 func (r *mutationResolver) ApproveSubscription(ctx context.Context, id string) (*flightgraph.Subscription, error) {
 	return r.Access.ApproveSubscription(ctx, id)
 }
@@ -180,6 +217,14 @@ func (r *queryResolver) Me(ctx context.Context) (*portal.Me, error) {
 
 func (r *queryResolver) Apis(ctx context.Context) ([]*flightgraph.Product, error) {
 	return r.Access.Catalogue(ctx)
+}
+
+func (r *queryResolver) ApisOnRequest(ctx context.Context) ([]*flightgraph.Product, error) {
+	return r.Access.OnRequest(ctx), nil
+}
+
+func (r *queryResolver) AccessRequests(ctx context.Context, status *flightgraph.AccessRequestStatus) ([]*flightgraph.AccessRequest, error) {
+	return r.Access.AccessRequests(ctx, deref(status))
 }
 
 func (r *queryResolver) PendingSubscriptions(ctx context.Context) ([]*flightgraph.Subscription, error) {
@@ -210,9 +255,13 @@ func (r *trialKeyResolver) Key(ctx context.Context, obj *flightgraph.NewTrialKey
 	return &flightgraph.NewKey{Key: obj.Key}, nil
 }
 
+func (r *Resolver) AccessRequest() portal.AccessRequestResolver { return &accessRequestResolver{r} }
+
 func (r *Resolver) Account() portal.AccountResolver { return &accountResolver{r} }
 
 func (r *Resolver) Api() portal.ApiResolver { return &apiResolver{r} }
+
+func (r *Resolver) ApiOnRequest() portal.ApiOnRequestResolver { return &apiOnRequestResolver{r} }
 
 func (r *Resolver) Application() portal.ApplicationResolver { return &applicationResolver{r} }
 
@@ -235,8 +284,10 @@ func (r *Resolver) Query() portal.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) TrialKey() portal.TrialKeyResolver { return &trialKeyResolver{r} }
 
 type (
+	accessRequestResolver        struct{ *Resolver }
 	accountResolver              struct{ *Resolver }
 	apiResolver                  struct{ *Resolver }
+	apiOnRequestResolver         struct{ *Resolver }
 	applicationResolver          struct{ *Resolver }
 	keyResolver                  struct{ *Resolver }
 	keySubscriptionResolver      struct{ *Resolver }
