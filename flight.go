@@ -11,8 +11,12 @@ import (
 // FlightStatus is the public status of a flight or leg at a moment in time.
 type FlightStatus string
 
+// A flight is SCHEDULED until its operation is followed (OperationalWindow before departure),
+// then ON_TIME or DELAYED until it boards. Both edges name the status the same way, so that a
+// flight has one status at an instant whichever edge is asked.
 const (
 	StatusScheduled FlightStatus = "SCHEDULED"
+	StatusOnTime    FlightStatus = "ON_TIME"
 	StatusDelayed   FlightStatus = "DELAYED"
 	StatusBoarding  FlightStatus = "BOARDING"
 	StatusDeparted  FlightStatus = "DEPARTED"
@@ -22,6 +26,11 @@ const (
 
 // BoardingWindow is how long before departure boarding starts.
 const BoardingWindow = 40 * time.Minute
+
+// OperationalWindow is how long before its scheduled departure a leg's operation is followed:
+// from then on it is on time or delayed; before, it is scheduled (a delay known weeks ahead is a
+// new schedule, not a delay).
+const OperationalWindow = 24 * time.Hour
 
 // DelayThreshold is the delay from which a leg that has not left yet is shown as delayed.
 const DelayThreshold = 15 * time.Minute
@@ -125,10 +134,12 @@ func (l *FlightLeg) StatusAt(now time.Time) FlightStatus {
 		return StatusDeparted
 	case !now.Before(dep.Add(-BoardingWindow)):
 		return StatusBoarding
+	case now.Before(l.ScheduledDep.Add(-OperationalWindow)):
+		return StatusScheduled
 	case l.DepartureDelay >= int(DelayThreshold/time.Minute):
 		return StatusDelayed
 	}
-	return StatusScheduled
+	return StatusOnTime
 }
 
 // FlightStatusAt sums up the legs of a flight: cancelled if any leg is, arrived when the last leg
@@ -145,7 +156,7 @@ func FlightStatusAt(legs []*FlightLeg, now time.Time) FlightStatus {
 	for i, l := range legs {
 		s := l.StatusAt(now)
 		if s != StatusArrived {
-			if i > 0 && (s == StatusScheduled || s == StatusBoarding || s == StatusDelayed) {
+			if i > 0 && (s == StatusScheduled || s == StatusOnTime || s == StatusBoarding || s == StatusDelayed) {
 				// Between two legs the flight is still under way.
 				return StatusDeparted
 			}

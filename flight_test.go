@@ -52,11 +52,14 @@ func TestLegStatusFollowsTheClock(t *testing.T) {
 		at   time.Time
 		want flightgraph.FlightStatus
 	}{
-		{"hours before", leg, dep.Add(-3 * time.Hour), flightgraph.StatusScheduled},
+		{"weeks before", leg, dep.Add(-14 * 24 * time.Hour), flightgraph.StatusScheduled},
+		{"a day and more before", leg, dep.Add(-25 * time.Hour), flightgraph.StatusScheduled},
+		{"hours before", leg, dep.Add(-3 * time.Hour), flightgraph.StatusOnTime},
 		{"boarding", leg, dep.Add(-30 * time.Minute), flightgraph.StatusBoarding},
 		{"off block", leg, dep, flightgraph.StatusDeparted},
 		{"in the air", leg, dep.Add(time.Hour), flightgraph.StatusDeparted},
 		{"on block", leg, dep.Add(2 * time.Hour), flightgraph.StatusArrived},
+		{"late, days before", &late, dep.Add(-2 * 24 * time.Hour), flightgraph.StatusScheduled},
 		{"late, hours before", &late, dep.Add(-3 * time.Hour), flightgraph.StatusDelayed},
 		{"late, past scheduled time", &late, dep.Add(10 * time.Minute), flightgraph.StatusBoarding},
 		{"late, left", &late, dep.Add(50 * time.Minute), flightgraph.StatusDeparted},

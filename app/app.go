@@ -15,6 +15,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/rest"
 	"github.com/flightgraph/flightgraph/store"
@@ -30,13 +31,16 @@ type Stores struct {
 	Access   flightgraph.AccessStore
 	Mail     flightgraph.MailStore
 	Searches flightgraph.SearchStore
+	// Dataset, when set, gives shopping the schedule beyond the operational window
+	// (dataset.Horizon); unset, shopping reads the window only.
+	Dataset flightgraph.DatasetStore
 }
 
 // StoresOf returns the stores of db.
 func StoresOf(db *store.DB) Stores {
 	return Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
 		Network: store.NewNetworkStore(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
-		Searches: store.NewSearchStore(db)}
+		Searches: store.NewSearchStore(db), Dataset: store.NewDatasetStore(db)}
 }
 
 // Config is what the services are built of. Only Stores is required; the zero value of every
@@ -149,6 +153,9 @@ func New(cfg Config) *Services {
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout, MailBudget: mailBudget,
 		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
 			OfferKey: cfg.OfferKey, Searches: st.Searches, MailBudget: mailBudget, RequireHeavySlot: true}}
+	if st.Dataset != nil {
+		s.Travel.Shop = &dataset.Horizon{Operational: st.Flights, Dataset: st.Dataset, Log: cfg.Log}
+	}
 	heavy := access.NewHeavySlots(cmp.Or(cfg.HeavyConcurrency, access.DefaultHeavySlots(runtime.GOMAXPROCS(0))))
 	heavy.QueueWait = cfg.QueueWait
 	s.Usage = &access.UsageRecorder{Store: st.Access, Log: cfg.Log}

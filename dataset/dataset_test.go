@@ -74,7 +74,7 @@ func TestNetworkShape(t *testing.T) {
 	if multi == 0 {
 		t.Error("no multi-leg flights")
 	}
-	for _, s := range []flightgraph.FlightStatus{flightgraph.StatusScheduled, flightgraph.StatusArrived, flightgraph.StatusCancelled, flightgraph.StatusDelayed, flightgraph.StatusDeparted, flightgraph.StatusBoarding} {
+	for _, s := range []flightgraph.FlightStatus{flightgraph.StatusScheduled, flightgraph.StatusOnTime, flightgraph.StatusArrived, flightgraph.StatusCancelled, flightgraph.StatusDelayed, flightgraph.StatusDeparted, flightgraph.StatusBoarding} {
 		if statuses[s] == 0 {
 			t.Errorf("no leg is %s at %v", s, today)
 		}

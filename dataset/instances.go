@@ -72,26 +72,43 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 	if err != nil {
 		return nil, nil, err
 	}
-	weekday := strconv.Itoa((int(day.Weekday())+6)%7 + 1) // SSIM: 1 is Monday
 	var (
 		flights []*flightgraph.Flight
 		legs    []*flightgraph.FlightLeg
 	)
 	for _, sched := range m.flights {
-		first := sched[0]
-		if date < first.PeriodFrom || date > first.PeriodTo || !strings.Contains(first.Days, weekday) {
-			continue
+		if f, l := m.instance(sched, date, day, true); f != nil {
+			flights, legs = append(flights, f), append(legs, l...)
 		}
-		fid := flightgraph.FlightID{Date: date, Carrier: first.CarrierCode, Number: first.FlightNumber}
-		r := rng(m.seed, "ops", fid.String())
-		hh, mm := clock(first.DepartureLocal)
-		dep := time.Date(day.Year(), day.Month(), day.Day(), hh, mm, 0, 0, m.zones[first.OriginCode])
-		f := &flightgraph.Flight{ScheduleDate: date, CarrierCode: first.CarrierCode, FlightNumber: first.FlightNumber,
-			OriginCode: first.OriginCode, DepartureUTC: dep.UTC(), Codeshares: m.codeshares(first)}
-		// Operations: most flights leave on time, some late, a few are cancelled; a late first leg
-		// delays the next.
-		cancelled := r.IntN(1000) < 15
-		delay := 0
+	}
+	link(flights, legs)
+	return flights, legs, nil
+}
+
+// instance is the flight of the schedule legs sched on one date (day is its midnight), with its
+// legs; nil when the schedule does not fly that day. Operated, it is the flight as the window
+// holds it (delays, cancellation, gates, airframe, drawn from the seed in that order); planned
+// (operate false), as the schedule plans it, with none of those: what is sold beyond the window.
+// A planned and an operated instance of the same flight have the same id, times and aircraft
+// type unless the operated one is delayed past midnight (suffix D).
+func (m *Materialiser) instance(sched []*flightgraph.ScheduledLeg, date string, day time.Time, operate bool) (*flightgraph.Flight, []*flightgraph.FlightLeg) {
+	first := sched[0]
+	weekday := strconv.Itoa((int(day.Weekday())+6)%7 + 1) // SSIM: 1 is Monday
+	if date < first.PeriodFrom || date > first.PeriodTo || !strings.Contains(first.Days, weekday) {
+		return nil, nil
+	}
+	fid := flightgraph.FlightID{Date: date, Carrier: first.CarrierCode, Number: first.FlightNumber}
+	hh, mm := clock(first.DepartureLocal)
+	dep := time.Date(day.Year(), day.Month(), day.Day(), hh, mm, 0, 0, m.zones[first.OriginCode])
+	f := &flightgraph.Flight{ScheduleDate: date, CarrierCode: first.CarrierCode, FlightNumber: first.FlightNumber,
+		OriginCode: first.OriginCode, DepartureUTC: dep.UTC(), Codeshares: m.codeshares(first)}
+	// Operations: most flights leave on time, some late, a few are cancelled; a late first leg
+	// delays the next.
+	var r interface{ IntN(int) int } = noDraws{}
+	cancelled, delay := false, 0
+	if operate {
+		r = rng(m.seed, "ops", fid.String())
+		cancelled = r.IntN(1000) < 15
 		switch p := r.IntN(100); {
 		case cancelled:
 		case p < 70:
@@ -101,42 +118,49 @@ func (m *Materialiser) Flights(date string) ([]*flightgraph.Flight, []*flightgra
 		default:
 			delay = 30 + r.IntN(150)
 		}
-		// A flight expected to leave after its schedule date's local midnight operates with the
-		// suffix D (delayed), which is part of its id.
-		if f.DepartureUTC.Add(time.Duration(delay)*time.Minute).In(m.zones[first.OriginCode]).Format(flightgraph.DateLayout) > date {
-			fid.Suffix = "D"
+	}
+	// A flight expected to leave after its schedule date's local midnight operates with the
+	// suffix D (delayed), which is part of its id.
+	if f.DepartureUTC.Add(time.Duration(delay)*time.Minute).In(m.zones[first.OriginCode]).Format(flightgraph.DateLayout) > date {
+		fid.Suffix = "D"
+	}
+	f.ID, f.Suffix = fid.String(), fid.Suffix
+	km := 0
+	var (
+		arr  time.Time
+		legs []*flightgraph.FlightLeg
+	)
+	for i, s := range sched {
+		if i > 0 {
+			dep = arr.Add(transitMinutes * time.Minute)
 		}
-		f.ID, f.Suffix = fid.String(), fid.Suffix
-		id := f.ID
-		km := 0
-		var arr time.Time
-		for i, s := range sched {
-			if i > 0 {
-				dep = arr.Add(transitMinutes * time.Minute)
-			}
-			arr = dep.Add(time.Duration(s.BlockMinutes) * time.Minute)
-			arrDelay := 0
-			if !cancelled {
-				arrDelay = max(0, delay+r.IntN(21)-12)
-			}
-			leg := &flightgraph.FlightLeg{FlightID: id, Sequence: s.Sequence, OriginCode: s.OriginCode, DestinationCode: s.DestinationCode,
-				ScheduledDep: dep.UTC(), ScheduledArr: arr.UTC(), DepartureOffset: offset(dep, m.zones[s.OriginCode]),
-				ArrivalOffset: offset(arr, m.zones[s.DestinationCode]), DepartureDelay: delay, ArrivalDelay: arrDelay, Cancelled: cancelled,
-				ConfigurationCode: s.Configuration, ServiceType: s.ServiceType, DistanceKm: s.DistanceKm,
-				Registration: registration(s.CarrierCode, s.Configuration, r.IntN(12))}
+		arr = dep.Add(time.Duration(s.BlockMinutes) * time.Minute)
+		arrDelay := 0
+		if operate && !cancelled {
+			arrDelay = max(0, delay+r.IntN(21)-12)
+		}
+		leg := &flightgraph.FlightLeg{FlightID: f.ID, Sequence: s.Sequence, OriginCode: s.OriginCode, DestinationCode: s.DestinationCode,
+			ScheduledDep: dep.UTC(), ScheduledArr: arr.UTC(), DepartureOffset: offset(dep, m.zones[s.OriginCode]),
+			ArrivalOffset: offset(arr, m.zones[s.DestinationCode]), DepartureDelay: delay, ArrivalDelay: arrDelay, Cancelled: cancelled,
+			ConfigurationCode: s.Configuration, ServiceType: s.ServiceType, DistanceKm: s.DistanceKm}
+		if operate {
+			leg.Registration = registration(s.CarrierCode, s.Configuration, r.IntN(12))
 			leg.DepartureTerminal, leg.DepartureGate = stand(s.OriginCode, r.IntN(1<<20))
 			leg.ArrivalTerminal, leg.ArrivalGate = stand(s.DestinationCode, r.IntN(1<<20))
-			legs = append(legs, leg)
-			delay = max(0, arrDelay-transitMinutes/2) // slack at the stop absorbs part of the delay
-			km += s.DistanceKm
 		}
-		last := sched[len(sched)-1]
-		f.DestinationCode, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
-		flights = append(flights, f)
+		legs = append(legs, leg)
+		delay = max(0, arrDelay-transitMinutes/2) // slack at the stop absorbs part of the delay
+		km += s.DistanceKm
 	}
-	link(flights, legs)
-	return flights, legs, nil
+	last := sched[len(sched)-1]
+	f.DestinationCode, f.ArrivalUTC, f.Haul = last.DestinationCode, arr.UTC(), haulOf(float64(km))
+	return f, legs
 }
+
+// noDraws stands for the generator of a planned instance, which draws nothing.
+type noDraws struct{}
+
+func (noDraws) IntN(int) int { panic("dataset: a planned flight draws no operation") }
 
 // codeshares are the designators the flight of first is sold under by the other carriers: a fifth
 // of the flights, each under 5000 plus its number (numbers of 5000 and more are sold by their

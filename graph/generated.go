@@ -3716,9 +3716,15 @@ type Money {
   currency: String!
 }
 
-"The public status of a flight or leg, following the clock."
+"""
+The public status of a flight or leg, following the clock; the REST documents name it the same.
+A flight is SCHEDULED until 24 hours before departure, then ON_TIME or DELAYED until boarding.
+"""
 enum FlightStatus {
+  "More than 24 hours before departure: the operation is not followed yet."
   SCHEDULED
+  "Within 24 hours of departure and not late."
+  ON_TIME
   DELAYED
   BOARDING
   DEPARTED

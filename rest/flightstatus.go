@@ -141,17 +141,13 @@ type (
 // timeLayout is the documented time format: milliseconds and the local offset.
 const timeLayout = "2006-01-02T15:04:05.000-07:00"
 
-// publicStatus is the original's name of a status: on time rather than scheduled.
-func publicStatus(s flightgraph.FlightStatus) string {
-	if s == flightgraph.StatusScheduled {
-		return "ON_TIME"
-	}
-	return string(s)
-}
+// publicStatus is a status as the documents name it: the domain's own name, the one GraphQL
+// gives, so that a flight has one status at an instant on both edges.
+func publicStatus(s flightgraph.FlightStatus) string { return string(s) }
 
 // legStatus is the one-letter operational status.
 var legStatus = map[flightgraph.FlightStatus]string{
-	flightgraph.StatusScheduled: "S", flightgraph.StatusDelayed: "D", flightgraph.StatusBoarding: "B",
+	flightgraph.StatusScheduled: "S", flightgraph.StatusOnTime: "O", flightgraph.StatusDelayed: "D", flightgraph.StatusBoarding: "B",
 	flightgraph.StatusDeparted: "A", flightgraph.StatusArrived: "L", flightgraph.StatusCancelled: "C",
 }
 

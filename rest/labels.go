@@ -9,7 +9,8 @@ import (
 // Labels of the REST documents in the service's languages.
 var (
 	statusLabels = map[flightgraph.FlightStatus][3]string{ // en, fr, nl
-		flightgraph.StatusScheduled: {"On time", "À l'heure", "Op tijd"},
+		flightgraph.StatusScheduled: {"Scheduled", "Programmé", "Gepland"},
+		flightgraph.StatusOnTime:    {"On time", "À l'heure", "Op tijd"},
 		flightgraph.StatusDelayed:   {"Delayed", "Retardé", "Vertraagd"},
 		flightgraph.StatusBoarding:  {"Boarding", "Embarquement", "Instappen"},
 		flightgraph.StatusDeparted:  {"Departed", "Parti", "Vertrokken"},

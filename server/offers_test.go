@@ -293,7 +293,7 @@ func TestGraphQLOffers(t *testing.T) {
 		search("BCN", "JFK") // loads the snapshot
 		many, manyQueries := search("AMS", "NYC")
 		few, fewQueries := search("BCN", "JFK")
-		if len(many) <= 4*len(few) || len(few) == 0 {
+		if len(many) <= 2*len(few) || len(few) == 0 {
 			t.Fatalf("%d and %d offers: the searches do not differ enough to compare", len(many), len(few))
 		}
 		t.Logf("%d offers: %d round trips; %d offers: %d", len(many), manyQueries, len(few), fewQueries)

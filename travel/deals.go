@@ -53,7 +53,7 @@ func (s *Service) tripsOf(ctx context.Context, origin, dest *flightgraph.Place, 
 	t := &trips{c: c, legs: map[string][]*flightgraph.FlightLeg{}}
 	var all []*flightgraph.FlightLeg
 	for _, f := range c.filters {
-		found, err := s.Flights.FindLegs(ctx, f)
+		found, err := s.shop().FindLegs(ctx, f)
 		if err != nil {
 			return nil, err
 		}

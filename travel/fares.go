@@ -111,18 +111,10 @@ func charges(a *flightgraph.Airport, country *flightgraph.Country, haul string, 
 		lines = append(lines,
 			&flightgraph.PriceLine{Code: "PSC", Name: fmt.Sprintf("Passenger service charge, %s (%s)", a.Name, a.Code), Amount: flightgraph.Euros(psc)},
 			&flightgraph.PriceLine{Code: "SEC", Name: fmt.Sprintf("Security charge, %s (%s)", a.Name, a.Code), Amount: flightgraph.Euros(250 + int64(hash("SEC"+a.Code)%900))})
-		if country != nil && hash("TAX"+country.Code)%2 == 0 {
-			tax := 750 + int64(hash("TAXR"+country.Code)%1_500)
-			switch haul {
-			case "MEDIUM":
-				tax *= 2
-			case "LONG":
-				tax *= 4
+		if country != nil {
+			if tax, ok := DepartureTax(country.Code, haul, cabin); ok {
+				lines = append(lines, &flightgraph.PriceLine{Code: country.Code, Name: fmt.Sprintf("Departure tax, %s", country.LabelEN), Amount: flightgraph.Euros(tax)})
 			}
-			if cabin != flightgraph.CabinEconomy {
-				tax *= 2 // premium cabins pay the higher band, as most departure taxes do
-			}
-			lines = append(lines, &flightgraph.PriceLine{Code: country.Code, Name: fmt.Sprintf("Departure tax, %s", country.LabelEN), Amount: flightgraph.Euros(tax)})
 		}
 	}
 	yq := map[string]int64{"SHORT": 1_200, "MEDIUM": 3_000, "LONG": 8_500}[haul]
@@ -138,4 +130,69 @@ func hash(s string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(s))
 	return h.Sum32()
+}
+
+// departureTaxes are the passenger taxes on departures that countries of the network levy, per
+// departing passenger, in euro cents, by haul (SHORT, MEDIUM, LONG: the distance bands below) and
+// for Economy and for the cabins ahead of it. Countries that are not listed levy none. The rates
+// are the published ones in force in 2025, rounded to the cent; SHORT stands for the first band,
+// MEDIUM for the second and LONG for the last:
+//
+//   - NL: vliegbelasting (Wet belastingen op milieugrondslag, ch. IVb), EUR 29.40 per departing
+//     passenger in 2025 whatever the distance or cabin (Belastingdienst, "Vliegbelasting").
+//   - DE: Luftverkehrsteuer (LuftVStG § 11, rates from 1 May 2024): EUR 15.53, 39.34 and 70.83
+//     for distance bands 1, 2 and 3, whatever the cabin.
+//   - FR: taxe de solidarité sur les billets d'avion (loi de finances 2025, from 1 March 2025):
+//     EUR 7.40 / 15.00 / 40.00 in Economy to Europe / intermediate / long haul; EUR 30 / 80 / 120
+//     in the cabins ahead.
+//   - GB: Air Passenger Duty 2025-26 (HMRC rates): GBP 13 / 90 / 94 reduced rate (Economy) and
+//     GBP 28 / 244 / 253 standard rate (cabins ahead) for bands A, B and C, at EUR 1.17 per GBP.
+//   - AT: Flugabgabe (FlugAbgG § 5, from 2021): EUR 12 per departing passenger.
+//   - IT: addizionale comunale sui diritti d'imbarco (L. 350/2003 and successors): EUR 6.50 per
+//     departing passenger outside Rome.
+var departureTaxes = map[string]struct{ economy, ahead [3]int64 }{
+	"NL": {[3]int64{2_940, 2_940, 2_940}, [3]int64{2_940, 2_940, 2_940}},
+	"DE": {[3]int64{1_553, 3_934, 7_083}, [3]int64{1_553, 3_934, 7_083}},
+	"FR": {[3]int64{740, 1_500, 4_000}, [3]int64{3_000, 8_000, 12_000}},
+	"GB": {[3]int64{1_521, 10_530, 10_998}, [3]int64{3_276, 28_548, 29_601}},
+	"AT": {[3]int64{1_200, 1_200, 1_200}, [3]int64{1_200, 1_200, 1_200}},
+	"IT": {[3]int64{650, 650, 650}, [3]int64{650, 650, 650}},
+}
+
+// DepartureTax is the departure tax a passenger with a seat pays leaving a country on a flight of
+// a haul in a cabin, in euro cents, from departureTaxes; ok is false where the country levies
+// none.
+func DepartureTax(country, haul string, cabin flightgraph.CabinClass) (cents int64, ok bool) {
+	t, ok := departureTaxes[country]
+	if !ok {
+		return 0, false
+	}
+	band := map[string]int{"SHORT": 0, "MEDIUM": 1, "LONG": 2}[haul]
+	if cabin == flightgraph.CabinEconomy {
+		return t.economy[band], true
+	}
+	return t.ahead[band], true
+}
+
+// FareBand is a distance band of the fare reference: typical published one-way base fares in
+// Economy (before taxes, charges and carrier surcharges), in whole euros, per fare family.
+type FareBand struct {
+	Name         string
+	FromKm, ToKm int // ToKm excluded; 0 for no end
+	// Ranges hold each Economy family's typical range (ECONOMY_LIGHT, ECONOMY_STANDARD,
+	// ECONOMY_FLEX): the median fare the engine quotes over a year of booking leads falls in it.
+	Ranges map[string][2]int64
+}
+
+// FareReference is the table the fare rules are held to (TestFaresFollowTheReference). The
+// ranges are typical one-way Economy base fares as the network carriers of Europe publish them
+// (KLM, Air France, Lufthansa and British Airways fare pages, 2024-2025, one-way, booked weeks
+// to months ahead); IATA's average passenger yield (about 8 to 9 US cents per revenue passenger
+// kilometre, IATA Industry Statistics fact sheets) brackets the long-haul bands.
+var FareReference = []FareBand{
+	{"domestic and near Europe, under 800 km", 0, 800, map[string][2]int64{"ECONOMY_LIGHT": {40, 150}, "ECONOMY_STANDARD": {60, 200}, "ECONOMY_FLEX": {100, 350}}},
+	{"Europe, 800 to 2,000 km", 800, 2_000, map[string][2]int64{"ECONOMY_LIGHT": {70, 250}, "ECONOMY_STANDARD": {90, 320}, "ECONOMY_FLEX": {150, 500}}},
+	{"medium haul, 2,000 to 4,500 km", 2_000, 4_500, map[string][2]int64{"ECONOMY_LIGHT": {150, 450}, "ECONOMY_STANDARD": {200, 550}, "ECONOMY_FLEX": {300, 800}}},
+	{"long haul, 4,500 to 8,000 km", 4_500, 8_000, map[string][2]int64{"ECONOMY_LIGHT": {300, 800}, "ECONOMY_STANDARD": {380, 950}, "ECONOMY_FLEX": {550, 1_400}}},
+	{"ultra long haul, 8,000 km and more", 8_000, 0, map[string][2]int64{"ECONOMY_LIGHT": {400, 1_100}, "ECONOMY_STANDARD": {500, 1_300}, "ECONOMY_FLEX": {700, 1_900}}},
 }

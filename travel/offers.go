@@ -243,7 +243,7 @@ func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Pl
 	}
 	first := flightgraph.FlightFilter{Origin: origin, Destination: onward, Date: dates[0], LastDate: dates[len(dates)-1],
 		DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: limit, Uncounted: true}}
-	if c.firsts, _, err = s.Flights.FindFlights(ctx, first); err != nil {
+	if c.firsts, _, err = s.shop().FindFlights(ctx, first); err != nil {
 		return nil, err
 	}
 	c.filters, c.full = append(c.filters, first), len(c.firsts) >= limit
@@ -276,7 +276,7 @@ func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Pl
 	}
 	second := flightgraph.FlightFilter{Origin: hubPlace, Destination: dest,
 		DepartureFrom: from.Add(MinConnection), DepartureTo: to.Add(MaxConnection + time.Second), Page: flightgraph.Page{Limit: limit, Uncounted: true}}
-	if c.seconds, _, err = s.Flights.FindFlights(ctx, second); err != nil {
+	if c.seconds, _, err = s.shop().FindFlights(ctx, second); err != nil {
 		return nil, err
 	}
 	c.filters, c.full = append(c.filters, second), c.full || len(c.seconds) >= limit
@@ -393,7 +393,7 @@ func (c *candidates) plan(ctx context.Context, dest *flightgraph.Place) (map[str
 // legsOf reads the legs of flights in one round trip, by flight id.
 func (s *Service) legsOf(ctx context.Context, ids []string) (map[string][]*flightgraph.FlightLeg, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	lists, err := s.Flights.LegsByFlightIDs(ctx, ids)
+	lists, err := s.shop().LegsByFlightIDs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -755,7 +755,7 @@ func (s *Service) quote(ctx context.Context, param string, offers []*offerRef) (
 		ids = append(ids, r.ids...)
 	}
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	flights, err := s.Flights.FlightsByIDs(ctx, ids)
+	flights, err := s.shop().FlightsByIDs(ctx, ids)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -193,7 +193,7 @@ func (s *Service) dealMonths(ctx context.Context, origins []*flightgraph.Place) 
 		last := first.AddDate(0, 1, -1)
 		f := flightgraph.FlightFilter{Origin: from, Date: first.Format(flightgraph.DateLayout), LastDate: last.Format(flightgraph.DateLayout),
 			DepartureFrom: now.Add(MinBookingLead), Page: flightgraph.Page{Limit: 1, Uncounted: true}}
-		found, _, err := s.Flights.FindFlights(ctx, f)
+		found, _, err := s.shop().FindFlights(ctx, f)
 		if err != nil {
 			return nil, err
 		}

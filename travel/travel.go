@@ -18,6 +18,10 @@ type Service struct {
 	Places   flightgraph.PlaceStore
 	Aircraft flightgraph.AircraftStore
 	Network  flightgraph.NetworkStore
+	// Shop is what shopping (offers, calendars, deals, inspiration, availability, carts) reads:
+	// the operational flights near the day of departure and, beyond them to the booking horizon,
+	// the schedule's flights (dataset.Horizon). Nil means Flights: the window only.
+	Shop flightgraph.FlightStore
 	// Now is the clock that flight status and offers follow.
 	Now func() time.Time
 	// OfferKey signs offer ids (at least 32 bytes); replicas share it, so that an offer found on
@@ -37,6 +41,14 @@ type Service struct {
 	// MailBudget bounds mail-my-search's mail with every other mail of the service
 	// (access.MailBudget); MailSearch refuses to work without one.
 	MailBudget flightgraph.MailBudget
+}
+
+// shop is the flight store shopping reads (Shop, else Flights).
+func (s *Service) shop() flightgraph.FlightStore {
+	if s.Shop != nil {
+		return s.Shop
+	}
+	return s.Flights
 }
 
 // heavy takes the request's turn at its heavy-work slot, so that the heavy parts of one request
