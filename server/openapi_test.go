@@ -833,13 +833,14 @@ func TestRESTResponsesValidate(t *testing.T) {
 			s.apiFails(t, "/opendata/schedule/v1/routes?pageSize=0", key, 400, flightgraph.ECodeInvalidParameter)
 			s.apiFails(t, "/opendata/flightoffers/reference-data", with(map[string]string{"svc-travel-host": "X-"}), 400, flightgraph.ECodeBadFormat)
 			s.apiFails(t, "/opendata/inspire/v2/ping", with(map[string]string{"Accept-Language": "xx-YY-ZZ"}), 400, flightgraph.ECodeBadFormat)
-			// 401: no credentials, a bad key, a bad token, an api-key on an OAuth API.
+			// 401: no credentials, a bad key, a bad token; 403: an api-key on an OAuth API, which
+			// still names the scheme it takes.
 			s.apiFails(t, list, nil, 401, flightgraph.ECodeMissingCredentials)
 			s.apiFails(t, list, map[string]string{"api-key": "fgk_nope"}, 401, flightgraph.ECodeInvalidKey)
 			s.apiFails(t, "/opendata/flightstatus/v1/ping", map[string]string{"Authorization": "Bearer fgat_nope"}, 401, flightgraph.ECodeInvalidToken)
-			h := s.apiFails(t, "/opendata/offers/v1/ping", key, 401, flightgraph.ECodeMissingCredentials)
+			h := s.apiFails(t, "/opendata/offers/v1/ping", key, 403, flightgraph.ECodeWrongCredential)
 			if !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
-				t.Errorf("401 of an OAuth API without a challenge: %v", h)
+				t.Errorf("403 of an api-key on an OAuth API without a challenge: %v", h)
 			}
 			// 403: a bearer token on an API-key API; a token whose scope lacks the API.
 			token := s.bearerToken(t, "offers")
