@@ -78,7 +78,7 @@ func Operations() []flightgraph.Operation {
 			continue
 		}
 		for _, p := range access.Products { // a route of every product: {api} names it
-			name := strings.NewReplacer("{api}", p.Slug, "{version}", versionOf(p.Slug)).Replace(path)
+			name := strings.NewReplacer("{api}", APIName(p.Slug), "{version}", versionOf(p.Slug)).Replace(path)
 			ops = append(ops, flightgraph.Operation{Product: p.Slug, Edge: method, Name: name})
 		}
 	}
@@ -94,7 +94,7 @@ func (a *API) Register(mux *http.ServeMux) {
 		product := rt.Product
 		productOf := func(r *http.Request) string {
 			if product == "" {
-				return r.PathValue("api")
+				return productOfAPI(r.PathValue("api"))
 			}
 			return product
 		}
