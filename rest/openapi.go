@@ -90,6 +90,9 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 			apis = append(apis, name)
 		}
 	}
+	if err := baggageOperationsDoc(doc); err != nil {
+		return nil, err
+	}
 	if err := weigh(doc); err != nil {
 		return nil, err
 	}
