@@ -69,7 +69,7 @@ const (
 	ECodeQueryRepeats    = "QUERY_400.005" // the document repeats one field too often
 
 	ECodeBadBody          = "REQ_400.000" // the request body is not one well-formed request
-	ECodeMethodNotAllowed = "REQ_405.000" // the method is not allowed here, e.g. a mutation over GET
+	ECodeMethodNotAllowed = "REQ_405.000" // the method is not allowed here, e.g. a mutation over GET, a POST on a GET path
 	ECodeBodyTimeout      = "REQ_408.000" // the request body did not arrive in time
 	ECodeBodyTooLarge     = "REQ_413.000" // the request body is too large
 	ECodeCrossSite        = "REQ_403.000" // a portal page's form was sent from another site
@@ -141,7 +141,7 @@ func init() {
 	entry(ECodeQueryTokens, http.StatusBadRequest, "QUERY_TOO_LARGE", "The document has more tokens or fields than allowed.")
 	entry(ECodeQueryRepeats, http.StatusBadRequest, "QUERY_REPEATS_FIELD", "The document repeats one field more often than allowed.")
 	entry(ECodeBadBody, http.StatusBadRequest, "MALFORMED_BODY", "The request body is not one well-formed request.")
-	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here; a mutation takes POST.")
+	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here: the Allow header names those that are (a GraphQL mutation takes POST).")
 	entry(ECodeBodyTimeout, http.StatusRequestTimeout, "BODY_TIMEOUT", "The request body did not arrive in time.")
 	entry(ECodeBodyTooLarge, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "The request body is too large.")
 	entry(ECodeCrossSite, http.StatusForbidden, "CROSS_SITE", "A portal form was sent from another site; send it from the portal's own page.")

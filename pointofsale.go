@@ -41,18 +41,17 @@ type Markets interface {
 // svc-travel-country does not), svc-travel-country (a country the network sells in) and
 // svc-travel-host (a carrier of the network). A malformed value is ECodeBadFormat, an unknown
 // one ECodeInvalidParameter, each naming its header. An Accept-Language that names none of the
-// languages is ECodeInvalidParameter when strict (REST, as the original answers), and English
-// otherwise (GraphQL, whose clients are browsers that send their user's languages).
+// languages (de-DE) is answered in English, on both edges, as the original falls back: the
+// edges say so in Content-Language. Strict (REST) takes the original's tags only, ll or ll-CC;
+// otherwise (GraphQL, whose clients are browsers) any RFC 4647 language range.
 func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets, strict bool) (PointOfSale, error) {
 	pos := DefaultPointOfSale
 	if al := strings.TrimSpace(h.Get("Accept-Language")); al != "" {
 		lang, country, err := acceptLanguage(al, strict)
-		switch {
-		case err == nil:
-			pos.Language, pos.Country = lang, country
-		case strict || ErrorCode(err) == ECodeBadFormat:
+		if err != nil {
 			return pos, err
 		}
+		pos.Language, pos.Country = lang, country
 	}
 	explicit := false
 	if c := strings.TrimSpace(h.Get("svc-travel-country")); c != "" {
@@ -92,9 +91,10 @@ func PointOfSaleOf(ctx context.Context, h http.Header, markets Markets, strict b
 }
 
 // acceptLanguage reads the language the service speaks that the Accept-Language list prefers
-// most (q weights honoured, q=0 excluded, empty elements skipped), and the region of that range.
-// Strict, it takes the original's tags only, ll or ll-CC; otherwise any language range of RFC
-// 4647, as browsers send (es-419, zh-Hant-TW, fil).
+// most (q weights honoured, q=0 excluded, empty elements skipped), and the region of that range;
+// English and no region when the list names none of them. Strict, it takes the original's tags
+// only, ll or ll-CC; otherwise any language range of RFC 4647, as browsers send (es-419,
+// zh-Hant-TW, fil). Only a malformed list is an error (ECodeBadFormat).
 func acceptLanguage(al string, strict bool) (lang Language, country string, err error) {
 	type choice struct {
 		lang    Language
@@ -135,7 +135,9 @@ func acceptLanguage(al string, strict bool) (lang Language, country string, err 
 		}
 	}
 	if best == nil {
-		return "", "", ParamErrorf(ECodeInvalidParameter, "Accept-Language", "labels are in en, fr and nl; %q has none of them", Clip(al))
+		// None of en, fr and nl: the original falls back to English, and so does the
+		// region, which belonged to a language the answer is not in.
+		return LanguageEN, "", nil
 	}
 	return best.lang, best.country, nil
 }

@@ -36,7 +36,9 @@ func TestPointOfSaleOf(t *testing.T) {
 			flightgraph.PointOfSale{Language: flightgraph.LanguageEN, Country: "US"}, "", ""},
 		{"the market header wins", map[string]string{"Accept-Language": "nl-NL", "svc-travel-country": "gb", "svc-travel-host": "xx"},
 			flightgraph.PointOfSale{Language: flightgraph.LanguageNL, Country: "GB", Currency: "GBP", Brand: "XX"}, "", ""},
-		{"no language spoken", map[string]string{"Accept-Language": "de"}, flightgraph.PointOfSale{}, flightgraph.ECodeInvalidParameter, "Accept-Language"},
+		{"no language spoken: English", map[string]string{"Accept-Language": "de-DE"}, flightgraph.PointOfSale{Language: flightgraph.LanguageEN}, "", ""},
+		{"only languages refused: English", map[string]string{"Accept-Language": "fr;q=0, de"}, flightgraph.PointOfSale{Language: flightgraph.LanguageEN}, "", ""},
+		{"a malformed tag among them", map[string]string{"Accept-Language": "de-DE, english"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
 		{"the original's tags only", map[string]string{"Accept-Language": "es-419, en"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
 		{"a weight of NaN", map[string]string{"Accept-Language": "en;q=NaN"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
 		{"a weight in hex", map[string]string{"Accept-Language": "en;q=0x1p-1"}, flightgraph.PointOfSale{}, flightgraph.ECodeBadFormat, "Accept-Language"},
@@ -65,8 +67,8 @@ func TestPointOfSaleOf(t *testing.T) {
 			}
 		})
 	}
-	// Not strict (GraphQL): a list of languages the service does not speak is English, a
-	// malformed one still refused.
+	// Not strict (GraphQL): any language range browsers send; a list of languages the service
+	// does not speak is English, a malformed one still refused.
 	lenient := func(al string) (flightgraph.PointOfSale, error) {
 		return flightgraph.PointOfSaleOf(context.Background(), http.Header{"Accept-Language": {al}}, markets{}, false)
 	}

@@ -51,6 +51,9 @@ type Operation struct {
 	Product string
 	Edge    string // "GET" and the like for REST; "query" or "entity" for GraphQL
 	Name    string // the path for REST; the field or type for GraphQL
+	// Title is the operation's name in the original's reference where the path does not say
+	// it ("Base Allowances"); the catalogue shows it after the path.
+	Title string
 	Weight
 }
 
@@ -69,7 +72,7 @@ type Weight struct {
 func (w Weight) Charged() int { return max(w.Calls, 1) }
 
 // OperationLists are the catalogue's operation lists of ops, per product: each REST route on its
-// own, the GraphQL fields of a kind in one line ("query flight, flights"), in the order of ops.
+// own (with its Title after " — " when it has one), the GraphQL fields of a kind in one line ("query flight, flights"), in the order of ops.
 func OperationLists(ops []Operation) map[string][]string {
 	out := map[string][]string{}
 	line := map[[2]string]int{} // product and GraphQL kind → index of its line
@@ -84,7 +87,11 @@ func OperationLists(ops []Operation) map[string][]string {
 			line[k] = len(out[op.Product])
 			out[op.Product] = append(out[op.Product], op.Edge+" "+op.Name)
 		default:
-			out[op.Product] = append(out[op.Product], op.Edge+" "+op.Name)
+			line := op.Edge + " " + op.Name
+			if op.Title != "" {
+				line += " — " + op.Title
+			}
+			out[op.Product] = append(out[op.Product], line)
 		}
 	}
 	return out

@@ -827,8 +827,11 @@ func authorize(h http.Header, caller *flightgraph.Caller, authErr error, p *flig
 		h.Set("WWW-Authenticate", apiKeyChallenge)
 		return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an api-key header", p.Name)
 	case p.Auth == flightgraph.AuthOAuth && caller.Kind == flightgraph.CallerKey:
+		// A credential of the other kind is the catalogue's AUTH_403.001 ("this API takes
+		// another kind of credential"), as a bearer token on an API-key API is: the caller
+		// sent one, so it is not a missing credential (AUTH_401.000).
 		challenge("", "")
-		return flightgraph.Errorf(flightgraph.ECodeMissingCredentials, "%s takes an OAuth 2.0 access token, not the api-key: exchange the key and secret at /oauthcust/oauth/token", p.Name)
+		return flightgraph.Errorf(flightgraph.ECodeWrongCredential, "%s takes an OAuth 2.0 access token, not the api-key: exchange the key and secret at /oauthcust/oauth/token", p.Name)
 	case p.Auth == flightgraph.AuthAPIKey && caller.Kind == flightgraph.CallerToken:
 		return flightgraph.Errorf(flightgraph.ECodeWrongCredential, "%s takes the api-key header, not a bearer token", p.Name)
 	case p.Auth == flightgraph.AuthOAuth && !p.AllowsGrant(caller.Grant):

@@ -35,6 +35,9 @@ func TestOperationsAgree(t *testing.T) {
 	for _, op := range ops {
 		n := 0
 		for _, line := range lists[op.Product] {
+			if op.Title != "" {
+				line = strings.TrimSuffix(line, " — "+op.Title)
+			}
 			if line == op.Edge+" "+op.Name || strings.HasPrefix(line, op.Edge+" ") && slices.Contains(strings.Split(strings.TrimPrefix(line, op.Edge+" "), ", "), op.Name) {
 				n++
 			}
@@ -48,9 +51,22 @@ func TestOperationsAgree(t *testing.T) {
 		{Product: "opendata", Edge: "entity", Name: "Airport"},
 		{Product: "inspire", Edge: "GET", Name: "/opendata/inspire/v2/ping"}, // the version its routes have
 		{Product: "offers", Edge: "GET", Name: "/opendata/offers/v1/ping"},
+		{Product: "opendata", Edge: "GET", Name: "/opendata/flightoffers/v1/ping"}, // the name of its routes' API
+		{Product: "baggage", Edge: "GET", Name: "/opendata/baggages/v1/base-allowances", Title: "Base Allowances"},
 	} {
 		if !slices.Contains(ops, want) {
 			t.Errorf("no %+v among the declared operations", want)
 		}
+	}
+	// The baggage API's six operations, by the names the spec gives them, in the catalogue.
+	var names []string
+	for _, line := range lists["baggage"] {
+		if _, name, ok := strings.Cut(line, " — "); ok {
+			names = append(names, name)
+		}
+	}
+	if want := []string{"All Allowances without Loyalty", "Base Allowances", "Loyalty Allowances", "Paid Options with Loyalty",
+		"Paid Options without Loyalty", "All Allowances with Loyalty"}; !slices.Equal(names, want) {
+		t.Errorf("the baggage API's named operations: %q, want %q", names, want)
 	}
 }

@@ -45,6 +45,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Route() RouteResolver
+	ScheduledLeg() ScheduledLegResolver
 }
 
 type DirectiveRoot struct {
@@ -458,6 +459,7 @@ type ComplexityRoot struct {
 		OffersReferenceData func(childComplexity int) int
 		RelatedProducts     func(childComplexity int, offerID *string, cartID *string) int
 		Routes              func(childComplexity int, origin *string, destination *string, carrier *string, first *int, after *string) int
+		ScheduledFlights    func(childComplexity int, origin *string, destination *string, carrier *string, flightNumber *int, date *string, first *int, after *string) int
 		SearchContext       func(childComplexity int, origin string, destination string, departureDate *string) int
 		ShoppingCart        func(childComplexity int, id string) int
 		TicketConditions    func(childComplexity int, offerID *string, reservationIdentifier *string, origin *string, destination *string, departureDate *string, fareFamily *string, currency *string) int
@@ -500,6 +502,36 @@ type ComplexityRoot struct {
 	}
 
 	RouteEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	ScheduledLeg struct {
+		ArrivalDayOffset  func(childComplexity int) int
+		ArrivalLocal      func(childComplexity int) int
+		BlockMinutes      func(childComplexity int) int
+		Carrier           func(childComplexity int) int
+		Configuration     func(childComplexity int) int
+		Days              func(childComplexity int) int
+		DepartureDayShift func(childComplexity int) int
+		DepartureLocal    func(childComplexity int) int
+		Destination       func(childComplexity int) int
+		DistanceKm        func(childComplexity int) int
+		FlightNumber      func(childComplexity int) int
+		Origin            func(childComplexity int) int
+		PeriodFrom        func(childComplexity int) int
+		PeriodTo          func(childComplexity int) int
+		Sequence          func(childComplexity int) int
+		ServiceType       func(childComplexity int) int
+	}
+
+	ScheduledLegConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	ScheduledLegEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
 	}
@@ -638,6 +670,7 @@ type QueryResolver interface {
 	Destinations(ctx context.Context, origin *string, price *string, currency *string, month *string, cabin *flightgraph.CabinClass, destination *string, limit *int) ([]*flightgraph.Destination, error)
 	Routes(ctx context.Context, origin *string, destination *string, carrier *string, first *int, after *string) (*model.RouteConnection, error)
 	Carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
+	ScheduledFlights(ctx context.Context, origin *string, destination *string, carrier *string, flightNumber *int, date *string, first *int, after *string) (*model.ScheduledLegConnection, error)
 	AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound, first *int) ([]*model.Offer, error)
 	LowestFares(ctx context.Context, search flightgraph.OfferSearch, dateInterval *string, typeArg *flightgraph.CalendarType, bound *flightgraph.Bound, first *int) ([]*model.LowestFare, error)
 	UpsellOffers(ctx context.Context, id string) ([]*model.Offer, error)
@@ -659,6 +692,12 @@ type RouteResolver interface {
 	Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error)
 	Origin(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Airport, error)
 	Destination(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Airport, error)
+}
+type ScheduledLegResolver interface {
+	Carrier(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Carrier, error)
+
+	Origin(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Airport, error)
+	Destination(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Airport, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2502,6 +2541,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Routes(childComplexity, args["origin"].(*string), args["destination"].(*string), args["carrier"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.scheduledFlights":
+		if e.ComplexityRoot.Query.ScheduledFlights == nil {
+			break
+		}
+
+		args, err := ec.field_Query_scheduledFlights_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ScheduledFlights(childComplexity, args["origin"].(*string), args["destination"].(*string), args["carrier"].(*string), args["flightNumber"].(*int), args["date"].(*string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.searchContext":
 		if e.ComplexityRoot.Query.SearchContext == nil {
 			break
@@ -2711,6 +2761,135 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RouteEdge.Node(childComplexity), true
+
+	case "ScheduledLeg.arrivalDayOffset":
+		if e.ComplexityRoot.ScheduledLeg.ArrivalDayOffset == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.ArrivalDayOffset(childComplexity), true
+	case "ScheduledLeg.arrivalTime":
+		if e.ComplexityRoot.ScheduledLeg.ArrivalLocal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.ArrivalLocal(childComplexity), true
+	case "ScheduledLeg.blockMinutes":
+		if e.ComplexityRoot.ScheduledLeg.BlockMinutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.BlockMinutes(childComplexity), true
+	case "ScheduledLeg.carrier":
+		if e.ComplexityRoot.ScheduledLeg.Carrier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.Carrier(childComplexity), true
+	case "ScheduledLeg.aircraftConfiguration":
+		if e.ComplexityRoot.ScheduledLeg.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.Configuration(childComplexity), true
+	case "ScheduledLeg.daysOfOperation":
+		if e.ComplexityRoot.ScheduledLeg.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.Days(childComplexity), true
+	case "ScheduledLeg.departureDayOffset":
+		if e.ComplexityRoot.ScheduledLeg.DepartureDayShift == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.DepartureDayShift(childComplexity), true
+	case "ScheduledLeg.departureTime":
+		if e.ComplexityRoot.ScheduledLeg.DepartureLocal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.DepartureLocal(childComplexity), true
+	case "ScheduledLeg.destination":
+		if e.ComplexityRoot.ScheduledLeg.Destination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.Destination(childComplexity), true
+	case "ScheduledLeg.distanceKm":
+		if e.ComplexityRoot.ScheduledLeg.DistanceKm == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.DistanceKm(childComplexity), true
+	case "ScheduledLeg.flightNumber":
+		if e.ComplexityRoot.ScheduledLeg.FlightNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.FlightNumber(childComplexity), true
+	case "ScheduledLeg.origin":
+		if e.ComplexityRoot.ScheduledLeg.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.Origin(childComplexity), true
+	case "ScheduledLeg.periodFrom":
+		if e.ComplexityRoot.ScheduledLeg.PeriodFrom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.PeriodFrom(childComplexity), true
+	case "ScheduledLeg.periodTo":
+		if e.ComplexityRoot.ScheduledLeg.PeriodTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.PeriodTo(childComplexity), true
+	case "ScheduledLeg.legSequence":
+		if e.ComplexityRoot.ScheduledLeg.Sequence == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.Sequence(childComplexity), true
+	case "ScheduledLeg.serviceType":
+		if e.ComplexityRoot.ScheduledLeg.ServiceType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLeg.ServiceType(childComplexity), true
+
+	case "ScheduledLegConnection.edges":
+		if e.ComplexityRoot.ScheduledLegConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLegConnection.Edges(childComplexity), true
+	case "ScheduledLegConnection.pageInfo":
+		if e.ComplexityRoot.ScheduledLegConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLegConnection.PageInfo(childComplexity), true
+	case "ScheduledLegConnection.totalCount":
+		if e.ComplexityRoot.ScheduledLegConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLegConnection.TotalCount(childComplexity), true
+
+	case "ScheduledLegEdge.cursor":
+		if e.ComplexityRoot.ScheduledLegEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLegEdge.Cursor(childComplexity), true
+	case "ScheduledLegEdge.node":
+		if e.ComplexityRoot.ScheduledLegEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScheduledLegEdge.Node(childComplexity), true
 
 	case "SearchContext.cabins":
 		if e.ComplexityRoot.SearchContext.Cabins == nil {
@@ -3128,6 +3307,22 @@ type Query {
   "Routes of the network: who flies where, how far and how often. An unknown origin or destination is IATA_404.000."
   routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
   carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
+  """
+  The schedule's flight records, as REST's GET /opendata/schedule/v1/flights answers them (the same
+  records in the same order): each leg of a flight number flown on days of the week within a
+  period, at local times. Filtered by origin and destination (airport or city codes; unknown:
+  IATA_404.000), carrier, flightNumber (1 to 9999) and date (the legs operating that day); first
+  (1 to 200) per page, and the operation's cost counts first records.
+  """
+  scheduledFlights(
+    origin: String
+    destination: String
+    carrier: String
+    flightNumber: Int
+    date: Date
+    first: Int = 50
+    after: String
+  ): ScheduledLegConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
 
   """
   The offers of one bound of a search (OUTBOUND the first requested connection, INBOUND the
@@ -3492,19 +3687,19 @@ type RelatedProduct {
   maxQuantity: Int!
 }
 
-"What a baggage query asks for: the baggage API's six operations."
+"What a baggage query asks for: the baggage API's six operations, by the names the spec gives them."
 enum BaggageType {
-  "All allowances without loyalty: base and paid options."
+  "All Allowances without Loyalty: base and paid options."
   ALL
-  "The fare's base allowance."
+  "Base Allowances: the fare's base allowance."
   BASE
-  "What the loyalty tier adds."
+  "Loyalty Allowances: what the loyalty tier adds."
   LOYALTY
-  "Paid options without loyalty."
+  "Paid Options without Loyalty."
   PAID
-  "Paid options at the tier's prices."
+  "Paid Options with Loyalty: paid options at the tier's prices."
   PAID_LOYALTY
-  "All allowances with loyalty."
+  "All Allowances with Loyalty."
   ALL_LOYALTY
 }
 
@@ -3905,6 +4100,44 @@ type Route {
   blockMinutes: Int!
   haul: String!
   weeklyFlights: Int!
+}
+
+"One leg of a schedule record (SSIM-like): a flight number flown on the days of operation within the period, at local times."
+type ScheduledLeg {
+  carrier: Carrier!
+  flightNumber: Int!
+  "1 for the first leg of a multi-leg flight number."
+  legSequence: Int!
+  origin: Airport!
+  destination: Airport!
+  "Local time at the origin, HH:MM."
+  departureTime: String!
+  "Local time at the destination, HH:MM."
+  arrivalTime: String!
+  "Days after the schedule date this leg leaves."
+  departureDayOffset: Int!
+  "Days after the schedule date this leg arrives."
+  arrivalDayOffset: Int!
+  "Days of the week it flies, 1 = Monday: 1234567 every day, 135 on Monday, Wednesday and Friday."
+  daysOfOperation: String!
+  periodFrom: Date!
+  periodTo: Date!
+  aircraftConfiguration: String!
+  "SSIM service type; J is a scheduled passenger service."
+  serviceType: String!
+  distanceKm: Int!
+  blockMinutes: Int!
+}
+
+type ScheduledLegConnection {
+  totalCount: Int!
+  pageInfo: PageInfo!
+  edges: [ScheduledLegEdge!]!
+}
+
+type ScheduledLegEdge {
+  cursor: String!
+  node: ScheduledLeg!
 }
 
 type RouteConnection {
@@ -4845,6 +5078,66 @@ func (ec *executionContext) childFields_RouteEdge(ctx context.Context, field gra
 		return ec.fieldContext_RouteEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RouteEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_ScheduledLeg(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "carrier":
+		return ec.fieldContext_ScheduledLeg_carrier(ctx, field)
+	case "flightNumber":
+		return ec.fieldContext_ScheduledLeg_flightNumber(ctx, field)
+	case "legSequence":
+		return ec.fieldContext_ScheduledLeg_legSequence(ctx, field)
+	case "origin":
+		return ec.fieldContext_ScheduledLeg_origin(ctx, field)
+	case "destination":
+		return ec.fieldContext_ScheduledLeg_destination(ctx, field)
+	case "departureTime":
+		return ec.fieldContext_ScheduledLeg_departureTime(ctx, field)
+	case "arrivalTime":
+		return ec.fieldContext_ScheduledLeg_arrivalTime(ctx, field)
+	case "departureDayOffset":
+		return ec.fieldContext_ScheduledLeg_departureDayOffset(ctx, field)
+	case "arrivalDayOffset":
+		return ec.fieldContext_ScheduledLeg_arrivalDayOffset(ctx, field)
+	case "daysOfOperation":
+		return ec.fieldContext_ScheduledLeg_daysOfOperation(ctx, field)
+	case "periodFrom":
+		return ec.fieldContext_ScheduledLeg_periodFrom(ctx, field)
+	case "periodTo":
+		return ec.fieldContext_ScheduledLeg_periodTo(ctx, field)
+	case "aircraftConfiguration":
+		return ec.fieldContext_ScheduledLeg_aircraftConfiguration(ctx, field)
+	case "serviceType":
+		return ec.fieldContext_ScheduledLeg_serviceType(ctx, field)
+	case "distanceKm":
+		return ec.fieldContext_ScheduledLeg_distanceKm(ctx, field)
+	case "blockMinutes":
+		return ec.fieldContext_ScheduledLeg_blockMinutes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScheduledLeg", field.Name)
+}
+
+func (ec *executionContext) childFields_ScheduledLegConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "totalCount":
+		return ec.fieldContext_ScheduledLegConnection_totalCount(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ScheduledLegConnection_pageInfo(ctx, field)
+	case "edges":
+		return ec.fieldContext_ScheduledLegConnection_edges(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScheduledLegConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_ScheduledLegEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ScheduledLegEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ScheduledLegEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScheduledLegEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_SearchContext(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5986,6 +6279,68 @@ func (ec *executionContext) field_Query_routes_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_scheduledFlights_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "origin",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["origin"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "destination",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["destination"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "carrier",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["carrier"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "flightNumber",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["flightNumber"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "date",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalODate2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["date"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg6
 	return args, nil
 }
 
@@ -13231,6 +13586,50 @@ func (ec *executionContext) fieldContext_Query_carriers(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_scheduledFlights(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_scheduledFlights(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ScheduledFlights(ctx, fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["carrier"].(*string), fc.Args["flightNumber"].(*int), fc.Args["date"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ScheduledLegConnection) graphql.Marshaler {
+			return ec.marshalNScheduledLegConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_scheduledFlights(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScheduledLegConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_scheduledFlights_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_availableOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14671,6 +15070,543 @@ func (ec *executionContext) fieldContext_RouteEdge_node(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Route(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScheduledLeg_carrier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_carrier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ScheduledLeg().Carrier(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Carrier) graphql.Marshaler {
+			return ec.marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_carrier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScheduledLeg",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Carrier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScheduledLeg_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_flightNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FlightNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_flightNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_legSequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_legSequence(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sequence, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_legSequence(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ScheduledLeg().Origin(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScheduledLeg",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScheduledLeg_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_destination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ScheduledLeg().Destination(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_destination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScheduledLeg",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Airport(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScheduledLeg_departureTime(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_departureTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepartureLocal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_departureTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_arrivalTime(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_arrivalTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ArrivalLocal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_arrivalTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_departureDayOffset(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_departureDayOffset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepartureDayShift, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_departureDayOffset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_arrivalDayOffset(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_arrivalDayOffset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ArrivalDayOffset, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_arrivalDayOffset(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_daysOfOperation(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_daysOfOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_daysOfOperation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_periodFrom(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_periodFrom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodFrom, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDate2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_periodFrom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_periodTo(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_periodTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PeriodTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDate2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_periodTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Date does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_aircraftConfiguration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_aircraftConfiguration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_serviceType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ServiceType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_serviceType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_distanceKm(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DistanceKm, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_distanceKm(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLeg_blockMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLeg_blockMinutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockMinutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLeg_blockMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLeg", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLegConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLegConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLegConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLegConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLegConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLegConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLegConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScheduledLegConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScheduledLegConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLegConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ScheduledLegEdge) graphql.Marshaler {
+			return ec.marshalNScheduledLegEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLegConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScheduledLegConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScheduledLegEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScheduledLegEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLegEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLegEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScheduledLegEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ScheduledLegEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScheduledLegEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.ScheduledLeg) graphql.Marshaler {
+			return ec.marshalNScheduledLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐScheduledLeg(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScheduledLegEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ScheduledLegEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScheduledLeg(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20834,6 +21770,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "scheduledFlights":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_scheduledFlights(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "availableOffers":
 			field := field
 
@@ -21620,6 +22578,309 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 			}
 		case "node":
 			out.Values[i] = ec._RouteEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scheduledLegImplementors = []string{"ScheduledLeg"}
+
+func (ec *executionContext) _ScheduledLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ScheduledLeg) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScheduledLeg")
+		case "carrier":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ScheduledLeg_carrier(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "flightNumber":
+			out.Values[i] = ec._ScheduledLeg_flightNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "legSequence":
+			out.Values[i] = ec._ScheduledLeg_legSequence(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "origin":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ScheduledLeg_origin(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "destination":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ScheduledLeg_destination(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "departureTime":
+			out.Values[i] = ec._ScheduledLeg_departureTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "arrivalTime":
+			out.Values[i] = ec._ScheduledLeg_arrivalTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "departureDayOffset":
+			out.Values[i] = ec._ScheduledLeg_departureDayOffset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "arrivalDayOffset":
+			out.Values[i] = ec._ScheduledLeg_arrivalDayOffset(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "daysOfOperation":
+			out.Values[i] = ec._ScheduledLeg_daysOfOperation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "periodFrom":
+			out.Values[i] = ec._ScheduledLeg_periodFrom(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "periodTo":
+			out.Values[i] = ec._ScheduledLeg_periodTo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "aircraftConfiguration":
+			out.Values[i] = ec._ScheduledLeg_aircraftConfiguration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "serviceType":
+			out.Values[i] = ec._ScheduledLeg_serviceType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "distanceKm":
+			out.Values[i] = ec._ScheduledLeg_distanceKm(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockMinutes":
+			out.Values[i] = ec._ScheduledLeg_blockMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scheduledLegConnectionImplementors = []string{"ScheduledLegConnection"}
+
+func (ec *executionContext) _ScheduledLegConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduledLegConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScheduledLegConnection")
+		case "totalCount":
+			out.Values[i] = ec._ScheduledLegConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ScheduledLegConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ScheduledLegConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var scheduledLegEdgeImplementors = []string{"ScheduledLegEdge"}
+
+func (ec *executionContext) _ScheduledLegEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduledLegEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScheduledLegEdge")
+		case "cursor":
+			out.Values[i] = ec._ScheduledLegEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ScheduledLegEdge_node(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23852,6 +25113,52 @@ func (ec *executionContext) marshalNRouteEdge2ᚖgithubᚗcomᚋflightgraphᚋfl
 		return graphql.Null
 	}
 	return ec._RouteEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScheduledLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐScheduledLeg(ctx context.Context, sel ast.SelectionSet, v *flightgraph.ScheduledLeg) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScheduledLeg(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScheduledLegConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegConnection(ctx context.Context, sel ast.SelectionSet, v *model.ScheduledLegConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScheduledLegConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScheduledLegEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ScheduledLegEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScheduledLegEdge2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNScheduledLegEdge2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdge(ctx context.Context, sel ast.SelectionSet, v *model.ScheduledLegEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScheduledLegEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSearchContext2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐSearchContext(ctx context.Context, sel ast.SelectionSet, v *flightgraph.SearchContext) graphql.Marshaler {

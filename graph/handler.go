@@ -97,6 +97,9 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 			writeError(c.Log, w, r, err)
 			return
 		}
+		// The labels are in the negotiated language, English when Accept-Language names
+		// none the service speaks: Content-Language tells which, as REST's does.
+		w.Header().Set("Content-Language", string(pos.Language))
 		loaded.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(r.Context(), pos)))
 	})
 }

@@ -165,6 +165,10 @@ func (r *queryResolver) Carriers(ctx context.Context) ([]*flightgraph.Carrier, e
 	return r.Travel.Carriers(ctx)
 }
 
+func (r *queryResolver) ScheduledFlights(ctx context.Context, origin *string, destination *string, carrier *string, flightNumber *int, date *string, first *int, after *string) (*model.ScheduledLegConnection, error) {
+	return r.scheduledFlights(ctx, deref(origin), deref(destination), flightgraph.ScheduleFilter{Carrier: deref(carrier), FlightNumber: deref(flightNumber), Date: deref(date)}, first, after)
+}
+
 func (r *queryResolver) AvailableOffers(ctx context.Context, search flightgraph.OfferSearch, bound *flightgraph.Bound, first *int) ([]*model.Offer, error) {
 	return r.availableOffers(ctx, search, bound, first)
 }
@@ -245,6 +249,18 @@ func (r *routeResolver) Destination(ctx context.Context, obj *flightgraph.Route)
 	return r.airport(ctx, obj.DestinationCode)
 }
 
+func (r *scheduledLegResolver) Carrier(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Carrier, error) {
+	return r.carrier(ctx, obj.CarrierCode)
+}
+
+func (r *scheduledLegResolver) Origin(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Airport, error) {
+	return r.airport(ctx, obj.OriginCode)
+}
+
+func (r *scheduledLegResolver) Destination(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Airport, error) {
+	return r.airport(ctx, obj.DestinationCode)
+}
+
 func (r *Resolver) Aircraft() graph.AircraftResolver { return &aircraftResolver{r} }
 
 func (r *Resolver) Airport() graph.AirportResolver { return &airportResolver{r} }
@@ -271,6 +287,8 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
 func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
 
+func (r *Resolver) ScheduledLeg() graph.ScheduledLegResolver { return &scheduledLegResolver{r} }
+
 type (
 	aircraftResolver      struct{ *Resolver }
 	airportResolver       struct{ *Resolver }
@@ -285,4 +303,5 @@ type (
 	mutationResolver      struct{ *Resolver }
 	queryResolver         struct{ *Resolver }
 	routeResolver         struct{ *Resolver }
+	scheduledLegResolver  struct{ *Resolver }
 )

@@ -25,7 +25,9 @@ const halJSON = "application/hal+json"
 // contract checks the headers every REST call shares (spec 4.2, 4.3, 9): Accept, then the point of
 // sale's (Accept-Language, svc-travel-country, svc-travel-host; flightgraph.PointOfSaleOf), and
 // puts both in the context. A malformed value is INSP_400.002, an unknown one INSP_400.001, an
-// Accept the API cannot serve INSP_406.000.
+// Accept the API cannot serve INSP_406.000. The answer's Content-Language is the language its
+// labels are in: the negotiated one, English when Accept-Language names none the service speaks
+// (and English for an error, whose words are; see Error).
 func (a *API) contract(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ct, ok := acceptable(r.Header.Get("Accept"))
@@ -39,6 +41,7 @@ func (a *API) contract(next http.Handler) http.Handler {
 			a.Error(w, r, err)
 			return
 		}
+		w.Header().Set("Content-Language", string(pos.Language))
 		next.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(ctx, pos)))
 	})
 }

@@ -19,6 +19,26 @@ func TestVersionsFollowRoutes(t *testing.T) {
 	}
 }
 
+// TestAPINamesFollowRoutes: a ping is named as the original names its API, by the segment its
+// routes share (Open Data's /opendata/flightoffers/…), and answers by the product's slug too; a
+// segment two products share names neither.
+func TestAPINamesFollowRoutes(t *testing.T) {
+	got := apiNamesOf([]Route{{Pattern: "GET /opendata/flightoffers/reference-data", Product: "opendata"},
+		{Pattern: "GET /opendata/offers/v1/search-context", Product: "offers"}, {Pattern: "POST /opendata/offers/v1/bestOffers/feed", Product: "metasearch"},
+		{Pattern: "GET /opendata/baggages/allowances", Product: "baggage"}, {Pattern: "GET /opendata/{api}/{version}/ping"}})
+	if len(got) != 2 || got["opendata"] != "flightoffers" || got["baggage"] != "baggages" {
+		t.Errorf("apiNamesOf: %v, want opendata flightoffers and baggage baggages only", got)
+	}
+	if APIName("opendata") != "flightoffers" || APIName("offers") != "offers" || APIName("metasearch") != "metasearch" {
+		t.Errorf("APIName: opendata %s, offers %s, metasearch %s", APIName("opendata"), APIName("offers"), APIName("metasearch"))
+	}
+	for segment, want := range map[string]string{"flightoffers": "opendata", "opendata": "opendata", "baggages": "baggage", "baggage": "baggage", "offers": "offers", "nothing": "nothing"} {
+		if got := productOfAPI(segment); got != want {
+			t.Errorf("productOfAPI(%s) = %s, want %s", segment, got, want)
+		}
+	}
+}
+
 // TestAcceptable: HAL unless the client asks for plain JSON only; anything else is refused.
 func TestAcceptable(t *testing.T) {
 	for accept, want := range map[string]string{

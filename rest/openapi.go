@@ -83,9 +83,15 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 	if err := yaml.UnmarshalWithOptions(openAPIYAML, &doc, yaml.UseOrderedMap()); err != nil {
 		return nil, err
 	}
-	var slugs []any
+	var slugs, apis []any
 	for _, p := range products {
 		slugs = append(slugs, p.Slug)
+		for _, name := range PingAPIs(p.Slug) {
+			apis = append(apis, name)
+		}
+	}
+	if err := baggageOperationsDoc(doc); err != nil {
+		return nil, err
 	}
 	if err := weigh(doc); err != nil {
 		return nil, err
@@ -95,7 +101,7 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 	found := false
 	for _, p := range params {
 		if p, ok := p.(yaml.MapSlice); ok && member(p, "name") == "api" {
-			found = set(member(p, "schema"), "enum", slugs)
+			found = set(member(p, "schema"), "enum", apis)
 		}
 	}
 	if !found {

@@ -39,9 +39,12 @@ type errorItem struct {
 
 // Error writes err for REST as flightgraph.Public tells it: the code's status, Retry-After when
 // it says when to try again, the message (masked for anything unexpected), and the parameter.
+// The catalogue's names and messages are English whatever the request's language, and
+// Content-Language says so.
 func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	fe := flightgraph.Public(r.Context(), a.Log, err, "path", r.URL.Path)
 	e := flightgraph.Lookup(fe.Code)
+	w.Header().Set("Content-Language", string(flightgraph.LanguageEN))
 	if n := fe.RetryAfterSeconds(); n > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(n))
 	}

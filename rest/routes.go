@@ -63,6 +63,14 @@ var Routes = []Route{
 	// but belongs to the partner API: a developer's key or token does not reach it.
 	{"POST /opendata/offers/v1/bestOffers/feed", "metasearch", heavy(5), func(a *API) http.HandlerFunc { return a.bestOffersFeed }},
 	{"GET /opendata/baggages/allowances", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageAllowances }},
+	// The six operations of the original path, each under the name the spec gives it
+	// (baggageOperations: All Allowances without Loyalty, Base Allowances, …).
+	{"GET /opendata/baggages/v1/all-allowances-without-loyalty", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageOf(flightgraph.BaggageAll) }},
+	{"GET /opendata/baggages/v1/base-allowances", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageOf(flightgraph.BaggageBase) }},
+	{"GET /opendata/baggages/v1/loyalty-allowances", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageOf(flightgraph.BaggageLoyalty) }},
+	{"GET /opendata/baggages/v1/paid-options-with-loyalty", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageOf(flightgraph.BaggagePaidLoyalty) }},
+	{"GET /opendata/baggages/v1/paid-options-without-loyalty", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageOf(flightgraph.BaggagePaid) }},
+	{"GET /opendata/baggages/v1/all-allowances-with-loyalty", "baggage", light, func(a *API) http.HandlerFunc { return a.baggageOf(flightgraph.BaggageAllLoyalty) }},
 	{"GET /opendata/cargo/v1/flights/{flightId}/capacity", "cargo", light, func(a *API) http.HandlerFunc { return a.cargoCapacity }},
 	{"GET /opendata/{api}/{version}/ping", "", light, func(a *API) http.HandlerFunc { return a.ping }},
 }
@@ -74,11 +82,11 @@ func Operations() []flightgraph.Operation {
 	for _, rt := range Routes {
 		method, path, _ := strings.Cut(rt.Pattern, " ")
 		if rt.Product != "" {
-			ops = append(ops, flightgraph.Operation{Product: rt.Product, Edge: method, Name: path, Weight: rt.Weight})
+			ops = append(ops, flightgraph.Operation{Product: rt.Product, Edge: method, Name: path, Title: titleOf(rt.Pattern), Weight: rt.Weight})
 			continue
 		}
 		for _, p := range access.Products { // a route of every product: {api} names it
-			name := strings.NewReplacer("{api}", p.Slug, "{version}", versionOf(p.Slug)).Replace(path)
+			name := strings.NewReplacer("{api}", APIName(p.Slug), "{version}", versionOf(p.Slug)).Replace(path)
 			ops = append(ops, flightgraph.Operation{Product: p.Slug, Edge: method, Name: name})
 		}
 	}
@@ -94,7 +102,7 @@ func (a *API) Register(mux *http.ServeMux) {
 		product := rt.Product
 		productOf := func(r *http.Request) string {
 			if product == "" {
-				return r.PathValue("api")
+				return productOfAPI(r.PathValue("api"))
 			}
 			return product
 		}

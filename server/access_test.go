@@ -472,7 +472,7 @@ func TestAccessStory(t *testing.T) {
 		if code, _, body := s.call(t, "GET", "/opendata/baggage/v1/ping", map[string]string{"Authorization": "Bearer " + tok.AccessToken}, ""); code != 200 {
 			t.Fatalf("bearer call: %d %s", code, body)
 		}
-		if code, h, _ := s.call(t, "GET", "/opendata/baggage/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 401 || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+		if code, h, _ := s.call(t, "GET", "/opendata/baggage/v1/ping", map[string]string{"api-key": key.APIKey}, ""); code != 403 || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
 			t.Fatalf("api-key on an OAuth API: %d %v", code, h)
 		}
 

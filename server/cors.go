@@ -100,7 +100,8 @@ func ParseOrigins(list string) ([]string, error) {
 // methods returns the methods of the API path of r, or "" when r's path is no API's. The REST
 // paths all answer "GET, POST, OPTIONS", whatever their route takes: a preflight is anonymous, and
 // an answer per route would tell any page which paths of the hidden APIs exist, which their 404
-// does not tell. A method a route does not take answers the unknown path's 404 all the same.
+// does not tell. A method a route does not take answers 405 with the route's Allow only for a
+// caller who may see its API (rest.API.Unknown), else the unknown path's 404.
 func (c *CORS) methods(r *http.Request) string {
 	switch p := r.URL.Path; {
 	case p == "/graphql":

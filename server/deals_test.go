@@ -250,7 +250,7 @@ func TestBestFareOffers(t *testing.T) {
 				t.Errorf("%s: %d %s, want %d %s", c.name, code, raw, c.status, c.code)
 			}
 		}
-		if code, _, raw := s.call(t, http.MethodPost, path, map[string]string{"api-key": s.demo.APIKey}, jsonOf(ok)); code != 401 || restCode(t, raw) != flightgraph.ECodeMissingCredentials {
+		if code, _, raw := s.call(t, http.MethodPost, path, map[string]string{"api-key": s.demo.APIKey}, jsonOf(ok)); code != 403 || restCode(t, raw) != flightgraph.ECodeWrongCredential {
 			t.Errorf("an api-key on the OAuth API: %d %s", code, raw)
 		}
 		resp = s.queryAs(t, bearer, `query($s: DealSearchInput!) { bestFareOffers(search: $s) { destination } }`, map[string]any{"s": map[string]any{"origin": "QQQ", "destinations": []string{"LON"}}})
@@ -646,7 +646,7 @@ func TestOffersReferenceData(t *testing.T) {
 			{"a country the network does not sell in", "/opendata/offers/v1/reference-data", map[string]string{"svc-travel-country": "ZZ"}, 400, flightgraph.ECodeInvalidParameter},
 			{"a malformed host", "/opendata/offers/v1/reference-data/deals", map[string]string{"svc-travel-host": "X-"}, 400, flightgraph.ECodeBadFormat},
 			{"XML", "/opendata/offers/v1/reference-data/deals", map[string]string{"Accept": "application/xml"}, 406, flightgraph.ECodeNotAcceptable},
-			{"an api-key", "/opendata/offers/v1/reference-data", map[string]string{"api-key": s.demo.APIKey, "Authorization": ""}, 401, flightgraph.ECodeMissingCredentials},
+			{"an api-key", "/opendata/offers/v1/reference-data", map[string]string{"api-key": s.demo.APIKey, "Authorization": ""}, 403, flightgraph.ECodeWrongCredential},
 		} {
 			h := map[string]string{"Authorization": bearer["Authorization"]}
 			for k, v := range c.headers {

@@ -587,10 +587,11 @@ func TestTokenEndpointIssues(t *testing.T) {
 			t.Errorf("password token on the offers ping: %s, want 403 AUTH_403.001", r)
 		}
 
-		// The api-key on an OAuth API: an RFC 6750 challenge.
+		// The api-key on an OAuth API: the catalogue's AUTH_403.001 (another kind of
+		// credential), with an RFC 6750 challenge naming the scheme it takes.
 		r = s.oaPing(t, "baggage", map[string]string{"api-key": s.demo.APIKey})
-		if r.status != http.StatusUnauthorized {
-			t.Errorf("api-key on the baggage ping: %s, want 401", r)
+		if r.status != http.StatusForbidden || oaRESTCode(t, r) != flightgraph.ECodeWrongCredential {
+			t.Errorf("api-key on the baggage ping: %s, want 403 AUTH_403.001", r)
 		}
 		if wa := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(wa, "Bearer realm=") {
 			t.Errorf("api-key on the baggage ping: WWW-Authenticate %q, want Bearer realm=...", wa)

@@ -187,7 +187,7 @@ func TestRESTOffers(t *testing.T) {
 			{"reward fares", "POST", "/opendata/offers/v1/available-offers", strings.Replace(jsonOf(offerSearch("AMS", "NYC", "ADT")), `{`, `{"bookingFlow":"REWARD",`, 1), nil, 400, flightgraph.ECodeInvalidParameter},
 			{"no offer id", "GET", "/opendata/offers/v1/priceDetails", "", nil, 400, flightgraph.ECodeMissingParameter},
 			{"a forged offer id", "GET", "/opendata/offers/v1/priceDetails?offerId=" + url.QueryEscape(flipOne(p.ID, len(p.ID)-2)), "", nil, 400, flightgraph.ECodeOfferInvalid},
-			{"an api-key on an OAuth API", "POST", "/opendata/offers/v1/available-offers", jsonOf(offerSearch("AMS", "NYC", "ADT")), map[string]string{"api-key": s.demo.APIKey}, 401, flightgraph.ECodeMissingCredentials},
+			{"an api-key on an OAuth API", "POST", "/opendata/offers/v1/available-offers", jsonOf(offerSearch("AMS", "NYC", "ADT")), map[string]string{"api-key": s.demo.APIKey}, 403, flightgraph.ECodeWrongCredential},
 		} {
 			h := c.headers
 			if h == nil {

@@ -121,7 +121,7 @@ func TestPairedCredentials(t *testing.T) {
 			code     string
 			mentions []string
 		}{
-			{"api-key alone", key, 401, flightgraph.ECodeMissingCredentials, []string{"Offers", "access token", "together"}},
+			{"api-key alone", key, 403, flightgraph.ECodeWrongCredential, []string{"Offers", "access token", "together"}},
 			{"token alone", bearer, 403, flightgraph.ECodeWrongCredential, []string{"Flight Status", "api-key", "together"}},
 		} {
 			a := s.pairedCall(t, c.headers, board)

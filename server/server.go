@@ -147,13 +147,12 @@ func New(cfg Config, svc *app.Services) *Server {
 	mux.Handle("/openapi.json", api.OpenAPIElse())
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
-	// Any other path is the original's unknown URL, in the REST error shape. It is guarded like
-	// the routes (credentials looked up, a place in the refusals window, its 404 counted as a
-	// refusal), so that a hidden API's route, which the guard answers with the same 404, cannot
+	// Any other path is the original's unknown URL, in the REST error shape, or, when a route
+	// has the path under another method, 405 with its Allow (rest.API.Unknown). It is guarded
+	// like the routes (credentials looked up, a place in the refusals window, its 404 counted as
+	// a refusal), so that a hidden API's route, which the guard answers with the same 404, cannot
 	// be told from it by a 429 once the window fills.
-	unknown := s.Guard.Authenticated(api.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api.Error(w, r, flightgraph.UnknownPath())
-	}))
+	unknown := s.Guard.Authenticated(api.Error)(http.HandlerFunc(api.Unknown))
 	mux.Handle("GET "+web.StaticPrefix, web.Static(unknown))
 	// The bare address: a person's browser goes to the portal; an API client asking for JSON
 	// keeps the unknown path's 404.

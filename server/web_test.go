@@ -99,7 +99,7 @@ func TestPlaygroundExamplesRun(t *testing.T) {
 		t.Errorf("the Board with both credentials: %d %.500s", code, body)
 	}
 	code, _, body = s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": s.demo.APIKey}, string(q))
-	if code != 401 || !strings.Contains(body, "OAuth") || strings.Contains(body, `"data"`) {
+	if code != 403 || !strings.Contains(body, flightgraph.ECodeWrongCredential) || !strings.Contains(body, "OAuth") || strings.Contains(body, `"data"`) {
 		t.Errorf("the Board with the api-key alone: %d %.500s", code, body)
 	}
 }

@@ -51,3 +51,14 @@ type RouteEdge struct {
 	Cursor string             `json:"cursor"`
 	Node   *flightgraph.Route `json:"node"`
 }
+
+type ScheduledLegConnection struct {
+	TotalCount int                 `json:"totalCount"`
+	PageInfo   *PageInfo           `json:"pageInfo"`
+	Edges      []*ScheduledLegEdge `json:"edges"`
+}
+
+type ScheduledLegEdge struct {
+	Cursor string                    `json:"cursor"`
+	Node   *flightgraph.ScheduledLeg `json:"node"`
+}
