@@ -122,6 +122,14 @@ func (b *carrierBuilder) build(codes []string) {
 		}
 		haul := haulOf(km)
 		freq, days := b.frequency(haul, d, r.IntN(1000), r.IntN(1000))
+		if b.noAirRoute(hub, d, km) {
+			// Nobody flies it: the train or the road wins. Its flight numbers stay unused, so that
+			// the other routes keep theirs.
+			for range freq {
+				b.number(haul)
+			}
+			continue
+		}
 		span := 15 * 60 / freq
 		for i := 0; i < freq; i++ {
 			dep := 6*60 + 30 + i*span + r.IntN(min(span, 60)/5+1)*5
@@ -164,6 +172,40 @@ func (b *carrierBuilder) build(codes []string) {
 	}
 }
 
+// majorCities are the short-haul airports of the big markets, which hub carriers serve in most
+// of their banks: capitals and the largest business and leisure cities within Europe.
+var majorCities = map[string]bool{
+	"LHR": true, "LGW": true, "FRA": true, "MUC": true, "MAD": true, "BCN": true, "FCO": true, "MXP": true, "LIN": true,
+	"ZRH": true, "GVA": true, "VIE": true, "CPH": true, "ARN": true, "OSL": true, "HEL": true, "DUB": true, "LIS": true,
+	"ATH": true, "IST": true, "WAW": true, "PRG": true, "BUD": true, "MAN": true, "EDI": true, "BER": true, "HAM": true,
+	"NCE": true, "TLS": true, "BRU": true, "DUS": true, "STR": true, "PMI": true, "AGP": true, "AMS": true, "CDG": true,
+}
+
+// Below these distances a route is not flown: under minAirRouteKm nowhere (AMS–Rotterdam is
+// 45 km), and within one country under minDomesticKm, where carriers leave the trip to rail
+// (AMS–Eindhoven, AMS–Maastricht, CDG–Lille). Airlines' shortest scheduled trunk routes out of
+// Europe's hubs are cross-border hops of 150–300 km (AMS–Brussels, AMS–Düsseldorf, CDG–Luxembourg).
+const (
+	minAirRouteKm = 150
+	minDomesticKm = 300
+)
+
+// noAirRoute reports whether a route from hub to d is too short to be flown (minAirRouteKm,
+// minDomesticKm).
+func (b *carrierBuilder) noAirRoute(hub, d string, km float64) bool {
+	return km < minAirRouteKm || km < minDomesticKm && countryOfCity(b.places[hub].City) == countryOfCity(b.places[d].City)
+}
+
+// countryOfCity returns the country of a city code, "" if the city is unknown.
+func countryOfCity(city string) string {
+	for _, c := range cities {
+		if c.Code == city {
+			return c.Country
+		}
+	}
+	return ""
+}
+
 func isHub(code string) bool {
 	for _, c := range carriers {
 		if c.Hub == code {
@@ -201,11 +243,16 @@ func (b *carrierBuilder) pickConfiguration(km float64, pick int) (configurationR
 func (b *carrierBuilder) frequency(haul, dest string, r1, r2 int) (int, string) {
 	switch haul {
 	case "SHORT":
-		f := 3 + r1%9
-		if isHub(dest) {
+		// Demand sets the frequency: the other hub ten times a day, the big cities in most of
+		// the hub's banks, the rest less often.
+		f := 3 + r1%6
+		switch {
+		case isHub(dest):
 			f = 10
+		case majorCities[dest]:
+			f = 8 + r1%4
 		}
-		if r2%100 < 12 {
+		if r2%100 < 12 && !majorCities[dest] && !isHub(dest) {
 			return f, "12345"
 		}
 		return f, "1234567"

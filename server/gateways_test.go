@@ -66,7 +66,7 @@ func TestGatewaysPassCodes(t *testing.T) {
 			}{
 				{"no credentials", nil, flights, nil, flightgraph.ECodeMissingCredentials},
 				{"a token on an api-key API", bearer, flights, nil, flightgraph.ECodeWrongCredential},
-				{"an api-key on an OAuth API", key, offers, offersVars, flightgraph.ECodeMissingCredentials},
+				{"an api-key on an OAuth API", key, offers, offersVars, flightgraph.ECodeWrongCredential},
 			} {
 				a := gatewayCall(t, gw.url, c.headers, c.query, c.vars)
 				t.Logf("%s, %s: %s", gw.name, c.name, a.raw)
