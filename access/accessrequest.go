@@ -162,7 +162,7 @@ type AccessAnswer struct {
 }
 
 // AnswerAccessRequest grants an access request with a role change (the rules of SetAccountRole,
-// in the same transaction) or refuses it with a reason; audited, and the developer is told by
+// in the same transaction; never to a role that opens less than the account's role now) or refuses it with a reason; audited, and the developer is told by
 // e-mail (one mail, whatever the answer). It returns ECodeNotSignedIn or ECodeOperatorsOnly for
 // a caller who is no operator, ECodeMissingParameter naming reply for a refusal without one,
 // ECodeInvalidParameter naming role for a role that does not open the API or is not given here,
@@ -210,6 +210,11 @@ func (s *Service) AnswerAccessRequest(ctx context.Context, a AccessAnswer) (*fli
 			if owner, err = tx.AccountByID(ctx, req.AccountID); err != nil {
 				return err
 			}
+			if narrower(role, owner.Role) {
+				// The account was given more since it asked (a request for Metasearch waiting
+				// while it was made staff): granting is never taking an API away.
+				role = owner.Role
+			}
 			if _, keys, err = s.changeRole(ctx, tx, op, req.AccountID, role, false); err != nil {
 				return err
 			}
@@ -236,6 +241,16 @@ func (s *Service) AnswerAccessRequest(ctx context.Context, a AccessAnswer) (*fli
 		s.changed(k)
 	}
 	return req, nil
+}
+
+// narrower reports whether role opens fewer APIs than the role than: some API that than opens, role does not.
+func narrower(role, than flightgraph.Role) bool {
+	for _, p := range Products {
+		if p.VisibleTo(than) && !p.VisibleTo(role) {
+			return true
+		}
+	}
+	return false
 }
 
 // accessMail tells the requester of an operator's answer.
