@@ -115,7 +115,11 @@ func (b *carrierBuilder) build(codes []string) {
 			continue
 		}
 		km := b.km(hub, d)
-		cfg, ok := b.pickConfiguration(km, r.IntN(1000))
+		pick := r.IntN(1000)
+		cfg, ok := b.pickConfiguration(km, pick)
+		if ok && haulOf(km) == "SHORT" {
+			cfg = b.sizedForDemand(cfg, km, d, pick)
+		}
 		if !ok {
 			far = append(far, d)
 			continue
@@ -237,6 +241,38 @@ func (b *carrierBuilder) pickConfiguration(km float64, pick int) (configurationR
 		}
 	}
 	return configurationRow{}, false
+}
+
+// sizedForDemand returns, for a short-haul route to d, a configuration of the carrier's short-
+// and medium-haul types that fly the distance, sized for the route's demand: one of the larger
+// half (by seats) to the other hub and the big cities, one of the smaller half (the regional
+// jets, where the carrier has them) elsewhere; cfg when the carrier has none.
+func (b *carrierBuilder) sizedForDemand(cfg configurationRow, km float64, d string, pick int) configurationRow {
+	var fit []configurationRow
+	for _, c := range configurations {
+		t := b.types[c.Type]
+		if c.Carrier == b.base && (t.Haul == "SH" || t.Haul == "MH") && float64(t.RangeKm) >= km {
+			fit = append(fit, c)
+		}
+	}
+	if len(fit) == 0 {
+		return cfg
+	}
+	sort.SliceStable(fit, func(i, j int) bool { return seatsOf(fit[i]) < seatsOf(fit[j]) })
+	half := fit[:(len(fit)+1)/2]
+	if isHub(d) || majorCities[d] {
+		half = fit[len(fit)/2:]
+	}
+	return half[pick%len(half)]
+}
+
+// seatsOf is the seats of all a configuration's cabins.
+func seatsOf(c configurationRow) int {
+	n := 0
+	for _, cabin := range c.Cabins {
+		n += cabin.Seats
+	}
+	return n
 }
 
 // frequency returns the daily frequency and days of operation of a route.
