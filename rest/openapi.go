@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -58,27 +59,66 @@ func openAPIOf(role flightgraph.Role) (*openAPIDoc, error) {
 	if doc, ok := openAPIDocs.docs[audience]; ok {
 		return doc, nil
 	}
+	doc, err := openAPIBuild(role, nil)
+	if err != nil {
+		return nil, err
+	}
+	if openAPIDocs.docs == nil {
+		openAPIDocs.docs = map[string]*openAPIDoc{}
+	}
+	openAPIDocs.docs[audience] = doc
+	return doc, nil
+}
+
+// OpenAPIWithExamples is OpenAPI with the API's examples (Examples) in it, as /openapi.json serves
+// it: each variant is built once for each making of the examples.
+func (a *API) OpenAPIWithExamples(ctx context.Context, role flightgraph.Role) ([]byte, error) {
+	doc, err := a.openAPIServed(ctx, role)
+	if err != nil {
+		return nil, err
+	}
+	return doc.body, nil
+}
+
+// openAPIServed returns the document of role's audience with the API's current examples.
+func (a *API) openAPIServed(ctx context.Context, role flightgraph.Role) (*openAPIDoc, error) {
+	audience := access.Audience(role)
+	c := &a.exampleCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ex := a.examples(ctx)
+	if doc, ok := c.docs[audience]; ok {
+		return doc, nil
+	}
+	doc, err := openAPIBuild(role, ex)
+	if err != nil {
+		return nil, err
+	}
+	if c.docs == nil {
+		c.docs = map[string]*openAPIDoc{}
+	}
+	c.docs[audience] = doc
+	return doc, nil
+}
+
+// openAPIBuild builds the document role may see, with examples ex (none when nil).
+func openAPIBuild(role flightgraph.Role, ex *Examples) (*openAPIDoc, error) {
 	var visible []*flightgraph.Product
 	for _, p := range access.Products {
 		if p.VisibleTo(role) {
 			visible = append(visible, p)
 		}
 	}
-	body, err := openAPIFor(visible)
+	body, err := openAPIFor(visible, ex)
 	if err != nil {
 		return nil, fmt.Errorf("rest: openapi.yaml: %w", err)
 	}
-	if openAPIDocs.docs == nil {
-		openAPIDocs.docs = map[string]*openAPIDoc{}
-	}
-	doc := &openAPIDoc{body: body, etag: flightgraph.ETag(body)}
-	openAPIDocs.docs[audience] = doc
-	return doc, nil
+	return &openAPIDoc{body: body, etag: flightgraph.ETag(body)}, nil
 }
 
 // openAPIFor converts the YAML to indented JSON, in the YAML's order, with the {api} enum and the
-// OAuth scopes of the given products.
-func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
+// OAuth scopes of the given products, and the examples ex (none when nil).
+func openAPIFor(products []*flightgraph.Product, ex *Examples) ([]byte, error) {
 	var doc yaml.MapSlice
 	if err := yaml.UnmarshalWithOptions(openAPIYAML, &doc, yaml.UseOrderedMap()); err != nil {
 		return nil, err
@@ -91,6 +131,7 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 		return nil, err
 	}
 	hide(doc, slugs)
+	ex.apply(doc)
 	params, _ := member(doc, "paths", "/opendata/{api}/{version}/ping", "get", "parameters").([]any)
 	found := false
 	for _, p := range params {
@@ -197,7 +238,7 @@ func (a *API) OpenAPIHandler() http.Handler {
 	uncharged := func(*http.Request) (access.Charge, error) { return access.Charge{}, nil }
 	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		role := flightgraph.CallerFromContext(r.Context()).Role()
-		doc, err := openAPIOf(role)
+		doc, err := a.openAPIServed(r.Context(), role)
 		if err != nil {
 			a.Log.ErrorContext(r.Context(), "openapi document", "err", err)
 			http.Error(w, "the OpenAPI document is not available", http.StatusInternalServerError)
