@@ -66,7 +66,7 @@ func (a *API) examples(ctx context.Context) *Examples {
 	if c.ex != nil && !now.Before(c.ex.At) && now.Sub(c.ex.At) < examplesMaxAge {
 		return c.ex
 	}
-	ex, err := a.MakeExamples(ctx, now)
+	ex, err := a.makeExamples(context.WithoutCancel(ctx), now)
 	if err != nil {
 		a.Log.WarnContext(ctx, "openapi examples: some ids could not be made; their operations go without", "err", err)
 	}
@@ -74,11 +74,11 @@ func (a *API) examples(ctx context.Context) *Examples {
 	return ex
 }
 
-// MakeExamples makes the examples of every operation for the instant now: dates counted from
+// makeExamples makes the examples of every operation for the instant now: dates counted from
 // now's day (UTC), and a flight of today, an offer of the example search, a cart of it and a
 // related product of it read from the data through the travel service, as a client would get
 // them. The error names what could not be made; the examples returned then lack only that.
-func (a *API) MakeExamples(ctx context.Context, now time.Time) (*Examples, error) {
+func (a *API) makeExamples(ctx context.Context, now time.Time) (*Examples, error) {
 	now = now.UTC()
 	today := now.Truncate(24 * time.Hour)
 	day := func(n int) string { return today.AddDate(0, 0, n).Format(flightgraph.DateLayout) }

@@ -41,8 +41,9 @@ type openAPIDoc struct {
 
 // OpenAPI returns the OpenAPI document, as JSON, that a caller of role may see: it names only the
 // APIs of the catalogue visible to the role ("" for anonymous callers: the public ones), so that
-// partner and internal APIs leave no trace in anyone else's copy. Each variant is built once;
-// the caller must not modify the returned bytes.
+// partner and internal APIs leave no trace in anyone else's copy. It has none of the examples
+// that /openapi.json carries (Examples: they depend on the server's data and clock). Each variant
+// is built once; the caller must not modify the returned bytes.
 func OpenAPI(role flightgraph.Role) ([]byte, error) {
 	doc, err := openAPIOf(role)
 	if err != nil {
@@ -68,16 +69,6 @@ func openAPIOf(role flightgraph.Role) (*openAPIDoc, error) {
 	}
 	openAPIDocs.docs[audience] = doc
 	return doc, nil
-}
-
-// OpenAPIWithExamples is OpenAPI with the API's examples (Examples) in it, as /openapi.json serves
-// it: each variant is built once for each making of the examples.
-func (a *API) OpenAPIWithExamples(ctx context.Context, role flightgraph.Role) ([]byte, error) {
-	doc, err := a.openAPIServed(ctx, role)
-	if err != nil {
-		return nil, err
-	}
-	return doc.body, nil
 }
 
 // openAPIServed returns the document of role's audience with the API's current examples.
@@ -232,8 +223,9 @@ func set(m any, key string, value any) bool {
 // a partner's or staff's) gets the document of what that role may see; credentials that do not
 // authenticate count as none, and a key approved for no API is refused (access.NotApprovedForAny).
 // It is an uncharged call, behind the guard like any other: held to the caller's uncharged
-// budgets before the document is looked at. The document of each audience is built once and
-// served from memory with its ETag; a GET whose If-None-Match names it answers 304 with no body.
+// budgets before the document is looked at. The document of each audience carries the API's
+// examples (Examples), and is built once for each making of them and served from memory with its
+// ETag; a GET whose If-None-Match names it answers 304 with no body.
 func (a *API) OpenAPIHandler() http.Handler {
 	uncharged := func(*http.Request) (access.Charge, error) { return access.Charge{}, nil }
 	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -151,6 +151,23 @@ func TestOpenAPIExamples(t *testing.T) {
 		if n == 0 {
 			t.Fatal("no operations")
 		}
+
+		// The operators' document, which has every API: its examples are valid too, and complete.
+		op := s.signIn(t, s.demo.OperatorEmail, s.demo.OperatorPassword)
+		code, _, all := s.call(t, http.MethodGet, "/openapi.json", map[string]string{"Authorization": "Bearer " + op.token}, "")
+		if code != http.StatusOK {
+			t.Fatalf("the operators' /openapi.json: %d", code)
+		}
+		doc, err = parseOpenAPI([]byte(all))
+		if err != nil {
+			t.Fatalf("the operators' document: %v", err)
+		}
+		validateExamples(t, doc)
+		for _, r := range exampleRequests(t, doc, nil) {
+			if len(r.missing) > 0 && !slices.Contains(public, r.product) {
+				t.Errorf("the operators' document: %s %s (%s): no example for %v", r.method, r.path, r.operationID, r.missing)
+			}
+		}
 	})
 }
 
