@@ -58,8 +58,9 @@ type exampleCache struct {
 }
 
 // examples returns the API's examples, made again when older than examplesMaxAge by the API's
-// clock. Ids the data cannot give (an empty store) are left out, and logged: the rest of the
-// examples still serve.
+// clock, and then forgets the documents built with the old ones. Ids the data cannot give (an
+// empty store) are left out, and logged: the rest of the examples still serve. The caller holds
+// the cache's lock.
 func (a *API) examples(ctx context.Context) *Examples {
 	now := a.Now()
 	c := &a.exampleCache
