@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -40,8 +41,9 @@ type openAPIDoc struct {
 
 // OpenAPI returns the OpenAPI document, as JSON, that a caller of role may see: it names only the
 // APIs of the catalogue visible to the role ("" for anonymous callers: the public ones), so that
-// partner and internal APIs leave no trace in anyone else's copy. Each variant is built once;
-// the caller must not modify the returned bytes.
+// partner and internal APIs leave no trace in anyone else's copy. It has none of the examples
+// that /openapi.json carries (Examples: they depend on the server's data and clock). Each variant
+// is built once; the caller must not modify the returned bytes.
 func OpenAPI(role flightgraph.Role) ([]byte, error) {
 	doc, err := openAPIOf(role)
 	if err != nil {
@@ -58,27 +60,56 @@ func openAPIOf(role flightgraph.Role) (*openAPIDoc, error) {
 	if doc, ok := openAPIDocs.docs[audience]; ok {
 		return doc, nil
 	}
+	doc, err := openAPIBuild(role, nil)
+	if err != nil {
+		return nil, err
+	}
+	if openAPIDocs.docs == nil {
+		openAPIDocs.docs = map[string]*openAPIDoc{}
+	}
+	openAPIDocs.docs[audience] = doc
+	return doc, nil
+}
+
+// openAPIServed returns the document of role's audience with the API's current examples.
+func (a *API) openAPIServed(ctx context.Context, role flightgraph.Role) (*openAPIDoc, error) {
+	audience := access.Audience(role)
+	c := &a.exampleCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ex := a.examples(ctx)
+	if doc, ok := c.docs[audience]; ok {
+		return doc, nil
+	}
+	doc, err := openAPIBuild(role, ex)
+	if err != nil {
+		return nil, err
+	}
+	if c.docs == nil {
+		c.docs = map[string]*openAPIDoc{}
+	}
+	c.docs[audience] = doc
+	return doc, nil
+}
+
+// openAPIBuild builds the document role may see, with examples ex (none when nil).
+func openAPIBuild(role flightgraph.Role, ex *Examples) (*openAPIDoc, error) {
 	var visible []*flightgraph.Product
 	for _, p := range access.Products {
 		if p.VisibleTo(role) {
 			visible = append(visible, p)
 		}
 	}
-	body, err := openAPIFor(visible)
+	body, err := openAPIFor(visible, ex)
 	if err != nil {
 		return nil, fmt.Errorf("rest: openapi.yaml: %w", err)
 	}
-	if openAPIDocs.docs == nil {
-		openAPIDocs.docs = map[string]*openAPIDoc{}
-	}
-	doc := &openAPIDoc{body: body, etag: flightgraph.ETag(body)}
-	openAPIDocs.docs[audience] = doc
-	return doc, nil
+	return &openAPIDoc{body: body, etag: flightgraph.ETag(body)}, nil
 }
 
 // openAPIFor converts the YAML to indented JSON, in the YAML's order, with the {api} enum and the
-// OAuth scopes of the given products.
-func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
+// OAuth scopes of the given products, and the examples ex (none when nil).
+func openAPIFor(products []*flightgraph.Product, ex *Examples) ([]byte, error) {
 	var doc yaml.MapSlice
 	if err := yaml.UnmarshalWithOptions(openAPIYAML, &doc, yaml.UseOrderedMap()); err != nil {
 		return nil, err
@@ -97,6 +128,7 @@ func openAPIFor(products []*flightgraph.Product) ([]byte, error) {
 		return nil, err
 	}
 	hide(doc, slugs)
+	ex.apply(doc)
 	params, _ := member(doc, "paths", "/opendata/{api}/{version}/ping", "get", "parameters").([]any)
 	found := false
 	for _, p := range params {
@@ -197,13 +229,14 @@ func set(m any, key string, value any) bool {
 // a partner's or staff's) gets the document of what that role may see; credentials that do not
 // authenticate count as none, and a key approved for no API is refused (access.NotApprovedForAny).
 // It is an uncharged call, behind the guard like any other: held to the caller's uncharged
-// budgets before the document is looked at. The document of each audience is built once and
-// served from memory with its ETag; a GET whose If-None-Match names it answers 304 with no body.
+// budgets before the document is looked at. The document of each audience carries the API's
+// examples (Examples), and is built once for each making of them and served from memory with its
+// ETag; a GET whose If-None-Match names it answers 304 with no body.
 func (a *API) OpenAPIHandler() http.Handler {
 	uncharged := func(*http.Request) (access.Charge, error) { return access.Charge{}, nil }
 	return a.Guard.Middleware(uncharged, a.Error)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		role := flightgraph.CallerFromContext(r.Context()).Role()
-		doc, err := openAPIOf(role)
+		doc, err := a.openAPIServed(r.Context(), role)
 		if err != nil {
 			a.Log.ErrorContext(r.Context(), "openapi document", "err", err)
 			http.Error(w, "the OpenAPI document is not available", http.StatusInternalServerError)

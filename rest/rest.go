@@ -22,6 +22,9 @@ type API struct {
 	Now       func() time.Time
 	Version   string
 	BuildTime time.Time
+
+	// exampleCache holds the OpenAPI document's examples and the documents served with them.
+	exampleCache exampleCache
 }
 
 // errorBody is the documented error shape: {"errors":[{code, name, description, severity}]}.

@@ -56,16 +56,13 @@
     fillParams();
   }
 
+  // initial is a parameter's first value: the document's example, which the server makes for a
+  // call that succeeds (its dates by the server's clock, not this page's, which may be another
+  // day), else the schema's example or default; empty otherwise, so that a parameter the example
+  // call leaves out is not sent.
   function initial(p, schema) {
     var v = p.example != null ? p.example : schema.example != null ? schema.example : schema.default;
-    if (v != null) return String(v);
-    var now = new Date();
-    if (schema.format === "date-time" || /Range$/.test(p.name)) {
-      if (/^end/.test(p.name)) now = new Date(now.getTime() + 6 * 3600000);
-      return now.toISOString().slice(0, 19) + "Z";
-    }
-    if (schema.format === "date") return now.toISOString().slice(0, 10);
-    return "";
+    return v != null ? String(v) : "";
   }
 
   function fillParams() {
@@ -104,8 +101,9 @@
     $("try-body").value = rb ? JSON.stringify(rb.example || sample(rb.schema, 0), null, 2) : "";
   }
 
-  // A body to start from when the document gives no example: the schema's required properties,
-  // each its example, default or first choice; dates a week ahead.
+  // A body to start from when the document gives no example (it gives one for every operation):
+  // the schema's required properties, each its example, default or first choice; dates a week
+  // ahead by this page's clock.
   function sample(raw, depth) {
     var sc = resolve(raw);
     if (sc.example != null) return sc.example;
