@@ -141,6 +141,14 @@ func (a *API) makeExamples(ctx context.Context, now time.Time) (*Examples, error
 	ex.bodies["POST /opendata/offers/v1/bestOffers/feed"] = toDestinations
 	param("GET /opendata/baggages/allowances", "origin", exampleOrigin, "destination", "JFK", "travelClass", "ECONOMY",
 		"departureDate", out)
+	for _, op := range baggageOperations {
+		// A client-credentials token names no customer: the loyalty types take the programme's tier.
+		kv := []any{"origin", exampleOrigin, "destination", "JFK", "travelClass", "ECONOMY", "departureDate", out}
+		if op.Type.NeedsTier() {
+			kv = append(kv, "loyaltyProgram", "FGMILES_GOLD")
+		}
+		param(op.Pattern, kv...)
+	}
 	param("GET /opendata/{api}/{version}/ping", "api", "opendata", "version", versionOf("opendata"))
 
 	var errs []string
