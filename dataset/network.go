@@ -135,17 +135,23 @@ func (b *carrierBuilder) build(codes []string) {
 			continue
 		}
 		span := 15 * 60 / freq
+		waves := bankSlots(freq)
+		overnight := 0           // returns of this route that come back on the next morning
+		landed := map[int]bool{} // the banks the route's returns land in the same day
 		for i := 0; i < freq; i++ {
-			dep := 6*60 + 30 + i*span + r.IntN(min(span, 60)/5+1)*5
+			jitter := r.IntN(min(span, 60)/5 + 1)
+			w := waves[i]
+			dep := banks[w.bank] + w.first + jitter%(w.width/5+1)*5
 			if haul == "LONG" {
-				dep = 9*60 + r.IntN(12)*30 // long-haul banks from 09:00 to 14:30
+				// Long-haul leaves at the end of a morning or midday bank's outbound wave, after
+				// the inbound wave's passengers have connected.
+				pick := r.IntN(12)
+				dep = banks[longHaulBanks[pick%len(longHaulBanks)]] + pick/len(longHaulBanks)*5
 			}
 			num := b.number(haul)
 			back := b.flight(num, days, cfg, []hop{{hub, d, km}}, dep)
-			turn := 45 + r.IntN(4)*5
-			if haul == "LONG" {
-				turn = 120 + r.IntN(4)*15
-			}
+			lead := r.IntN(4)
+			turn := b.turnIntoBank(haul, dep, back, blockMinutes(km, b.types[cfg.Type].SpeedKmh), lead, landed, &overnight)
 			b.flight(num+1, days, cfg, []hop{{d, hub, km}}, back+turn)
 		}
 	}
@@ -171,7 +177,7 @@ func (b *carrierBuilder) build(codes []string) {
 		k1, k2 := b.km(hub, via), b.km(via, d)
 		cfg, _ := b.pickConfiguration(max(k1, k2), rng(b.seed, "far", b.carrier.Code, d).IntN(1000))
 		num := b.number("LONG")
-		arr := b.flight(num, "1234567", cfg, []hop{{hub, via, k1}, {via, d, k2}}, 10*60+30)
+		arr := b.flight(num, "1234567", cfg, []hop{{hub, via, k1}, {via, d, k2}}, banks[longHaulBanks[1]]+5)
 		b.flight(num+1, "1234567", cfg, []hop{{d, via, k2}, {via, hub, k1}}, arr+150)
 	}
 }
@@ -388,4 +394,105 @@ func routesOf(legs []*flightgraph.ScheduledLeg) []*flightgraph.Route {
 		return a.CarrierCode < b.CarrierCode
 	})
 	return out
+}
+
+// A hub carrier works its hub in banks (as KLM at Amsterdam and Air France at Paris do): a wave
+// of flights from the spokes lands, its passengers change planes, and a wave of flights leaves
+// for the spokes and, in the morning and midday banks, for the long-haul destinations. The last
+// evening wave's aircraft stay the night at the spokes and come back in the next morning's first
+// inbound waves; the long-haul flights come back overnight into whichever bank they reach first.
+//
+// banks are the local times (minutes after midnight at the hub) at the middle of each bank's
+// outbound wave: short- and medium-haul flights leave within waveMinutes either side, long-haul
+// ones in the quarter of an hour after the bank time. The bank's inbound wave lands from
+// inboundEarliest to inboundEarliest-15 minutes before the bank time, so that every arrival
+// connects onto every departure of the bank in 50 minutes (travel.MinConnection) to two hours.
+var banks = []int{7 * 60, 10 * 60, 12 * 60, 14 * 60, 16 * 60, 18 * 60, 20 * 60, 21*60 + 45}
+
+// longHaulBanks are the indices in banks of the banks whose outbound waves carry long-haul flights.
+var longHaulBanks = []int{1, 2, 3}
+
+const (
+	// waveMinutes is how far either side of its bank time a short-haul departure leaves.
+	waveMinutes = 25
+	// inboundEarliest is how long before its bank time a bank's inbound wave starts landing; the
+	// wave lasts a quarter of an hour.
+	inboundEarliest = 90
+	// minTurn and minLongTurn are the shortest turnarounds at a spoke of a short- or medium-haul
+	// and a long-haul aircraft.
+	minTurn, minLongTurn = 40, 120
+	// firstSpokeDeparture is the earliest local time a short-haul flight leaves a spoke for the
+	// hub (the night curfews of Europe's airports).
+	firstSpokeDeparture = 6 * 60
+)
+
+// wave is where one of a route's daily departures leaves: the index of its bank in banks, and
+// the earliest offset from the bank time and the width (minutes) of its part of the wave.
+type wave struct {
+	bank, first, width int
+}
+
+// bankSlots spreads a route's f daily departures over the banks: each in its own bank, spread
+// over the day, while f is at most the number of banks; beyond that every bank has one, and the
+// extra ones share a bank, one in each half of its wave.
+func bankSlots(f int) []wave {
+	count := make([]int, len(banks))
+	for i := range min(f, len(banks)) {
+		count[i*len(banks)/min(f, len(banks))]++
+	}
+	for i := range max(f-len(banks), 0) {
+		count[i*len(banks)/(f-len(banks))]++
+	}
+	var out []wave
+	for bank, n := range count {
+		switch n {
+		case 1:
+			out = append(out, wave{bank, -waveMinutes, 2 * waveMinutes})
+		case 2:
+			out = append(out, wave{bank, -waveMinutes, waveMinutes - 5}, wave{bank, 5, waveMinutes - 5})
+		}
+	}
+	return out
+}
+
+// turnIntoBank returns the time an aircraft waits at the spoke, so that the return of a flight
+// that left the hub at dep (local minutes at the hub) and reached the spoke at back (local minutes
+// at the spoke) lands in a bank's inbound wave (lead, from 0 to 3, places it in the wave): the
+// first it reaches after the shortest turnaround that none of the route's returns landed in the
+// same day (landed), so that the route feeds as many banks as it can. A short-haul return that
+// reaches none the same day comes back the next morning, the route's first such return into the
+// first bank a spoke reaches after its curfew, the next into the bank after; overnight counts them.
+func (b *carrierBuilder) turnIntoBank(haul string, dep, back, block, lead int, landed map[int]bool, overnight *int) int {
+	turn := minTurn
+	if haul == "LONG" {
+		turn = minLongTurn
+	}
+	earliest := dep + 2*block + turn // at the hub, local minutes from the day of dep
+	offset := dep + block - back     // the hub's local time less the spoke's
+	landing := func(day, bank int) int { return day*24*60 + banks[bank] - inboundEarliest + lead*5 }
+	// leaves reports whether a return landing at the hub at minute at leaves the spoke after its
+	// curfew (short- and medium-haul only).
+	leaves := func(at int) bool {
+		return haul == "LONG" || ((at-block-offset)%(24*60)+24*60)%(24*60) >= firstSpokeDeparture
+	}
+	skip := 0
+	for day := 0; ; day++ {
+		for bank := range banks {
+			at := landing(day, bank)
+			if at < earliest || !leaves(at) || day == 0 && landed[bank] {
+				continue
+			}
+			if day == 0 {
+				landed[bank] = true
+			}
+			if day > 0 && haul != "LONG" && skip < *overnight {
+				skip++
+				continue
+			}
+			if day > 0 && haul != "LONG" {
+				*overnight++
+			}
+			return at - block - offset - back
+		}
+	}
 }
