@@ -207,14 +207,16 @@ func (b *carrierBuilder) noAirRoute(hub, d string, km float64) bool {
 }
 
 // countryOfCity returns the country of a city code, "" if the city is unknown.
-func countryOfCity(city string) string {
+func countryOfCity(city string) string { return cityCountries[city] }
+
+// cityCountries maps each city code to its country.
+var cityCountries = func() map[string]string {
+	m := make(map[string]string, len(cities))
 	for _, c := range cities {
-		if c.Code == city {
-			return c.Country
-		}
+		m[c.Code] = c.Country
 	}
-	return ""
-}
+	return m
+}()
 
 func isHub(code string) bool {
 	for _, c := range carriers {

@@ -274,7 +274,7 @@ func (vs viewSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 type Audiences struct {
 	views    *Views
 	endpoint func(*view) http.Handler
-	made     sync.Map // audience → *sync.OnceValue of its endpoint
+	made     sync.Map // audience → func() http.Handler (sync.OnceValue) making its endpoint once
 }
 
 // NewAudiences returns the Audiences of full, whose endpoints endpoint makes for each view.

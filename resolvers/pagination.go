@@ -24,10 +24,11 @@ func encodeCursor(offset int) string {
 func page(first *int, after *string) (flightgraph.Page, error) {
 	p := flightgraph.Page{Limit: flightgraph.DefaultPageSize}
 	if first != nil {
-		p.Limit = *first
-		if p.Limit < 1 || p.Limit > flightgraph.MaxPageSize {
-			return p, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "first", "first must be between 1 and %d, got %d", flightgraph.MaxPageSize, p.Limit)
+		n, err := firstOf(first)
+		if err != nil {
+			return p, err
 		}
+		p.Limit = n
 	}
 	if after != nil && *after != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(*after)
