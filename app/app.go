@@ -153,8 +153,12 @@ func New(cfg Config) *Services {
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout, MailBudget: mailBudget,
 		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
 			OfferKey: cfg.OfferKey, Searches: st.Searches, MailBudget: mailBudget, RequireHeavySlot: true}}
+	// byID reads flights by id: past the stored window, from the schedule (the flights an
+	// offer's segments show answer flight(id), _entities and REST's flight status too).
+	byID := st.Flights
 	if st.Dataset != nil {
-		s.Travel.Shop = &dataset.Horizon{Operational: st.Flights, Dataset: st.Dataset, Log: cfg.Log}
+		h := &dataset.Horizon{Operational: st.Flights, Dataset: st.Dataset, Log: cfg.Log}
+		s.Travel.Shop, byID = h, h
 	}
 	heavy := access.NewHeavySlots(cmp.Or(cfg.HeavyConcurrency, access.DefaultHeavySlots(runtime.GOMAXPROCS(0))))
 	heavy.QueueWait = cfg.QueueWait
@@ -182,7 +186,7 @@ func New(cfg Config) *Services {
 	s.Travel.Loyalty = s.Access.LoyaltyTier
 	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
-	s.Graph = graph.Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
+	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
 		},

@@ -113,5 +113,36 @@ func TestBookingHorizon(t *testing.T) {
 		if back.Offer.ID != p.ID || back.Offer.Price.TotalPrice != p.Price.TotalPrice {
 			t.Errorf("offer read back %+v, searched %+v", back.Offer, p)
 		}
+
+		// The flights such an offer shows answer by id on both edges and as entities: status
+		// SCHEDULED, the legs the offer flies.
+		date := storetest.Now.AddDate(0, 0, 200).Format(flightgraph.DateLayout)
+		found := s.queryAs(t, bearer, offersQuery, map[string]any{"s": map[string]any{"passengers": []map[string]any{{"id": 1, "type": "ADT"}},
+			"requestedConnections": []map[string]any{{"departureDate": date, "origin": "AMS", "destination": "LHR"}}}})
+		var offers struct{ AvailableOffers []gqlOffer }
+		json.Unmarshal(found.Data, &offers)
+		if len(offers.AvailableOffers) == 0 {
+			t.Fatalf("no offers AMS-LHR on %s: %+v", date, found.Errors)
+		}
+		id := offers.AvailableOffers[0].Segments[0].Flight.ID
+		byID := s.query(t, `query($id: ID!, $r: [_Any!]!) { flight(id: $id) { id status legs { origin { code } destination { code } } }
+			_entities(representations: $r) { ... on Flight { id status } } }`, map[string]any{"id": id, "r": []map[string]any{{"__typename": "Flight", "id": id}}})
+		var f struct {
+			Flight *struct {
+				ID, Status string
+				Legs       []struct{ Origin, Destination struct{ Code string } }
+			}
+			Entities []struct{ ID, Status string } `json:"_entities"`
+		}
+		json.Unmarshal(byID.Data, &f)
+		if len(byID.Errors) > 0 || f.Flight == nil || f.Flight.ID != id || f.Flight.Status != "SCHEDULED" || len(f.Flight.Legs) == 0 ||
+			f.Flight.Legs[0].Origin.Code != "AMS" || len(f.Entities) != 1 || f.Entities[0].ID != id || f.Entities[0].Status != "SCHEDULED" {
+			t.Errorf("flight %s of an offer at +200 days by id: %s %+v", id, byID.Data, byID.Errors)
+		}
+		var rest struct{ ID string }
+		get(t, s, "/opendata/flightstatus/"+id, map[string]string{"api-key": s.demo.APIKey}, &rest)
+		if rest.ID != id {
+			t.Errorf("REST flight status of %s: %+v", id, rest)
+		}
 	})
 }

@@ -33,7 +33,7 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 			carriers = append(carriers, c.Carrier)
 		}
 	}
-	legs, err := s.Flights.LegsByFlightIDs(ctx, ids)
+	legs, err := s.shop().LegsByFlightIDs(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Service) FlightAmenities(ctx context.Context, q FlightAmenityQuery) (st
 	} else if err != nil {
 		return "", nil, err
 	}
-	legs, err := s.Flights.LegsByFlightIDs(ctx, []string{f.ID})
+	legs, err := s.shop().LegsByFlightIDs(ctx, []string{f.ID})
 	if err != nil {
 		return "", nil, err
 	}

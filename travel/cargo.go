@@ -79,11 +79,11 @@ func (s *Service) CargoCapacity(ctx context.Context, id string) (*flightgraph.Ca
 	if err != nil {
 		return nil, err
 	}
-	f, err := one(ctx, s.Flights.FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "flightId", "flight %s is not found", fid))
+	f, err := one(ctx, s.shop().FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "flightId", "flight %s is not found", fid))
 	if err != nil {
 		return nil, err
 	}
-	legs, err := s.Flights.LegsByFlightIDs(ctx, []string{f.ID})
+	legs, err := s.shop().LegsByFlightIDs(ctx, []string{f.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,9 @@ type Service struct {
 	Network  flightgraph.NetworkStore
 	// Shop is what shopping (offers, calendars, deals, inspiration, availability, carts) reads:
 	// the operational flights near the day of departure and, beyond them to the booking horizon,
-	// the schedule's flights (dataset.Horizon). Nil means Flights: the window only.
+	// the schedule's flights (dataset.Horizon). Flights by id and by number are read from it
+	// too, so that a flight an offer shows answers flight status. Nil means Flights: the window
+	// only.
 	Shop flightgraph.FlightStore
 	// Now is the clock that flight status and offers follow.
 	Now func() time.Time
@@ -71,7 +73,7 @@ func (s *Service) Flight(ctx context.Context, id string) (*flightgraph.Flight, e
 	if err != nil {
 		return nil, err
 	}
-	return one(ctx, s.Flights.FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
+	return one(ctx, s.shop().FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
 }
 
 // one looks key up through a batch lookup; a key it does not find is the error missing.
@@ -100,7 +102,7 @@ func (s *Service) FlightByNumber(ctx context.Context, carrier string, number int
 	}
 	// By number rather than by id: a flight operating with a suffix (delayed past midnight) has
 	// it in its id.
-	found, _, err := s.Flights.FindFlights(ctx, flightgraph.FlightFilter{Carrier: carrier, FlightNumber: number, Date: date, Page: flightgraph.Page{Limit: 1}})
+	found, _, err := s.shop().FindFlights(ctx, flightgraph.FlightFilter{Carrier: carrier, FlightNumber: number, Date: date, Page: flightgraph.Page{Limit: 1}})
 	if err != nil {
 		return nil, err
 	}
