@@ -97,24 +97,25 @@ func baseFareCents(km int, family *flightgraph.FareFamily, pt *flightgraph.Passe
 	return flightgraph.ScalePerMille(cents, 10) * 100 // whole euros: cents/100 rounded, back in cents
 }
 
-// charges are one passenger's taxes and charges for a departure from an airport on a flight of a
-// haul: the airport's passenger service and security charges, the country's departure tax where
-// it levies one, and the carrier's surcharge. An infant on a lap pays a tenth of the surcharge
-// only.
-func charges(a *flightgraph.Airport, country *flightgraph.Country, haul string, cabin flightgraph.CabinClass, pt *flightgraph.PassengerType) []*flightgraph.PriceLine {
+// charges are one passenger's taxes and charges for a departure from an airport to a
+// destination country on a flight of a haul: the airport's passenger service and security
+// charges (airportCharges), the country's departure tax where it levies one (departureTaxes),
+// and the carrier's surcharge. An infant on a lap pays a tenth of the surcharge only.
+func charges(a *flightgraph.Airport, country *flightgraph.Country, near bool, haul string, cabin flightgraph.CabinClass, pt *flightgraph.PassengerType) []*flightgraph.PriceLine {
 	var lines []*flightgraph.PriceLine
-	if pt.Seat {
-		psc := 800 + int64(hash("PSC"+a.Code)%2_200)
-		if a.Hub {
-			psc += 700
-		}
-		lines = append(lines,
-			&flightgraph.PriceLine{Code: "PSC", Name: fmt.Sprintf("Passenger service charge, %s (%s)", a.Name, a.Code), Amount: flightgraph.Euros(psc)},
-			&flightgraph.PriceLine{Code: "SEC", Name: fmt.Sprintf("Security charge, %s (%s)", a.Name, a.Code), Amount: flightgraph.Euros(250 + int64(hash("SEC"+a.Code)%900))})
-		if country != nil {
-			if tax, ok := DepartureTax(country.Code, haul, cabin); ok {
-				lines = append(lines, &flightgraph.PriceLine{Code: country.Code, Name: fmt.Sprintf("Departure tax, %s", country.LabelEN), Amount: flightgraph.Euros(tax)})
+	if pt.Seat && country != nil {
+		if c, ok := AirportCharges(country.Code); ok {
+			psc := c.Far
+			if near {
+				psc = c.Near
 			}
+			lines = append(lines, &flightgraph.PriceLine{Code: "PSC", Name: fmt.Sprintf("Passenger service charge, %s (%s)", a.Name, a.Code), Amount: flightgraph.Euros(psc)})
+			if c.Security > 0 {
+				lines = append(lines, &flightgraph.PriceLine{Code: "SEC", Name: fmt.Sprintf("Security charge, %s (%s)", a.Name, a.Code), Amount: flightgraph.Euros(c.Security)})
+			}
+		}
+		if tax, ok := DepartureTax(country.Code, haul, cabin); ok {
+			lines = append(lines, &flightgraph.PriceLine{Code: country.Code, Name: fmt.Sprintf("Departure tax, %s", country.LabelEN), Amount: flightgraph.Euros(tax)})
 		}
 	}
 	yq := map[string]int64{"SHORT": 1_200, "MEDIUM": 3_000, "LONG": 8_500}[haul]
@@ -185,10 +186,26 @@ type FareBand struct {
 }
 
 // FareReference is the table the fare rules are held to (TestFaresFollowTheReference). The
-// ranges are typical one-way Economy base fares as the network carriers of Europe publish them
-// (KLM, Air France, Lufthansa and British Airways fare pages, 2024-2025, one-way, booked weeks
-// to months ahead); IATA's average passenger yield (about 8 to 9 US cents per revenue passenger
-// kilometre, IATA Industry Statistics fact sheets) brackets the long-haul bands.
+// ranges are typical one-way Economy base fares (before taxes, charges and surcharges) booked
+// weeks to months ahead, as the network carriers' route fare pages show them, 2024-2025; band by
+// band, the pages are:
+//
+//   - under 800 km: KLM "Flights from Amsterdam to London" (klm.com, AMS-LHR), Air France
+//     "Paris - Nice" (airfrance.com, ORY/CDG-NCE), Lufthansa "Frankfurt - Munich"
+//     (lufthansa.com, FRA-MUC), British Airways "London to Paris" (britishairways.com, LHR-CDG);
+//   - 800 to 2,000 km: KLM "Amsterdam - Barcelona" and "Amsterdam - Rome", Air France
+//     "Paris - Lisbon", British Airways "London to Madrid";
+//   - 2,000 to 4,500 km: KLM "Amsterdam - Tel Aviv" and "Amsterdam - Cairo", Air France
+//     "Paris - Marrakech" and "Paris - Dakar", Lufthansa "Frankfurt - Dubai";
+//   - 4,500 to 8,000 km: KLM "Amsterdam - New York", Air France "Paris - Montreal", Lufthansa
+//     "Frankfurt - Chicago", British Airways "London to Boston";
+//   - 8,000 km and more: KLM "Amsterdam - Tokyo" and "Amsterdam - Sao Paulo", Air France
+//     "Paris - Los Angeles" and "Paris - Singapore".
+//
+// IATA's average passenger yield (about 8 to 9 US cents per revenue passenger kilometre, IATA
+// Industry Statistics fact sheets 2024 and 2025) brackets the long-haul bands. A fare page shows
+// the lowest fares of the coming months; the ranges are what those pages show for each family,
+// not a tariff.
 var FareReference = []FareBand{
 	{"domestic and near Europe, under 800 km", 0, 800, map[string][2]int64{"ECONOMY_LIGHT": {40, 150}, "ECONOMY_STANDARD": {60, 200}, "ECONOMY_FLEX": {100, 350}}},
 	{"Europe, 800 to 2,000 km", 800, 2_000, map[string][2]int64{"ECONOMY_LIGHT": {70, 250}, "ECONOMY_STANDARD": {90, 320}, "ECONOMY_FLEX": {150, 500}}},

@@ -47,45 +47,96 @@ func TestFaresFollowTheReference(t *testing.T) {
 	}
 }
 
-// TestTaxLinesFollowTheReference: every named departure tax line of an offer equals the
-// reference table (travel.DepartureTax) for its country, haul and cabin, on departures from the
-// Netherlands, France, Germany and the United Kingdom, short and long haul, in Economy and
-// Business; and a country without a departure tax has no line.
+// TestTaxLinesFollowTheReference holds every named tax and charge line to the tables: a
+// departure tax line equals departureTaxes for its departure's country, haul and cabin; a
+// passenger service charge line equals airportCharges for its airport's country and whether the
+// destination is near (travel.Near); a security charge line equals the table's, and there is
+// none where the table says the passenger charge includes security. Every country of the
+// network has a row with its source named.
 func TestTaxLinesFollowTheReference(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		e := newEngine(t, dialect)
 		ctx := context.Background()
+		countries, err := e.Places.Countries(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byCode := map[string]*flightgraph.Country{}
+		for _, c := range countries {
+			byCode[c.Code] = c
+			if row, ok := travel.AirportCharges(c.Code); !ok || row.Source == "" || row.Near <= 0 || row.Far < row.Near {
+				t.Errorf("country %s: airport charges row %+v (want one, with a source, near ≤ far)", c.Code, row)
+			}
+		}
 		seen := map[string]int{}
 		for _, c := range []struct{ origin, destination string }{
-			{"AMS", "LHR"}, {"AMS", "JFK"}, {"CDG", "JFK"}, {"CDG", "LHR"}, {"LHR", "AMS"}, {"FRA", "AMS"}, {"MAD", "AMS"},
+			{"AMS", "LHR"}, {"AMS", "JFK"}, {"CDG", "JFK"}, {"CDG", "LHR"}, {"LHR", "AMS"}, {"FRA", "AMS"}, {"MAD", "AMS"}, {"JFK", "AMS"}, {"DUB", "CDG"},
 		} {
 			offers, err := e.OffersFor(ctx, search(c.origin, c.destination, 3), 0)
 			if err != nil {
 				t.Fatalf("%s-%s: %v", c.origin, c.destination, err)
 			}
 			for _, o := range offers {
+				// The departures of the offer, by their airport's code.
+				type departure struct {
+					country *flightgraph.Country
+					near    bool
+					haul    string
+				}
+				departures := map[string]departure{}
+				for _, seg := range o.Segments {
+					for _, l := range seg.Legs {
+						from, to := byCode[countryOf(t, e, l.OriginCode)], byCode[countryOf(t, e, l.DestinationCode)]
+						departures[l.OriginCode] = departure{from, travel.Near(from, to), seg.Flight.Haul}
+					}
+				}
 				for _, p := range o.Price.Passengers {
+					security := map[string]bool{}
 					for _, line := range p.Taxes {
-						if !strings.HasPrefix(line.Name, "Departure tax") {
-							continue
-						}
-						// Which leg the line is of: the first whose origin's country it names.
-						found := false
-						for _, seg := range o.Segments {
-							for _, l := range seg.Legs {
-								want, ok := travel.DepartureTax(line.Code, seg.Flight.Haul, o.Cabin)
-								if ok && countryOf(t, e, l.OriginCode) == line.Code {
-									found = true
-									if line.Amount.String() != flightgraph.Euros(want).String() {
-										t.Errorf("%s: %s %s %s is %s, the table says %s", o.ID, line.Code, seg.Flight.Haul, o.Cabin, line.Amount, flightgraph.Euros(want))
-									}
+						seen[line.Code]++
+						switch {
+						case line.Code == "PSC" || line.Code == "SEC":
+							code := line.Name[strings.LastIndex(line.Name, "(")+1 : len(line.Name)-1]
+							d, ok := departures[code]
+							if !ok {
+								t.Fatalf("%s: %s line %q of no departure of the offer", o.ID, line.Code, line.Name)
+							}
+							row, _ := travel.AirportCharges(d.country.Code)
+							want := row.Security
+							if line.Code == "PSC" {
+								want = row.Far
+								if d.near {
+									want = row.Near
+								}
+							} else {
+								security[code] = true
+							}
+							if line.Amount.String() != flightgraph.Euros(want).String() {
+								t.Errorf("%s: %s %q is %s, the table says %s (near %v)", o.ID, line.Code, line.Name, line.Amount, flightgraph.Euros(want), d.near)
+							}
+						case strings.HasPrefix(line.Name, "Departure tax"):
+							found := false
+							for _, d := range departures {
+								if d.country.Code != line.Code {
+									continue
+								}
+								found = true
+								want, _ := travel.DepartureTax(line.Code, d.haul, o.Cabin)
+								if line.Amount.String() != flightgraph.Euros(want).String() {
+									t.Errorf("%s: %s %s %s is %s, the table says %s", o.ID, line.Code, d.haul, o.Cabin, line.Amount, flightgraph.Euros(want))
 								}
 							}
+							if !found {
+								t.Errorf("%s: a departure tax line %s %q of no departure's country", o.ID, line.Code, line.Name)
+							}
 						}
-						if !found {
-							t.Errorf("%s: a departure tax line %s %q of no departure's country", o.ID, line.Code, line.Name)
+					}
+					if p.Type != "INF" {
+						for code, d := range departures {
+							if row, _ := travel.AirportCharges(d.country.Code); (row.Security > 0) != security[code] {
+								t.Errorf("%s %s: security line from %s %v, the table's security charge %d", o.ID, p.Type, code, security[code], row.Security)
+							}
 						}
-						seen[line.Code]++
 					}
 				}
 			}
@@ -93,12 +144,12 @@ func TestTaxLinesFollowTheReference(t *testing.T) {
 				t.Errorf("Spain levies no departure tax, yet %d lines", seen["ES"])
 			}
 		}
-		for _, code := range []string{"NL", "FR", "GB", "DE"} {
+		for _, code := range []string{"NL", "FR", "GB", "DE", "PSC", "SEC"} {
 			if seen[code] == 0 {
-				t.Errorf("no %s departure tax line in the offers", code)
+				t.Errorf("no %s line in the offers", code)
 			}
 		}
-		t.Logf("departure tax lines checked: %v", seen)
+		t.Logf("tax and charge lines checked: %v", seen)
 	})
 }
 

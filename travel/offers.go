@@ -434,18 +434,19 @@ type refs struct {
 // chargeKey is what a departure's charges depend on.
 type chargeKey struct {
 	airport, haul string
+	near          bool // see Near
 	cabin         flightgraph.CabinClass
 	seat          bool
 }
 
-// charges are the charges of a departure from airport for a passenger of type pt, in the
-// search's currency, line by line.
-func (r *refs) charges(airport, haul string, cabin flightgraph.CabinClass, pt *flightgraph.PassengerType) []*flightgraph.PriceLine {
-	k := chargeKey{airport, haul, cabin, pt.Seat}
+// charges are the charges of a departure from airport to destination for a passenger of type
+// pt, in the search's currency, line by line.
+func (r *refs) charges(airport, destination, haul string, cabin flightgraph.CabinClass, pt *flightgraph.PassengerType) []*flightgraph.PriceLine {
+	a, country := r.airports[airport], r.countries[r.airports[airport].CountryCode]
+	k := chargeKey{airport, haul, Near(country, r.countries[r.airports[destination].CountryCode]), cabin, pt.Seat}
 	lines, ok := r.lines[k]
 	if !ok {
-		a := r.airports[airport]
-		lines = charges(a, r.countries[a.CountryCode], haul, cabin, pt)
+		lines = charges(a, country, k.near, haul, cabin, pt)
 		for _, l := range lines {
 			l.Amount = l.Amount.In(r.cur)
 		}
@@ -579,7 +580,7 @@ func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, coun
 			}
 			p.Base = p.Base.Add(flightgraph.Euros(baseFareCents(seg.DistanceKm, fam, t, f.DepartureUTC.Sub(at), weekday, load)).In(cur))
 			for _, l := range legs {
-				for _, line := range r.charges(l.OriginCode, f.Haul, fam.Cabin, t) {
+				for _, line := range r.charges(l.OriginCode, l.DestinationCode, f.Haul, fam.Cabin, t) {
 					p.Taxes = append(p.Taxes, line)
 					p.TaxTotal = p.TaxTotal.Add(line.Amount)
 				}
