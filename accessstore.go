@@ -31,6 +31,8 @@ type AccessReader interface {
 	PlansByIDs(ctx context.Context, ids []string) ([]*Plan, error)
 
 	AccountByID(ctx context.Context, id string) (*Account, error)
+	// AccountsByIDs returns the accounts of ids in their order, nil for an unknown one.
+	AccountsByIDs(ctx context.Context, ids []string) ([]*Account, error)
 	AccountByEmail(ctx context.Context, email string) (*Account, error)
 	// AccountBySession returns the account of an unexpired session.
 	AccountBySession(ctx context.Context, tokenHash string, now time.Time) (*Account, error)

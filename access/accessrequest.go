@@ -140,7 +140,7 @@ func (s *Service) AccessRequests(ctx context.Context, status flightgraph.AccessR
 }
 
 // AccessRequestAccount returns who asked, for the requester or an operator.
-func (s *Service) AccessRequestAccount(ctx context.Context, r *flightgraph.AccessRequest) (*flightgraph.Account, error) {
+func (s *Service) AccessRequestAccount(ctx context.Context, r *flightgraph.AccessRequest, load AccountLoader) (*flightgraph.Account, error) {
 	acc, err := account(ctx)
 	if err != nil {
 		return nil, err
@@ -148,7 +148,25 @@ func (s *Service) AccessRequestAccount(ctx context.Context, r *flightgraph.Acces
 	if acc.ID != r.AccountID && acc.Role != flightgraph.RoleOperator {
 		return nil, notFound("access request", "id")
 	}
-	return s.Store.AccountByID(ctx, r.AccountID)
+	return s.accountOf(ctx, r.AccountID, load)
+}
+
+// AccountLoader reads an account by id, nil for none: the request's batch of the accounts a
+// page shows (graph.Loaders.Accounts), or nil for the store's one-by-one read.
+type AccountLoader func(ctx context.Context, id string) (*flightgraph.Account, error)
+
+// accountOf reads the account id through load, or the store without one; ECodeNotFound when
+// there is none.
+func (s *Service) accountOf(ctx context.Context, id string, load AccountLoader) (*flightgraph.Account, error) {
+	if load == nil {
+		acc, err := s.Store.AccountByID(ctx, id)
+		return acc, notYours(err, "account", "")
+	}
+	acc, err := load(ctx, id)
+	if err == nil && acc == nil {
+		return nil, notFound("account", "")
+	}
+	return acc, err
 }
 
 // AccessAnswer is an operator's answer to an access request.

@@ -187,7 +187,7 @@ func (s *Service) SubscriptionApplication(ctx context.Context, sub *flightgraph.
 }
 
 // ApplicationOwner returns who registered an application, for the owner or an operator.
-func (s *Service) ApplicationOwner(ctx context.Context, app *flightgraph.Application) (*flightgraph.Account, error) {
+func (s *Service) ApplicationOwner(ctx context.Context, app *flightgraph.Application, load AccountLoader) (*flightgraph.Account, error) {
 	acc, err := account(ctx)
 	if err != nil {
 		return nil, err
@@ -195,8 +195,7 @@ func (s *Service) ApplicationOwner(ctx context.Context, app *flightgraph.Applica
 	if acc.Role != flightgraph.RoleOperator && app.AccountID != acc.ID {
 		return nil, notFound("account", "")
 	}
-	owner, err := s.Store.AccountByID(ctx, app.AccountID)
-	return owner, notYours(err, "account", "")
+	return s.accountOf(ctx, app.AccountID, load)
 }
 
 // LimitRequestSubscription returns the subscription a limit request is about, for its requester

@@ -61,6 +61,9 @@ type Loaders struct {
 
 	// The portal's.
 	AppKeys *Loader[[]*flightgraph.Key]
+	// Accounts reads the accounts the operators' desk shows (requests' and applications'
+	// owners) in one batch; the access service decides who may read them.
+	Accounts *Loader[*flightgraph.Account]
 	KeySubs *Loader[[]*flightgraph.Subscription]
 	Plans   *Loader[*flightgraph.Plan] // the subscriptions' plans: a page of them is one read
 	Usage   *Loader[int64]
@@ -118,6 +121,7 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 	}
 	if st.Access != nil {
 		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, nil)
+		l.Accounts = newLoader(st.Access.AccountsByIDs, wait, nil)
 		l.KeySubs = newLoader(st.Access.SubscriptionsByKeys, wait, nil)
 		l.Plans = newLoader(st.Access.PlansByIDs, wait, nil)
 	}

@@ -1,7 +1,9 @@
 package server_test
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +16,8 @@ import (
 // the scheduler does. A page reads the signed-in account with its own query (a second operation
 // for the header authenticated the session twice), and a page of subscriptions reads its plans,
 // usage and limit requests in one batch each: My Account cost 27 before both. My Account and the
-// operators' desk read the access requests (for partner and internal APIs) with one query more.
+// operators' desk read the access requests (for partner and internal APIs) with one query more,
+// and the desk reads the accounts of however many pending requests in one more.
 func TestPortalPageRoundTrips(t *testing.T) {
 	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Server.LoaderWait = 20 * time.Millisecond })
 	dev, op := newVisitor(t, s.URL, nil), newVisitor(t, s.URL, nil)
@@ -31,5 +34,15 @@ func TestPortalPageRoundTrips(t *testing.T) {
 		if status != 200 || n > c.max {
 			t.Errorf("%s: %d, %d round trips, want 200 and at most %d", c.path, status, n, c.max)
 		}
+	}
+	ask := `mutation($api: String!) { requestApiAccess(input: {api: $api, description: "d", expectedUse: "u"}) { id } }`
+	for i := range 4 {
+		s.signUp(t, fmt.Sprintf("asks-%d@example.com", i), developerPassword, "Asker").do(t, ask, map[string]any{"api": "metasearch"}, nil)
+	}
+	status, body := op.get("/portal/operators")
+	n := s.queries.Load()
+	t.Logf("/portal/operators with 4 pending access requests: %d round trips", n)
+	if status != 200 || strings.Count(body, "asks-") < 4 || n > 10 {
+		t.Errorf("/portal/operators with 4 pending access requests: %d, %d round trips, want 200, the 4 requesters and at most 10", status, n)
 	}
 }

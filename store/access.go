@@ -76,6 +76,15 @@ func (a accessQ) AccountByID(ctx context.Context, id string) (*flightgraph.Accou
 	return &acc, a.one(ctx, &acc, "account", `SELECT `+accountCols+` FROM accounts WHERE id = ?`, id)
 }
 
+// AccountsByIDs implements flightgraph.AccessReader.
+func (a accessQ) AccountsByIDs(ctx context.Context, ids []string) ([]*flightgraph.Account, error) {
+	var rows []*flightgraph.Account
+	if err := a.db.selectIn(ctx, a.q, &rows, `SELECT `+accountCols+` FROM accounts WHERE id IN (?)`, unique(ids)); err != nil {
+		return nil, err
+	}
+	return byKey(ids, rows, func(acc *flightgraph.Account) string { return acc.ID }), nil
+}
+
 // AccountByEmail implements flightgraph.AccessReader.
 func (a accessQ) AccountByEmail(ctx context.Context, email string) (*flightgraph.Account, error) {
 	var acc flightgraph.Account

@@ -61,6 +61,15 @@ func applicationsPage(me *portal.Me, first, offset *int) ([]*flightgraph.Applica
 	return apps[o:min(len(apps), o+f)], nil
 }
 
+// accounts reads the accounts of a page in the request's batch (graph.Loaders.Accounts).
+func accounts(ctx context.Context) access.AccountLoader {
+	l := graph.For(ctx).Accounts
+	if l == nil {
+		return nil
+	}
+	return func(ctx context.Context, id string) (*flightgraph.Account, error) { return graph.Load(ctx, l, id) }
+}
+
 // appKeys lists an application's keys; their plaintext halves are never kept, so lists show hints.
 func (r *Resolver) appKeys(ctx context.Context, app *flightgraph.Application) ([]*flightgraph.NewKey, error) {
 	keys, err := graph.Load(ctx, graph.For(ctx).AppKeys, app.ID)

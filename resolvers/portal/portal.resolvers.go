@@ -27,7 +27,7 @@ func (r *accessRequestResolver) Role(ctx context.Context, obj *flightgraph.Acces
 }
 
 func (r *accessRequestResolver) Account(ctx context.Context, obj *flightgraph.AccessRequest) (*flightgraph.Account, error) {
-	return r.Access.AccessRequestAccount(ctx, obj)
+	return r.Access.AccessRequestAccount(ctx, obj, accounts(ctx))
 }
 
 func (r *accountResolver) Role(ctx context.Context, obj *flightgraph.Account) (string, error) {
@@ -63,7 +63,7 @@ func (r *applicationResolver) Keys(ctx context.Context, obj *flightgraph.Applica
 }
 
 func (r *applicationResolver) Owner(ctx context.Context, obj *flightgraph.Application) (*flightgraph.Account, error) {
-	return r.Access.ApplicationOwner(ctx, obj)
+	return r.Access.ApplicationOwner(ctx, obj, accounts(ctx))
 }
 
 func (r *keyResolver) APIKey(ctx context.Context, obj *flightgraph.NewKey) (string, error) {
