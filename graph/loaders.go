@@ -61,9 +61,6 @@ type Loaders struct {
 
 	// The portal's.
 	AppKeys *Loader[[]*flightgraph.Key]
-	// Accounts reads the accounts the operators' desk shows (requests' and applications'
-	// owners) in one batch; the access service decides who may read them.
-	Accounts *Loader[*flightgraph.Account]
 	KeySubs *Loader[[]*flightgraph.Subscription]
 	Plans   *Loader[*flightgraph.Plan] // the subscriptions' plans: a page of them is one read
 	Usage   *Loader[int64]
@@ -71,6 +68,9 @@ type Loaders struct {
 	// days a field asks for, so that fields asking for different days share one batch.
 	UsageHistory  *Loader[[]*flightgraph.DailyUsage]
 	LimitRequests *Loader[[]*flightgraph.LimitIncreaseRequest]
+	// Accounts reads the accounts the operators' desk shows (requests' and applications'
+	// owners) in one batch; the access service decides who may read them.
+	Accounts *Loader[*flightgraph.Account]
 
 	// fields holds the "Type.field" pairs the operation selects; set before resolvers run.
 	fields map[string]bool
