@@ -52,26 +52,56 @@ const examplesMaxAge = flightgraph.OfferValidity / 3
 
 // exampleCache is an API's examples and the documents built with them, per audience.
 type exampleCache struct {
-	mu   sync.Mutex
-	ex   *Examples
-	docs map[string]*openAPIDoc
+	mu     sync.Mutex
+	ex     *Examples
+	docs   map[string]*openAPIDoc
+	making bool // a remaking runs in the background
 }
 
-// examples returns the API's examples, made again when older than examplesMaxAge by the API's
-// clock, and then forgets the documents built with the old ones. Ids the data cannot give (an
-// empty store) are left out, and logged: the rest of the examples still serve. The caller holds
-// the cache's lock.
+// examplesUsable is how long made examples may still be served while new ones are made in the
+// background: their offer ids are good for flightgraph.OfferValidity, and a browser keeps the
+// document for its max-age of five minutes.
+const examplesUsable = flightgraph.OfferValidity - 10*time.Minute
+
+// examples returns the API's examples. Older than examplesMaxAge by the API's clock, they are
+// made again in the background while the old ones still serve (until examplesUsable), so that
+// no request waits for the making; past that, or on first use, the request makes them. New
+// examples forget the documents built with the old ones. Ids the data cannot give (an empty
+// store) are left out, and logged: the rest of the examples still serve. The caller holds the
+// cache's lock.
 func (a *API) examples(ctx context.Context) *Examples {
 	now := a.Now()
 	c := &a.exampleCache
-	if c.ex != nil && !now.Before(c.ex.At) && now.Sub(c.ex.At) < examplesMaxAge {
-		return c.ex
+	var age time.Duration
+	if c.ex != nil && !now.Before(c.ex.At) {
+		age = now.Sub(c.ex.At)
+		if age < examplesMaxAge {
+			return c.ex
+		}
+		if age < examplesUsable {
+			if !c.making {
+				c.making = true
+				go func() {
+					ex := a.makeExamplesLogged(context.WithoutCancel(ctx), now)
+					c.mu.Lock()
+					defer c.mu.Unlock()
+					c.ex, c.docs, c.making = ex, nil, false
+				}()
+			}
+			return c.ex
+		}
 	}
-	ex, err := a.makeExamples(context.WithoutCancel(ctx), now)
+	ex := a.makeExamplesLogged(context.WithoutCancel(ctx), now)
+	c.ex, c.docs = ex, nil
+	return ex
+}
+
+// makeExamplesLogged is makeExamples, its error logged.
+func (a *API) makeExamplesLogged(ctx context.Context, now time.Time) *Examples {
+	ex, err := a.makeExamples(ctx, now)
 	if err != nil {
 		a.Log.WarnContext(ctx, "openapi examples: some ids could not be made; their operations go without", "err", err)
 	}
-	c.ex, c.docs = ex, nil
 	return ex
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
@@ -206,4 +208,40 @@ func productOf(slug string) *flightgraph.Product {
 		}
 	}
 	return nil
+}
+
+// TestOpenAPIExamplesRemadeInTheBackground: examples older than their ten minutes are made again
+// off the request: the document served meanwhile is the old one (its offer ids still good), the
+// next is the new one; past twenty minutes, or on first use, the request makes them.
+func TestOpenAPIExamplesRemadeInTheBackground(t *testing.T) {
+	var now atomic.Int64
+	now.Store(storetest.Now.UnixNano())
+	s := newServerWith(t, storetest.SeededWindow(t, store.SQLite, os.Getenv, 1, examplesWindow), func(c *serverConfig) {
+		c.Config.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	})
+	document := func() string {
+		t.Helper()
+		code, _, raw := s.call(t, http.MethodGet, "/openapi.json", nil, "")
+		if code != http.StatusOK {
+			t.Fatalf("GET /openapi.json: %d %.300s", code, raw)
+		}
+		return raw
+	}
+	first := document()
+	now.Add(int64(11 * time.Minute))
+	if document() != first {
+		t.Fatal("examples eleven minutes old were made again in the request, not in the background")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var second string
+	for second = document(); second == first && time.Now().Before(deadline); second = document() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if second == first {
+		t.Fatal("examples eleven minutes old were not made again in the background within 30 s")
+	}
+	now.Add(int64(25 * time.Minute))
+	if document() == second {
+		t.Error("examples 25 minutes old (offer ids about to expire) were served")
+	}
 }
