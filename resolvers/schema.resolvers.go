@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -21,7 +20,7 @@ func (r *aircraftResolver) Cabins(ctx context.Context, obj *flightgraph.Airframe
 }
 
 func (r *aircraftConfigurationResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error) {
-	panic(fmt.Errorf("not implemented: Cabins - cabins"))
+	return graph.Load(ctx, graph.For(ctx).Cabins, obj.Configuration)
 }
 
 func (r *airportResolver) City(ctx context.Context, obj *flightgraph.Airport) (*flightgraph.City, error) {
@@ -155,7 +154,7 @@ func (r *queryResolver) Aircraft(ctx context.Context, configuration string) (*fl
 }
 
 func (r *queryResolver) Fleet(ctx context.Context) ([]*flightgraph.Aircraft, error) {
-	return r.Travel.Fleet(ctx)
+	return r.fleet(ctx)
 }
 
 func (r *queryResolver) Amenities(ctx context.Context, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error) {
