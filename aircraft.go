@@ -50,8 +50,8 @@ type AircraftType struct {
 	Haul string `db:"haul"` // SH, MH or LH
 }
 
-// Aircraft is an aircraft configuration version (ACV): one carrier's cabin layout of one type. On a
-// flight leg it also carries the registration of the airframe that flies it.
+// Aircraft is an aircraft configuration version (ACV): one carrier's cabin layout of one type; the
+// GraphQL type AircraftConfiguration.
 type Aircraft struct {
 	Configuration string `db:"code"` // the ACV, e.g. "77S"
 	TypeCode      string `db:"type_code"`
@@ -61,11 +61,23 @@ type Aircraft struct {
 	Name          string `db:"name"`
 	Wifi          bool   `db:"wifi"`
 	Layout        string `db:"layout"` // physical passenger configuration, e.g. "C034W024M210"
-	Registration  string `db:"-"`
 }
 
 // IsEntity marks Aircraft as an Apollo Federation entity; gqlgen's federation plugin requires it.
 func (Aircraft) IsEntity() {}
+
+// Airframe is one aircraft, named by its registration, and the configuration it flies in; the
+// GraphQL type Aircraft.
+type Airframe struct {
+	Registration string
+	*Aircraft
+}
+
+// IsEntity marks Airframe as an Apollo Federation entity.
+func (Airframe) IsEntity() {}
+
+// AircraftConfiguration is the configuration the airframe flies in.
+func (a *Airframe) AircraftConfiguration() *Aircraft { return a.Aircraft }
 
 // Cabin is one cabin of a configuration, with the cabin product whose amenities it offers.
 type Cabin struct {

@@ -48,6 +48,17 @@ type NetworkStore interface {
 	// FindSchedule returns one page of schedule legs ordered by carrier, number and sequence, and
 	// the number of all matches.
 	FindSchedule(ctx context.Context, f ScheduleFilter) ([]*ScheduledLeg, int, error)
+	// RoutesByIDs returns one route per id (Route.ID), in order, nil where none exists.
+	RoutesByIDs(ctx context.Context, ids []string) ([]*Route, error)
 	// AllRoutes returns every route, for reference data.
 	AllRoutes(ctx context.Context) ([]*Route, error)
 }
+
+// ID names the route: carrier, origin and destination, e.g. XX-AMS-JFK.
+func (r *Route) ID() string { return r.CarrierCode + "-" + r.OriginCode + "-" + r.DestinationCode }
+
+// IsEntity marks Route as an Apollo Federation entity.
+func (Route) IsEntity() {}
+
+// IsEntity marks Carrier as an Apollo Federation entity.
+func (Carrier) IsEntity() {}

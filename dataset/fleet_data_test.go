@@ -320,3 +320,20 @@ func mentionsWifi(a amenityRow) bool {
 	}
 	return false
 }
+
+// TestAirframes: every registration names one airframe of one configuration.
+func TestAirframes(t *testing.T) {
+	n := 0
+	for _, c := range configurations {
+		for i := range AirframesPerConfiguration {
+			r := registration(c.Carrier, c.Code, i)
+			if got := Airframes([]string{r})[0]; got != c.Code {
+				t.Errorf("%s (%s #%d) resolves to %q", r, c.Code, i, got)
+			}
+			n++
+		}
+	}
+	if len(airframes) != n {
+		t.Errorf("%d registrations for %d airframes", len(airframes), n)
+	}
+}

@@ -144,7 +144,7 @@ func (m *Materialiser) instance(sched []*flightgraph.ScheduledLeg, date string, 
 			ArrivalOffset: offset(arr, m.zones[s.DestinationCode]), DepartureDelay: delay, ArrivalDelay: arrDelay, Cancelled: cancelled,
 			ConfigurationCode: s.Configuration, ServiceType: s.ServiceType, DistanceKm: s.DistanceKm}
 		if operate {
-			leg.Registration = registration(s.CarrierCode, s.Configuration, r.IntN(12))
+			leg.Registration = registration(s.CarrierCode, s.Configuration, r.IntN(AirframesPerConfiguration))
 			leg.DepartureTerminal, leg.DepartureGate = stand(s.OriginCode, r.IntN(1<<20))
 			leg.ArrivalTerminal, leg.ArrivalGate = stand(s.DestinationCode, r.IntN(1<<20))
 		}
@@ -244,18 +244,53 @@ func stand(airport string, pick int) (string, string) {
 	return o[0], fmt.Sprintf("%s%02d", o[1], 1+(pick/len(opts))%40)
 }
 
-// registration names one of a configuration's airframes: Dutch marks for XX's fleet, French for
-// YY's, others by the carrier's first letter.
+// AirframesPerConfiguration is how many airframes fly each configuration of the fleet.
+const AirframesPerConfiguration = 12
+
+// registration names the nth airframe of a configuration: Dutch marks for XX's fleet, French for
+// YY's. The letters after the prefix are a letter of the configuration and the airframe's serial
+// in its carrier's fleet (the configuration's place among the carrier's, times
+// AirframesPerConfiguration, plus n), so that one registration names one airframe.
 func registration(carrier, configuration string, n int) string {
 	prefix := "PH-"
 	if carrier[0] == 'Y' {
 		prefix = "F-H"
 	}
-	letters := []byte{configuration[0], configuration[1], configuration[2]}
-	for i := range letters {
-		if letters[i] >= '0' && letters[i] <= '9' {
-			letters[i] = 'A' + (letters[i]-'0'+byte(i)*3)%26
+	first := configuration[0]
+	if first >= '0' && first <= '9' {
+		first = 'A' + (first - '0')
+	}
+	k := airframeSerial[configuration]*AirframesPerConfiguration + n
+	return fmt.Sprintf("%s%c%c%c", prefix, first, 'A'+byte(k/26%26), 'A'+byte(k%26))
+}
+
+// airframeSerial is each configuration's place among its carrier's configurations.
+var airframeSerial = func() map[string]int {
+	out, next := map[string]int{}, map[string]int{}
+	for _, c := range configurations {
+		out[c.Code] = next[c.Carrier]
+		next[c.Carrier]++
+	}
+	return out
+}()
+
+// Airframes returns, for each registration, the configuration of the airframe it names in the
+// demo fleet, or "" where it names none.
+func Airframes(registrations []string) []string {
+	out := make([]string, len(registrations))
+	for i, r := range registrations {
+		out[i] = airframes[r]
+	}
+	return out
+}
+
+// airframes maps every registration of the fleet to its configuration.
+var airframes = func() map[string]string {
+	out := map[string]string{}
+	for _, c := range configurations {
+		for n := range AirframesPerConfiguration {
+			out[registration(c.Carrier, c.Code, n)] = c.Code
 		}
 	}
-	return fmt.Sprintf("%s%s%c", prefix, letters[:2], 'A'+byte((int(letters[2])+n)%26))
-}
+	return out
+}()

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/flightgraph/flightgraph"
@@ -41,8 +42,33 @@ func ErrorPresenter(log *slog.Logger, suggestions *Suggestions) graphql.ErrorPre
 		if fe.Code == flightgraph.ECodeInternal {
 			gerr.Extensions["requestId"] = flightgraph.RequestIDFromContext(ctx)
 		}
+		if i, ok := representation(ctx, gerr.Path); ok {
+			gerr.Extensions["representation"] = i
+		}
 		return gerr
 	}
+}
+
+// representation returns the index of the _entities representation an error at path is about:
+// gqlgen reports a representation's error at [_entities (or its alias), index], and the answer
+// names the index in extensions.representation too, for gateways that keep extensions but
+// rewrite paths.
+func representation(ctx context.Context, path ast.Path) (int, bool) {
+	if len(path) != 2 || !graphql.HasOperationContext(ctx) {
+		return 0, false
+	}
+	key, isName := path[0].(ast.PathName)
+	i, isIndex := path[1].(ast.PathIndex)
+	oc := graphql.GetOperationContext(ctx)
+	if !isName || !isIndex || oc.Operation == nil {
+		return 0, false
+	}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Query"}) {
+		if f.Alias == string(key) {
+			return int(i), f.Name == "_entities"
+		}
+	}
+	return 0, false
 }
 
 func extensions(code, parameter string) map[string]any {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/plugin/federation/fedruntime"
+	"github.com/flightgraph/flightgraph/graph/model"
 )
 
 var (
@@ -134,6 +136,24 @@ func (ec *executionContext) resolveEntityGroup(
 
 func isMulti(typeName string) bool {
 	switch typeName {
+	case "Aircraft":
+		return true
+	case "AircraftConfiguration":
+		return true
+	case "Airport":
+		return true
+	case "Carrier":
+		return true
+	case "City":
+		return true
+	case "Country":
+		return true
+	case "Flight":
+		return true
+	case "FlightLeg":
+		return true
+	case "Route":
+		return true
 	default:
 		return false
 	}
@@ -153,101 +173,6 @@ func (ec *executionContext) resolveEntity(
 	}()
 
 	switch typeName {
-	case "Aircraft":
-		resolverName, err := entityResolverNameForAircraft(ctx, rep)
-		if err != nil {
-			return nil, fmt.Errorf(`finding resolver for Entity "Aircraft": %w`, err)
-		}
-		switch resolverName {
-
-		case "findAircraftByConfiguration":
-			id0, err := ec.unmarshalNString2string(ctx, rep["configuration"])
-			if err != nil {
-				return nil, fmt.Errorf(`unmarshalling param 0 for findAircraftByConfiguration(): %w`, err)
-			}
-			entity, err := ec.Resolvers.Entity().FindAircraftByConfiguration(ctx, id0)
-			if err != nil {
-				return nil, fmt.Errorf(`resolving Entity "Aircraft": %w`, err)
-			}
-
-			return entity, nil
-		}
-	case "Airport":
-		resolverName, err := entityResolverNameForAirport(ctx, rep)
-		if err != nil {
-			return nil, fmt.Errorf(`finding resolver for Entity "Airport": %w`, err)
-		}
-		switch resolverName {
-
-		case "findAirportByCode":
-			id0, err := ec.unmarshalNString2string(ctx, rep["code"])
-			if err != nil {
-				return nil, fmt.Errorf(`unmarshalling param 0 for findAirportByCode(): %w`, err)
-			}
-			entity, err := ec.Resolvers.Entity().FindAirportByCode(ctx, id0)
-			if err != nil {
-				return nil, fmt.Errorf(`resolving Entity "Airport": %w`, err)
-			}
-
-			return entity, nil
-		}
-	case "City":
-		resolverName, err := entityResolverNameForCity(ctx, rep)
-		if err != nil {
-			return nil, fmt.Errorf(`finding resolver for Entity "City": %w`, err)
-		}
-		switch resolverName {
-
-		case "findCityByCode":
-			id0, err := ec.unmarshalNString2string(ctx, rep["code"])
-			if err != nil {
-				return nil, fmt.Errorf(`unmarshalling param 0 for findCityByCode(): %w`, err)
-			}
-			entity, err := ec.Resolvers.Entity().FindCityByCode(ctx, id0)
-			if err != nil {
-				return nil, fmt.Errorf(`resolving Entity "City": %w`, err)
-			}
-
-			return entity, nil
-		}
-	case "Country":
-		resolverName, err := entityResolverNameForCountry(ctx, rep)
-		if err != nil {
-			return nil, fmt.Errorf(`finding resolver for Entity "Country": %w`, err)
-		}
-		switch resolverName {
-
-		case "findCountryByCode":
-			id0, err := ec.unmarshalNString2string(ctx, rep["code"])
-			if err != nil {
-				return nil, fmt.Errorf(`unmarshalling param 0 for findCountryByCode(): %w`, err)
-			}
-			entity, err := ec.Resolvers.Entity().FindCountryByCode(ctx, id0)
-			if err != nil {
-				return nil, fmt.Errorf(`resolving Entity "Country": %w`, err)
-			}
-
-			return entity, nil
-		}
-	case "Flight":
-		resolverName, err := entityResolverNameForFlight(ctx, rep)
-		if err != nil {
-			return nil, fmt.Errorf(`finding resolver for Entity "Flight": %w`, err)
-		}
-		switch resolverName {
-
-		case "findFlightByID":
-			id0, err := ec.unmarshalNID2string(ctx, rep["id"])
-			if err != nil {
-				return nil, fmt.Errorf(`unmarshalling param 0 for findFlightByID(): %w`, err)
-			}
-			entity, err := ec.Resolvers.Entity().FindFlightByID(ctx, id0)
-			if err != nil {
-				return nil, fmt.Errorf(`resolving Entity "Flight": %w`, err)
-			}
-
-			return entity, nil
-		}
 	case "Offer":
 		resolverName, err := entityResolverNameForOffer(ctx, rep)
 		if err != nil {
@@ -307,6 +232,366 @@ func (ec *executionContext) resolveManyEntities(
 
 	switch typeName {
 
+	case "Aircraft":
+		resolverName, err := entityResolverNameForAircraft(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "Aircraft": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyAircraftByRegistrations":
+			typedReps := make([]*model.AircraftByRegistrationsInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNString2string(ctx, rep.entity["registration"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "registration"))
+				}
+
+				typedReps[i] = &model.AircraftByRegistrationsInput{
+					Registration: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyAircraftByRegistrations(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "AircraftConfiguration":
+		resolverName, err := entityResolverNameForAircraftConfiguration(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "AircraftConfiguration": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyAircraftConfigurationByConfigurations":
+			typedReps := make([]*model.AircraftConfigurationByConfigurationsInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNString2string(ctx, rep.entity["configuration"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "configuration"))
+				}
+
+				typedReps[i] = &model.AircraftConfigurationByConfigurationsInput{
+					Configuration: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyAircraftConfigurationByConfigurations(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "Airport":
+		resolverName, err := entityResolverNameForAirport(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "Airport": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyAirportByCodes":
+			typedReps := make([]*model.AirportByCodesInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNString2string(ctx, rep.entity["code"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "code"))
+				}
+
+				typedReps[i] = &model.AirportByCodesInput{
+					Code: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyAirportByCodes(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "Carrier":
+		resolverName, err := entityResolverNameForCarrier(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "Carrier": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyCarrierByCodes":
+			typedReps := make([]*model.CarrierByCodesInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNString2string(ctx, rep.entity["code"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "code"))
+				}
+
+				typedReps[i] = &model.CarrierByCodesInput{
+					Code: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyCarrierByCodes(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "City":
+		resolverName, err := entityResolverNameForCity(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "City": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyCityByCodes":
+			typedReps := make([]*model.CityByCodesInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNString2string(ctx, rep.entity["code"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "code"))
+				}
+
+				typedReps[i] = &model.CityByCodesInput{
+					Code: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyCityByCodes(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "Country":
+		resolverName, err := entityResolverNameForCountry(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "Country": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyCountryByCodes":
+			typedReps := make([]*model.CountryByCodesInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNString2string(ctx, rep.entity["code"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "code"))
+				}
+
+				typedReps[i] = &model.CountryByCodesInput{
+					Code: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyCountryByCodes(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "Flight":
+		resolverName, err := entityResolverNameForFlight(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "Flight": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyFlightByIDs":
+			typedReps := make([]*model.FlightByIDsInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNID2string(ctx, rep.entity["id"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "id"))
+				}
+
+				typedReps[i] = &model.FlightByIDsInput{
+					ID: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyFlightByIDs(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "FlightLeg":
+		resolverName, err := entityResolverNameForFlightLeg(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "FlightLeg": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyFlightLegByIDs":
+			typedReps := make([]*model.FlightLegByIDsInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNID2string(ctx, rep.entity["id"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "id"))
+				}
+
+				typedReps[i] = &model.FlightLegByIDsInput{
+					ID: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyFlightLegByIDs(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
+	case "Route":
+		resolverName, err := entityResolverNameForRoute(ctx, reps[0].entity)
+		if err != nil {
+			return fmt.Errorf(`finding resolver for Entity "Route": %w`, err)
+		}
+		switch resolverName {
+
+		case "findManyRouteByIDs":
+			typedReps := make([]*model.RouteByIDsInput, len(reps))
+
+			for i, rep := range reps {
+				id0, err := ec.unmarshalNID2string(ctx, rep.entity["id"])
+				if err != nil {
+					return errors.New(fmt.Sprintf("Field %s undefined in schema.", "id"))
+				}
+
+				typedReps[i] = &model.RouteByIDsInput{
+					ID: id0,
+				}
+			}
+
+			entities, err := ec.Resolvers.Entity().FindManyRouteByIDs(ctx, typedReps)
+			entityErrs, err := fedruntime.SplitEntityBatchErrors(err)
+			if err != nil {
+				return err
+			}
+
+			for i, entity := range entities {
+				if i < len(entityErrs) && entityErrs[i] != nil {
+					ec.Error(graphql.WithPathContext(ctx, graphql.NewPathWithIndex(reps[i].index)), entityErrs[i])
+					continue
+				}
+				list[reps[i].index] = entity
+			}
+			return nil
+
+		default:
+			return fmt.Errorf("unknown resolver: %s", resolverName)
+		}
+
 	default:
 		return errors.New("unknown type: " + typeName)
 	}
@@ -327,10 +612,10 @@ func entityResolverNameForAircraft(ctx context.Context, rep EntityRepresentation
 		// we shouldn't use use it
 		allNull := true
 		m = rep
-		val, ok = m["configuration"]
+		val, ok = m["registration"]
 		if !ok {
 			entityResolverErrs = append(entityResolverErrs,
-				fmt.Errorf("%w due to missing Key Field \"configuration\" for Aircraft", ErrTypeNotFound))
+				fmt.Errorf("%w due to missing Key Field \"registration\" for Aircraft", ErrTypeNotFound))
 			break
 		}
 		if allNull {
@@ -341,9 +626,44 @@ func entityResolverNameForAircraft(ctx context.Context, rep EntityRepresentation
 				fmt.Errorf("%w due to all null value KeyFields for Aircraft", ErrTypeNotFound))
 			break
 		}
-		return "findAircraftByConfiguration", nil
+		return "findManyAircraftByRegistrations", nil
 	}
 	return "", fmt.Errorf("%w for Aircraft due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForAircraftConfiguration(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["configuration"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"configuration\" for AircraftConfiguration", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for AircraftConfiguration", ErrTypeNotFound))
+			break
+		}
+		return "findManyAircraftConfigurationByConfigurations", nil
+	}
+	return "", fmt.Errorf("%w for AircraftConfiguration due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 
@@ -376,9 +696,44 @@ func entityResolverNameForAirport(ctx context.Context, rep EntityRepresentation)
 				fmt.Errorf("%w due to all null value KeyFields for Airport", ErrTypeNotFound))
 			break
 		}
-		return "findAirportByCode", nil
+		return "findManyAirportByCodes", nil
 	}
 	return "", fmt.Errorf("%w for Airport due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForCarrier(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["code"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"code\" for Carrier", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for Carrier", ErrTypeNotFound))
+			break
+		}
+		return "findManyCarrierByCodes", nil
+	}
+	return "", fmt.Errorf("%w for Carrier due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 
@@ -411,7 +766,7 @@ func entityResolverNameForCity(ctx context.Context, rep EntityRepresentation) (s
 				fmt.Errorf("%w due to all null value KeyFields for City", ErrTypeNotFound))
 			break
 		}
-		return "findCityByCode", nil
+		return "findManyCityByCodes", nil
 	}
 	return "", fmt.Errorf("%w for City due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
@@ -446,7 +801,7 @@ func entityResolverNameForCountry(ctx context.Context, rep EntityRepresentation)
 				fmt.Errorf("%w due to all null value KeyFields for Country", ErrTypeNotFound))
 			break
 		}
-		return "findCountryByCode", nil
+		return "findManyCountryByCodes", nil
 	}
 	return "", fmt.Errorf("%w for Country due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
@@ -481,9 +836,44 @@ func entityResolverNameForFlight(ctx context.Context, rep EntityRepresentation) 
 				fmt.Errorf("%w due to all null value KeyFields for Flight", ErrTypeNotFound))
 			break
 		}
-		return "findFlightByID", nil
+		return "findManyFlightByIDs", nil
 	}
 	return "", fmt.Errorf("%w for Flight due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForFlightLeg(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for FlightLeg", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for FlightLeg", ErrTypeNotFound))
+			break
+		}
+		return "findManyFlightLegByIDs", nil
+	}
+	return "", fmt.Errorf("%w for FlightLeg due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 
@@ -519,6 +909,41 @@ func entityResolverNameForOffer(ctx context.Context, rep EntityRepresentation) (
 		return "findOfferByID", nil
 	}
 	return "", fmt.Errorf("%w for Offer due to %v", ErrTypeNotFound,
+		errors.Join(entityResolverErrs...).Error())
+}
+
+func entityResolverNameForRoute(ctx context.Context, rep EntityRepresentation) (string, error) {
+	// we collect errors because a later entity resolver may work fine
+	// when an entity has multiple keys
+	entityResolverErrs := []error{}
+	for {
+		var (
+			m   EntityRepresentation
+			val any
+			ok  bool
+		)
+		_ = val
+		// if all of the KeyFields values for this resolver are null,
+		// we shouldn't use use it
+		allNull := true
+		m = rep
+		val, ok = m["id"]
+		if !ok {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to missing Key Field \"id\" for Route", ErrTypeNotFound))
+			break
+		}
+		if allNull {
+			allNull = val == nil
+		}
+		if allNull {
+			entityResolverErrs = append(entityResolverErrs,
+				fmt.Errorf("%w due to all null value KeyFields for Route", ErrTypeNotFound))
+			break
+		}
+		return "findManyRouteByIDs", nil
+	}
+	return "", fmt.Errorf("%w for Route due to %v", ErrTypeNotFound,
 		errors.Join(entityResolverErrs...).Error())
 }
 

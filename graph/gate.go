@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -240,7 +241,7 @@ func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string
 			e, isEntity := g.entities[typename]
 			if !isEntity {
 				return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations",
-					"representation %d is not an object whose __typename is an entity type (Flight, Airport, City, Country, Aircraft)", i)
+					"representation %d is not an object whose __typename is an entity type (%s)", i, strings.Join(slices.Sorted(maps.Keys(g.entities)), ", "))
 			}
 			if !slices.ContainsFunc(e.keys, func(key []string) bool { return givesKey(rep, key) }) {
 				return flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "representations", "representation %d lacks the key of %s", i, typename)

@@ -32,6 +32,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Aircraft() AircraftResolver
+	AircraftConfiguration() AircraftConfigurationResolver
 	Airport() AirportResolver
 	Cabin() CabinResolver
 	CargoCapacity() CargoCapacityResolver
@@ -53,13 +54,26 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	Aircraft struct {
+		AircraftConfiguration func(childComplexity int) int
+		Cabins                func(childComplexity int) int
+		CarrierCode           func(childComplexity int) int
+		Configuration         func(childComplexity int) int
+		ICAO                  func(childComplexity int) int
+		Layout                func(childComplexity int) int
+		Name                  func(childComplexity int) int
+		Registration          func(childComplexity int) int
+		TypeCode              func(childComplexity int) int
+		TypeName              func(childComplexity int) int
+		Wifi                  func(childComplexity int) int
+	}
+
+	AircraftConfiguration struct {
 		Cabins        func(childComplexity int) int
 		CarrierCode   func(childComplexity int) int
 		Configuration func(childComplexity int) int
 		ICAO          func(childComplexity int) int
 		Layout        func(childComplexity int) int
 		Name          func(childComplexity int) int
-		Registration  func(childComplexity int) int
 		TypeCode      func(childComplexity int) int
 		TypeName      func(childComplexity int) int
 		Wifi          func(childComplexity int) int
@@ -262,13 +276,17 @@ type ComplexityRoot struct {
 	}
 
 	Entity struct {
-		FindAircraftByConfiguration func(childComplexity int, configuration string) int
-		FindAirportByCode           func(childComplexity int, code string) int
-		FindCityByCode              func(childComplexity int, code string) int
-		FindCountryByCode           func(childComplexity int, code string) int
-		FindFlightByID              func(childComplexity int, id string) int
-		FindOfferByID               func(childComplexity int, id string) int
-		FindShoppingCartByID        func(childComplexity int, id string) int
+		FindManyAircraftByRegistrations               func(childComplexity int, reps []*model.AircraftByRegistrationsInput) int
+		FindManyAircraftConfigurationByConfigurations func(childComplexity int, reps []*model.AircraftConfigurationByConfigurationsInput) int
+		FindManyAirportByCodes                        func(childComplexity int, reps []*model.AirportByCodesInput) int
+		FindManyCarrierByCodes                        func(childComplexity int, reps []*model.CarrierByCodesInput) int
+		FindManyCityByCodes                           func(childComplexity int, reps []*model.CityByCodesInput) int
+		FindManyCountryByCodes                        func(childComplexity int, reps []*model.CountryByCodesInput) int
+		FindManyFlightByIDs                           func(childComplexity int, reps []*model.FlightByIDsInput) int
+		FindManyFlightLegByIDs                        func(childComplexity int, reps []*model.FlightLegByIDsInput) int
+		FindManyRouteByIDs                            func(childComplexity int, reps []*model.RouteByIDsInput) int
+		FindOfferByID                                 func(childComplexity int, id string) int
+		FindShoppingCartByID                          func(childComplexity int, id string) int
 	}
 
 	FareFamily struct {
@@ -315,16 +333,18 @@ type ComplexityRoot struct {
 	}
 
 	FlightLeg struct {
-		Aircraft          func(childComplexity int) int
-		ArrivalMovement   func(childComplexity int) int
-		DepartureMovement func(childComplexity int) int
-		Destination       func(childComplexity int) int
-		DistanceKm        func(childComplexity int) int
-		Duration          func(childComplexity int) int
-		Origin            func(childComplexity int) int
-		Sequence          func(childComplexity int) int
-		ServiceType       func(childComplexity int) int
-		Status            func(childComplexity int) int
+		Aircraft              func(childComplexity int) int
+		AircraftConfiguration func(childComplexity int) int
+		ArrivalMovement       func(childComplexity int) int
+		DepartureMovement     func(childComplexity int) int
+		Destination           func(childComplexity int) int
+		DistanceKm            func(childComplexity int) int
+		Duration              func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		Origin                func(childComplexity int) int
+		Sequence              func(childComplexity int) int
+		ServiceType           func(childComplexity int) int
+		Status                func(childComplexity int) int
 	}
 
 	LowestFare struct {
@@ -491,6 +511,7 @@ type ComplexityRoot struct {
 		Destination   func(childComplexity int) int
 		DistanceKm    func(childComplexity int) int
 		Haul          func(childComplexity int) int
+		ID            func(childComplexity int) int
 		Origin        func(childComplexity int) int
 		WeeklyFlights func(childComplexity int) int
 	}
@@ -602,6 +623,9 @@ type ComplexityRoot struct {
 // region    ************************** generated!.gotpl **************************
 
 type AircraftResolver interface {
+	Cabins(ctx context.Context, obj *flightgraph.Airframe) ([]*flightgraph.Cabin, error)
+}
+type AircraftConfigurationResolver interface {
 	Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error)
 }
 type AirportResolver interface {
@@ -626,12 +650,16 @@ type CityResolver interface {
 	Airports(ctx context.Context, obj *flightgraph.City) ([]*flightgraph.Airport, error)
 }
 type EntityResolver interface {
-	FindAircraftByConfiguration(ctx context.Context, configuration string) (*flightgraph.Aircraft, error)
-	FindAirportByCode(ctx context.Context, code string) (*flightgraph.Airport, error)
-	FindCityByCode(ctx context.Context, code string) (*flightgraph.City, error)
-	FindCountryByCode(ctx context.Context, code string) (*flightgraph.Country, error)
-	FindFlightByID(ctx context.Context, id string) (*model.Flight, error)
+	FindManyAircraftByRegistrations(ctx context.Context, reps []*model.AircraftByRegistrationsInput) ([]*flightgraph.Airframe, error)
+	FindManyAircraftConfigurationByConfigurations(ctx context.Context, reps []*model.AircraftConfigurationByConfigurationsInput) ([]*flightgraph.Aircraft, error)
+	FindManyAirportByCodes(ctx context.Context, reps []*model.AirportByCodesInput) ([]*flightgraph.Airport, error)
+	FindManyCarrierByCodes(ctx context.Context, reps []*model.CarrierByCodesInput) ([]*flightgraph.Carrier, error)
+	FindManyCityByCodes(ctx context.Context, reps []*model.CityByCodesInput) ([]*flightgraph.City, error)
+	FindManyCountryByCodes(ctx context.Context, reps []*model.CountryByCodesInput) ([]*flightgraph.Country, error)
+	FindManyFlightByIDs(ctx context.Context, reps []*model.FlightByIDsInput) ([]*model.Flight, error)
+	FindManyFlightLegByIDs(ctx context.Context, reps []*model.FlightLegByIDsInput) ([]*model.FlightLeg, error)
 	FindOfferByID(ctx context.Context, id string) (*model.Offer, error)
+	FindManyRouteByIDs(ctx context.Context, reps []*model.RouteByIDsInput) ([]*flightgraph.Route, error)
 	FindShoppingCartByID(ctx context.Context, id string) (*model.ShoppingCart, error)
 }
 type FlightResolver interface {
@@ -644,7 +672,8 @@ type FlightResolver interface {
 }
 type FlightLegResolver interface {
 	Status(ctx context.Context, obj *model.FlightLeg) (flightgraph.FlightStatus, error)
-	Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error)
+	Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Airframe, error)
+	AircraftConfiguration(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error)
 }
 type MovementResolver interface {
 	Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error)
@@ -718,6 +747,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	_ = ec
 	switch typeName + "." + field {
 
+	case "Aircraft.aircraftConfiguration":
+		if e.ComplexityRoot.Aircraft.AircraftConfiguration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Aircraft.AircraftConfiguration(childComplexity), true
 	case "Aircraft.cabins":
 		if e.ComplexityRoot.Aircraft.Cabins == nil {
 			break
@@ -778,6 +813,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Aircraft.Wifi(childComplexity), true
+
+	case "AircraftConfiguration.cabins":
+		if e.ComplexityRoot.AircraftConfiguration.Cabins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.Cabins(childComplexity), true
+	case "AircraftConfiguration.carrierCode":
+		if e.ComplexityRoot.AircraftConfiguration.CarrierCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.CarrierCode(childComplexity), true
+	case "AircraftConfiguration.configuration":
+		if e.ComplexityRoot.AircraftConfiguration.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.Configuration(childComplexity), true
+	case "AircraftConfiguration.icao":
+		if e.ComplexityRoot.AircraftConfiguration.ICAO == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.ICAO(childComplexity), true
+	case "AircraftConfiguration.layout":
+		if e.ComplexityRoot.AircraftConfiguration.Layout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.Layout(childComplexity), true
+	case "AircraftConfiguration.name":
+		if e.ComplexityRoot.AircraftConfiguration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.Name(childComplexity), true
+	case "AircraftConfiguration.typeCode":
+		if e.ComplexityRoot.AircraftConfiguration.TypeCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.TypeCode(childComplexity), true
+	case "AircraftConfiguration.typeName":
+		if e.ComplexityRoot.AircraftConfiguration.TypeName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.TypeName(childComplexity), true
+	case "AircraftConfiguration.wifi":
+		if e.ComplexityRoot.AircraftConfiguration.Wifi == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AircraftConfiguration.Wifi(childComplexity), true
 
 	case "Airport.city":
 		if e.ComplexityRoot.Airport.City == nil {
@@ -1555,61 +1645,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Destination.Stops(childComplexity), true
 
-	case "Entity.findAircraftByConfiguration":
-		if e.ComplexityRoot.Entity.FindAircraftByConfiguration == nil {
+	case "Entity.findManyAircraftByRegistrations":
+		if e.ComplexityRoot.Entity.FindManyAircraftByRegistrations == nil {
 			break
 		}
 
-		args, err := ec.field_Entity_findAircraftByConfiguration_args(ctx, rawArgs)
+		args, err := ec.field_Entity_findManyAircraftByRegistrations_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Entity.FindAircraftByConfiguration(childComplexity, args["configuration"].(string)), true
-	case "Entity.findAirportByCode":
-		if e.ComplexityRoot.Entity.FindAirportByCode == nil {
+		return e.ComplexityRoot.Entity.FindManyAircraftByRegistrations(childComplexity, args["reps"].([]*model.AircraftByRegistrationsInput)), true
+	case "Entity.findManyAircraftConfigurationByConfigurations":
+		if e.ComplexityRoot.Entity.FindManyAircraftConfigurationByConfigurations == nil {
 			break
 		}
 
-		args, err := ec.field_Entity_findAirportByCode_args(ctx, rawArgs)
+		args, err := ec.field_Entity_findManyAircraftConfigurationByConfigurations_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Entity.FindAirportByCode(childComplexity, args["code"].(string)), true
-	case "Entity.findCityByCode":
-		if e.ComplexityRoot.Entity.FindCityByCode == nil {
+		return e.ComplexityRoot.Entity.FindManyAircraftConfigurationByConfigurations(childComplexity, args["reps"].([]*model.AircraftConfigurationByConfigurationsInput)), true
+	case "Entity.findManyAirportByCodes":
+		if e.ComplexityRoot.Entity.FindManyAirportByCodes == nil {
 			break
 		}
 
-		args, err := ec.field_Entity_findCityByCode_args(ctx, rawArgs)
+		args, err := ec.field_Entity_findManyAirportByCodes_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Entity.FindCityByCode(childComplexity, args["code"].(string)), true
-	case "Entity.findCountryByCode":
-		if e.ComplexityRoot.Entity.FindCountryByCode == nil {
+		return e.ComplexityRoot.Entity.FindManyAirportByCodes(childComplexity, args["reps"].([]*model.AirportByCodesInput)), true
+	case "Entity.findManyCarrierByCodes":
+		if e.ComplexityRoot.Entity.FindManyCarrierByCodes == nil {
 			break
 		}
 
-		args, err := ec.field_Entity_findCountryByCode_args(ctx, rawArgs)
+		args, err := ec.field_Entity_findManyCarrierByCodes_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Entity.FindCountryByCode(childComplexity, args["code"].(string)), true
-	case "Entity.findFlightByID":
-		if e.ComplexityRoot.Entity.FindFlightByID == nil {
+		return e.ComplexityRoot.Entity.FindManyCarrierByCodes(childComplexity, args["reps"].([]*model.CarrierByCodesInput)), true
+	case "Entity.findManyCityByCodes":
+		if e.ComplexityRoot.Entity.FindManyCityByCodes == nil {
 			break
 		}
 
-		args, err := ec.field_Entity_findFlightByID_args(ctx, rawArgs)
+		args, err := ec.field_Entity_findManyCityByCodes_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Entity.FindFlightByID(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Entity.FindManyCityByCodes(childComplexity, args["reps"].([]*model.CityByCodesInput)), true
+	case "Entity.findManyCountryByCodes":
+		if e.ComplexityRoot.Entity.FindManyCountryByCodes == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyCountryByCodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyCountryByCodes(childComplexity, args["reps"].([]*model.CountryByCodesInput)), true
+	case "Entity.findManyFlightByIDs":
+		if e.ComplexityRoot.Entity.FindManyFlightByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyFlightByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyFlightByIDs(childComplexity, args["reps"].([]*model.FlightByIDsInput)), true
+	case "Entity.findManyFlightLegByIDs":
+		if e.ComplexityRoot.Entity.FindManyFlightLegByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyFlightLegByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyFlightLegByIDs(childComplexity, args["reps"].([]*model.FlightLegByIDsInput)), true
+	case "Entity.findManyRouteByIDs":
+		if e.ComplexityRoot.Entity.FindManyRouteByIDs == nil {
+			break
+		}
+
+		args, err := ec.field_Entity_findManyRouteByIDs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Entity.FindManyRouteByIDs(childComplexity, args["reps"].([]*model.RouteByIDsInput)), true
 	case "Entity.findOfferByID":
 		if e.ComplexityRoot.Entity.FindOfferByID == nil {
 			break
@@ -1812,6 +1946,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FlightLeg.Aircraft(childComplexity), true
+	case "FlightLeg.aircraftConfiguration":
+		if e.ComplexityRoot.FlightLeg.AircraftConfiguration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightLeg.AircraftConfiguration(childComplexity), true
 	case "FlightLeg.arrival":
 		if e.ComplexityRoot.FlightLeg.ArrivalMovement == nil {
 			break
@@ -1842,6 +1982,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FlightLeg.Duration(childComplexity), true
+	case "FlightLeg.id":
+		if e.ComplexityRoot.FlightLeg.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightLeg.ID(childComplexity), true
 	case "FlightLeg.origin":
 		if e.ComplexityRoot.FlightLeg.Origin == nil {
 			break
@@ -2717,6 +2863,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Route.Haul(childComplexity), true
+	case "Route.id":
+		if e.ComplexityRoot.Route.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Route.ID(childComplexity), true
 	case "Route.origin":
 		if e.ComplexityRoot.Route.Origin == nil {
 			break
@@ -3128,11 +3280,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAircraftByRegistrationsInput,
+		ec.unmarshalInputAircraftConfigurationByConfigurationsInput,
+		ec.unmarshalInputAirportByCodesInput,
+		ec.unmarshalInputCarrierByCodesInput,
 		ec.unmarshalInputCartProductInput,
+		ec.unmarshalInputCityByCodesInput,
+		ec.unmarshalInputCountryByCodesInput,
 		ec.unmarshalInputDealSearchInput,
+		ec.unmarshalInputFlightByIDsInput,
+		ec.unmarshalInputFlightLegByIDsInput,
 		ec.unmarshalInputOfferSearchInput,
 		ec.unmarshalInputPassengerInput,
 		ec.unmarshalInputRequestedConnectionInput,
+		ec.unmarshalInputRouteByIDsInput,
 	)
 	first := true
 
@@ -3240,6 +3401,12 @@ objects cost 1 each and scalars 0 unless this says otherwise.
 directive @cost(weight: Int!) on ARGUMENT_DEFINITION | ENUM | FIELD_DEFINITION | INPUT_FIELD_DEFINITION | OBJECT | SCALAR
 
 """
+gqlgen's: the entities of the type are resolved together, one batch per _entities call, whatever
+their number (see resolvers/entity.go).
+"""
+directive @entityResolver(multi: Boolean) on OBJECT
+
+"""
 How many items a list field returns, for the operation cost model (Federation 2.9 demand control):
 the value of one of slicingArguments (its default when absent), else assumedSize. With sizedFields,
 the size applies to those fields of the returned object (a connection's edges), not to the field.
@@ -3276,9 +3443,9 @@ type Query {
   country(code: String!): Country @api(product: "opendata")
   countries: [Country!]! @listSize(assumedSize: 250) @api(product: "opendata")
   "One aircraft configuration by its code (ACV). Unknown: FLIGHT_404.002."
-  aircraft(configuration: String!): Aircraft @api(product: "inspire")
+  aircraft(configuration: String!): AircraftConfiguration @api(product: "inspire")
   "Every aircraft configuration of the fleet."
-  fleet: [Aircraft!]! @listSize(assumedSize: 50) @api(product: "inspire")
+  fleet: [AircraftConfiguration!]! @listSize(assumedSize: 50) @api(product: "inspire")
   """
   The amenities of an aircraft configuration, optionally for one cabin class and category, by
   business weight. CC_404.001 if the class is not on board; CONTENT_404.001/.002 if nothing matches.
@@ -3956,7 +4123,7 @@ type PageInfo @shareable {
   endCursor: String
 }
 
-type Flight @key(fields: "id") @api(product: "flightstatus") {
+type Flight @key(fields: "id") @api(product: "flightstatus") @entityResolver(multi: true) {
   "Schedule date, carrier and number: 20261122+XX+1234."
   id: ID!
   flightNumber: Int!
@@ -3983,14 +4150,19 @@ type FlightEdge {
   node: Flight!
 }
 
-type FlightLeg {
+type FlightLeg @key(fields: "id") @api(product: "flightstatus") @entityResolver(multi: true) {
+  "The flight's id and the leg's sequence: 20261122+XX+1234/1."
+  id: ID!
   sequence: Int!
   origin: Airport!
   destination: Airport!
   departure: Movement!
   arrival: Movement!
   status: FlightStatus!
+  "The airframe that flies the leg; null while none is assigned (past the operational window)."
   aircraft: Aircraft
+  "The cabin configuration the leg is planned with."
+  aircraftConfiguration: AircraftConfiguration!
   distanceKm: Int!
   "Scheduled block time in ISO 8601, e.g. PT2H40M."
   duration: String!
@@ -4009,7 +4181,7 @@ type Movement {
   delayMinutes: Int!
 }
 
-type Airport @key(fields: "code") @api(product: "opendata") {
+type Airport @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) {
   code: String!
   name: String!
   city: City!
@@ -4032,14 +4204,14 @@ type AirportEdge {
   node: Airport!
 }
 
-type City @key(fields: "code") @api(product: "opendata") {
+type City @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) {
   code: String!
   name(language: Language = EN): String!
   country: Country!
   airports: [Airport!]! @listSize(assumedSize: 8)
 }
 
-type Country @key(fields: "code") @api(product: "opendata") {
+type Country @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) {
   code: String!
   name(language: Language = EN): String!
   "One-letter world area."
@@ -4050,14 +4222,21 @@ type Country @key(fields: "code") @api(product: "opendata") {
   schengen: Boolean!
 }
 
-type Carrier {
+type Carrier @key(fields: "code") @api(product: "schedule") @entityResolver(multi: true) {
   code: String!
   name: String!
   hub: Airport!
 }
 
-"An aircraft configuration (ACV): one carrier's cabin layout of one aircraft type."
-type Aircraft @key(fields: "configuration") @api(product: "inspire") {
+"""
+One airframe, keyed by its registration, as it flies a leg. Its configuration's fields are repeated
+here for the clients that read them on FlightLeg.aircraft; aircraftConfiguration is the entity.
+"""
+type Aircraft @key(fields: "registration") @api(product: "inspire") @entityResolver(multi: true) {
+  "The airframe's registration, e.g. PH-HAB."
+  registration: String!
+  aircraftConfiguration: AircraftConfiguration!
+  "The configuration's code (ACV), e.g. 77W."
   configuration: String!
   typeCode: String!
   typeName: String!
@@ -4067,8 +4246,20 @@ type Aircraft @key(fields: "configuration") @api(product: "inspire") {
   wifi: Boolean!
   "Physical passenger configuration, e.g. C034W024M210."
   layout: String!
-  "The airframe's registration, on a flight leg."
-  registration: String
+  cabins: [Cabin!]! @listSize(assumedSize: 4)
+}
+
+"An aircraft configuration (ACV): one carrier's cabin layout of one aircraft type, flown by several airframes."
+type AircraftConfiguration @key(fields: "configuration") @api(product: "inspire") @entityResolver(multi: true) {
+  configuration: String!
+  typeCode: String!
+  typeName: String!
+  icao: String!
+  carrierCode: String!
+  name: String!
+  wifi: Boolean!
+  "Physical passenger configuration, e.g. C034W024M210."
+  layout: String!
   cabins: [Cabin!]! @listSize(assumedSize: 4)
 }
 
@@ -4092,7 +4283,9 @@ type Amenity {
   weight: Int!
 }
 
-type Route {
+type Route @key(fields: "id") @api(product: "schedule") @entityResolver(multi: true) {
+  "Carrier, origin and destination: XX-AMS-JFK."
+  id: ID!
   carrier: Carrier!
   origin: Airport!
   destination: Airport!
@@ -4249,16 +4442,56 @@ type CargoLeg {
 `, BuiltIn: true},
 	{Name: "../federation/entity.graphql", Input: `
 # a union of all types that use the @key directive
-union _Entity = Aircraft | Airport | City | Country | Flight | Offer | ShoppingCart
+union _Entity = Aircraft | AircraftConfiguration | Airport | Carrier | City | Country | Flight | FlightLeg | Offer | Route | ShoppingCart
+
+input AircraftByRegistrationsInput {
+	Registration: String!
+}
+
+input AircraftConfigurationByConfigurationsInput {
+	Configuration: String!
+}
+
+input AirportByCodesInput {
+	Code: String!
+}
+
+input CarrierByCodesInput {
+	Code: String!
+}
+
+input CityByCodesInput {
+	Code: String!
+}
+
+input CountryByCodesInput {
+	Code: String!
+}
+
+input FlightByIDsInput {
+	ID: ID!
+}
+
+input FlightLegByIDsInput {
+	ID: ID!
+}
+
+input RouteByIDsInput {
+	ID: ID!
+}
 
 # fake type to build resolver interfaces for users to implement
 type Entity {
-	findAircraftByConfiguration(configuration: String!,): Aircraft!
-	findAirportByCode(code: String!,): Airport!
-	findCityByCode(code: String!,): City!
-	findCountryByCode(code: String!,): Country!
-	findFlightByID(id: ID!,): Flight!
+	findManyAircraftByRegistrations(reps: [AircraftByRegistrationsInput]!): [Aircraft]
+	findManyAircraftConfigurationByConfigurations(reps: [AircraftConfigurationByConfigurationsInput]!): [AircraftConfiguration]
+	findManyAirportByCodes(reps: [AirportByCodesInput]!): [Airport]
+	findManyCarrierByCodes(reps: [CarrierByCodesInput]!): [Carrier]
+	findManyCityByCodes(reps: [CityByCodesInput]!): [City]
+	findManyCountryByCodes(reps: [CountryByCodesInput]!): [Country]
+	findManyFlightByIDs(reps: [FlightByIDsInput]!): [Flight]
+	findManyFlightLegByIDs(reps: [FlightLegByIDsInput]!): [FlightLeg]
 	findOfferByID(id: ID!,): Offer!
+	findManyRouteByIDs(reps: [RouteByIDsInput]!): [Route]
 	findShoppingCartByID(id: ID!,): ShoppingCart!
 }
 
@@ -4280,6 +4513,10 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
 func (ec *executionContext) childFields_Aircraft(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "registration":
+		return ec.fieldContext_Aircraft_registration(ctx, field)
+	case "aircraftConfiguration":
+		return ec.fieldContext_Aircraft_aircraftConfiguration(ctx, field)
 	case "configuration":
 		return ec.fieldContext_Aircraft_configuration(ctx, field)
 	case "typeCode":
@@ -4296,12 +4533,34 @@ func (ec *executionContext) childFields_Aircraft(ctx context.Context, field grap
 		return ec.fieldContext_Aircraft_wifi(ctx, field)
 	case "layout":
 		return ec.fieldContext_Aircraft_layout(ctx, field)
-	case "registration":
-		return ec.fieldContext_Aircraft_registration(ctx, field)
 	case "cabins":
 		return ec.fieldContext_Aircraft_cabins(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Aircraft", field.Name)
+}
+
+func (ec *executionContext) childFields_AircraftConfiguration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "configuration":
+		return ec.fieldContext_AircraftConfiguration_configuration(ctx, field)
+	case "typeCode":
+		return ec.fieldContext_AircraftConfiguration_typeCode(ctx, field)
+	case "typeName":
+		return ec.fieldContext_AircraftConfiguration_typeName(ctx, field)
+	case "icao":
+		return ec.fieldContext_AircraftConfiguration_icao(ctx, field)
+	case "carrierCode":
+		return ec.fieldContext_AircraftConfiguration_carrierCode(ctx, field)
+	case "name":
+		return ec.fieldContext_AircraftConfiguration_name(ctx, field)
+	case "wifi":
+		return ec.fieldContext_AircraftConfiguration_wifi(ctx, field)
+	case "layout":
+		return ec.fieldContext_AircraftConfiguration_layout(ctx, field)
+	case "cabins":
+		return ec.fieldContext_AircraftConfiguration_cabins(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AircraftConfiguration", field.Name)
 }
 
 func (ec *executionContext) childFields_Airport(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4784,6 +5043,8 @@ func (ec *executionContext) childFields_FlightEdge(ctx context.Context, field gr
 
 func (ec *executionContext) childFields_FlightLeg(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_FlightLeg_id(ctx, field)
 	case "sequence":
 		return ec.fieldContext_FlightLeg_sequence(ctx, field)
 	case "origin":
@@ -4798,6 +5059,8 @@ func (ec *executionContext) childFields_FlightLeg(ctx context.Context, field gra
 		return ec.fieldContext_FlightLeg_status(ctx, field)
 	case "aircraft":
 		return ec.fieldContext_FlightLeg_aircraft(ctx, field)
+	case "aircraftConfiguration":
+		return ec.fieldContext_FlightLeg_aircraftConfiguration(ctx, field)
 	case "distanceKm":
 		return ec.fieldContext_FlightLeg_distanceKm(ctx, field)
 	case "duration":
@@ -5040,6 +5303,8 @@ func (ec *executionContext) childFields_RelatedProduct(ctx context.Context, fiel
 
 func (ec *executionContext) childFields_Route(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Route_id(ctx, field)
 	case "carrier":
 		return ec.fieldContext_Route_carrier(ctx, field)
 	case "origin":
@@ -5446,73 +5711,129 @@ func (ec *executionContext) field_DealPlace_name_args(ctx context.Context, rawAr
 	return args, nil
 }
 
-func (ec *executionContext) field_Entity_findAircraftByConfiguration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Entity_findManyAircraftByRegistrations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "configuration",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.AircraftByRegistrationsInput, error) {
+			return ec.unmarshalNAircraftByRegistrationsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftByRegistrationsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["configuration"] = arg0
+	args["reps"] = arg0
 	return args, nil
 }
 
-func (ec *executionContext) field_Entity_findAirportByCode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Entity_findManyAircraftConfigurationByConfigurations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.AircraftConfigurationByConfigurationsInput, error) {
+			return ec.unmarshalNAircraftConfigurationByConfigurationsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftConfigurationByConfigurationsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["code"] = arg0
+	args["reps"] = arg0
 	return args, nil
 }
 
-func (ec *executionContext) field_Entity_findCityByCode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Entity_findManyAirportByCodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.AirportByCodesInput, error) {
+			return ec.unmarshalNAirportByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportByCodesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["code"] = arg0
+	args["reps"] = arg0
 	return args, nil
 }
 
-func (ec *executionContext) field_Entity_findCountryByCode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Entity_findManyCarrierByCodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "code",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.CarrierByCodesInput, error) {
+			return ec.unmarshalNCarrierByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCarrierByCodesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["code"] = arg0
+	args["reps"] = arg0
 	return args, nil
 }
 
-func (ec *executionContext) field_Entity_findFlightByID_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Entity_findManyCityByCodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.CityByCodesInput, error) {
+			return ec.unmarshalNCityByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCityByCodesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["id"] = arg0
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyCountryByCodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.CountryByCodesInput, error) {
+			return ec.unmarshalNCountryByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCountryByCodesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyFlightByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.FlightByIDsInput, error) {
+			return ec.unmarshalNFlightByIDsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyFlightLegByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.FlightLegByIDsInput, error) {
+			return ec.unmarshalNFlightLegByIDsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Entity_findManyRouteByIDs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reps",
+		func(ctx context.Context, v any) ([]*model.RouteByIDsInput, error) {
+			return ec.unmarshalNRouteByIDsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteByIDsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reps"] = arg0
 	return args, nil
 }
 
@@ -6552,7 +6873,62 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Aircraft_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_registration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Aircraft_registration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Registration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Aircraft_registration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Aircraft_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Aircraft_aircraftConfiguration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AircraftConfiguration(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
+			return ec.marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Aircraft_aircraftConfiguration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Aircraft",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AircraftConfiguration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Aircraft_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6575,7 +6951,7 @@ func (ec *executionContext) fieldContext_Aircraft_configuration(_ context.Contex
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_typeCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_typeCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6598,7 +6974,7 @@ func (ec *executionContext) fieldContext_Aircraft_typeCode(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_typeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_typeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6621,7 +6997,7 @@ func (ec *executionContext) fieldContext_Aircraft_typeName(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_icao(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_icao(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6644,7 +7020,7 @@ func (ec *executionContext) fieldContext_Aircraft_icao(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_carrierCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_carrierCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6667,7 +7043,7 @@ func (ec *executionContext) fieldContext_Aircraft_carrierCode(_ context.Context,
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6690,7 +7066,7 @@ func (ec *executionContext) fieldContext_Aircraft_name(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_wifi(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_wifi(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6713,7 +7089,7 @@ func (ec *executionContext) fieldContext_Aircraft_wifi(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_layout(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_layout(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6736,30 +7112,7 @@ func (ec *executionContext) fieldContext_Aircraft_layout(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_registration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Aircraft_registration(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Registration, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_Aircraft_registration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
-}
-
-func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6781,6 +7134,222 @@ func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.
 func (ec *executionContext) fieldContext_Aircraft_cabins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Aircraft",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Cabin(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AircraftConfiguration_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_typeCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_typeCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TypeCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_typeCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_typeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_typeName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TypeName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_typeName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_icao(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_icao(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ICAO, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_icao(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_carrierCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_carrierCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CarrierCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_carrierCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_wifi(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_wifi(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Wifi, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_wifi(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_layout(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_layout(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Layout, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_layout(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AircraftConfiguration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _AircraftConfiguration_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AircraftConfiguration_cabins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.AircraftConfiguration().Cabins(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Cabin) graphql.Marshaler {
+			return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AircraftConfiguration_cabins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AircraftConfiguration",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
@@ -9985,27 +10554,27 @@ func (ec *executionContext) fieldContext_Destination_stops(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Destination", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Entity_findAircraftByConfiguration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_findManyAircraftByRegistrations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_findAircraftByConfiguration(ctx, field)
+			return ec.fieldContext_Entity_findManyAircraftByRegistrations(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Entity().FindAircraftByConfiguration(ctx, fc.Args["configuration"].(string))
+			return ec.Resolvers.Entity().FindManyAircraftByRegistrations(ctx, fc.Args["reps"].([]*model.AircraftByRegistrationsInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
-			return ec.marshalNAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Airframe) graphql.Marshaler {
+			return ec.marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_Entity_findAircraftByConfiguration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Entity_findManyAircraftByRegistrations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Entity",
 		Field:      field,
@@ -10022,34 +10591,78 @@ func (ec *executionContext) fieldContext_Entity_findAircraftByConfiguration(ctx 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findAircraftByConfiguration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Entity_findManyAircraftByRegistrations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_findAirportByCode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_findManyAircraftConfigurationByConfigurations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_findAirportByCode(ctx, field)
+			return ec.fieldContext_Entity_findManyAircraftConfigurationByConfigurations(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Entity().FindAirportByCode(ctx, fc.Args["code"].(string))
+			return ec.Resolvers.Entity().FindManyAircraftConfigurationByConfigurations(ctx, fc.Args["reps"].([]*model.AircraftConfigurationByConfigurationsInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
-			return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Aircraft) graphql.Marshaler {
+			return ec.marshalOAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_Entity_findAirportByCode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Entity_findManyAircraftConfigurationByConfigurations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AircraftConfiguration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyAircraftConfigurationByConfigurations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyAirportByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyAirportByCodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyAirportByCodes(ctx, fc.Args["reps"].([]*model.AirportByCodesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Airport) graphql.Marshaler {
+			return ec.marshalOAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyAirportByCodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Entity",
 		Field:      field,
@@ -10066,34 +10679,78 @@ func (ec *executionContext) fieldContext_Entity_findAirportByCode(ctx context.Co
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findAirportByCode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Entity_findManyAirportByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_findCityByCode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_findManyCarrierByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_findCityByCode(ctx, field)
+			return ec.fieldContext_Entity_findManyCarrierByCodes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Entity().FindCityByCode(ctx, fc.Args["code"].(string))
+			return ec.Resolvers.Entity().FindManyCarrierByCodes(ctx, fc.Args["reps"].([]*model.CarrierByCodesInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
-			return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Carrier) graphql.Marshaler {
+			return ec.marshalOCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_Entity_findCityByCode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Entity_findManyCarrierByCodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Carrier(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyCarrierByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyCityByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyCityByCodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyCityByCodes(ctx, fc.Args["reps"].([]*model.CityByCodesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.City) graphql.Marshaler {
+			return ec.marshalOCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyCityByCodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Entity",
 		Field:      field,
@@ -10110,34 +10767,34 @@ func (ec *executionContext) fieldContext_Entity_findCityByCode(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findCityByCode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Entity_findManyCityByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_findCountryByCode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_findManyCountryByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_findCountryByCode(ctx, field)
+			return ec.fieldContext_Entity_findManyCountryByCodes(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Entity().FindCountryByCode(ctx, fc.Args["code"].(string))
+			return ec.Resolvers.Entity().FindManyCountryByCodes(ctx, fc.Args["reps"].([]*model.CountryByCodesInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Country) graphql.Marshaler {
-			return ec.marshalNCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Country) graphql.Marshaler {
+			return ec.marshalOCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_Entity_findCountryByCode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Entity_findManyCountryByCodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Entity",
 		Field:      field,
@@ -10154,34 +10811,34 @@ func (ec *executionContext) fieldContext_Entity_findCountryByCode(ctx context.Co
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findCountryByCode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Entity_findManyCountryByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _Entity_findFlightByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Entity_findManyFlightByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Entity_findFlightByID(ctx, field)
+			return ec.fieldContext_Entity_findManyFlightByIDs(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Entity().FindFlightByID(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Entity().FindManyFlightByIDs(ctx, fc.Args["reps"].([]*model.FlightByIDsInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
-			return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Flight) graphql.Marshaler {
+			return ec.marshalOFlight2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_Entity_findFlightByID(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Entity_findManyFlightByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Entity",
 		Field:      field,
@@ -10198,7 +10855,51 @@ func (ec *executionContext) fieldContext_Entity_findFlightByID(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findFlightByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Entity_findManyFlightByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyFlightLegByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyFlightLegByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyFlightLegByIDs(ctx, fc.Args["reps"].([]*model.FlightLegByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.FlightLeg) graphql.Marshaler {
+			return ec.marshalOFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyFlightLegByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlightLeg(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyFlightLegByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10243,6 +10944,50 @@ func (ec *executionContext) fieldContext_Entity_findOfferByID(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Entity_findOfferByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Entity_findManyRouteByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Entity_findManyRouteByIDs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Entity().FindManyRouteByIDs(ctx, fc.Args["reps"].([]*model.RouteByIDsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Route) graphql.Marshaler {
+			return ec.marshalORoute2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Entity_findManyRouteByIDs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Entity",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Route(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Entity_findManyRouteByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11018,6 +11763,29 @@ func (ec *executionContext) fieldContext_FlightEdge_node(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _FlightLeg_id(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightLeg_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightLeg_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlightLeg", field, true, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _FlightLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11204,8 +11972,8 @@ func (ec *executionContext) _FlightLeg_aircraft(ctx context.Context, field graph
 			return ec.Resolvers.FlightLeg().Aircraft(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
-			return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airframe) graphql.Marshaler {
+			return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11219,6 +11987,38 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraft(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Aircraft(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _FlightLeg_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightLeg_aircraftConfiguration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FlightLeg().AircraftConfiguration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
+			return ec.marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightLeg_aircraftConfiguration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlightLeg",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AircraftConfiguration(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13360,7 +14160,7 @@ func (ec *executionContext) _Query_aircraft(ctx context.Context, field graphql.C
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
-			return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
+			return ec.marshalOAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, selections, v)
 		},
 		true,
 		false,
@@ -13373,7 +14173,7 @@ func (ec *executionContext) fieldContext_Query_aircraft(ctx context.Context, fie
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Aircraft(ctx, field)
+			return ec.childFields_AircraftConfiguration(ctx, field)
 		},
 	}
 	defer func() {
@@ -13403,7 +14203,7 @@ func (ec *executionContext) _Query_fleet(ctx context.Context, field graphql.Coll
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Aircraft) graphql.Marshaler {
-			return ec.marshalNAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraftᚄ(ctx, selections, v)
+			return ec.marshalNAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraftᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13416,7 +14216,7 @@ func (ec *executionContext) fieldContext_Query_fleet(_ context.Context, field gr
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Aircraft(ctx, field)
+			return ec.childFields_AircraftConfiguration(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14743,6 +15543,29 @@ func (ec *executionContext) _RelatedProduct_maxQuantity(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_RelatedProduct_maxQuantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RelatedProduct", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Route_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Route_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Route_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Route", field, true, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Route_carrier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
@@ -17655,6 +18478,126 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAircraftByRegistrationsInput(ctx context.Context, obj any) (model.AircraftByRegistrationsInput, error) {
+	var it model.AircraftByRegistrationsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Registration"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Registration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Registration"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Registration = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAircraftConfigurationByConfigurationsInput(ctx context.Context, obj any) (model.AircraftConfigurationByConfigurationsInput, error) {
+	var it model.AircraftConfigurationByConfigurationsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Configuration"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Configuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Configuration"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Configuration = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAirportByCodesInput(ctx context.Context, obj any) (model.AirportByCodesInput, error) {
+	var it model.AirportByCodesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Code"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCarrierByCodesInput(ctx context.Context, obj any) (model.CarrierByCodesInput, error) {
+	var it model.CarrierByCodesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Code"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCartProductInput(ctx context.Context, obj any) (flightgraph.CartProduct, error) {
 	var it flightgraph.CartProduct
 	if obj == nil {
@@ -17687,6 +18630,66 @@ func (ec *executionContext) unmarshalInputCartProductInput(ctx context.Context, 
 				return it, err
 			}
 			it.Quantity = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCityByCodesInput(ctx context.Context, obj any) (model.CityByCodesInput, error) {
+	var it model.CityByCodesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Code"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCountryByCodesInput(ctx context.Context, obj any) (model.CountryByCodesInput, error) {
+	var it model.CountryByCodesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"Code"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "Code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("Code"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
 		}
 	}
 	return it, nil
@@ -17770,6 +18773,66 @@ func (ec *executionContext) unmarshalInputDealSearchInput(ctx context.Context, o
 				return it, err
 			}
 			it.Currency = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFlightByIDsInput(ctx context.Context, obj any) (model.FlightByIDsInput, error) {
+	var it model.FlightByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFlightLegByIDsInput(ctx context.Context, obj any) (model.FlightLegByIDsInput, error) {
+	var it model.FlightLegByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -17907,6 +18970,36 @@ func (ec *executionContext) unmarshalInputRequestedConnectionInput(ctx context.C
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRouteByIDsInput(ctx context.Context, obj any) (model.RouteByIDsInput, error) {
+	var it model.RouteByIDsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"ID"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "ID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ID"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -17922,6 +19015,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._ShoppingCart(ctx, sel, obj)
+	case flightgraph.Route:
+		return ec._Route(ctx, sel, &obj)
+	case *flightgraph.Route:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Route(ctx, sel, obj)
 	case model.Offer:
 		return ec._Offer(ctx, sel, &obj)
 	case *model.Offer:
@@ -17929,6 +19029,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._Offer(ctx, sel, obj)
+	case model.FlightLeg:
+		return ec._FlightLeg(ctx, sel, &obj)
+	case *model.FlightLeg:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._FlightLeg(ctx, sel, obj)
 	case model.Flight:
 		return ec._Flight(ctx, sel, &obj)
 	case *model.Flight:
@@ -17950,6 +19057,13 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._City(ctx, sel, obj)
+	case flightgraph.Carrier:
+		return ec._Carrier(ctx, sel, &obj)
+	case *flightgraph.Carrier:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Carrier(ctx, sel, obj)
 	case flightgraph.Airport:
 		return ec._Airport(ctx, sel, &obj)
 	case *flightgraph.Airport:
@@ -17958,8 +19072,15 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 		}
 		return ec._Airport(ctx, sel, obj)
 	case flightgraph.Aircraft:
-		return ec._Aircraft(ctx, sel, &obj)
+		return ec._AircraftConfiguration(ctx, sel, &obj)
 	case *flightgraph.Aircraft:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._AircraftConfiguration(ctx, sel, obj)
+	case flightgraph.Airframe:
+		return ec._Aircraft(ctx, sel, &obj)
+	case *flightgraph.Airframe:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -17979,7 +19100,7 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 
 var aircraftImplementors = []string{"Aircraft", "_Entity"}
 
-func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Aircraft) graphql.Marshaler {
+func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Airframe) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -17989,6 +19110,16 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Aircraft")
+		case "registration":
+			out.Values[i] = ec._Aircraft_registration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "aircraftConfiguration":
+			out.Values[i] = ec._Aircraft_aircraftConfiguration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "configuration":
 			out.Values[i] = ec._Aircraft_configuration(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -18029,9 +19160,115 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
-		case "registration":
-			out.Values[i] = ec._Aircraft_registration(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+		case "cabins":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Aircraft_cabins(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var aircraftConfigurationImplementors = []string{"AircraftConfiguration", "_Entity"}
+
+func (ec *executionContext) _AircraftConfiguration(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Aircraft) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftConfigurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AircraftConfiguration")
+		case "configuration":
+			out.Values[i] = ec._AircraftConfiguration_configuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "typeCode":
+			out.Values[i] = ec._AircraftConfiguration_typeCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "typeName":
+			out.Values[i] = ec._AircraftConfiguration_typeName(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "icao":
+			out.Values[i] = ec._AircraftConfiguration_icao(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "carrierCode":
+			out.Values[i] = ec._AircraftConfiguration_carrierCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._AircraftConfiguration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "wifi":
+			out.Values[i] = ec._AircraftConfiguration_wifi(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "layout":
+			out.Values[i] = ec._AircraftConfiguration_layout(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cabins":
@@ -18043,7 +19280,7 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Aircraft_cabins(ctx, field, obj)
+				res = ec._AircraftConfiguration_cabins(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19047,7 +20284,7 @@ func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var carrierImplementors = []string{"Carrier"}
+var carrierImplementors = []string{"Carrier", "_Entity"}
 
 func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Carrier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, carrierImplementors)
@@ -19840,7 +21077,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Entity")
-		case "findAircraftByConfiguration":
+		case "findManyAircraftByRegistrations":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -19849,8 +21086,8 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Entity_findAircraftByConfiguration(ctx, field)
-				if res == graphql.Null {
+				res = ec._Entity_findManyAircraftByRegistrations(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19862,7 +21099,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "findAirportByCode":
+		case "findManyAircraftConfigurationByConfigurations":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -19871,8 +21108,8 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Entity_findAirportByCode(ctx, field)
-				if res == graphql.Null {
+				res = ec._Entity_findManyAircraftConfigurationByConfigurations(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19884,7 +21121,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "findCityByCode":
+		case "findManyAirportByCodes":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -19893,8 +21130,8 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Entity_findCityByCode(ctx, field)
-				if res == graphql.Null {
+				res = ec._Entity_findManyAirportByCodes(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19906,7 +21143,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "findCountryByCode":
+		case "findManyCarrierByCodes":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -19915,8 +21152,8 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Entity_findCountryByCode(ctx, field)
-				if res == graphql.Null {
+				res = ec._Entity_findManyCarrierByCodes(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19928,7 +21165,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "findFlightByID":
+		case "findManyCityByCodes":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -19937,8 +21174,74 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Entity_findFlightByID(ctx, field)
-				if res == graphql.Null {
+				res = ec._Entity_findManyCityByCodes(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyCountryByCodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyCountryByCodes(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyFlightByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyFlightByIDs(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyFlightLegByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyFlightLegByIDs(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -19961,6 +21264,28 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 				}()
 				res = ec._Entity_findOfferByID(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "findManyRouteByIDs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Entity_findManyRouteByIDs(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -20452,7 +21777,7 @@ func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var flightLegImplementors = []string{"FlightLeg"}
+var flightLegImplementors = []string{"FlightLeg", "_Entity"}
 
 func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet, obj *model.FlightLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightLegImplementors)
@@ -20464,6 +21789,11 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FlightLeg")
+		case "id":
+			out.Values[i] = ec._FlightLeg_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "sequence":
 			out.Values[i] = ec._FlightLeg_sequence(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -20538,6 +21868,44 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 				}()
 				res = ec._FlightLeg_aircraft(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "aircraftConfiguration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FlightLeg_aircraftConfiguration(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -22344,7 +23712,7 @@ func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var routeImplementors = []string{"Route"}
+var routeImplementors = []string{"Route", "_Entity"}
 
 func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Route) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeImplementors)
@@ -22356,6 +23724,11 @@ func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, ob
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Route")
+		case "id":
+			out.Values[i] = ec._Route_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "carrier":
 			field := field
 
@@ -23741,11 +25114,25 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraftᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Aircraft) graphql.Marshaler {
+func (ec *executionContext) unmarshalNAircraftByRegistrationsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftByRegistrationsInput(ctx context.Context, v any) ([]*model.AircraftByRegistrationsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AircraftByRegistrationsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOAircraftByRegistrationsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftByRegistrationsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraftᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Aircraft) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, sel, v[i])
+		return ec.marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -23757,14 +25144,28 @@ func (ec *executionContext) marshalNAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
+func (ec *executionContext) marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._Aircraft(ctx, sel, v)
+	return ec._AircraftConfiguration(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAircraftConfigurationByConfigurationsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftConfigurationByConfigurationsInput(ctx context.Context, v any) ([]*model.AircraftConfigurationByConfigurationsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AircraftConfigurationByConfigurationsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOAircraftConfigurationByConfigurationsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftConfigurationByConfigurationsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirportᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Airport) graphql.Marshaler {
@@ -23791,6 +25192,20 @@ func (ec *executionContext) marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflig
 		return graphql.Null
 	}
 	return ec._Airport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNAirportByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportByCodesInput(ctx context.Context, v any) ([]*model.AirportByCodesInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.AirportByCodesInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOAirportByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportByCodesInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNAirportConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportConnection(ctx context.Context, sel ast.SelectionSet, v *model.AirportConnection) graphql.Marshaler {
@@ -24128,6 +25543,20 @@ func (ec *executionContext) marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflig
 	return ec._Carrier(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCarrierByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCarrierByCodesInput(ctx context.Context, v any) ([]*model.CarrierByCodesInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.CarrierByCodesInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCarrierByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCarrierByCodesInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNCartItem2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CartItem) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -24199,6 +25628,20 @@ func (ec *executionContext) marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightg
 	return ec._City(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCityByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCityByCodesInput(ctx context.Context, v any) ([]*model.CityByCodesInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.CityByCodesInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCityByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCityByCodesInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNConnectionOption2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.ConnectionOption) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -24249,6 +25692,20 @@ func (ec *executionContext) marshalNCountry2ᚖgithubᚗcomᚋflightgraphᚋflig
 		return graphql.Null
 	}
 	return ec._Country(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCountryByCodesInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCountryByCodesInput(ctx context.Context, v any) ([]*model.CountryByCodesInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.CountryByCodesInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOCountryByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCountryByCodesInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNCurrency2githubᚗcomᚋflightgraphᚋflightgraphᚐCurrency(ctx context.Context, sel ast.SelectionSet, v flightgraph.Currency) graphql.Marshaler {
@@ -24582,6 +26039,20 @@ func (ec *executionContext) marshalNFlightAvailability2ᚖgithubᚗcomᚋflightg
 	return ec._FlightAvailability(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFlightByIDsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightByIDsInput(ctx context.Context, v any) ([]*model.FlightByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.FlightByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOFlightByIDsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalNFlightConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightConnection(ctx context.Context, sel ast.SelectionSet, v *model.FlightConnection) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24642,6 +26113,20 @@ func (ec *executionContext) marshalNFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋfl
 		return graphql.Null
 	}
 	return ec._FlightLeg(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNFlightLegByIDsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegByIDsInput(ctx context.Context, v any) ([]*model.FlightLegByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.FlightLegByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalOFlightLegByIDsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalNFlightStatus2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightStatus(ctx context.Context, v any) (flightgraph.FlightStatus, error) {
@@ -25077,6 +26562,20 @@ func (ec *executionContext) marshalNRoute2ᚖgithubᚗcomᚋflightgraphᚋflight
 		return graphql.Null
 	}
 	return ec._Route(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRouteByIDsInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteByIDsInput(ctx context.Context, v any) ([]*model.RouteByIDsInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.RouteByIDsInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalORouteByIDsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteByIDsInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalNRouteConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteConnection(ctx context.Context, sel ast.SelectionSet, v *model.RouteConnection) graphql.Marshaler {
@@ -25655,11 +27154,73 @@ func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx contex
 	return ret
 }
 
-func (ec *executionContext) marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
+func (ec *executionContext) marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Airframe) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Airframe) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Aircraft(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAircraftByRegistrationsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftByRegistrationsInput(ctx context.Context, v any) (*model.AircraftByRegistrationsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAircraftByRegistrationsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Aircraft) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AircraftConfiguration(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAircraftConfigurationByConfigurationsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAircraftConfigurationByConfigurationsInput(ctx context.Context, v any) (*model.AircraftConfigurationByConfigurationsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAircraftConfigurationByConfigurationsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Airport) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, sel, v[i])
+	})
+
+	return ret
 }
 
 func (ec *executionContext) marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Airport) graphql.Marshaler {
@@ -25667,6 +27228,14 @@ func (ec *executionContext) marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflig
 		return graphql.Null
 	}
 	return ec._Airport(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOAirportByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportByCodesInput(ctx context.Context, v any) (*model.AirportByCodesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputAirportByCodesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOAmenityCategory2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAmenityCategory(ctx context.Context, v any) (*flightgraph.AmenityCategory, error) {
@@ -25875,6 +27444,34 @@ func (ec *executionContext) marshalOCargoCapacity2ᚖgithubᚗcomᚋflightgraph�
 	return ec._CargoCapacity(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Carrier) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Carrier) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Carrier(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCarrierByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCarrierByCodesInput(ctx context.Context, v any) (*model.CarrierByCodesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCarrierByCodesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOCartProductInput2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartProductᚄ(ctx context.Context, v any) ([]*flightgraph.CartProduct, error) {
 	if v == nil {
 		return nil, nil
@@ -25892,6 +27489,19 @@ func (ec *executionContext) unmarshalOCartProductInput2ᚕᚖgithubᚗcomᚋflig
 	return res, nil
 }
 
+func (ec *executionContext) marshalOCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.City) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx context.Context, sel ast.SelectionSet, v *flightgraph.City) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -25899,11 +27509,40 @@ func (ec *executionContext) marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightg
 	return ec._City(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOCityByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCityByCodesInput(ctx context.Context, v any) (*model.CityByCodesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCityByCodesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Country) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Country) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Country(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCountryByCodesInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCountryByCodesInput(ctx context.Context, v any) (*model.CountryByCodesInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCountryByCodesInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalODate2string(ctx context.Context, v any) (string, error) {
@@ -25980,11 +27619,60 @@ var (
 	}
 )
 
+func (ec *executionContext) marshalOFlight2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx context.Context, sel ast.SelectionSet, v []*model.Flight) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx context.Context, sel ast.SelectionSet, v *model.Flight) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Flight(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOFlightByIDsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightByIDsInput(ctx context.Context, v any) (*model.FlightByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputFlightByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx context.Context, sel ast.SelectionSet, v []*model.FlightLeg) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalOFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalOFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx context.Context, sel ast.SelectionSet, v *model.FlightLeg) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FlightLeg(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOFlightLegByIDsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegByIDsInput(ctx context.Context, v any) (*model.FlightLegByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputFlightLegByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -26119,6 +27807,34 @@ func (ec *executionContext) unmarshalOPassengerInput2ᚕgithubᚗcomᚋflightgra
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) marshalORoute2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Route) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalORoute2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
+func (ec *executionContext) marshalORoute2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Route) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Route(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalORouteByIDsInput2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteByIDsInput(ctx context.Context, v any) (*model.RouteByIDsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputRouteByIDsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx context.Context, sel ast.SelectionSet, v *model.ShoppingCart) graphql.Marshaler {

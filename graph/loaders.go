@@ -51,6 +51,7 @@ type Loaders struct {
 	Country   *Loader[*flightgraph.Country]
 	CityPorts *Loader[[]*flightgraph.Airport]
 	Carrier   *Loader[*flightgraph.Carrier]
+	Route     *Loader[*flightgraph.Route] // by Route.ID: the routes of _entities
 	Aircraft  *Loader[*flightgraph.Aircraft]
 	Cabins    *Loader[[]*flightgraph.Cabin]
 	Amenities *Loader[[]*flightgraph.Amenity]
@@ -109,6 +110,9 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 		l.PrefetchAirports(ctx, flatten(lists))
 	})
 	l.Carrier = newLoader(st.Network.CarriersByCodes, wait, l.prefetchCarriers)
+	l.Route = newLoader(st.Network.RoutesByIDs, wait, func(ctx context.Context, routes []*flightgraph.Route) {
+		l.PrefetchRoutes(ctx, nonNil(routes))
+	})
 	l.Aircraft = newLoader(st.Aircraft.AircraftByConfigurations, wait, l.prefetchAircraft)
 	l.Cabins = newLoader(st.Aircraft.CabinsByConfigurations, wait, func(ctx context.Context, lists [][]*flightgraph.Cabin) {
 		l.prefetchCabins(ctx, flatten(lists))
@@ -305,6 +309,21 @@ func Load[V any](ctx context.Context, l *Loader[V], key string) (V, error) {
 	return l.Load(ctx, key)()
 }
 
+// LoadAll returns the values of keys, each with its error, as a batch of its own: the keys not
+// prefetched yet are fetched now in one round trip, with no batch window to wait for or to miss
+// (an _entities call's representations of one type).
+func LoadAll[V any](ctx context.Context, l *Loader[V], keys []string) ([]V, []error) {
+	if ctx.Err() != nil {
+		errs := make([]error, len(keys))
+		for i := range errs {
+			errs[i] = stopped(ctx)
+		}
+		return make([]V, len(keys)), errs
+	}
+	l.Prefetch(ctx, keys)
+	return l.values(ctx, keys)
+}
+
 // values returns the values of keys, each with its error: the prefetched ones at once, the
 // others through the dataloader, in one batch. A key can be missing when another root field's
 // prefetch marked it and is still fetching it, or when its prefetch failed; the batch then
@@ -358,6 +377,16 @@ func flatten[T any](lists [][]*T) []*T {
 	var out []*T
 	for _, l := range lists {
 		out = append(out, l...)
+	}
+	return out
+}
+
+func nonNil[T any](vals []*T) []*T {
+	out := vals[:0:0]
+	for _, v := range vals {
+		if v != nil {
+			out = append(out, v)
+		}
 	}
 	return out
 }

@@ -187,6 +187,18 @@ func (l *Loaders) Deals(ctx context.Context, deals []*flightgraph.Deal) []*model
 	return out
 }
 
+// FlightLegs returns the legs of each flight, served as Flights serves them, each flight's with
+// its error: the flights' legs are read in one round trip (an _entities call's FlightLegs).
+func (l *Loaders) FlightLegs(ctx context.Context, flightIDs []string) ([][]*model.FlightLeg, []error) {
+	lists, errs := LoadAll(ctx, l.Legs, flightIDs)
+	served, servedErr := l.servedLegs(ctx, flightIDs, lists, errs)
+	out, outErr := make([][]*model.FlightLeg, len(flightIDs)), make([]error, len(flightIDs))
+	for i, id := range flightIDs {
+		out[i], outErr[i] = served[id], servedErr[id]
+	}
+	return out, outErr
+}
+
 // servedLegs pairs the legs of each flight (lists, or the error of each, by the flights' ids)
 // with the airports the operation asks of them, which prefetchLegs fetched when the legs came.
 func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*flightgraph.FlightLeg, errs []error) (map[string][]*model.FlightLeg, map[string]error) {
@@ -243,7 +255,7 @@ func (l *Loaders) prefetchLegs(ctx context.Context, legs []*flightgraph.FlightLe
 	if l.wants("FlightLeg.origin", "FlightLeg.destination") {
 		wg.Go(func() { l.Airport.Prefetch(ctx, airports) })
 	}
-	if l.wants("FlightLeg.aircraft") {
+	if l.wants("FlightLeg.aircraft", "FlightLeg.aircraftConfiguration") {
 		l.Aircraft.Prefetch(ctx, configs)
 	}
 	wg.Wait()
@@ -308,7 +320,7 @@ func (l *Loaders) prefetchAircraft(ctx context.Context, aircraft []*flightgraph.
 			codes = append(codes, a.Configuration)
 		}
 	}
-	if l.wants("Aircraft.cabins") {
+	if l.wants("Aircraft.cabins", "AircraftConfiguration.cabins") {
 		l.Cabins.Prefetch(ctx, codes)
 	}
 }

@@ -20,11 +20,15 @@ import (
 )
 
 // MaxBodyBytes bounds a GraphQL request body. A real operation with its variables is a few
-// kilobytes, the largest document a plan allows (5,000 tokens) about 30, and a federation router's
-// batch of a thousand entity representations about 50; the document's tokens are bounded again
-// by the plan (Bounds). Decoding is the costliest step before any bound applies, so this bound
-// is what keeps a refusal cheap.
-const MaxBodyBytes = 64 << 10
+// kilobytes and the largest document a plan allows (10,000 tokens) about 60; the bound is set by
+// what a federation gateway sends: one _entities fetch of the costliest entity, a Flight, is about
+// 48 bytes a representation ({"__typename":"Flight","id":"20261122+XX+1234"}), so 256 KiB holds
+// 5,000 of them with the operation (TestEntityRoundTrips sends them): 25 root lists of
+// MaxPageSize flights. Past the body, the plan's cost bound applies to the representations (each
+// costs what its selection costs), and the document's tokens are bounded again by the plan.
+// Decoding is the costliest step before any bound applies, so this bound is what keeps a refusal
+// cheap.
+const MaxBodyBytes = 256 << 10
 
 // MaxErrors bounds the errors of one answer: a list of a thousand items that each fail, or a
 // document with a thousand mistakes, answers with the first ones and a count of the rest.

@@ -26,3 +26,19 @@ func (r *Resolver) cabinAmenities(ctx context.Context, c *flightgraph.Cabin, cat
 	}
 	return out, nil
 }
+
+// fleet is every configuration, primed into the request's loader so that their cabins and
+// amenities are read a level at a time, as _entities reads them, not in batches that depend on
+// timing.
+func (r *Resolver) fleet(ctx context.Context) ([]*flightgraph.Aircraft, error) {
+	fleet, err := r.Travel.Fleet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	codes := make([]string, len(fleet))
+	for i, a := range fleet {
+		codes[i] = a.Configuration
+	}
+	graph.For(ctx).Aircraft.Prime(ctx, codes, fleet)
+	return fleet, nil
+}

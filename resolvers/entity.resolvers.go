@@ -13,28 +13,44 @@ import (
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
-func (r *entityResolver) FindAircraftByConfiguration(ctx context.Context, configuration string) (*flightgraph.Aircraft, error) {
-	return r.entityAircraft(ctx, configuration)
+func (r *entityResolver) FindManyAircraftByRegistrations(ctx context.Context, reps []*model.AircraftByRegistrationsInput) ([]*flightgraph.Airframe, error) {
+	return r.entityAirframes(ctx, keysOf(reps, func(r *model.AircraftByRegistrationsInput) string { return r.Registration }))
 }
 
-func (r *entityResolver) FindAirportByCode(ctx context.Context, code string) (*flightgraph.Airport, error) {
-	return r.entityAirport(ctx, code)
+func (r *entityResolver) FindManyAircraftConfigurationByConfigurations(ctx context.Context, reps []*model.AircraftConfigurationByConfigurationsInput) ([]*flightgraph.Aircraft, error) {
+	return r.entityConfigurations(ctx, keysOf(reps, func(r *model.AircraftConfigurationByConfigurationsInput) string { return r.Configuration }))
 }
 
-func (r *entityResolver) FindCityByCode(ctx context.Context, code string) (*flightgraph.City, error) {
-	return r.entityCity(ctx, code)
+func (r *entityResolver) FindManyAirportByCodes(ctx context.Context, reps []*model.AirportByCodesInput) ([]*flightgraph.Airport, error) {
+	return r.entityAirports(ctx, keysOf(reps, func(r *model.AirportByCodesInput) string { return r.Code }))
 }
 
-func (r *entityResolver) FindCountryByCode(ctx context.Context, code string) (*flightgraph.Country, error) {
-	return r.entityCountry(ctx, code)
+func (r *entityResolver) FindManyCarrierByCodes(ctx context.Context, reps []*model.CarrierByCodesInput) ([]*flightgraph.Carrier, error) {
+	return r.entityCarriers(ctx, keysOf(reps, func(r *model.CarrierByCodesInput) string { return r.Code }))
 }
 
-func (r *entityResolver) FindFlightByID(ctx context.Context, id string) (*model.Flight, error) {
-	return r.entityFlight(ctx, id)
+func (r *entityResolver) FindManyCityByCodes(ctx context.Context, reps []*model.CityByCodesInput) ([]*flightgraph.City, error) {
+	return r.entityCities(ctx, keysOf(reps, func(r *model.CityByCodesInput) string { return r.Code }))
+}
+
+func (r *entityResolver) FindManyCountryByCodes(ctx context.Context, reps []*model.CountryByCodesInput) ([]*flightgraph.Country, error) {
+	return r.entityCountries(ctx, keysOf(reps, func(r *model.CountryByCodesInput) string { return r.Code }))
+}
+
+func (r *entityResolver) FindManyFlightByIDs(ctx context.Context, reps []*model.FlightByIDsInput) ([]*model.Flight, error) {
+	return r.entityFlights(ctx, keysOf(reps, func(r *model.FlightByIDsInput) string { return r.ID }))
+}
+
+func (r *entityResolver) FindManyFlightLegByIDs(ctx context.Context, reps []*model.FlightLegByIDsInput) ([]*model.FlightLeg, error) {
+	return r.entityLegs(ctx, keysOf(reps, func(r *model.FlightLegByIDsInput) string { return r.ID }))
 }
 
 func (r *entityResolver) FindOfferByID(ctx context.Context, id string) (*model.Offer, error) {
 	return r.offer(ctx, id)
+}
+
+func (r *entityResolver) FindManyRouteByIDs(ctx context.Context, reps []*model.RouteByIDsInput) ([]*flightgraph.Route, error) {
+	return r.entityRoutes(ctx, keysOf(reps, func(r *model.RouteByIDsInput) string { return r.ID }))
 }
 
 func (r *entityResolver) FindShoppingCartByID(ctx context.Context, id string) (*model.ShoppingCart, error) {

@@ -14,4 +14,7 @@ type Resolver struct {
 	Travel *travel.Service
 	// Now is the clock that statuses and actual times follow.
 	Now func() time.Time
+	// Airframes names the configuration of each registration of the fleet, "" where none
+	// (dataset.Airframes).
+	Airframes func(registrations []string) []string
 }

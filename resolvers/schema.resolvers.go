@@ -15,7 +15,11 @@ import (
 	"github.com/flightgraph/flightgraph/travel"
 )
 
-func (r *aircraftResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error) {
+func (r *aircraftResolver) Cabins(ctx context.Context, obj *flightgraph.Airframe) ([]*flightgraph.Cabin, error) {
+	return graph.Load(ctx, graph.For(ctx).Cabins, obj.Configuration)
+}
+
+func (r *aircraftConfigurationResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error) {
 	return graph.Load(ctx, graph.For(ctx).Cabins, obj.Configuration)
 }
 
@@ -75,8 +79,12 @@ func (r *flightLegResolver) Status(ctx context.Context, obj *model.FlightLeg) (f
 	return obj.StatusAt(r.Now()), nil
 }
 
-func (r *flightLegResolver) Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error) {
+func (r *flightLegResolver) Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Airframe, error) {
 	return r.legAircraft(ctx, obj.FlightLeg)
+}
+
+func (r *flightLegResolver) AircraftConfiguration(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error) {
+	return graph.Load(ctx, graph.For(ctx).Aircraft, obj.ConfigurationCode)
 }
 
 func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error) {
@@ -146,7 +154,7 @@ func (r *queryResolver) Aircraft(ctx context.Context, configuration string) (*fl
 }
 
 func (r *queryResolver) Fleet(ctx context.Context) ([]*flightgraph.Aircraft, error) {
-	return r.Travel.Fleet(ctx)
+	return r.fleet(ctx)
 }
 
 func (r *queryResolver) Amenities(ctx context.Context, configuration string, cabinClass *flightgraph.CabinClass, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error) {
@@ -263,6 +271,10 @@ func (r *scheduledLegResolver) Destination(ctx context.Context, obj *flightgraph
 
 func (r *Resolver) Aircraft() graph.AircraftResolver { return &aircraftResolver{r} }
 
+func (r *Resolver) AircraftConfiguration() graph.AircraftConfigurationResolver {
+	return &aircraftConfigurationResolver{r}
+}
+
 func (r *Resolver) Airport() graph.AirportResolver { return &airportResolver{r} }
 
 func (r *Resolver) Cabin() graph.CabinResolver { return &cabinResolver{r} }
@@ -290,18 +302,19 @@ func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
 func (r *Resolver) ScheduledLeg() graph.ScheduledLegResolver { return &scheduledLegResolver{r} }
 
 type (
-	aircraftResolver      struct{ *Resolver }
-	airportResolver       struct{ *Resolver }
-	cabinResolver         struct{ *Resolver }
-	cargoCapacityResolver struct{ *Resolver }
-	cargoLegResolver      struct{ *Resolver }
-	carrierResolver       struct{ *Resolver }
-	cityResolver          struct{ *Resolver }
-	flightResolver        struct{ *Resolver }
-	flightLegResolver     struct{ *Resolver }
-	movementResolver      struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	routeResolver         struct{ *Resolver }
-	scheduledLegResolver  struct{ *Resolver }
+	aircraftResolver              struct{ *Resolver }
+	aircraftConfigurationResolver struct{ *Resolver }
+	airportResolver               struct{ *Resolver }
+	cabinResolver                 struct{ *Resolver }
+	cargoCapacityResolver         struct{ *Resolver }
+	cargoLegResolver              struct{ *Resolver }
+	carrierResolver               struct{ *Resolver }
+	cityResolver                  struct{ *Resolver }
+	flightResolver                struct{ *Resolver }
+	flightLegResolver             struct{ *Resolver }
+	movementResolver              struct{ *Resolver }
+	mutationResolver              struct{ *Resolver }
+	queryResolver                 struct{ *Resolver }
+	routeResolver                 struct{ *Resolver }
+	scheduledLegResolver          struct{ *Resolver }
 )

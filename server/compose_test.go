@@ -37,6 +37,23 @@ type Account @key(fields: "id") {
 }
 `
 
+// extendingSubgraph is another team's subgraph that adds a field to each of the flight
+// subgraph's entities, by their keys: it composes only if each of them is an entity with that key.
+const extendingSubgraph = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key"])
+
+type Query {
+  alliances: [String!]!
+}
+
+type Flight @key(fields: "id") { id: ID! co2Kg: Int }
+type FlightLeg @key(fields: "id") { id: ID! meals: [String!] }
+type Airport @key(fields: "code") { code: String! lounges: Int }
+type Carrier @key(fields: "code") { code: String! alliance: String }
+type Aircraft @key(fields: "registration") { registration: String! lastCheck: String }
+type AircraftConfiguration @key(fields: "configuration") { configuration: String! seatMapUrl: String }
+type Route @key(fields: "id") { id: ID! emissionsKg: Int }
+`
+
 // portalInTheSubgraph is what the flight subgraph held before the portal moved out, cut to the
 // field that clashes: a me of another type than the accounts subgraph's.
 const portalInTheSubgraph = `
@@ -62,10 +79,11 @@ func TestSupergraphComposes(t *testing.T) {
 	dir := t.TempDir()
 	flights := writeSDL(t, dir, "flights.graphql", sdl)
 	accounts := writeSDL(t, dir, "accounts.graphql", accountsSubgraph)
+	extending := writeSDL(t, dir, "extending.graphql", extendingSubgraph)
 
-	out, err := compose(t, tool, node, "flights="+flights, "accounts="+accounts)
+	out, err := compose(t, tool, node, "flights="+flights, "accounts="+accounts, "extending="+extending)
 	if err != nil {
-		t.Fatalf("the flight subgraph does not compose with an accounts subgraph: %v\n%s", err, out)
+		t.Fatalf("the flight subgraph does not compose with an accounts subgraph and one that extends its entities: %v\n%s", err, out)
 	}
 	roots := map[string][]string{}
 	for line := range strings.Lines(out) {

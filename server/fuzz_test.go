@@ -193,7 +193,8 @@ var rootFields = []string{
 
 // entityTypes are __typenames a representation may carry, real entities and not.
 var entityTypes = []string{`"Flight", id: "20261122+XX+0001"`, `"Airport", code: "AMS"`, `"City", code: "PAR"`,
-	`"Country", code: "NL"`, `"Aircraft", configuration: "77W"`, `"Carrier", code: "XX"`, `"Nope"`, `"flight", id: "x"`,
+	`"Country", code: "NL"`, `"Aircraft", configuration: "77W"`, `"Aircraft", registration: "PH-HAA"`, `"AircraftConfiguration", configuration: "77W"`,
+	`"Carrier", code: "XX"`, `"Route", id: "XX-AMS-JFK"`, `"FlightLeg", id: "20261122+XX+0001/1"`, `"Nope"`, `"flight", id: "x"`,
 	`"Airport"`, `"Country", code: null`, `1, code: "NL"`, `"City", code: {a: 1}`}
 
 func (g *opGen) directive() string {

@@ -167,14 +167,14 @@ func hostileShapes(flightID string) []hostileShape {
 		{name: "entities, typename only", body: q(`{ _entities(representations: ` + airportRep + `) { __typename } }`)},
 		{name: "entities in variables", body: jsonBody(`query($r: [_Any!]!) { _entities(representations: $r) { ... on Flight { id designator } } }`,
 			map[string]any{"r": []any{map[string]any{"__typename": "Flight", "id": flightID}}})},
-		{name: "entities aliased twice, two types", body: q(`{ a: _entities(representations: [{__typename: "Aircraft", configuration: "77W"}]) { ... on Aircraft { typeName } }
+		{name: "entities aliased twice, two types", body: q(`{ a: _entities(representations: [{__typename: "AircraftConfiguration", configuration: "77W"}]) { ... on AircraftConfiguration { typeName } }
 			b: _entities(representations: [{__typename: "City", code: "PAR"}]) { ... on City { name } } }`)},
 		{name: "entities, one object for the list", body: q(`{ _entities(representations: {__typename: "Airport", code: "AMS"}) { ... on Airport { name } } }`)},
 		{name: "entities, one object in variables", body: jsonBody(`query($r: [_Any!]!) { _entities(representations: $r) { ... on Flight { id designator } } }`,
 			map[string]any{"r": map[string]any{"__typename": "Flight", "id": flightID}})},
 		{name: "entities, unknown type", body: q(`{ _entities(representations: [{__typename: "Nope"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "entities, type in other case", body: q(`{ _entities(representations: [{__typename: "airport", code: "AMS"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
-		{name: "entities, not an entity type", body: q(`{ _entities(representations: [{__typename: "Carrier", code: "XX"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
+		{name: "entities, not an entity type", body: q(`{ _entities(representations: [{__typename: "Cabin", code: "XX"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "entities, no typename", body: q(`{ _entities(representations: [{code: "FR"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "entities, typename not a string", body: q(`{ _entities(representations: [{__typename: 1, code: "FR"}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},
 		{name: "entities, key null", body: q(`{ _entities(representations: [{__typename: "Country", code: null}]) { __typename } }`), status: 400, code: flightgraph.ECodeInvalidParameter},

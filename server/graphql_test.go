@@ -245,9 +245,9 @@ func TestFederation(t *testing.T) {
 		}
 	}
 	// A router's batch: each type costs one query, however many entities of it are asked for.
-	reps := []map[string]any{{"__typename": "Airport", "code": "CDG"}, {"__typename": "Aircraft", "configuration": "77W"},
-		{"__typename": "Airport", "code": "AMS"}, {"__typename": "Airport", "code": "JFK"}, {"__typename": "Aircraft", "configuration": "e90"}}
-	entities := `query($r: [_Any!]!) { _entities(representations: $r) { ... on Airport { code name } ... on Aircraft { configuration typeName } } }`
+	reps := []map[string]any{{"__typename": "Airport", "code": "CDG"}, {"__typename": "AircraftConfiguration", "configuration": "77W"},
+		{"__typename": "Airport", "code": "AMS"}, {"__typename": "Airport", "code": "JFK"}, {"__typename": "AircraftConfiguration", "configuration": "e90"}}
+	entities := `query($r: [_Any!]!) { _entities(representations: $r) { ... on Airport { code name } ... on AircraftConfiguration { configuration typeName } } }`
 	s.query(t, entities, map[string]any{"r": reps[:1]}) // authentication reads the key once, then caches it
 	resp := s.query(t, entities, map[string]any{"r": reps})
 	if len(resp.Errors) > 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/app"
+	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/portal"
 	"github.com/flightgraph/flightgraph/resolvers"
@@ -198,7 +199,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) graphQL() http.Handler {
 	c := s.graphConfig()
 	c.Markets = s.Travel
-	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now}, c)
+	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now, Airframes: dataset.Airframes}, c)
 	return s.Guard.Authenticated(graph.ErrorWriter(s.Log))(h)
 }
 

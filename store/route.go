@@ -31,6 +31,17 @@ func (s *NetworkStore) FindRoutes(ctx context.Context, f flightgraph.RouteFilter
 		"carrier, origin, destination, distance_km, block_minutes, haul, weekly_flights", "routes", w, "origin, destination, carrier", f.Page)
 }
 
+// RoutesByIDs implements flightgraph.NetworkStore. The routes are few (one row per carrier and
+// airport pair), so the id is matched as the concatenation of the primary key's columns.
+func (s *NetworkStore) RoutesByIDs(ctx context.Context, ids []string) ([]*flightgraph.Route, error) {
+	var rows []*flightgraph.Route
+	if err := s.db.selectIn(ctx, s.db.db, &rows, `SELECT carrier, origin, destination, distance_km, block_minutes, haul, weekly_flights
+		FROM routes WHERE carrier || '-' || origin || '-' || destination IN (?)`, unique(ids)); err != nil {
+		return nil, err
+	}
+	return byKey(ids, rows, func(r *flightgraph.Route) string { return r.ID() }), nil
+}
+
 // CarriersByCodes implements flightgraph.NetworkStore.
 func (s *NetworkStore) CarriersByCodes(ctx context.Context, codes []string) ([]*flightgraph.Carrier, error) {
 	var rows []*flightgraph.Carrier

@@ -29,7 +29,7 @@ const DefaultSnapshotTTL = time.Minute
 // snapshot. Flights and legs, which follow the clock, are never cached here.
 //
 // The records are shared by every request that reads them: callers must not change them (none
-// does: a leg's aircraft, for one, is a copy with the leg's registration).
+// does: a leg's aircraft, for one, is an Airframe that points at the configuration).
 type Snapshot struct {
 	places  flightgraph.PlaceStore
 	fleet   flightgraph.AircraftStore

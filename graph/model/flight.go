@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -64,3 +65,12 @@ func (h *hop[T]) get(what, of string) (T, error) {
 	}
 	return h.v, h.err
 }
+
+// ID names the leg: its flight's id and its sequence, e.g. 20261122+XX+1234/1.
+func (l *FlightLeg) ID() string { return LegID(l.FlightID, l.Sequence) }
+
+// IsEntity marks FlightLeg as an Apollo Federation entity.
+func (FlightLeg) IsEntity() {}
+
+// LegID is the id of the leg of flight flightID with sequence seq.
+func LegID(flightID string, seq int) string { return flightID + "/" + strconv.Itoa(seq) }

@@ -6,6 +6,18 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
+type AircraftByRegistrationsInput struct {
+	Registration string `json:"Registration"`
+}
+
+type AircraftConfigurationByConfigurationsInput struct {
+	Configuration string `json:"Configuration"`
+}
+
+type AirportByCodesInput struct {
+	Code string `json:"Code"`
+}
+
 type AirportConnection struct {
 	TotalCount int            `json:"totalCount"`
 	PageInfo   *PageInfo      `json:"pageInfo"`
@@ -15,6 +27,22 @@ type AirportConnection struct {
 type AirportEdge struct {
 	Cursor string               `json:"cursor"`
 	Node   *flightgraph.Airport `json:"node"`
+}
+
+type CarrierByCodesInput struct {
+	Code string `json:"Code"`
+}
+
+type CityByCodesInput struct {
+	Code string `json:"Code"`
+}
+
+type CountryByCodesInput struct {
+	Code string `json:"Code"`
+}
+
+type FlightByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 type FlightConnection struct {
@@ -28,6 +56,10 @@ type FlightEdge struct {
 	Node   *Flight `json:"node"`
 }
 
+type FlightLegByIDsInput struct {
+	ID string `json:"ID"`
+}
+
 type Mutation struct {
 }
 
@@ -39,6 +71,10 @@ type PageInfo struct {
 }
 
 type Query struct {
+}
+
+type RouteByIDsInput struct {
+	ID string `json:"ID"`
 }
 
 type RouteConnection struct {
