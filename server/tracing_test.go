@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -181,6 +182,18 @@ func TestTracing(t *testing.T) {
 		if resp := s.portalAs(t, h, `query Me { me { account { email } } }`, nil); len(resp.Errors) > 0 {
 			t.Fatalf("me: %+v", resp.Errors)
 		}
+		// A portal page, which runs the portal's operations in-process, signed in with its cookie.
+		visitor := newVisitor(t, s.URL, nil)
+		visitor.signIn(s.demo.DeveloperEmail, s.demo.DeveloperPassword)
+		siteURL, _ := url.Parse(s.URL)
+		var cookies []string
+		for _, c := range visitor.c.Jar.Cookies(siteURL) {
+			cookies = append(cookies, c.Name+"="+c.Value)
+		}
+		h, pageTrace, _ := traced(true, map[string]string{"Cookie": strings.Join(cookies, "; "), "Accept": "text/html"})
+		if code, _, body := s.call(t, http.MethodGet, "/portal", h, ""); code != http.StatusOK || !strings.Contains(body, s.demo.DeveloperEmail) {
+			t.Fatalf("the portal's page: %d %.300s", code, body)
+		}
 		h, invalidTrace, _ := traced(true, key)
 		if resp := s.queryAs(t, h, `query Bad { flights(origin: "AMS") { nonsense } }`, nil); len(resp.Errors) == 0 {
 			t.Fatal("a query of an unknown field was answered")
@@ -197,14 +210,14 @@ func TestTracing(t *testing.T) {
 				t.Fatal(err)
 			}
 			server = map[string]*tracepb.Span{}
-			for _, id := range []string{departuresTrace, restTrace, offersTrace, signInTrace, meTrace, invalidTrace} {
+			for _, id := range []string{departuresTrace, restTrace, offersTrace, signInTrace, meTrace, pageTrace, invalidTrace} {
 				for _, sp := range rc.trace(id) {
 					if sp.Kind == tracepb.Span_SPAN_KIND_SERVER {
 						server[id] = sp
 					}
 				}
 			}
-			if len(server) == 6 || time.Now().After(deadline) {
+			if len(server) == 7 || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -287,6 +300,10 @@ func TestTracing(t *testing.T) {
 		if me["flightgraph.account.id"] == "" || me["flightgraph.key.id"] != "" {
 			t.Errorf("a portal session's span: %v", me)
 		}
+		_, page := check(pageTrace, "GET /portal", map[string]string{"http.route": "/portal", "flightgraph.caller.kind": "session"})
+		if page["graphql.operation.type"] == "" || page["flightgraph.account.id"] != me["flightgraph.account.id"] {
+			t.Errorf("the page's span: %v", page)
+		}
 		check(invalidTrace, "POST /graphql", map[string]string{"error.type": "GRAPHQL_VALIDATION_FAILED"})
 
 		if got := rc.trace(unsampledTrace); len(got) > 0 {
@@ -305,7 +322,11 @@ func TestTracing(t *testing.T) {
 		secrets := map[string]string{"api-key": s.demo.APIKey, "client secret": s.demo.ClientSecret, "api-key's hash": access.HashCredential(s.demo.APIKey),
 			"developer password": s.demo.DeveloperPassword, "operator password": s.demo.OperatorPassword, "customer password": s.demo.CustomerPassword,
 			"bearer token": bearerToken, "bearer token's hash": access.HashCredential(bearerToken), "portal session": dev.token,
-			"portal session's hash": access.HashCredential(dev.token)}
+			"portal session's hash": access.HashCredential(dev.token), "page's cookie": strings.Join(cookies, "; ")}
+		for _, c := range cookies {
+			_, value, _ := strings.Cut(c, "=")
+			secrets["page's session "+c[:min(len(c), 12)]] = value
+		}
 		for what, secret := range secrets {
 			if secret == "" {
 				t.Fatalf("no %s to look for", what)

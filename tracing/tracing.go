@@ -162,8 +162,9 @@ const maxName = 128
 
 // Handler wraps the API's handler: each request gets a server span, the child of the caller's
 // (traceparent, tracestate), whose context every span of its work descends from. Once answered,
-// the span is named by its operation: the GraphQL operation's type and name ("query Departures"),
-// else the method and route pattern ("GET /opendata/flightstatus/{id}"), else the method. It
+// the span is named by its operation: on a GraphQL endpoint (a route ending in /graphql), the
+// operation's type and name ("query Departures"), else the method and route pattern
+// ("GET /opendata/flightstatus/{id}"), else the method. It
 // holds the method, route and status code; the request id; the caller's kind, key id,
 // application id and account id (identifiers, never the credential); the APIs charged and the
 // calls; the GraphQL operation; and the error codes answered (error.type, the first). A 5xx
@@ -200,16 +201,24 @@ func finish(span trace.Span, r *http.Request, status int, rec *flightgraph.Recor
 	attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method), semconv.HTTPResponseStatusCode(status),
 		AttrRequestID.String(flightgraph.RequestIDFromContext(r.Context())))
 	name := method
-	if route := routeOf(r.Pattern); route != "" {
+	route := routeOf(r.Pattern)
+	if route != "" {
 		attrs = append(attrs, semconv.HTTPRoute(route))
 		name = method + " " + route
 	}
 	if typ, op := rec.Operation(); typ != "" {
-		name = typ
+		// A portal page runs the portal's operations in-process: its span keeps its route's name
+		// and holds the (last) operation it ran.
+		graphQL := strings.HasSuffix(route, "/graphql")
+		if graphQL {
+			name = typ
+		}
 		attrs = append(attrs, semconv.GraphQLOperationTypeKey.String(typ))
 		if op != "" {
 			op = clip(op, maxName)
-			name += " " + op
+			if graphQL {
+				name += " " + op
+			}
 			attrs = append(attrs, semconv.GraphQLOperationName(op))
 		}
 	}
