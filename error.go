@@ -240,8 +240,16 @@ const MaxMessage = 512
 // It also logs what the log must hold, with the request id and attrs: an unexpected error at
 // ERROR, a failure of a backing service (an *Error of status 5xx with a cause) at WARN, and
 // nothing for work stopped by its context, which is nobody's failure, nor for the caller's
-// mistakes. log may be nil.
+// mistakes. log may be nil. The code told is noted in the request's Record, if it has one.
 func Public(ctx context.Context, log *slog.Logger, err error, attrs ...any) *Error {
+	fe := public(ctx, log, err, attrs...)
+	if fe != nil {
+		RecordFromContext(ctx).NoteError(fe.Code)
+	}
+	return fe
+}
+
+func public(ctx context.Context, log *slog.Logger, err error, attrs ...any) *Error {
 	if err == nil {
 		return nil
 	}

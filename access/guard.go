@@ -190,8 +190,10 @@ func NewPass(caller *flightgraph.Caller, authErr error, header http.Header) *Pas
 
 type passKey struct{}
 
-// WithPass returns ctx carrying p, its caller and its hold on heavy work.
+// WithPass returns ctx carrying p, its caller and its hold on heavy work; the caller is noted in
+// the request's record (flightgraph.Record), if it has one.
 func WithPass(ctx context.Context, p *Pass) context.Context {
+	flightgraph.RecordFromContext(ctx).NoteCaller(p.Caller)
 	ctx = flightgraph.WithHeavyWork(flightgraph.WithCaller(ctx, p.Caller), p.heavy)
 	return context.WithValue(ctx, passKey{}, p)
 }
@@ -662,11 +664,14 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 		admitted = append(admitted, flightgraph.Usage{SubscriptionID: e.SubscriptionID, Day: d.At.UTC().Format(flightgraph.DateLayout),
 			Calls: int64(max(c.Calls[slug], 1))})
 	}
-	if g.Usage != nil {
-		for _, u := range admitted {
+	calls := 0
+	for _, u := range admitted {
+		calls += int(u.Calls)
+		if g.Usage != nil {
 			g.Usage.Add(u.SubscriptionID, u.Day, int(u.Calls))
 		}
 	}
+	flightgraph.RecordFromContext(ctx).NoteCharge(c.Products, calls)
 	pass.admit(c.Products)
 	return nil
 }

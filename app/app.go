@@ -92,6 +92,9 @@ type Config struct {
 	// Refusals bound the refused requests a second of a client address and of a credential (see
 	// access.Refusals); zero fields take the defaults.
 	Refusals access.RefusalLimits
+	// Trace, when set, starts the spans of the search engines' work (travel.Service.Trace,
+	// tracing.Tracer.Work); nil traces nothing.
+	Trace func(ctx context.Context, work string) (context.Context, func(error))
 }
 
 // Services are flightgraph's services, built once.
@@ -152,7 +155,7 @@ func New(cfg Config) *Services {
 	mailBudget := access.NewMailBudget(cfg.MailCounts, cfg.MailLimits, cfg.Now, cfg.Log)
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout, MailBudget: mailBudget,
 		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
-			OfferKey: cfg.OfferKey, Searches: st.Searches, MailBudget: mailBudget, RequireHeavySlot: true}}
+			OfferKey: cfg.OfferKey, Searches: st.Searches, MailBudget: mailBudget, RequireHeavySlot: true, Trace: cfg.Trace}}
 	// byID reads flights by id: past the stored window, from the schedule (the flights an
 	// offer's segments show answer flight(id), _entities and REST's flight status too).
 	byID := st.Flights

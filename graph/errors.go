@@ -31,6 +31,9 @@ func ErrorPresenter(log *slog.Logger, suggestions *Suggestions) graphql.ErrorPre
 		if errors.As(err, &ge) && ge.Err == nil {
 			// A parse, validation or argument error made by gqlgen itself.
 			gerr.Message = suggestions.For(ctx, gerr.Message)
+			if code, ok := gerr.Extensions["code"].(string); ok {
+				flightgraph.RecordFromContext(ctx).NoteError(code)
+			}
 			return gerr
 		}
 		fe := flightgraph.Public(ctx, log, err, "path", gerr.Path.String())

@@ -359,6 +359,8 @@ func (g *Gate) operationCalls(oc *graphql.OperationContext) (c calls, err error)
 // MutateOperationContext implements graphql.OperationContextMutator: the first line. It runs
 // after validation and before execution; an error refuses the operation with nothing executed.
 func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	// The request's record (its trace) learns which operation this is, admitted or not.
+	flightgraph.RecordFromContext(ctx).NoteOperation(string(oc.Operation.Operation), oc.Operation.Name)
 	if getOnly(ctx) && oc.Operation.Operation != ast.Query {
 		return refusal(flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "a %s takes POST", oc.Operation.Operation))
 	}

@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
+	"github.com/flightgraph/flightgraph/tracing"
 )
 
 // BenchmarkDepartures runs the Departures query in-process (handler.ServeHTTP, no network) on a
@@ -49,6 +51,113 @@ func benchmarkDepartures(b *testing.B, dialect string) {
 			})
 		})
 	}
+}
+
+// BenchmarkDeparturesTracing runs BenchmarkDepartures' query (first=5) in one run on two servers
+// over one store: one without tracing (tracing=off: no hook set, as serve without an OTLP endpoint),
+// and one that traces, its spans exported in batches over OTLP/HTTP, as serve does, to a receiver
+// in the process that reads and discards them. The traced server is measured twice: requests
+// without a traceparent, each recorded and exported (tracing=on), and requests whose traceparent
+// says not sampled (tracing=unsampled). Each reports the median latency and the allocations per
+// request (allocs/op, which counts the exporter's work in the background too). Compare the
+// medians of several runs (-count).
+func BenchmarkDeparturesTracing(b *testing.B) {
+	server.TuneRuntime(os.Getenv) // as flightgraph serve does
+	storetest.ForEachDialect(b, func(b *testing.B, dialect string) {
+		db := storetest.SeededWindow(b, dialect, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+		sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		}))
+		defer sink.Close()
+		tr, err := tracing.New(context.Background(), tracing.Config{Endpoint: sink.URL, Version: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tr.Shutdown(context.Background())
+		cfg := testConfig(db, io.Discard)
+		cfg.SnapshotTTL = store.DefaultSnapshotTTL // as flightgraph serve does
+		off, demo := startServer(b, cfg)
+		(&testServer{db: db, srv: off, demo: demo}).raiseLimits(b)
+		cfg.Server.Registry = prometheus.NewRegistry()
+		cfg.Server.Trace, cfg.Trace = tr.Handler, tr.Work
+		on := cfg.build()
+		body, _ := json.Marshal(map[string]any{"query": departures, "variables": departuresVars(5)})
+		newRequest := func(traceparent string) *http.Request {
+			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("api-key", demo.APIKey)
+			if traceparent != "" {
+				req.Header.Set("traceparent", traceparent)
+			}
+			return req
+		}
+		// Each server's caches (the reference snapshot, the guard's, the statements') are filled
+		// before anything is measured.
+		db.OnStatement = tr.Statements(dialect)
+		for range 20 {
+			off.ServeHTTP(httptest.NewRecorder(), newRequest(""))
+			on.ServeHTTP(httptest.NewRecorder(), newRequest(""))
+		}
+		for _, v := range []struct {
+			name        string
+			h           http.Handler
+			traceparent string
+		}{
+			{"tracing=off", off, ""},
+			{"tracing=on", on, ""},
+			{"tracing=unsampled", on, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"},
+		} {
+			b.Run(v.name, func(b *testing.B) {
+				db.OnStatement = nil
+				if v.h == on {
+					db.OnStatement = tr.Statements(dialect)
+				}
+				b.ReportAllocs()
+				measure(b, v.h, func() *http.Request { return newRequest(v.traceparent) })
+			})
+		}
+		// The three in turn, request by request, so that the machine's noise falls on each alike:
+		// their median latencies and the ratios of the traced ones' to the untraced one's.
+		b.Run("interleaved", func(b *testing.B) {
+			db.OnStatement = tr.Statements(dialect)
+			lat := map[string][]time.Duration{}
+			variants := []string{"off", "on", "unsampled"}
+			round := 0
+			for b.Loop() {
+				for i := range variants {
+					v := variants[(round+i)%len(variants)]
+					h, req := on, newRequest("")
+					switch v {
+					case "off":
+						// The untraced server's statements are not hooked at all, as without tracing;
+						// no request of the traced server is in flight meanwhile.
+						db.OnStatement = nil
+						h = off
+					case "unsampled":
+						req = newRequest("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+					}
+					rec := httptest.NewRecorder()
+					start := time.Now()
+					h.ServeHTTP(rec, req)
+					lat[v] = append(lat[v], time.Since(start))
+					db.OnStatement = tr.Statements(dialect)
+					if rec.Code != http.StatusOK {
+						b.Fatalf("%s: status %d: %.300s", v, rec.Code, rec.Body.String())
+					}
+				}
+				round++
+			}
+			p50 := map[string]float64{}
+			for _, v := range variants {
+				slices.Sort(lat[v])
+				p50[v] = float64(lat[v][len(lat[v])/2].Microseconds()) / 1000
+				b.ReportMetric(p50[v], v+"-p50-ms")
+			}
+			b.ReportMetric(p50["on"]/p50["off"], "on/off-p50")
+			b.ReportMetric(p50["unsampled"]/p50["off"], "unsampled/off-p50")
+		})
+	})
 }
 
 // measure serves requests in-process (handler.ServeHTTP, no network) for the benchmark's loop,

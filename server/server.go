@@ -58,6 +58,9 @@ type Config struct {
 	// CORSOrigins are the origins whose pages may call the APIs (ParseOrigins); none lets every
 	// origin call (CORS).
 	CORSOrigins []string
+	// Trace, when set, wraps every request of the API's listener, inside its request id and
+	// timeout and outside everything else: its span (tracing.Tracer.Handler). Nil traces nothing.
+	Trace func(http.Handler) http.Handler
 }
 
 // Server is the HTTP edge of flightgraph over its services.
@@ -165,10 +168,14 @@ func New(cfg Config, svc *app.Services) *Server {
 		unknown.ServeHTTP(w, r)
 	}))
 	mux.Handle("/", unknown)
-	// Outermost first: request id and timeout, then metrics and the access log, then CORS, which
-	// answers the APIs' preflights before the access guard sees them, then compression (inside
-	// them all, so that they see the status and time of the answer as sent).
-	s.handler = s.withRequestID(s.observe(NewCORS(cfg.CORSOrigins).Handler(compress(mux))))
+	// Outermost first: request id and timeout, then the trace, then metrics and the access log,
+	// then CORS, which answers the APIs' preflights before the access guard sees them, then
+	// compression (inside them all, so that they see the status and time of the answer as sent).
+	h := s.observe(NewCORS(cfg.CORSOrigins).Handler(compress(mux)))
+	if cfg.Trace != nil {
+		h = cfg.Trace(h)
+	}
+	s.handler = s.withRequestID(h)
 	return s
 }
 

@@ -48,6 +48,10 @@ type DB struct {
 	dsn     string // for connections of its own, as the AccessFeed's listener
 	// OnQuery, when set, is called once per SQL round trip (for metrics).
 	OnQuery func()
+	// OnStatement, when set, is called as each SQL statement of a request starts, with its text
+	// (placeholders, never the values), and returns what to call with the statement's error once
+	// it has run: the statement's span (package tracing). Set it before the store is used.
+	OnStatement func(ctx context.Context, query string) func(error)
 	// Now is the store's clock, injectable in tests.
 	Now func() time.Time
 
@@ -278,6 +282,19 @@ func (s *DB) counted(ctx context.Context) {
 	}
 }
 
+// statement counts a round trip of query and starts its span (OnStatement); the caller calls what
+// it returns with the statement's error.
+func (s *DB) statement(ctx context.Context, query string) func(error) {
+	s.counted(ctx)
+	if s.OnStatement == nil {
+		return ended
+	}
+	return s.OnStatement(ctx, query)
+}
+
+// ended is the end of a statement that no span watches.
+func ended(error) {}
+
 // queryer is what *sqlx.DB and *sqlx.Tx share.
 type queryer interface {
 	sqlx.ExtContext
@@ -297,31 +314,44 @@ func (s *DB) selectIn(ctx context.Context, q queryer, dest any, query string, ar
 	if err != nil {
 		return err
 	}
-	s.counted(ctx)
 	query = s.db.Rebind(query)
+	end := s.statement(ctx, query)
+	err = translate(s.selectOn(ctx, q, dest, query, args))
+	end(err)
+	return err
+}
+
+// selectOn runs a rebound query on q, prepared when q is the database.
+func (s *DB) selectOn(ctx context.Context, q queryer, dest any, query string, args []any) error {
 	if q == queryer(s.db) {
 		st, err := s.prepared(ctx, query)
 		if err != nil {
-			return translate(err)
+			return err
 		}
 		if st != nil {
-			return translate(st.SelectContext(ctx, dest, args...))
+			return st.SelectContext(ctx, dest, args...)
 		}
 	}
-	return translate(q.SelectContext(ctx, dest, query, args...))
+	return q.SelectContext(ctx, dest, query, args...)
 }
 
 // get runs a query that returns one row, in one counted round trip; no row is sql.ErrNoRows.
 func (s *DB) get(ctx context.Context, q queryer, dest any, query string, args ...any) error {
-	s.counted(ctx)
-	return translate(q.GetContext(ctx, dest, s.db.Rebind(query), args...))
+	query = s.db.Rebind(query)
+	end := s.statement(ctx, query)
+	err := translate(q.GetContext(ctx, dest, query, args...))
+	end(err)
+	return err
 }
 
 // exec runs a statement in one counted round trip.
 func (s *DB) exec(ctx context.Context, q queryer, query string, args ...any) (sql.Result, error) {
-	s.counted(ctx)
-	r, err := q.ExecContext(ctx, s.db.Rebind(query), args...)
-	return r, translate(err)
+	query = s.db.Rebind(query)
+	end := s.statement(ctx, query)
+	r, err := q.ExecContext(ctx, query, args...)
+	err = translate(err)
+	end(err)
+	return r, err
 }
 
 // inMailTx is inTx for a transaction that may queue mail: fn marks *queued when it does, and
@@ -343,17 +373,21 @@ func (s *DB) inMailTx(ctx context.Context, fn func(tx *sqlx.Tx, queued *bool) er
 
 // inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.
 func (s *DB) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	s.counted(ctx)
+	end := s.statement(ctx, "BEGIN")
 	tx, err := s.db.BeginTxx(ctx, nil)
+	err = translate(err)
+	end(err)
 	if err != nil {
-		return translate(err)
+		return err
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
 	}
-	s.counted(ctx)
-	return translate(tx.Commit())
+	end = s.statement(ctx, "COMMIT")
+	err = translate(tx.Commit())
+	end(err)
+	return err
 }
 
 // insertRows inserts rows into table with multi-row INSERT statements, as many rows per statement
@@ -368,7 +402,10 @@ func (s *DB) insertRows(ctx context.Context, tx *sqlx.Tx, table string, cols []s
 	}
 	one := "(" + strings.TrimSuffix(strings.Repeat("?,", len(cols)), ",") + ")"
 	head := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES "
-	var stmt *sqlx.Stmt
+	var (
+		stmt      *sqlx.Stmt
+		fullQuery string // stmt's text: a statement of per rows
+	)
 	defer func() {
 		if stmt != nil {
 			stmt.Close()
@@ -385,28 +422,28 @@ func (s *DB) insertRows(ctx context.Context, tx *sqlx.Tx, table string, cols []s
 			args = append(args, r...)
 		}
 		n := end - start
-		if n == per && stmt != nil {
-			s.counted(ctx)
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				return fmt.Errorf("store: insert into %s: %w", table, translate(err))
-			}
-			continue
+		query := fullQuery
+		if n < per || stmt == nil {
+			query = s.db.Rebind(head + strings.TrimSuffix(strings.Repeat(one+",", n), ","))
 		}
-		query := s.db.Rebind(head + strings.TrimSuffix(strings.Repeat(one+",", n), ","))
-		if n == per {
+		if n == per && stmt == nil {
 			var err error
 			if stmt, err = tx.PreparexContext(ctx, query); err != nil {
 				return translate(err)
 			}
-			s.counted(ctx)
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				return fmt.Errorf("store: insert into %s: %w", table, translate(err))
-			}
-			continue
+			fullQuery = query
 		}
-		s.counted(ctx)
-		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-			return fmt.Errorf("store: insert into %s: %w", table, translate(err))
+		done := s.statement(ctx, query)
+		var err error
+		if n == per {
+			_, err = stmt.ExecContext(ctx, args...)
+		} else {
+			_, err = tx.ExecContext(ctx, query, args...)
+		}
+		err = translate(err)
+		done(err)
+		if err != nil {
+			return fmt.Errorf("store: insert into %s: %w", table, err)
 		}
 	}
 	return nil

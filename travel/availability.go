@@ -18,7 +18,9 @@ import (
 // flights of each bound in three round trips, however many there are.
 //
 // Errors: those of an offers search (OffersFor) of q.
-func (s *Service) FlightsAvailability(ctx context.Context, q *flightgraph.OfferSearch) ([]*flightgraph.FlightAvailability, error) {
+func (s *Service) FlightsAvailability(ctx context.Context, q *flightgraph.OfferSearch) (_ []*flightgraph.FlightAvailability, err error) {
+	ctx, end := s.traced(ctx, "availability")
+	defer func() { end(err) }()
 	if err := s.resolve(ctx, q); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,9 @@ import (
 // fare is at least 1.7 times the one behind it (cabinPerMille) where the loads can make it at most
 // 1.625 times cheaper (loadPerMille, 800‰ to 1300‰), with taxes no lower. TestCalendarIsTheSearchesCheapest holds this to
 // OffersFor over generated searches.
-func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, bound int, days []string, by flightgraph.CalendarType) ([]*flightgraph.LowestFare, error) {
+func (s *Service) LowestFares(ctx context.Context, q *flightgraph.OfferSearch, bound int, days []string, by flightgraph.CalendarType) (_ []*flightgraph.LowestFare, err error) {
+	ctx, end := s.traced(ctx, "calendar")
+	defer func() { end(err) }()
 	if len(days) == 0 {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "dateInterval", "a calendar needs at least one day")
 	}

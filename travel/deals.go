@@ -232,7 +232,9 @@ func (s *Service) BestOffersFeed(ctx context.Context, q *flightgraph.DealQuery) 
 
 // deals answers a deals search, its deals by destination over the days (byDay false) or by
 // destination and day (true).
-func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay bool) (*flightgraph.DealList, error) {
+func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay bool) (_ *flightgraph.DealList, err error) {
+	ctx, end := s.traced(ctx, "deals")
+	defer func() { end(err) }()
 	d, err := s.dealSearchOf(ctx, q)
 	if err != nil {
 		return nil, err

@@ -35,7 +35,9 @@ const maxInspirationFlights = 100_000
 // for an origin whose month holds more flights than one inspiration reads (maxInspirationFlights:
 // the caller may name a destination); ECodeTripDestination when no destination is found (none
 // under the price, the destination not reached that month).
-func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQuery) (*flightgraph.Inspiration, error) {
+func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQuery) (_ *flightgraph.Inspiration, err error) {
+	ctx, end := s.traced(ctx, "inspiration")
+	defer func() { end(err) }()
 	now := s.Now().UTC().Truncate(time.Second)
 	if err := q.Validate(now); err != nil {
 		return nil, err

@@ -44,7 +44,9 @@ type itinerary struct {
 // network, in each cabin asked for that has the seats, in each of the cabin's fare families;
 // ordered by departure, then price. It reads the flights in three round trips however many there
 // are: the nonstop and first flights together, the second flights, and their legs.
-func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bound int) ([]*flightgraph.Offer, error) {
+func (s *Service) OffersFor(ctx context.Context, q *flightgraph.OfferSearch, bound int) (_ []*flightgraph.Offer, err error) {
+	ctx, end := s.traced(ctx, "offers")
+	defer func() { end(err) }()
 	if err := s.resolve(ctx, q); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,22 @@ type Service struct {
 	// MailBudget bounds mail-my-search's mail with every other mail of the service
 	// (access.MailBudget); MailSearch refuses to work without one.
 	MailBudget flightgraph.MailBudget
+	// Trace, when set, starts the span of a search engine's work (work names it: offers,
+	// availability, inspiration, deals, calendar) and returns the context to do the work in and
+	// what to call with its error (package tracing). Unset, nothing is traced.
+	Trace func(ctx context.Context, work string) (context.Context, func(error))
 }
+
+// traced starts the span of work (Trace), if anything traces.
+func (s *Service) traced(ctx context.Context, work string) (context.Context, func(error)) {
+	if s.Trace == nil {
+		return ctx, untraced
+	}
+	return s.Trace(ctx, work)
+}
+
+// untraced is the end of work that no span watches.
+func untraced(error) {}
 
 // shop is the flight store shopping reads (Shop, else Flights).
 func (s *Service) shop() flightgraph.FlightStore {

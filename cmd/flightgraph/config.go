@@ -54,6 +54,9 @@ type config struct {
 	conns server.ConnLimits
 	// corsOrigins are the origins whose pages may call the APIs; empty for any.
 	corsOrigins string
+	// otlpEndpoint is the OTLP/HTTP receiver's base URL that traces go to; empty for the
+	// standard OTEL_* variables, and no tracing without them.
+	otlpEndpoint string
 }
 
 // flags declares the common settings on fs; each usage names the FLIGHTGRAPH_* variable that

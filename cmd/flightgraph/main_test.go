@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +23,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -314,9 +319,18 @@ func TestServeEmbedded(t *testing.T) {
 		t.Error("the metrics listener still answers after shutdown")
 	}
 
+	if strings.Contains(srv.stderr.String(), "tracing") {
+		t.Errorf("a start without an OTLP endpoint traces:\n%s", srv.stderr)
+	}
+
 	// A later start reuses the data and does not load it again; an empty --metrics-addr serves
-	// no metrics.
-	again := start(t, env, "--addr", "127.0.0.1:0", "--metrics-addr=")
+	// no metrics. It traces, to the OTLP endpoint its environment names.
+	spans := receiveSpans(t)
+	tracedEnv := map[string]string{"FLIGHTGRAPH_OTLP_ENDPOINT": spans.URL}
+	for k, v := range env {
+		tracedEnv[k] = v
+	}
+	again := start(t, tracedEnv, "--addr", "127.0.0.1:0", "--metrics-addr=")
 	if again.metricsURL != "" || strings.Contains(again.stdout.String(), "metrics") {
 		t.Errorf("--metrics-addr= still serves metrics at %q:\n%s", again.metricsURL, again.stdout)
 	}
@@ -332,7 +346,47 @@ func TestServeEmbedded(t *testing.T) {
 	if err := again.stop(); err != nil {
 		t.Fatal(err)
 	}
+	// The spans left at the stop went out before it returned.
+	if got := spans.names(); got["query"] == 0 || got["SELECT flights"] == 0 || !strings.Contains(again.stderr.String(), "tracing: spans are exported") {
+		t.Errorf("the traced start exported %v; its log:\n%s", got, again.stderr)
+	}
 	metricsPortTaken(t, env)
+}
+
+// spanReceiver is an OTLP/HTTP receiver that counts the spans it is sent by name.
+type spanReceiver struct {
+	*httptest.Server
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func receiveSpans(t *testing.T) *spanReceiver {
+	rc := &spanReceiver{n: map[string]int{}}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req collectortrace.ExportTraceServiceRequest
+		if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+			http.Error(w, "not an OTLP/HTTP protobuf export", http.StatusBadRequest)
+			return
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, sp := range ss.Spans {
+					rc.n[sp.Name]++
+				}
+			}
+		}
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *spanReceiver) names() map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return maps.Clone(rc.n)
 }
 
 // metricsPortTaken starts serve on the data of env with the metrics' port held by another
@@ -451,6 +505,8 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "https://developer.example.com/?a=b"}, "--public-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--cors-origins", "https://app.example.com/"}, `--cors-origins: origin "https://app.example.com/": want scheme://host[:port]`},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--cors-origins", "app.example.com"}, "--cors-origins"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--otlp-endpoint", "localhost:4318"}, "--otlp-endpoint"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--otlp-endpoint", "http://user:s3cret@collector:4318/?x=1"}, "--otlp-endpoint"},
 	} {
 		var out, errs bytes.Buffer
 		err := run(context.Background(), c.args, getenv, strings.NewReader(""), &out, &errs)
@@ -467,6 +523,15 @@ func TestBadInvocations(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"serve"}, badEnv, strings.NewReader(""), &out, io.Discard); err == nil || !strings.Contains(err.Error(), `FLIGHTGRAPH_ROLL_EVERY="hourly"`) {
 		t.Errorf("bad FLIGHTGRAPH_ROLL_EVERY: %v", err)
+	}
+	// Tracing that flightgraph cannot do is refused, not silently skipped.
+	for name, value := range map[string]string{"OTEL_TRACES_EXPORTER": "zipkin", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"} {
+		otelEnv := func(k string) string {
+			return map[string]string{"FLIGHTGRAPH_DATA_DIR": t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", name: value}[k]
+		}
+		if err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0"}, otelEnv, strings.NewReader(""), &out, io.Discard); err == nil || !strings.Contains(err.Error(), name+"="+value) {
+			t.Errorf("serve with %s=%s: %v, want an error naming it", name, value, err)
+		}
 	}
 	if err := run(context.Background(), []string{"version"}, getenv, strings.NewReader(""), &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "flightgraph ") {
 		t.Errorf("version: %q %v", out.String(), err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,6 +34,7 @@ import (
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/tracing"
 )
 
 // defaultMetricsAddr is --metrics-addr's default: loopback, on the port OpenTelemetry's
@@ -66,6 +70,7 @@ func serveFlags(fs *flag.FlagSet) *config {
 	fs.IntVar(&c.mailPerMinute, "mail-per-minute", access.DefaultMailLimits.ReplicaPerMinute, "mails this replica queues in a minute, for everyone together; past it, what would mail answers 429 MAIL_429.000 (FLIGHTGRAPH_MAIL_PER_MINUTE)")
 	fs.StringVar(&c.corsOrigins, "cors-origins", "", "comma-separated origins (https://app.example.com) whose pages may call the APIs across origins; empty or * for any origin (FLIGHTGRAPH_CORS_ORIGINS)")
 	fs.DurationVar(&c.grace, "shutdown-grace", 15*time.Second, "time requests in flight get to finish on shutdown (FLIGHTGRAPH_SHUTDOWN_GRACE)")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "base URL of an OTLP/HTTP receiver (an OpenTelemetry collector, e.g. http://localhost:4318) to export traces to, at <url>/v1/traces; empty for the standard OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, and with neither, no tracing at all (FLIGHTGRAPH_OTLP_ENDPOINT)")
 	return c
 }
 
@@ -114,6 +119,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	offerKey, err := c.loadOfferKey()
 	if err != nil {
 		return err
+	}
+	tracer, err := c.tracer(ctx, getenv, log)
+	if err != nil {
+		return err
+	}
+	if tracer != nil {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracing.ShutdownTimeout)
+			defer cancel()
+			if err := tracer.Shutdown(sctx); err != nil {
+				log.Warn("tracing: the last spans were not exported", "err", err)
+			}
+		}()
 	}
 	// Bad URLs are refused before any work: opening and seeding a store takes seconds.
 	var (
@@ -185,6 +203,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		closeListeners()
 		return err
 	}
+	var (
+		traceWork     func(context.Context, string) (context.Context, func(error))
+		traceRequests func(http.Handler) http.Handler
+	)
+	if tracer != nil {
+		db.OnStatement, traceWork, traceRequests = tracer.Statements(db.Dialect()), tracer.Work, tracer.Handler
+	}
 	svc := app.New(app.Config{
 		Log: log, Stores: app.StoresOf(db), SnapshotTTL: c.referenceTTL,
 		PortalURL: portalURL(c.publicURL, ln.Addr()), OfferKey: offerKey, MailRetention: c.mailRetention,
@@ -193,10 +218,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
 		AccessFeed: accessFeed(db, log), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
+		Trace: traceWork,
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
-		RequestTimeout: c.requestTimeout, Conns: c.conns, CORSOrigins: corsOrigins}, svc)
+		RequestTimeout: c.requestTimeout, Conns: c.conns, CORSOrigins: corsOrigins, Trace: traceRequests}, svc)
 	if err := srv.Access.SyncCatalogue(ctx); err != nil {
 		closeListeners()
 		return fmt.Errorf("sync the API catalogue: %w", err)
@@ -279,6 +305,34 @@ func listenMetrics(addr string, explicit bool, log *slog.Logger) (net.Listener, 
 		return nil, fmt.Errorf("--metrics-addr %s is taken by another process: choose a free address, or --metrics-addr= for no metrics: %w", addr, err)
 	}
 	return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+}
+
+// tracer returns the tracer that exports spans to --otlp-endpoint, or to the endpoint of the
+// standard OTEL_* variables; nil when neither names one (or OTEL_SDK_DISABLED=true,
+// OTEL_TRACES_EXPORTER=none): then nothing traces, and nothing on the way of a request costs
+// anything for it. The SDK reports the exports that fail through the log, at WARN.
+func (c *config) tracer(ctx context.Context, getenv func(string) string, log *slog.Logger) (*tracing.Tracer, error) {
+	want, err := tracing.Wanted(c.otlpEndpoint, getenv)
+	if err != nil || !want {
+		return nil, err
+	}
+	endpoint := c.otlpEndpoint
+	if endpoint != "" {
+		if endpoint, err = tracing.TracesURL(endpoint); err != nil {
+			return nil, fmt.Errorf("--otlp-endpoint: %w", err)
+		}
+	} else {
+		endpoint = cmp.Or(getenv(tracing.EnvTracesEndpoint), getenv(tracing.EnvEndpoint)+" (+/v1/traces)")
+	}
+	ver, _ := buildInfo()
+	t, err := tracing.New(ctx, tracing.Config{Endpoint: c.otlpEndpoint, Version: ver})
+	if err != nil {
+		return nil, err
+	}
+	// The SDK's one error handler is process-wide; the process has one tracer.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing: the OTLP export failed", "err", err) }))
+	log.Info("tracing: spans are exported over OTLP/HTTP", "endpoint", redact(endpoint))
+	return t, nil
 }
 
 // checkConns refuses connection limits that make no sense.
