@@ -2,14 +2,18 @@ package server_test
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
@@ -70,4 +74,40 @@ func TestManyClientsOfOneKeyInsideItsPlan(t *testing.T) {
 			t.Errorf("%d clients of one key well inside its plan, %d calls each: not served %v, e.g. %.300s", clients, calls, refused, sample)
 		}
 	})
+}
+
+// TestAccessLogLevels: at INFO, a call that was served writes no access-log line (issue 22: a line
+// each cost a cheap call a measurable share) and neither does a plan's 429, while an error does,
+// with its request id; at DEBUG every request has its line; the request counter counts them all.
+func TestAccessLogLevels(t *testing.T) {
+	logs := &lockedBuffer{}
+	level := new(slog.LevelVar)
+	s := newServerWith(t, storetest.Open(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level}))
+		c.DefaultPlans = true
+	})
+	key := map[string]string{"api-key": s.demo.APIKey}
+	const ping = "/opendata/flightstatus/v1/ping"
+	lines := func() []string { return regexp.MustCompile(`msg=request [^\n]*`).FindAllString(logs.String(), -1) }
+	before := len(lines())
+	for range flightgraph.DefaultLimits.PerSecond + 1 { // the frozen clock: the last one is a plan's 429
+		s.call(t, http.MethodGet, ping, key, "")
+	}
+	if code, _, _ := s.call(t, http.MethodGet, ping, key, ""); code != http.StatusTooManyRequests {
+		t.Fatalf("ping over the plan: %d, want 429", code)
+	}
+	s.call(t, http.MethodGet, "/opendata/nothing", nil, "")
+	got := lines()[before:]
+	if len(got) != 1 || !strings.Contains(got[0], "status=404") || !strings.Contains(got[0], "requestId=") {
+		t.Errorf("request lines at INFO: %q, want the 404's only", got)
+	}
+	level.Set(slog.LevelDebug)
+	s.call(t, http.MethodGet, "/healthz", nil, "")
+	if got := lines(); !strings.Contains(got[len(got)-1], "status=200") {
+		t.Errorf("at DEBUG, the last request line is %q, want the 200's", got[len(got)-1])
+	}
+	if body := s.metrics(t); !strings.Contains(body, `flightgraph_http_requests_total{code="200",method="GET",route="GET /opendata/{api}/{version}/ping"} 5`) ||
+		!strings.Contains(body, `flightgraph_http_requests_total{code="429",method="GET",route="GET /opendata/{api}/{version}/ping"} 2`) {
+		t.Errorf("the request counter does not count every ping:\n%s", body)
+	}
 }
