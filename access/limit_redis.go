@@ -45,7 +45,9 @@ const (
 //
 // It returns {TIME seconds, TIME microseconds, day}, then five integers a call: status, second
 // used, day used, retry after µs, second reset µs. A missing day counter is reported as status -1
-// instead of being started from 0, so that the caller seeds it from durable storage.
+// instead of being started from 0, so that the caller seeds it from durable storage. The calls of
+// one subscription in a batch read its window and day counter once, and write its day counter and
+// the window's lifetime once.
 const admitScript = `
 local function civil(days)
   -- Howard Hinnant's days_from_civil inverse: the proleptic Gregorian date of a day number.
@@ -68,31 +70,47 @@ local usec = tonumber(t[2])
 local now = sec * 1000000 + usec
 local day = civil(math.floor(sec / 86400))
 local stamp = t[1] .. string.format('%06d', usec) .. ':'
-local ttl = ARGV[1]
 local out = {sec, usec, day}
+
+-- What the batch learnt of each window and day counter, so that the calls of one subscription
+-- in a batch cost one read of each: a window's count and oldest time, a day's count (false when
+-- Redis does not hold it), the day's calls to add and the windows to keep alive once at the end.
+local windows = {}
+local days = {}
+local added = {}
+local touched = {}
 
 for c = 1, #KEYS / 2 do
   local window = KEYS[2 * c - 1]
   local dayKey = KEYS[2 * c] .. day
   local a = 1 + 5 * (c - 1)
-  local used = redis.call('GET', dayKey)
+  local used = days[dayKey]
+  if used == nil then
+    used = redis.call('GET', dayKey)
+    used = used and tonumber(used) or false
+    days[dayKey] = used
+  end
   if not used then
     out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0
   else
-    used = tonumber(used)
     local perSecond = tonumber(ARGV[a + 1])
     local perDay = tonumber(ARGV[a + 2])
     local calls = tonumber(ARGV[a + 4])
     local places = tonumber(ARGV[a + 5])
 
-    -- A call exactly one second old has left the window.
-    redis.call('ZREMRANGEBYSCORE', window, '-inf', now - 1000000)
-    local n = redis.call('ZCARD', window)
-
-    local function leaves(rank)
-      local e = redis.call('ZRANGE', window, rank, rank, 'WITHSCORES')
-      if #e == 0 then return 0 end
-      local d = tonumber(e[2]) + 1000000 - now
+    local w = windows[window]
+    if not w then
+      -- A call exactly one second old has left the window.
+      redis.call('ZREMRANGEBYSCORE', window, '-inf', now - 1000000)
+      w = {n = redis.call('ZCARD', window)}
+      if w.n > 0 then
+        w.oldest = tonumber(redis.call('ZRANGE', window, 0, 0, 'WITHSCORES')[2])
+      end
+      windows[window] = w
+    end
+    local function leaves(at)
+      if not at then return 0 end
+      local d = at + 1000000 - now
       if d < 0 then return 0 end
       if d > 1000000 then return 1000000 end
       return d
@@ -101,25 +119,36 @@ for c = 1, #KEYS / 2 do
     local status, retry = 1, 0
     if used + calls > perDay then
       status = 2
-    elseif n + places > perSecond then
+    elseif w.n + places > perSecond then
       status, retry = 0, 1000000
       if perSecond > 0 then
         -- The window has room for the call's places once all but perSecond-places of its
         -- calls have left it.
-        retry = leaves(n + places - perSecond - 1)
+        local rank = w.n + places - perSecond - 1
+        local e = redis.call('ZRANGE', window, rank, rank, 'WITHSCORES')
+        retry = leaves(e[2] and tonumber(e[2]))
       end
     else
       local member = stamp .. ARGV[a + 3] .. ':'
       for i = 1, places do
         redis.call('ZADD', window, now, member .. i)
       end
-      redis.call('PEXPIRE', window, ttl)
-      used = redis.call('INCRBY', dayKey, calls)
-      n = n + places
+      w.n = w.n + places
+      if not w.oldest then w.oldest = now end
+      touched[window] = true
+      used = used + calls
+      days[dayKey] = used
+      added[dayKey] = (added[dayKey] or 0) + calls
     end
-    out[#out + 1] = status; out[#out + 1] = n; out[#out + 1] = used; out[#out + 1] = retry
-    out[#out + 1] = leaves(0)
+    out[#out + 1] = status; out[#out + 1] = w.n; out[#out + 1] = used; out[#out + 1] = retry
+    out[#out + 1] = leaves(w.oldest)
   end
+end
+for window in pairs(touched) do
+  redis.call('PEXPIRE', window, ARGV[1])
+end
+for dayKey, n in pairs(added) do
+  redis.call('INCRBY', dayKey, n)
 end
 return out
 `
