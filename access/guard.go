@@ -230,7 +230,7 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 			// credential authenticated lately, else in its client address's.
 			hash := credentialHash(r)
 			recent := g.Refusals.Recent(hash)
-			done, refusedNow := g.Refusals.Reserve(client, hash)
+			done, refusedNow := g.Refusals.Reserve(r.Context(), client, hash)
 			if refusedNow != nil {
 				fail(w, r, refusedNow)
 				return
@@ -258,14 +258,15 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 					// window holds its work from here.
 					done(false)
 					g.Refusals.Authenticated(hash)
-					if done, refusedNow = g.Refusals.ReserveCredential(hash); refusedNow != nil {
+					if done, refusedNow = g.Refusals.ReserveCredential(r.Context(), hash); refusedNow != nil {
 						fail(w, r, refusedNow)
 						return
 					}
 				}
 			}
 			// The place is held until the call is admitted (its body read, parsed and checked),
-			// not while it runs, so that a credential's calls in parallel do not fill it.
+			// not while it runs, so that a credential's calls in parallel do not fill it; and
+			// those that find it full of calls being admitted wait for them (Refusals.Reserve).
 			var once sync.Once
 			settle := func(refused bool) { once.Do(func() { done(refused) }) }
 			sw := statusOf(w)

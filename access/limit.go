@@ -96,6 +96,10 @@ type memoryState struct {
 	dayKnown bool
 	dayUsed  int64
 	dropped  bool // swept out of its shard: whoever holds it looks it up again
+	// held counts the reservations not yet settled (reserve, settle); freed, when someone
+	// waits for one of them (reserveOrWait), is closed when the next is settled.
+	held  int
+	freed chan struct{}
 }
 
 // memorySweepEvery is how often a shard drops the states of the names that made no call in the
@@ -201,6 +205,15 @@ func (l *MemoryLimiter) record(subscription string, places int) {
 // next, when the window has room; otherwise it returns the per-second refusal, whose DayUsed is
 // this limiter's count and may lag the primary's.
 func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits, places int) (at int64, refusal Decision, ok bool) {
+	at, refusal, ok, _ = l.reserveOrWait(subscription, limits, places, false)
+	return at, refusal, ok
+}
+
+// reserveOrWait is reserve; when the window has no room while some of its places are reserved and
+// not yet settled and wait is set, it also returns a channel that is closed once one of them is
+// settled, when the window may have room again (see Refusals). It is nil when every place of the
+// window is settled: no room will come before the oldest leaves the window.
+func (l *MemoryLimiter) reserveOrWait(subscription string, limits flightgraph.Limits, places int, wait bool) (at int64, refusal Decision, ok bool, freed <-chan struct{}) {
 	st := l.locked(subscription)
 	defer st.mu.Unlock()
 	t := l.windowNow(st)
@@ -211,12 +224,19 @@ func (l *MemoryLimiter) reserve(subscription string, limits flightgraph.Limits, 
 		if n > 0 {
 			d.SecondReset = windowLeaves(st.window.at(0), t)
 		}
-		return 0, d, false
+		if wait && st.held > 0 {
+			if st.freed == nil {
+				st.freed = make(chan struct{})
+			}
+			freed = st.freed
+		}
+		return 0, d, false, freed
 	}
 	for range places {
 		st.window.push(t)
 	}
-	return t, Decision{}, true
+	st.held++
+	return t, Decision{}, true, nil
 }
 
 // settle ends a reservation made at at: the place is dropped when the primary did not admit the
@@ -233,6 +253,11 @@ func (l *MemoryLimiter) settle(subscription string, at int64, places int, admitt
 		for range places {
 			st.window.insert(t)
 		}
+	}
+	st.held = max(st.held-1, 0)
+	if st.freed != nil {
+		close(st.freed)
+		st.freed = nil
 	}
 }
 
@@ -297,8 +322,8 @@ func (l *MemoryLimiter) locked(subscription string) *memoryState {
 	}
 }
 
-// sweep drops, at most every memorySweepEvery, the states of sh whose window is empty; the caller
-// holds sh's lock (taken before any state's, as everywhere).
+// sweep drops, at most every memorySweepEvery, the states of sh whose window is empty and that
+// hold no reservation; the caller holds sh's lock (taken before any state's, as everywhere).
 func (l *MemoryLimiter) sweep(sh *memoryShard) {
 	now := l.now().UnixNano()
 	if now-sh.swept < int64(memorySweepEvery) {
@@ -307,7 +332,8 @@ func (l *MemoryLimiter) sweep(sh *memoryShard) {
 	sh.swept = now
 	for name, st := range sh.subs {
 		st.mu.Lock()
-		if st.window.prune(now - int64(time.Second)); st.window.n == 0 {
+		// A state with a reservation outstanding stays: its settle must find it.
+		if st.window.prune(now - int64(time.Second)); st.window.n == 0 && st.held == 0 {
 			st.dropped = true
 			delete(sh.subs, name)
 		}

@@ -992,3 +992,89 @@ func TestLimiterWeightedCalls(t *testing.T) {
 		})
 	}
 }
+
+// scriptRuns counts the limiter scripts a client sends.
+type scriptRuns struct{ n atomic.Int64 }
+
+func (h *scriptRuns) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *scriptRuns) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); name == "evalsha" || name == "eval" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *scriptRuns) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRedisLimiter_Batches: calls decided at once share script runs (issue 22: one run a call
+// halved throughput), and the decisions stay exact: per subscription, in a batch as across
+// batches, the day's quota admits exactly its calls, a seeded day counts from its seed, weighted
+// calls are charged their weight, and no sliding second admits more than the plan.
+func TestRedisLimiter_Batches(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	runs := &scriptRuns{}
+	c.AddHook(runs)
+	usage := func(ctx context.Context, subscription, day string) (int64, error) {
+		if subscription == "seeded" {
+			return 3, nil
+		}
+		return 0, nil
+	}
+	l := access.NewRedisLimiter(c, storetest.RedisPrefix(t, c), usage)
+	day := flightgraph.Limits{PerSecond: 1000, PerDay: 20}
+	second := flightgraph.Limits{PerSecond: 5, PerDay: 1000}
+	type call struct {
+		sub    string
+		limits flightgraph.Limits
+		calls  int
+	}
+	var calls []call
+	for range 100 {
+		calls = append(calls, call{"day", day, 1}, call{"seeded", day, 1}, call{"weighted", day, 3}, call{"second", second, 1})
+	}
+	ds := make([]access.Decision, len(calls))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, cl := range calls {
+		wg.Go(func() {
+			<-start
+			d, err := l.Admit(t.Context(), cl.sub, cl.limits, cl.calls)
+			if err != nil {
+				t.Error(err)
+			}
+			ds[i] = d
+		})
+	}
+	close(start)
+	wg.Wait()
+	admitted := map[string]int{}
+	var seconds []time.Time
+	for i, d := range ds {
+		if d.Allowed {
+			admitted[calls[i].sub]++
+			if calls[i].sub == "second" {
+				seconds = append(seconds, d.At)
+			}
+		} else if calls[i].sub != "second" && (d.Code != flightgraph.ECodePerDayLimit || d.RetryAfter <= 0) {
+			t.Errorf("%s refused with %q, retry after %v; want %s", calls[i].sub, d.Code, d.RetryAfter, flightgraph.ECodePerDayLimit)
+		}
+	}
+	for sub, want := range map[string]int{"day": 20, "seeded": 17, "weighted": 6} {
+		if admitted[sub] != want {
+			t.Errorf("%s: %d admitted, want %d", sub, admitted[sub], want)
+		}
+	}
+	if admitted["second"] < 5 {
+		t.Errorf("second: %d admitted, want at least 5", admitted["second"])
+	}
+	assertSlidingWindow(t, seconds, 5)
+	if n := runs.n.Load(); n >= int64(len(calls))/2 {
+		t.Errorf("%d script runs for %d calls decided at once, want them batched", n, len(calls))
+	} else {
+		t.Logf("%d script runs for %d calls", n, len(calls))
+	}
+}

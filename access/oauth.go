@@ -163,7 +163,7 @@ func (t *TokenService) handle(r *http.Request) (resp *tokenResponse, oe *oauthEr
 	}
 	hash, known = clientHash(r, form), true
 	// The client is looked up with a place (Refusals.Reserve).
-	done, refused := t.Refusals.Reserve(address, hash)
+	done, refused := t.Refusals.Reserve(ctx, address, hash)
 	if refused != nil {
 		return nil, tooMany(refused.RetryAfter, refused.Message)
 	}

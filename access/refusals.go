@@ -38,6 +38,9 @@ const (
 //     Nobody else's refusals can fill a credential's window: a key, token or session is its
 //     holder's alone.
 //
+// In either window, a request that finds it full of places held by requests still at work waits
+// for one of them to end rather than being refused (Reserve): only refusals refuse.
+//
 // Credentials that authenticated lately are remembered by the hash of their canonical form
 // (CredentialHash), issued tokens from their issue; one that is refused is forgotten, and needs a
 // place again.
@@ -76,27 +79,60 @@ func NewRefusals(limits RefusalLimits, now func() time.Time) *Refusals {
 // authenticated lately, else in its client address's; or refuses the request with
 // ECodePerSecondLimit and the wait when the window is full. done ends the work: refused keeps the
 // place, otherwise it is given back.
-func (f *Refusals) Reserve(address, hash string) (done func(refused bool), _ *flightgraph.Error) {
+//
+// A window full of places still held by requests at work (not yet refused or given back) is no
+// refusal yet: the request waits, up to RefusalWait or until ctx is done, for one of them to end
+// (see reserve).
+func (f *Refusals) Reserve(ctx context.Context, address, hash string) (done func(refused bool), _ *flightgraph.Error) {
 	if f == nil {
 		return func(bool) {}, nil
 	}
 	if f.Recent(hash) {
-		return f.ReserveCredential(hash)
+		return f.ReserveCredential(ctx, hash)
 	}
-	return f.reserve("refused:address:"+address, f.address, "from this address")
+	return f.reserve(ctx, "refused:address:"+address, f.address, "from this address")
 }
 
-func (f *Refusals) reserve(name string, limits flightgraph.Limits, of string) (func(bool), *flightgraph.Error) {
-	at, d, ok := f.window.reserve(name, limits, 1)
-	if !ok {
-		return nil, tooManyRefused(d.RetryAfter, limits.PerSecond, of)
+// RefusalWait is how long a request waits for a place in a refusals window that is full of the
+// places of requests still at work.
+const RefusalWait = time.Second
+
+// reserve takes a place in the window of name. The window holds the places of the requests at
+// work as well as those of the refused ones, so that a burst sent at once cannot slip past; but
+// only refusals may refuse. A request that finds the window full while some of its places are
+// held by requests at work waits until one of them ends: given back, it leaves room; kept (that
+// request was refused), the window holds one more refusal. So a client that sends many
+// requests at once with one credential (a closed-loop load of 50 clients sharing a key) is not
+// refused for its own calls in flight, while a burst of refused ones still does at most the
+// window's work a second: the others wait for those to end and are refused then.
+func (f *Refusals) reserve(ctx context.Context, name string, limits flightgraph.Limits, of string) (func(bool), *flightgraph.Error) {
+	var timeout <-chan time.Time
+	for {
+		at, d, ok, freed := f.window.reserveOrWait(name, limits, 1, true)
+		if ok {
+			return func(refused bool) { f.window.settle(name, at, 1, refused) }, nil
+		}
+		if freed == nil {
+			return nil, tooManyRefused(d.RetryAfter, limits.PerSecond, of)
+		}
+		if timeout == nil {
+			t := time.NewTimer(RefusalWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return nil, tooManyRefused(d.RetryAfter, limits.PerSecond, of)
+		case <-ctx.Done():
+			return nil, tooManyRefused(d.RetryAfter, limits.PerSecond, of)
+		}
 	}
-	return func(refused bool) { f.window.settle(name, at, 1, refused) }, nil
 }
 
 // CountAddress counts one refused request from address that took no place before its work.
 func (f *Refusals) CountAddress(address string) {
-	if done, err := f.Reserve(address, ""); err == nil {
+	if done, err := f.Reserve(context.Background(), address, ""); err == nil {
 		done(true)
 	}
 }
@@ -125,11 +161,11 @@ func (f *Refusals) Failed(hash string) {
 }
 
 // ReserveCredential is Reserve in the window of a credential that authenticated, by its hash.
-func (f *Refusals) ReserveCredential(hash string) (done func(refused bool), _ *flightgraph.Error) {
+func (f *Refusals) ReserveCredential(ctx context.Context, hash string) (done func(refused bool), _ *flightgraph.Error) {
 	if f == nil {
 		return func(bool) {}, nil
 	}
-	return f.reserve("refused:credential:"+hash, f.credential, "with this credential")
+	return f.reserve(ctx, "refused:credential:"+hash, f.credential, "with this credential")
 }
 
 // CredentialHash is the hash a credential is remembered by: of its value, whatever the header's

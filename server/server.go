@@ -293,9 +293,24 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		elapsed := time.Since(start)
 		s.requests.WithLabelValues(route, r.Method, strconv.Itoa(sw.Status)).Inc()
 		s.duration.WithLabelValues(route, r.Method).Observe(elapsed.Seconds())
-		s.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", sw.Status), slog.Duration("elapsed", elapsed), slog.String("requestId", flightgraph.RequestIDFromContext(r.Context())))
+		if level := accessLogLevel(sw.Status); s.Log.Enabled(r.Context(), level) {
+			s.Log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", sw.Status), slog.Duration("elapsed", elapsed), slog.String("requestId", flightgraph.RequestIDFromContext(r.Context())))
+		}
 	})
+}
+
+// accessLogLevel is the level of a request's access-log line. Answers that served the call
+// (below 400) and a plan's refusals (429) are DEBUG: at INFO a line each would cost a cheap call
+// a measurable share (issue 22), and flightgraph_http_requests_total counts them by route and
+// status all the same. Other client errors, the client gone (499) and server errors stay INFO,
+// each with its request id: they are what someone reads the log for, and they are bounded (the
+// refusals' windows).
+func accessLogLevel(status int) slog.Level {
+	if status < http.StatusBadRequest || status == http.StatusTooManyRequests {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }
 
 // Shutdown says how Run stops once its context is done.
