@@ -37,6 +37,7 @@ type Hub struct {
 	PollEvery time.Duration
 
 	wake chan struct{}
+	once sync.Once
 
 	mu      sync.Mutex
 	cursor  int64 // the latest position fanned out
@@ -68,8 +69,15 @@ func (h *Hub) Open() int {
 	return len(h.subs)
 }
 
-// Run follows the events until ctx is done.
-func (h *Hub) Run(ctx context.Context) {
+// Start runs the hub (Run) in a goroutine of its own until ctx is done, unless it runs already:
+// the server starts it with its background work, a subscription on a server that did not (a
+// test's handler) with a context that never ends.
+func (h *Hub) Start(ctx context.Context) {
+	h.once.Do(func() { go h.run(ctx) })
+}
+
+// run follows the events until ctx is done.
+func (h *Hub) run(ctx context.Context) {
 	every := cmp.Or(h.PollEvery, DefaultPollEvery)
 	for {
 		_, latest, err := h.Events.Positions(ctx)
@@ -204,6 +212,7 @@ func (s *Sub) lastSent() int64 {
 // any, is an event with only End set, saying why (ECodeResume, ECodePositionExpired,
 // ECodeSubscriptionRevoked via cut). cut ends the subscription with its error.
 func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *flightgraph.FlightEvent, func(error), error) {
+	h.Start(context.Background())
 	select {
 	case <-h.ready:
 	case <-ctx.Done():

@@ -6,6 +6,8 @@ package resolvers
 import (
 	"time"
 
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
@@ -14,4 +16,7 @@ type Resolver struct {
 	Travel *travel.Service
 	// Now is the clock that statuses and actual times follow.
 	Now func() time.Time
+	// Live opens the subscriptions; Events records the operations API's writes.
+	Live   *live.Service
+	Events flightgraph.FlightEventStore
 }

@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"github.com/flightgraph/flightgraph/live"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -79,6 +80,14 @@ func (r *flightLegResolver) Aircraft(ctx context.Context, obj *model.FlightLeg) 
 	return r.legAircraft(ctx, obj.FlightLeg)
 }
 
+func (r *flightStatusEventResolver) Position(ctx context.Context, obj *flightgraph.FlightEvent) (string, error) {
+	return r.eventPosition(obj)
+}
+
+func (r *flightStatusEventResolver) Flight(ctx context.Context, obj *flightgraph.FlightEvent) (*model.Flight, error) {
+	return r.eventFlight(ctx, obj)
+}
+
 func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error) {
 	return obj.ActualAt(r.Now()), nil
 }
@@ -103,6 +112,10 @@ func (r *mutationResolver) MailMySearch(ctx context.Context, email string, searc
 		out.CheapestOffer = graph.For(ctx).Offers(ctx, []*flightgraph.Offer{cheapest})[0]
 	}
 	return out, nil
+}
+
+func (r *mutationResolver) RecordFlightOperation(ctx context.Context, input flightgraph.FlightOperation) (*flightgraph.FlightEvent, error) {
+	return r.recordOperation(ctx, input)
 }
 
 func (r *queryResolver) Flight(ctx context.Context, id string) (*model.Flight, error) {
@@ -261,6 +274,18 @@ func (r *scheduledLegResolver) Destination(ctx context.Context, obj *flightgraph
 	return r.airport(ctx, obj.DestinationCode)
 }
 
+func (r *subscriptionResolver) FlightStatusChanged(ctx context.Context, ids []string, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	return r.subscribe(ctx, live.Filter{FlightIDs: ids}, after)
+}
+
+func (r *subscriptionResolver) Departures(ctx context.Context, airport string, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	return r.subscribe(ctx, live.Filter{Departing: airport}, after)
+}
+
+func (r *subscriptionResolver) Arrivals(ctx context.Context, airport string, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	return r.subscribe(ctx, live.Filter{Arriving: airport}, after)
+}
+
 func (r *Resolver) Aircraft() graph.AircraftResolver { return &aircraftResolver{r} }
 
 func (r *Resolver) Airport() graph.AirportResolver { return &airportResolver{r} }
@@ -279,6 +304,10 @@ func (r *Resolver) Flight() graph.FlightResolver { return &flightResolver{r} }
 
 func (r *Resolver) FlightLeg() graph.FlightLegResolver { return &flightLegResolver{r} }
 
+func (r *Resolver) FlightStatusEvent() graph.FlightStatusEventResolver {
+	return &flightStatusEventResolver{r}
+}
+
 func (r *Resolver) Movement() graph.MovementResolver { return &movementResolver{r} }
 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
@@ -289,19 +318,23 @@ func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
 
 func (r *Resolver) ScheduledLeg() graph.ScheduledLegResolver { return &scheduledLegResolver{r} }
 
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
-	aircraftResolver      struct{ *Resolver }
-	airportResolver       struct{ *Resolver }
-	cabinResolver         struct{ *Resolver }
-	cargoCapacityResolver struct{ *Resolver }
-	cargoLegResolver      struct{ *Resolver }
-	carrierResolver       struct{ *Resolver }
-	cityResolver          struct{ *Resolver }
-	flightResolver        struct{ *Resolver }
-	flightLegResolver     struct{ *Resolver }
-	movementResolver      struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	routeResolver         struct{ *Resolver }
-	scheduledLegResolver  struct{ *Resolver }
+	aircraftResolver          struct{ *Resolver }
+	airportResolver           struct{ *Resolver }
+	cabinResolver             struct{ *Resolver }
+	cargoCapacityResolver     struct{ *Resolver }
+	cargoLegResolver          struct{ *Resolver }
+	carrierResolver           struct{ *Resolver }
+	cityResolver              struct{ *Resolver }
+	flightResolver            struct{ *Resolver }
+	flightLegResolver         struct{ *Resolver }
+	flightStatusEventResolver struct{ *Resolver }
+	movementResolver          struct{ *Resolver }
+	mutationResolver          struct{ *Resolver }
+	queryResolver             struct{ *Resolver }
+	routeResolver             struct{ *Resolver }
+	scheduledLegResolver      struct{ *Resolver }
+	subscriptionResolver      struct{ *Resolver }
 )

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -251,4 +252,61 @@ func (s *FlightEventStore) FlightsChangingBetween(ctx context.Context, from, to 
 		OR (est_arrival_utc > ? AND est_arrival_utc <= ?) OR (departure_utc > ? AND departure_utc <= ?)
 		ORDER BY id`, from, to, from.Add(board), to.Add(board), from, to, from.Add(window), to.Add(window))
 	return rows, err
+}
+
+// EventFeed tells this process of the flight status events other processes record, over
+// PostgreSQL LISTEN/NOTIFY on a connection of its own (application_name …-event-feed), as the
+// access feed does for access changes. A notification only wakes the reader (live.Hub), which
+// reads by position from the store: a lost one costs the reader's poll interval, never an event.
+type EventFeed struct{ db *DB }
+
+// NewEventFeed returns the event feed of db.
+func NewEventFeed(db *DB) *EventFeed { return &EventFeed{db: db} }
+
+// Watch calls notify with each position announced, and with 0 whenever the feed (re)connects,
+// until ctx is done. On SQLite, which one process owns, it waits: the store tells its own
+// process (FlightEventStore.OnRecorded).
+func (f *EventFeed) Watch(ctx context.Context, notify func(position int64)) error {
+	if f.db.dialect != Postgres {
+		<-ctx.Done()
+		return nil
+	}
+	dsn, err := listenerDSN(f.db.dsn)
+	if err != nil {
+		return err
+	}
+	dsn = strings.Replace(dsn, "-access-feed", "-event-feed", 1)
+	var channel string
+	for {
+		if err := f.db.db.GetContext(ctx, &channel, `SELECT `+eventsChannel); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(feedReconnectMin):
+		}
+	}
+	l := pq.NewListener(dsn, feedReconnectMin, feedReconnectMax, func(ev pq.ListenerEventType, err error) {
+		if ev == pq.ListenerEventConnected || ev == pq.ListenerEventReconnected {
+			notify(0)
+		}
+	})
+	defer l.Close()
+	go l.Listen(channel)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case n, ok := <-l.Notify:
+			if !ok {
+				return nil
+			}
+			var p int64
+			if n != nil {
+				p, _ = strconv.ParseInt(n.Extra, 10, 64)
+			}
+			notify(p)
+		}
+	}
 }
