@@ -67,7 +67,7 @@ type Config struct {
 	EventFeed interface {
 		Watch(ctx context.Context, notify func(position int64)) error
 	}
-	Hasher     access.PasswordHasher // default: access.DefaultPasswordHasher
+	Hasher access.PasswordHasher // default: access.DefaultPasswordHasher
 	// PasswordHashConcurrency bounds the password hashes computed at once by the portal and the
 	// token endpoint together; 0 means access.DefaultHashConcurrency.
 	PasswordHashConcurrency int
