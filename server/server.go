@@ -141,7 +141,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	// pages' cookie must be Secure (and __Host-) all the same.
 	(&web.Portal{API: portalAPI, Log: s.Log, Now: s.Now, Secure: strings.HasPrefix(strings.ToLower(svc.Access.PortalURL), "https://")}).Register(mux)
 	mux.Handle("/oauthcust/oauth/token", s.Tokens)
-	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
+	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime, Live: svc.Live}
 	api.Register(mux)
 	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
 	mux.Handle("/openapi.json", api.OpenAPIElse())
