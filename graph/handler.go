@@ -63,7 +63,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// events (graphql-sse: a POST accepting text/event-stream), then HTTP, which takes every
 	// method but OPTIONS (HEAD included, refused with its Allow), and Options the preflights.
 	h.AddTransport(transport.Websocket{KeepAlivePingInterval: 15 * time.Second})
-	h.AddTransport(transport.SSE{})
+	h.AddTransport(sse{})
 	h.AddTransport(HTTP{Log: c.Log})
 	h.AddTransport(transport.Options{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -115,3 +115,18 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		loaded.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(r.Context(), pos)))
 	})
 }
+
+// sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's
+// wrappers: gqlgen asks the writer itself for http.Flusher, which they implement by Unwrap.
+type sse struct{ transport.SSE }
+
+func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.SSE.Do(flusher{w}, r, exec)
+}
+
+// flusher flushes with http.ResponseController, which finds the Flusher under wrappers.
+type flusher struct{ http.ResponseWriter }
+
+func (f flusher) Flush() { http.NewResponseController(f.ResponseWriter).Flush() }
+
+func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
