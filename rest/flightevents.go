@@ -85,6 +85,8 @@ func (a *API) flightEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// A first comment, so that the headers leave at once through any buffering writer.
+	w.Write([]byte(": open\n\n"))
 	rc.Flush()
 	keep := time.NewTicker(eventsKeepAlive)
 	defer keep.Stop()

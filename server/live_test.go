@@ -244,11 +244,9 @@ func record(t testing.TB, s *testServer, ops map[string]string, in map[string]an
 // AUTH_403.000); the cap on a client's open subscriptions holds (STREAM_429.000); a revoked key's
 // subscriptions end within a second (STREAM_403.000).
 func TestLiveFlightStatus(t *testing.T) {
-	t0 := time.Now()
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	op := s.oaOperator(t)
 	ops := staffOps(t, s, op)
-	t.Logf("setup %v", time.Since(t0))
 	demo := map[string]string{"api-key": s.demo.APIKey}
 	fs, _, err := store.NewFlightStore(s.db).FindFlights(context.Background(), flightgraph.FlightFilter{Origin: storetest.Place(t, s.db, "AMS"),
 		Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 1}})
@@ -275,7 +273,6 @@ func TestLiveFlightStatus(t *testing.T) {
 		t.Fatalf("no credential on the REST stream: %d", status)
 	}
 
-	t.Logf("refusals %v", time.Since(t0))
 	ws := subscribeWS(t, s.URL, demo, byID, map[string]any{"ids": []string{id}})
 	sse, _ := subscribeSSE(t, s.URL, demo, "", board, nil)
 	restPath := "/opendata/flightstatus/events?flightIds=" + strings.ReplaceAll(id, "+", "%2B")
@@ -311,7 +308,6 @@ func TestLiveFlightStatus(t *testing.T) {
 		t.Fatalf("a malformed position: %+v", m)
 	}
 
-	t.Logf("events %v", time.Since(t0))
 	// The cap per client address.
 	s.srv.Live.PerAddress = s.srv.Live.Hub.Open()
 	if m := subscribeWS(t, s.URL, demo, board, nil).next(t, 5*time.Second); m.code() != flightgraph.ECodeTooManyStreams {
