@@ -7,12 +7,12 @@ package resolvers
 
 import (
 	"context"
-	"github.com/flightgraph/flightgraph/live"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
