@@ -40,6 +40,13 @@ type Service struct {
 	byAddress map[string]int
 }
 
+// SetPerAddress changes the cap per client address while subscriptions are served (0: the default).
+func (s *Service) SetPerAddress(n int) {
+	s.mu.Lock()
+	s.PerAddress = n
+	s.mu.Unlock()
+}
+
 // perKey is the cap of a caller's key, from its plan's calls a second.
 func perKey(c *flightgraph.Caller) int {
 	if e := c.Products[Product]; e != nil && e.Plan != nil {

@@ -309,11 +309,11 @@ func TestLiveFlightStatus(t *testing.T) {
 	}
 
 	// The cap per client address.
-	s.srv.Live.PerAddress = s.srv.Live.Hub.Open()
+	s.srv.Live.SetPerAddress(s.srv.Live.Hub.Open())
 	if m := subscribeWS(t, s.URL, demo, board, nil).next(t, 5*time.Second); m.code() != flightgraph.ECodeTooManyStreams {
 		t.Fatalf("over the cap: %+v", m)
 	}
-	s.srv.Live.PerAddress = 0
+	s.srv.Live.SetPerAddress(0)
 
 	// A revoked key's subscriptions end within a second.
 	dev := s.signUp(t, "rita@example.com", developerPassword, "Rita")
