@@ -3,10 +3,10 @@ module github.com/flightgraph/flightgraph
 go 1.26.8
 
 require (
-	github.com/coder/websocket v1.8.15
 	github.com/99designs/gqlgen v0.17.95
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.15
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
 	github.com/getkin/kin-openapi v0.152.0
