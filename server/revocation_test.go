@@ -69,6 +69,7 @@ func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *f
 	cfg := testConfig(db, io.Discard)
 	cfg.Now = time.Now
 	cfg.AccessFeed = store.NewAccessFeed(db, cfg.Log)
+	cfg.EventFeed = store.NewEventFeed(db)
 	// The replica runs, and with it its outbox, which erases a mail once delivered: the tests read
 	// sign-up tokens from the outbox, so its mail is held there, undelivered.
 	cfg.Mailer = heldMail{}
