@@ -39,6 +39,10 @@ type CacheControl struct {
 	schema *ast.Schema
 	// rules holds the rule of each field of the schema, computed once.
 	rules map[fieldKey]fieldRule
+	// implementors lists, for each object type, what the generated code passes CollectFields
+	// for it (the warmer's implementorsOf, collect.go): the fields collected here are the ones
+	// execution collects, from the same memo.
+	implementors map[string][]string
 }
 
 // fieldKey names a field of a type.
@@ -84,6 +88,13 @@ func (c *CacheControl) Validate(es graphql.ExecutableSchema) error {
 func (c *CacheControl) load(schema *ast.Schema) {
 	c.schema = schema
 	c.rules = map[fieldKey]fieldRule{}
+	w := &warmer{schema: schema, implementors: map[string][]string{}}
+	for _, def := range schema.Types {
+		if def.Kind == ast.Object {
+			w.implementorsOf(def)
+		}
+	}
+	c.implementors = w.implementors
 	for name, def := range c.schema.Types {
 		for _, f := range def.Fields {
 			c.rules[fieldKey{name, f.Name}] = ruleOf(c.schema, f, c.isRoot(def))
@@ -188,7 +199,7 @@ func (c *CacheControl) Policy(oc *graphql.OperationContext) (flightgraph.CachePo
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || c.schema == nil || c.schema.Query == nil {
 		return flightgraph.NoStore, nil
 	}
-	w := cacheWalker{c: c, oc: oc, warmer: &warmer{schema: c.schema, oc: oc, implementors: map[string][]string{}}}
+	w := cacheWalker{c: c, oc: oc}
 	var all policy
 	var hints []CacheHint
 	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{c.schema.Query.Name}) {
@@ -212,13 +223,10 @@ func (c *CacheControl) Policy(oc *graphql.OperationContext) (flightgraph.CachePo
 	return all.cachePolicy(), hints
 }
 
-// cacheWalker walks an operation's selections as execution collects them, with the warmer's
-// lists of implementors (collect.go): the fields collected here are the ones execution collects,
-// from the same memo.
+// cacheWalker walks an operation's selections as execution collects them.
 type cacheWalker struct {
 	c  *CacheControl
 	oc *graphql.OperationContext
-	*warmer
 }
 
 // field restricts p by field f of the object type parent and by what f selects.
@@ -249,7 +257,7 @@ func (w *cacheWalker) selections(set ast.SelectionSet, def *ast.Definition, p *p
 			// Any of them may come: the hint of each restricts, as the object's would.
 			p.restrict(fieldRule{maxAge: h.maxAge, restricts: h.hasMaxAge, private: h.scope == "PRIVATE"})
 		}
-		for _, f := range graphql.CollectFields(w.oc, set, w.implementorsOf(obj)) {
+		for _, f := range graphql.CollectFields(w.oc, set, w.c.implementors[obj.Name]) {
 			if f.Name != "__typename" {
 				w.field(obj, f, p, depth)
 			}
@@ -275,7 +283,7 @@ func (w *cacheWalker) entities(f graphql.CollectedField, p *policy) {
 			continue
 		}
 		p.restrict(entityRule(w.c.schema, typename))
-		for _, sub := range graphql.CollectFields(w.oc, f.Selections, w.implementorsOf(def)) {
+		for _, sub := range graphql.CollectFields(w.oc, f.Selections, w.c.implementors[def.Name]) {
 			if sub.Name != "__typename" {
 				w.field(def, sub, p, 1)
 			}

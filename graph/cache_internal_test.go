@@ -146,3 +146,39 @@ func TestEveryTypeDeclaresItsCacheHint(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCachePolicy computes the policy of the Departures board (the server's benchmark
+// query) as each request does, after execution collected its fields: what the cache policy adds to
+// a request. Its cost does not grow with the page size: it walks the document, not the answer.
+func BenchmarkCachePolicy(b *testing.B) {
+	c := &CacheControl{}
+	c.load(NewExecutableSchema(Config{}).Schema())
+	const departures = `query Departures($date: Date!, $first: Int!) {
+  flights(origin: "AMS", date: $date, first: $first) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      id flightNumber status
+      legs {
+        origin { code name city { code name country { code name } } }
+        destination { code name timeZone }
+        departure { scheduled estimated terminal gate }
+        arrival { scheduled estimated }
+        aircraft { typeCode typeName configuration cabins { cabinClass seats amenities { category name description } } }
+      }
+    } }
+  }
+}`
+	doc, errs := gqlparser.LoadQuery(c.schema, departures)
+	if errs != nil {
+		b.Fatal(errs)
+	}
+	oc := &graphql.OperationContext{RawQuery: departures, Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{"date": "2026-11-22", "first": 50}}
+	warmFieldCollection(c.schema, oc) // as PlanPrefetch does before execution
+	b.ReportAllocs()
+	for b.Loop() {
+		if p, _ := c.Policy(oc); p != flightgraph.CacheStatus {
+			b.Fatalf("%+v", p)
+		}
+	}
+}
