@@ -28,8 +28,8 @@ import (
 // every fragment, @skip and @include with the request's variables), for every object type that
 // can appear where an abstract type is selected (each with its own hint): the same fields
 // Apollo's plugin sees resolve, or more (a field under a null parent, a fragment on a type that
-// did not come), so the policy is never longer nor more public than Apollo's would be. It needs no work during execution and is
-// the same for every run of the same request.
+// did not come), so the policy is never longer nor more public than Apollo's would be. It needs
+// no work during execution, and is the same for every run of the same request.
 //
 // A query's answer carries the policy as extensions.cacheControl in the shape Apollo's cache
 // control extension (version 1) gave it, one hint per root field (path: its response name, the
