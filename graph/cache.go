@@ -303,8 +303,11 @@ func (c *CacheControl) InterceptResponse(ctx context.Context, next graphql.Respo
 		return resp
 	}
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
-		return resp
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || len(resp.Errors) > 0 {
+		return resp // not kept (the transport): and a refused operation's variables may not collect
+	}
+	if _, kept := answerKeyOf(ctx); kept {
+		return resp // the schema's answers are kept by their ETag, the same bytes each time (Answers)
 	}
 	p, hints := c.Policy(oc)
 	tagPolicy(ctx, p)
