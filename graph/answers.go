@@ -148,8 +148,12 @@ func answerKeyOf(ctx context.Context) (answerKey, bool) {
 
 type answerTagKey struct{}
 
-// answerTag is where the transport learns the ETag of a kept answer.
-type answerTag struct{ etag string }
+// answerTag is where the transport learns about the answer of an operation: the ETag of a kept
+// answer, and the cache policy of a query's (CacheControl).
+type answerTag struct {
+	etag   string
+	policy flightgraph.CachePolicy
+}
 
 // withAnswerTag returns ctx with a place for the ETag of its answer, and that place.
 func withAnswerTag(ctx context.Context) (context.Context, *answerTag) {
@@ -161,5 +165,12 @@ func withAnswerTag(ctx context.Context) (context.Context, *answerTag) {
 func tagAnswer(ctx context.Context, etag string) {
 	if t, ok := ctx.Value(answerTagKey{}).(*answerTag); ok {
 		t.etag = etag
+	}
+}
+
+// tagPolicy tells the transport the cache policy of the answer of ctx.
+func tagPolicy(ctx context.Context, p flightgraph.CachePolicy) {
+	if t, ok := ctx.Value(answerTagKey{}).(*answerTag); ok {
+		t.policy = p
 	}
 }

@@ -114,6 +114,7 @@ func writeError(log *slog.Logger, w http.ResponseWriter, r *http.Request, err er
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore) // a refusal is never kept
 	w.WriteHeader(e.Status)
 	json.NewEncoder(w).Encode(map[string]any{"errors": []map[string]any{{"message": fe.Message, "extensions": ext}}})
 }

@@ -3491,7 +3491,7 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
-	{Name: "../schema.graphql", Input: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@shareable", "@cost", "@listSize"])
+	{Name: "../schema.graphql", Input: `extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@shareable", "@cost", "@listSize", "@composeDirective"])
 
 """
 A calendar date in ISO 8601, e.g. 2026-11-22. A flight's schedule date is the local date on which
@@ -3535,6 +3535,26 @@ the size applies to those fields of the returned object (a connection's edges), 
 """
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
+"""
+How long the answer of a field may be cached, and by whom, as Apollo's cache control reads it: a
+field's own hint, else the hint of the object type it returns. A field returning an object without
+either caches for 0 seconds, as does a root field; a scalar field, and a field or type with
+inheritMaxAge, takes the age of its parent. An operation's policy is the least maxAge of the fields
+it selects, PRIVATE if any is: the answer's Cache-Control and extensions.cacheControl (README,
+"Caching"). Composed into the supergraph (@composeDirective) for gateways that read it there.
+"""
+directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
+
+"Who may keep a cached answer: any cache (PUBLIC), or only the caller's own (PRIVATE)."
+enum CacheControlScope {
+  PUBLIC
+  PRIVATE
+}
+
+extend schema
+  @link(url: "https://www.apollographql.com/docs/federation/v1/performance/caching/v1.0", import: ["@cacheControl"])
+  @composeDirective(name: "@cacheControl")
+
 type Query {
   "One flight by id: schedule date, carrier and number, e.g. 20261122+XX+1234. Unknown: FLIGHT_404.001."
   flight(id: ID!): Flight @api(product: "flightstatus")
@@ -3551,13 +3571,13 @@ type Query {
     flightNumber: Int
     first: Int = 20
     after: String
-  ): FlightConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "flightstatus")
+  ): FlightConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "flightstatus") @cacheControl(maxAge: 3600)
   "The status of one flight by carrier, number and schedule date. Unknown: FLIGHT_404.001."
   flightStatus(carrier: String!, flightNumber: Int!, date: Date!): Flight @api(product: "flightstatus")
   "One airport by IATA code. Unknown: IATA_404.000."
   airport(code: String!): Airport @api(product: "opendata")
   "Airports, ordered by code."
-  airports(country: String, city: String, search: String, first: Int = 20, after: String): AirportConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "opendata")
+  airports(country: String, city: String, search: String, first: Int = 20, after: String): AirportConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "opendata") @cacheControl(maxAge: 86400)
   "One city or metropolitan area by IATA code. Unknown: IATA_404.000."
   city(code: String!): City @api(product: "opendata")
   cities: [City!]! @listSize(assumedSize: 250) @api(product: "opendata")
@@ -3594,7 +3614,7 @@ type Query {
     limit: Int = 50
   ): [Destination!]! @listSize(slicingArguments: ["limit"]) @api(product: "inspire", calls: 5, heavy: true)
   "Routes of the network: who flies where, how far and how often. An unknown origin or destination is IATA_404.000."
-  routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
+  routes(origin: String, destination: String, carrier: String, first: Int = 50, after: String): RouteConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule") @cacheControl(maxAge: 3600)
   carriers: [Carrier!]! @listSize(assumedSize: 10) @api(product: "schedule")
   """
   The schedule's flight records, as REST's GET /opendata/schedule/v1/flights answers them (the same
@@ -3611,7 +3631,7 @@ type Query {
     date: Date
     first: Int = 50
     after: String
-  ): ScheduledLegConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule")
+  ): ScheduledLegConnection! @listSize(slicingArguments: ["first"], sizedFields: ["edges"]) @api(product: "schedule") @cacheControl(maxAge: 3600)
 
   """
   The offers of one bound of a search (OUTBOUND the first requested connection, INBOUND the
@@ -3797,7 +3817,7 @@ input FlightOperationInput {
 }
 
 "The offers reference data of a market."
-type OffersReferenceData {
+type OffersReferenceData @cacheControl(maxAge: 86400, scope: PRIVATE) {
   "The point of sale's country; NL when the request names none."
   market: String!
   "The market's currency: offers are priced in it unless a search names another."
@@ -3813,7 +3833,7 @@ type OffersReferenceData {
 }
 
 "A country of the network: its airports, the one a search form starts from, and the airports they fly to nonstop."
-type ReferenceCountry {
+type ReferenceCountry @cacheControl(inheritMaxAge: true) {
   code: String!
   name(language: Language = EN): String!
   defaultAirport: String!
@@ -3822,7 +3842,7 @@ type ReferenceCountry {
 }
 
 "A type of traveller and the rules a search holds it to."
-type PassengerType {
+type PassengerType @cacheControl(inheritMaxAge: true) {
   "ADT, YTH, YCD, C14, CHD or INF."
   code: String!
   name(language: Language = EN): String!
@@ -3836,14 +3856,14 @@ type PassengerType {
 }
 
 "A currency prices are given in."
-type Currency {
+type Currency @cacheControl(inheritMaxAge: true) {
   code: String!
   "The decimals of its minor unit: 2 for EUR, 0 for JPY, 3 for BHD."
   decimals: Int!
 }
 
 "The deals reference data of a market."
-type DealsReference {
+type DealsReference @cacheControl(maxAge: 3600, scope: PRIVATE) {
   market: String!
   currency: String!
   origins: [DealOrigin!]! @listSize(assumedSize: 20)
@@ -3853,18 +3873,18 @@ type DealsReference {
 }
 
 "An origin of a market's deals and the places it reaches, by zone."
-type DealOrigin {
+type DealOrigin @cacheControl(inheritMaxAge: true) {
   origin: DealPlace!
   zones: [DealZone!]! @listSize(assumedSize: 7)
 }
 
-type DealZone {
+type DealZone @cacheControl(inheritMaxAge: true) {
   zone: Zone!
   destinations: [DealPlace!]! @listSize(assumedSize: 120)
 }
 
 "A place of the deals reference: a city, or an airport named by its own code."
-type DealPlace {
+type DealPlace @cacheControl(inheritMaxAge: true) {
   code: String!
   "CITY or AIRPORT."
   type: String!
@@ -3873,7 +3893,7 @@ type DealPlace {
 }
 
 "A world area that deals group destinations by: N (the Netherlands), E, A, F, M, S, P."
-type Zone {
+type Zone @cacheControl(inheritMaxAge: true) {
   code: String!
   name(language: Language = EN): String!
 }
@@ -3888,7 +3908,7 @@ enum DealType {
   LAST_MINUTE
 }
 
-type DealKind {
+type DealKind @cacheControl(inheritMaxAge: true) {
   code: DealType!
   name(language: Language = EN): String!
 }
@@ -3913,7 +3933,7 @@ input DealSearchInput {
 }
 
 "The cheapest offer to a destination over a period."
-type Deal {
+type Deal @cacheControl(maxAge: 60, scope: PRIVATE) {
   "The destination as an offers search takes it: a city's code, or the airport's asked for."
   destination: String!
   "CITY or AIRPORT."
@@ -3929,7 +3949,7 @@ type Deal {
 }
 
 "What a search between two places may ask for."
-type SearchContext {
+type SearchContext @cacheControl(maxAge: 60, scope: PRIVATE) {
   market: String!
   currency: String!
   language: String!
@@ -3953,7 +3973,7 @@ type SearchContext {
 }
 
 "A place a search names, resolved."
-type SearchPlace {
+type SearchPlace @cacheControl(inheritMaxAge: true) {
   code: String!
   "CITY or AIRPORT."
   type: String!
@@ -3962,7 +3982,7 @@ type SearchPlace {
 }
 
 "One way between two places: nonstop, or with one stop at a hub."
-type ConnectionOption {
+type ConnectionOption @cacheControl(inheritMaxAge: true) {
   stops: Int!
   "The hub of a one-stop option."
   via: Airport
@@ -3972,27 +3992,27 @@ type ConnectionOption {
 }
 
 "An itinerary with the seats left in its cabins."
-type FlightAvailability {
+type FlightAvailability @cacheControl(maxAge: 60, scope: PRIVATE) {
   bound: Bound!
   segments: [SegmentAvailability!]! @listSize(assumedSize: 2)
   "The cabins on board of every flight, each with the fewest seats left on any."
   cabins: [CabinSeats!]! @listSize(assumedSize: 4)
 }
 
-type SegmentAvailability {
+type SegmentAvailability @cacheControl(inheritMaxAge: true) {
   flight: Flight!
   cabins: [CabinSeats!]! @listSize(assumedSize: 4)
 }
 
 "The seats left in a cabin: not capped, 0 on a cancelled flight; sellable when the passengers fit."
-type CabinSeats {
+type CabinSeats @cacheControl(inheritMaxAge: true) {
   cabin: CabinClass!
   seatsLeft: Int!
   sellable: Boolean!
 }
 
 "A search mail-my-search queued."
-type MailedSearch {
+type MailedSearch @cacheControl(maxAge: 60, scope: PRIVATE) {
   id: ID!
   "The cheapest offer the mail names; null when the search found none."
   cheapestOffer: Offer
@@ -4009,7 +4029,7 @@ input CartProductInput {
 A priced selection: offers, one a bound, and related products. total is the offers' totals plus
 the items'.
 """
-type ShoppingCart @key(fields: "id") @api(product: "offers") {
+type ShoppingCart @key(fields: "id") @api(product: "offers") @cacheControl(maxAge: 60, scope: PRIVATE) {
   id: ID!
   offers: [Offer!]! @listSize(assumedSize: 2)
   items: [CartItem!]! @listSize(assumedSize: 20)
@@ -4017,14 +4037,14 @@ type ShoppingCart @key(fields: "id") @api(product: "offers") {
   expiresAt: DateTime!
 }
 
-type CartItem {
+type CartItem @cacheControl(inheritMaxAge: true) {
   product: RelatedProduct!
   quantity: Int!
   total: Money!
 }
 
 "Something sold with an offer, priced for one passenger."
-type RelatedProduct {
+type RelatedProduct @cacheControl(maxAge: 60, scope: PRIVATE) {
   "SEAT_XL:20261123+XX+1001, or INSURANCE for the trip."
   id: String!
   "SEAT, SEAT_XL, EXTRA_BAG, LOUNGE or INSURANCE."
@@ -4054,7 +4074,7 @@ enum BaggageType {
 }
 
 "A baggage query's answer: the shared header section and each passenger type's allowances."
-type BaggageAnswer {
+type BaggageAnswer @cacheControl(maxAge: 3600, scope: PRIVATE) {
   "The carrier whose rules apply."
   host: String!
   origin: String!
@@ -4065,7 +4085,7 @@ type BaggageAnswer {
 }
 
 "What one passenger type may carry on each segment; the parts the query's type did not ask for are null."
-type BaggageAllowance {
+type BaggageAllowance @cacheControl(inheritMaxAge: true) {
   passengerType: String!
   "The loyalty tier answered for; empty for none."
   tier: String!
@@ -4075,7 +4095,7 @@ type BaggageAllowance {
 }
 
 "One flight of the trip with its baggage products."
-type BaggageSegment {
+type BaggageSegment @cacheControl(inheritMaxAge: true) {
   origin: String!
   destination: String!
   "Carrier and number: XX1001."
@@ -4084,7 +4104,7 @@ type BaggageSegment {
 }
 
 "One kind of baggage with its allowance, or one paid option with its prices."
-type BaggageProduct {
+type BaggageProduct @cacheControl(inheritMaxAge: true) {
   "hand-baggage, accessory, check-in-baggage, strollers; paid: extra-baggage, extra-weight, sports-equipment."
   identifier: String!
   "The sports equipment's kind (dive, bicycle, golf); empty for other products."
@@ -4104,7 +4124,7 @@ type BaggageProduct {
 }
 
 "The baggage one passenger type of an offer may carry without paying."
-type PassengerBaggage {
+type PassengerBaggage @cacheControl(inheritMaxAge: true) {
   passengerType: String!
   products: [BaggageProduct!]! @listSize(assumedSize: 5)
 }
@@ -4144,7 +4164,7 @@ enum CalendarType {
 A destination of an inspiration, reached nonstop or with one stop through a hub, and the cheapest
 offer of the month there for one adult.
 """
-type Destination {
+type Destination @cacheControl(maxAge: 60, scope: PRIVATE) {
   "The destination as an offers search takes it: a city's code, or the airport's asked for."
   code: String!
   city: City!
@@ -4157,7 +4177,7 @@ type Destination {
 }
 
 "The cheapest offer of a day, a month or a whole interval of a calendar."
-type LowestFare {
+type LowestFare @cacheControl(maxAge: 60, scope: PRIVATE) {
   "The day (2026-11-23), the month (2026-11) or the interval (2026-11-23/2026-12-22)."
   period: String!
   "The cheapest offer, the first among equals in availableOffers' order; null when nothing is sold then."
@@ -4173,7 +4193,7 @@ enum Bound {
 A priced, bookable itinerary of one bound in one cabin and fare family. Its id reads it back at the
 same price until expiresAt.
 """
-type Offer @key(fields: "id") @api(product: "offers") {
+type Offer @key(fields: "id") @api(product: "offers") @cacheControl(maxAge: 60, scope: PRIVATE) {
   id: ID!
   bound: Bound!
   cabin: CabinClass!
@@ -4191,7 +4211,7 @@ type Offer @key(fields: "id") @api(product: "offers") {
 }
 
 "One flight of an offer."
-type OfferSegment {
+type OfferSegment @cacheControl(inheritMaxAge: true) {
   flight: Flight!
   "Seats left in the offer's cabin on this flight."
   seatsLeft: Int!
@@ -4201,7 +4221,7 @@ type OfferSegment {
 }
 
 "A branded fare of a cabin: what the price buys."
-type FareFamily {
+type FareFamily @cacheControl(inheritMaxAge: true) {
   code: String!
   name: String!
   cabin: CabinClass!
@@ -4215,13 +4235,13 @@ type FareFamily {
   milesPercent: Int!
 }
 
-type TicketConditions {
+type TicketConditions @cacheControl(maxAge: 60, scope: PRIVATE) {
   fareFamily: FareFamily!
   conditions: [TicketCondition!]! @listSize(assumedSize: 7)
 }
 
 "One rule of a ticket: whether something may be done with it, and its fee."
-type TicketCondition {
+type TicketCondition @cacheControl(inheritMaxAge: true) {
   "CHANGE, REFUND, NO_SHOW, SEAT_CHOICE, LOUNGE, MILES or CHECKED_BAGS."
   type: String!
   allowed: Boolean!
@@ -4231,13 +4251,13 @@ type TicketCondition {
 }
 
 "An offer's price: total is each passenger type's total times its count."
-type Price {
+type Price @cacheControl(inheritMaxAge: true) {
   total: Money!
   passengers: [PassengerPrice!]! @listSize(assumedSize: 6)
 }
 
 "The price of one passenger of a type: total is base plus taxTotal, the sum of taxes."
-type PassengerPrice {
+type PassengerPrice @cacheControl(inheritMaxAge: true) {
   type: String!
   count: Int!
   base: Money!
@@ -4248,14 +4268,14 @@ type PassengerPrice {
 }
 
 "A named tax, charge or surcharge."
-type PriceLine {
+type PriceLine @cacheControl(inheritMaxAge: true) {
   code: String!
   name: String!
   amount: Money!
 }
 
 "An exact amount."
-type Money {
+type Money @cacheControl(inheritMaxAge: true) {
   "A decimal in the currency's major unit, e.g. 123.45 (JPY has no decimals, BHD three)."
   amount: String!
   currency: String!
@@ -4299,14 +4319,14 @@ enum Language {
   NL
 }
 
-type PageInfo @shareable {
+type PageInfo @shareable @cacheControl(inheritMaxAge: true) {
   hasNextPage: Boolean!
   hasPreviousPage: Boolean!
   startCursor: String
   endCursor: String
 }
 
-type Flight @key(fields: "id") @api(product: "flightstatus") @entityResolver(multi: true) {
+type Flight @key(fields: "id") @api(product: "flightstatus") @entityResolver(multi: true) @cacheControl(maxAge: 3600) {
   "Schedule date, carrier and number: 20261122+XX+1234."
   id: ID!
   flightNumber: Int!
@@ -4314,7 +4334,7 @@ type Flight @key(fields: "id") @api(product: "flightstatus") @entityResolver(mul
   designator: String!
   carrier: Carrier!
   scheduleDate: Date!
-  status: FlightStatus!
+  status: FlightStatus! @cacheControl(maxAge: 15)
   "SHORT, MEDIUM or LONG."
   haul: String!
   origin: Airport!
@@ -4322,18 +4342,18 @@ type Flight @key(fields: "id") @api(product: "flightstatus") @entityResolver(mul
   legs: [FlightLeg!]! @listSize(assumedSize: 3)
 }
 
-type FlightConnection {
+type FlightConnection @cacheControl(inheritMaxAge: true) {
   totalCount: Int!
   pageInfo: PageInfo!
   edges: [FlightEdge!]!
 }
 
-type FlightEdge {
+type FlightEdge @cacheControl(inheritMaxAge: true) {
   cursor: String!
   node: Flight!
 }
 
-type FlightLeg @key(fields: "id") @api(product: "flightstatus") @entityResolver(multi: true) {
+type FlightLeg @key(fields: "id") @api(product: "flightstatus") @entityResolver(multi: true) @cacheControl(maxAge: 3600) {
   "The flight's id and the leg's sequence: 20261122+XX+1234/1."
   id: ID!
   sequence: Int!
@@ -4341,9 +4361,9 @@ type FlightLeg @key(fields: "id") @api(product: "flightstatus") @entityResolver(
   destination: Airport!
   departure: Movement!
   arrival: Movement!
-  status: FlightStatus!
+  status: FlightStatus! @cacheControl(maxAge: 15)
   "The airframe that flies the leg; null while none is assigned (past the operational window)."
-  aircraft: Aircraft
+  aircraft: Aircraft @cacheControl(maxAge: 3600)
   "The cabin configuration the leg is planned with."
   aircraftConfiguration: AircraftConfiguration!
   distanceKm: Int!
@@ -4354,17 +4374,17 @@ type FlightLeg @key(fields: "id") @api(product: "flightstatus") @entityResolver(
 }
 
 "One end of a leg."
-type Movement {
+type Movement @cacheControl(inheritMaxAge: true) {
   scheduled: DateTime!
-  estimated: DateTime!
+  estimated: DateTime! @cacheControl(maxAge: 15)
   "Set once the movement has happened."
-  actual: DateTime
-  terminal: String
-  gate: String
-  delayMinutes: Int!
+  actual: DateTime @cacheControl(maxAge: 15)
+  terminal: String @cacheControl(maxAge: 15)
+  gate: String @cacheControl(maxAge: 15)
+  delayMinutes: Int! @cacheControl(maxAge: 15)
 }
 
-type Airport @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) {
+type Airport @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {
   code: String!
   name: String!
   city: City!
@@ -4376,25 +4396,25 @@ type Airport @key(fields: "code") @api(product: "opendata") @entityResolver(mult
   hub: Boolean!
 }
 
-type AirportConnection {
+type AirportConnection @cacheControl(inheritMaxAge: true) {
   totalCount: Int!
   pageInfo: PageInfo!
   edges: [AirportEdge!]!
 }
 
-type AirportEdge {
+type AirportEdge @cacheControl(inheritMaxAge: true) {
   cursor: String!
   node: Airport!
 }
 
-type City @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) {
+type City @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {
   code: String!
   name(language: Language = EN): String!
   country: Country!
   airports: [Airport!]! @listSize(assumedSize: 8)
 }
 
-type Country @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) {
+type Country @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {
   code: String!
   name(language: Language = EN): String!
   "One-letter world area."
@@ -4405,7 +4425,7 @@ type Country @key(fields: "code") @api(product: "opendata") @entityResolver(mult
   schengen: Boolean!
 }
 
-type Carrier @key(fields: "code") @api(product: "schedule") @entityResolver(multi: true) {
+type Carrier @key(fields: "code") @api(product: "schedule") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {
   code: String!
   name: String!
   hub: Airport!
@@ -4415,7 +4435,7 @@ type Carrier @key(fields: "code") @api(product: "schedule") @entityResolver(mult
 One airframe, keyed by its registration, as it flies a leg. Its configuration's fields are repeated
 here for the clients that read them on FlightLeg.aircraft; aircraftConfiguration is the entity.
 """
-type Aircraft @key(fields: "registration") @api(product: "inspire") @entityResolver(multi: true) {
+type Aircraft @key(fields: "registration") @api(product: "inspire") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {
   "The airframe's registration, e.g. PH-HAB."
   registration: String!
   aircraftConfiguration: AircraftConfiguration!
@@ -4433,7 +4453,7 @@ type Aircraft @key(fields: "registration") @api(product: "inspire") @entityResol
 }
 
 "An aircraft configuration (ACV): one carrier's cabin layout of one aircraft type, flown by several airframes."
-type AircraftConfiguration @key(fields: "configuration") @api(product: "inspire") @entityResolver(multi: true) {
+type AircraftConfiguration @key(fields: "configuration") @api(product: "inspire") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {
   configuration: String!
   typeCode: String!
   typeName: String!
@@ -4446,7 +4466,7 @@ type AircraftConfiguration @key(fields: "configuration") @api(product: "inspire"
   cabins: [Cabin!]! @listSize(assumedSize: 4)
 }
 
-type Cabin {
+type Cabin @cacheControl(maxAge: 86400) {
   cabinClass: CabinClass!
   seats: Int!
   "The cabin product whose amenities this cabin offers."
@@ -4454,7 +4474,7 @@ type Cabin {
   amenities(category: AmenityCategory): [Amenity!]! @listSize(assumedSize: 10)
 }
 
-type Amenity {
+type Amenity @cacheControl(maxAge: 86400) {
   "The class of the cabin that offers it."
   cabinClass: CabinClass!
   category: AmenityCategory!
@@ -4466,7 +4486,7 @@ type Amenity {
   weight: Int!
 }
 
-type Route @key(fields: "id") @api(product: "schedule") @entityResolver(multi: true) {
+type Route @key(fields: "id") @api(product: "schedule") @entityResolver(multi: true) @cacheControl(maxAge: 3600) {
   "Carrier, origin and destination: XX-AMS-JFK."
   id: ID!
   carrier: Carrier!
@@ -4479,7 +4499,7 @@ type Route @key(fields: "id") @api(product: "schedule") @entityResolver(multi: t
 }
 
 "One leg of a schedule record (SSIM-like): a flight number flown on the days of operation within the period, at local times."
-type ScheduledLeg {
+type ScheduledLeg @cacheControl(maxAge: 3600) {
   carrier: Carrier!
   flightNumber: Int!
   "1 for the first leg of a multi-leg flight number."
@@ -4505,30 +4525,30 @@ type ScheduledLeg {
   blockMinutes: Int!
 }
 
-type ScheduledLegConnection {
+type ScheduledLegConnection @cacheControl(inheritMaxAge: true) {
   totalCount: Int!
   pageInfo: PageInfo!
   edges: [ScheduledLegEdge!]!
 }
 
-type ScheduledLegEdge {
+type ScheduledLegEdge @cacheControl(inheritMaxAge: true) {
   cursor: String!
   node: ScheduledLeg!
 }
 
-type RouteConnection {
+type RouteConnection @cacheControl(inheritMaxAge: true) {
   totalCount: Int!
   pageInfo: PageInfo!
   edges: [RouteEdge!]!
 }
 
-type RouteEdge {
+type RouteEdge @cacheControl(inheritMaxAge: true) {
   cursor: String!
   node: Route!
 }
 
 "What a flight can take as belly cargo end to end (the least of its legs'), and each leg's figures."
-type CargoCapacity {
+type CargoCapacity @cacheControl(maxAge: 15, scope: PRIVATE) {
   flight: Flight!
   "Cubic metres left for cargo."
   volumeM3: Float!
@@ -4541,7 +4561,7 @@ type CargoCapacity {
 One leg's belly cargo capacity: volumeM3 = holdVolumeM3 - baggageVolumeM3 and payloadKg =
 maxPayloadKg - passengerKg - baggageKg, never below zero; zero on a cancelled leg.
 """
-type CargoLeg {
+type CargoLeg @cacheControl(inheritMaxAge: true) {
   sequence: Int!
   origin: Airport!
   destination: Airport!
@@ -28247,6 +28267,22 @@ func (ec *executionContext) marshalOCabinClass2ᚖgithubᚗcomᚋflightgraphᚋf
 	_ = ctx
 	res := graphql.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) unmarshalOCacheControlScope2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCacheControlScope(ctx context.Context, v any) (*model.CacheControlScope, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.CacheControlScope)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCacheControlScope2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCacheControlScope(ctx context.Context, sel ast.SelectionSet, v *model.CacheControlScope) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOCalendarType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCalendarType(ctx context.Context, v any) (*flightgraph.CalendarType, error) {

@@ -48,9 +48,10 @@ func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 // Serve returns the GraphQL endpoint of schema: the request's dataloaders, then gqlgen with the
 // HTTP transport and, in this order, persisted queries, the document bounds (Bounds), @defer
 // executed inline (InlineDeferred), the access gate with the operation's cost (Gate), the answers
-// kept for the schema's readers (Answers), the operation middlewares around, and one error
-// presenter that shows each caller the suggestions of what it may see (Suggestions). Every
-// endpoint is served this way: each audience's of the flight subgraph, and the portal.
+// kept for the schema's readers (Answers), the cache policy of a query's answer (CacheControl),
+// the operation middlewares around, and one error presenter that shows each caller
+// the suggestions of what it may see (Suggestions). Every endpoint is served this way: each
+// audience's of the flight subgraph, and the portal.
 func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.OperationMiddleware) http.Handler {
 	return serve(schema, c, NewViews(schema.Schema()), around...)
 }
@@ -90,6 +91,8 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		}
 		return next(ctx)
 	})
+	// Added after Answers, so around it: a kept answer gets its cache hints too.
+	h.Use(&CacheControl{})
 	for _, m := range around {
 		h.AroundOperations(m)
 	}

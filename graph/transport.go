@@ -101,6 +101,7 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 			w.Header().Set("Allow", "POST") // the operation is a mutation
 		}
 		retryAfter(w.Header(), resp.Errors)
+		flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore)
 		w.WriteHeader(status)
 		writeResponse(w, capErrors(resp))
 		return
@@ -122,6 +123,15 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	if len(resp.Data) == 0 {
 		resp.Data = jsonNull // it executed: its data entry is present, null
 	}
+	// A query's answer may be kept as long as its fields' hints allow (CacheControl), whether it
+	// came by GET or POST: gateways fetch from subgraphs by POST and read the header there (Apollo
+	// Router's response cache, Apollo Gateway), while HTTP caches keep no POST answer. An answer
+	// with errors, and a mutation's, is never kept.
+	cache := tag.policy
+	if len(resp.Errors) > 0 {
+		cache = flightgraph.NoStore
+	}
+	flightgraph.SetCacheHeaders(w.Header(), cache)
 	if status := executedStatus(resp); status != http.StatusOK {
 		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)
@@ -178,7 +188,7 @@ func writeMultipart(w http.ResponseWriter, resp *graphql.Response) {
 // notModified sets the ETag of an answer that Answers keeps, as the media type it is sent in, and
 // answers 304 with no body when the request is a GET whose If-None-Match names it. The answer
 // depends on the credentials that decide the caller's audience: no shared cache keeps it, and
-// each use asks again.
+// each use asks again, whatever its fields' hints say.
 func notModified(w http.ResponseWriter, r *http.Request, etag, mediaType string) bool {
 	if mediaType != "application/json" {
 		etag = strings.TrimSuffix(etag, `"`) + `-gr"` // another representation of the same data
@@ -237,6 +247,7 @@ func (t HTTP) refuse(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Allow", "GET, POST, OPTIONS")
 	}
 	w.Header().Set("Content-Type", "application/json")
+	flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore)
 	w.WriteHeader(flightgraph.Lookup(code).Status)
 	writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: flightgraph.ErrorMessage(err), Extensions: extensions(code, "")}}})
 }
@@ -245,6 +256,7 @@ func (t HTTP) refuse(w http.ResponseWriter, r *http.Request, err error) {
 func (t HTTP) gone(w http.ResponseWriter, r *http.Request, ctx context.Context) {
 	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		err := flightgraph.Errorf(flightgraph.ECodeTimeout, "the request ran out of time")
+		flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore)
 		w.WriteHeader(flightgraph.Lookup(flightgraph.ECodeTimeout).Status)
 		writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: flightgraph.ErrorMessage(err), Extensions: extensions(flightgraph.ECodeTimeout, "")}}})
 		return

@@ -51,6 +51,7 @@ func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	fe := flightgraph.Public(r.Context(), a.Log, err, "path", r.URL.Path)
 	e := flightgraph.Lookup(fe.Code)
 	w.Header().Set("Content-Language", string(flightgraph.LanguageEN))
+	flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore) // an error is never kept: the next call may succeed
 	if n := fe.RetryAfterSeconds(); n > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(n))
 	}

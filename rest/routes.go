@@ -94,8 +94,9 @@ func Operations() []flightgraph.Operation {
 	return ops
 }
 
-// Register adds every route to mux. Middleware order, outermost first: the access guard (it
-// authenticates, authorizes the product and applies its limits), then the header contract
+// Register adds every route to mux. Middleware order, outermost first: the route's cache policy
+// (RouteCache: set on the answer as it is written, no-store on any refusal or error), the access
+// guard (it authenticates, authorizes the product and applies its limits), then the header contract
 // (Accept, Accept-Language, svc-travel-country, svc-travel-host), then the handler, which
 // requires its product of the guard's pass once more before it does any work.
 func (a *API) Register(mux *http.ServeMux) {
@@ -128,7 +129,7 @@ func (a *API) Register(mux *http.ServeMux) {
 			}
 			handle(w, r)
 		}
-		mux.Handle(rt.Pattern, a.Guard.Middleware(classify, a.Error)(a.contract(http.HandlerFunc(required))))
+		mux.Handle(rt.Pattern, cached(RouteCache[rt.Pattern], a.Guard.Middleware(classify, a.Error)(a.contract(http.HandlerFunc(required)))))
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -81,7 +84,8 @@ func TestSupergraphComposes(t *testing.T) {
 	accounts := writeSDL(t, dir, "accounts.graphql", accountsSubgraph)
 	extending := writeSDL(t, dir, "extending.graphql", extendingSubgraph)
 
-	out, err := compose(t, tool, node, "flights="+flights, "accounts="+accounts, "extending="+extending)
+	supergraph := filepath.Join(dir, "supergraph.graphql")
+	out, err := compose(t, tool, node, "--supergraph="+supergraph, "flights="+flights, "accounts="+accounts, "extending="+extending)
 	if err != nil {
 		t.Fatalf("the flight subgraph does not compose with an accounts subgraph and one that extends its entities: %v\n%s", err, out)
 	}
@@ -97,11 +101,61 @@ func TestSupergraphComposes(t *testing.T) {
 		}
 	}
 	// The SDL of a public credential is the public contract: neither the partners' nor the
-	// staff's APIs (TestSchemaFollowsAudience).
-	for _, hidden := range []string{"bestOffersFeed", "cargoCapacity"} {
+	// staff's APIs (TestSchemaFollowsAudience), nor their cache hints.
+	for _, hidden := range []string{"bestOffersFeed", "cargoCapacity", "CargoCapacity"} {
 		if slices.Contains(roots["Query"], hidden) || strings.Contains(sdl, hidden) {
 			t.Errorf("a public credential's supergraph names %s:\n%s", hidden, out)
 		}
+	}
+	// Not even a hint: a platform team's composition check would flag it.
+	if strings.Contains(out, "HINT ") {
+		t.Errorf("composition gives hints:\n%s", out)
+	}
+	// The cache hints reach the supergraph (@composeDirective), where gateways that cache by
+	// them (Hive Gateway's response cache) read them: an airport for a day, a flight's status for
+	// seconds, an offer privately.
+	super, err := os.ReadFile(supergraph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, gerr := parser.ParseSchema(&ast.Source{Name: "supergraph", Input: string(super)})
+	if gerr != nil {
+		t.Fatalf("the supergraph does not parse: %v", gerr)
+	}
+	hint := func(dirs ast.DirectiveList) string {
+		if d := dirs.ForName("cacheControl"); d != nil {
+			var args []string
+			for _, a := range d.Arguments {
+				args = append(args, a.Name+": "+a.Value.String())
+			}
+			return strings.Join(args, ", ")
+		}
+		return ""
+	}
+	typeHint := func(name string) string {
+		if def := doc.Definitions.ForName(name); def != nil {
+			return hint(def.Directives)
+		}
+		return "no type " + name
+	}
+	fieldHint := func(typ, field string) string {
+		if def := doc.Definitions.ForName(typ); def != nil && def.Fields.ForName(field) != nil {
+			return hint(def.Fields.ForName(field).Directives)
+		}
+		return "no field " + typ + "." + field
+	}
+	for _, c := range [][2]string{
+		{typeHint("Airport"), "maxAge: 86400"},
+		{typeHint("Offer"), "maxAge: 60, scope: PRIVATE"},
+		{fieldHint("Flight", "status"), "maxAge: 15"},
+		{fieldHint("Query", "flights"), "maxAge: 3600"},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("a supergraph hint is %q, want %q", c[0], c[1])
+		}
+	}
+	if doc.Directives.ForName("cacheControl") == nil {
+		t.Error("the supergraph does not define @cacheControl")
 	}
 
 	withPortal := writeSDL(t, dir, "flights-with-portal.graphql", sdl+"\n"+portalInTheSubgraph)

@@ -649,7 +649,7 @@ func portalInSubgraph(t *testing.T, sdl string) []string {
 	if gerr != nil {
 		t.Fatal(gerr)
 	}
-	shared := map[string]bool{"Date": true, "DateTime": true, "listSize": true} // scalars and directives both schemas use
+	shared := map[string]bool{"Date": true, "DateTime": true, "listSize": true, "cacheControl": true, "CacheControlScope": true} // what both schemas use
 	defined := map[string]map[string]bool{}
 	for _, d := range append(sub.Definitions, sub.Extensions...) {
 		if defined[d.Name] == nil {

@@ -1386,22 +1386,34 @@ slicingArguments (its default when absent), else assumedSize.
 """
 directive @listSize(assumedSize: Int, slicingArguments: [String!], sizedFields: [String!], requireOneSlicingArgument: Boolean = true) on FIELD_DEFINITION
 
+"""
+How long the answer of a field may be cached, and by whom, as in the flight schema: every portal
+read is the signed-in caller's own and changes with its next mutation, so none is kept (PRIVATE,
+maxAge 0: Cache-Control "private, no-store").
+"""
+directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
+
+enum CacheControlScope {
+  PUBLIC
+  PRIVATE
+}
+
 type Query {
   "The signed-in account and its applications."
-  me: Me @portal
+  me: Me @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   "The APIs the caller may see, with their plans."
-  apis: [Api!]! @listSize(assumedSize: 20) @portal
+  apis: [Api!]! @listSize(assumedSize: 20) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   """
   The partner and internal APIs the caller's role does not open (all of them without a session):
   the catalogue lists them "on request", by name only; requestApiAccess asks the operators for one.
   """
-  apisOnRequest: [ApiOnRequest!]! @listSize(assumedSize: 20) @portal
+  apisOnRequest: [ApiOnRequest!]! @listSize(assumedSize: 20) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   "Operators: requests for partner and internal APIs, newest first (at most 50); all when status is not given."
-  accessRequests(status: AccessRequestStatus): [AccessRequest!]! @listSize(assumedSize: 50) @portal
+  accessRequests(status: AccessRequestStatus): [AccessRequest!]! @listSize(assumedSize: 50) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   "Operators: subscriptions waiting for approval, oldest first."
-  pendingSubscriptions: [KeySubscription!]! @listSize(assumedSize: 100) @portal
+  pendingSubscriptions: [KeySubscription!]! @listSize(assumedSize: 100) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   "Operators: limit increase requests, newest first; all when status is not given."
-  limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]! @listSize(assumedSize: 100) @portal
+  limitIncreaseRequests(status: LimitRequestStatus): [LimitIncreaseRequest!]! @listSize(assumedSize: 100) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   """
   Operators: the audit log, newest first: first entries (at most 200) from offset. Each filter
   is optional and matches exactly: action (or, when it ends in '.', every action it begins, e.g.
@@ -1409,18 +1421,18 @@ type Query {
   subscription, limit_request, plan) and targetId. A filter of more than 100 characters or with
   control characters: INSP_400.001. Not an operator: PORTAL_403.000.
   """
-  auditLog(first: Int = 50, offset: Int = 0, action: String, actor: String, targetType: String, targetId: String): [AuditEntry!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
+  auditLog(first: Int = 50, offset: Int = 0, action: String, actor: String, targetType: String, targetId: String): [AuditEntry!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   "Operators: the distinct actions of the audit log, in order, to filter auditLog by. Not an operator: PORTAL_403.000."
-  auditActions: [String!]! @listSize(assumedSize: 200) @portal
+  auditActions: [String!]! @listSize(assumedSize: 200) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   """
   Operators: accounts, newest first: first (1 to 200) from offset, of a role and whose e-mail
   contains email, in any case, when given. A first out of 1 to 200, a negative offset, or an
   email of more than 254 characters or with control characters: INSP_400.001. Not an operator:
   PORTAL_403.000.
   """
-  accounts(first: Int = 50, offset: Int = 0, role: Role, email: String): [Account!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal
+  accounts(first: Int = 50, offset: Int = 0, role: Role, email: String): [Account!]! @listSize(assumedSize: 200, slicingArguments: ["first"]) @portal @cacheControl(maxAge: 0, scope: PRIVATE)
   "Operators: the account of an e-mail address (any case), to give it a role. None: PORTAL_404.000."
-  account(email: String!): Account @portal
+  account(email: String!): Account @portal @cacheControl(maxAge: 0, scope: PRIVATE)
 }
 
 type Mutation {
@@ -11754,6 +11766,22 @@ func (ec *executionContext) marshalOBoolean2ᚖbool(ctx context.Context, sel ast
 	_ = ctx
 	res := graphql.MarshalBoolean(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOCacheControlScope2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋportalᚐCacheControlScope(ctx context.Context, v any) (*CacheControlScope, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(CacheControlScope)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCacheControlScope2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋportalᚐCacheControlScope(ctx context.Context, sel ast.SelectionSet, v *CacheControlScope) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalODateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

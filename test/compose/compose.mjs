@@ -1,15 +1,23 @@
 // Composes subgraphs into a supergraph with Apollo's composer, as a company's router build would.
 //
-//   node compose.mjs NAME=FILE.graphql [NAME=FILE.graphql ...]
+//   node compose.mjs [--supergraph=OUT.graphql] NAME=FILE.graphql [NAME=FILE.graphql ...]
 //
-// Prints the supergraph's root fields (for example "Query: airport flights me") and exits 0 when
-// the subgraphs compose; prints each error's code and message and exits 1 when they do not; exits
-// 2 on a bad argument or an unreadable or unparsable file.
-import { readFileSync } from 'node:fs';
+// Prints the supergraph's root fields (for example "Query: airport flights me") and each of the
+// composer's hints ("HINT CODE: message"), writes the supergraph's SDL to OUT.graphql when asked,
+// and exits 0 when the subgraphs compose; prints each error's code and message and exits 1 when
+// they do not; exits 2 on a bad argument or an unreadable or unparsable file.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
 
-const args = process.argv.slice(2);
+let supergraphOut = '';
+const args = process.argv.slice(2).filter((arg) => {
+  if (arg.startsWith('--supergraph=')) {
+    supergraphOut = arg.slice('--supergraph='.length);
+    return false;
+  }
+  return true;
+});
 if (args.length === 0) {
   console.error('usage: node compose.mjs NAME=FILE.graphql [NAME=FILE.graphql ...]');
   process.exit(2);
@@ -38,6 +46,12 @@ if (result.errors) {
     console.error(`${err.extensions?.code ?? 'ERROR'}: ${err.message}`);
   }
   process.exit(1);
+}
+for (const hint of result.hints ?? []) {
+  console.log(`HINT ${hint.definition?.code ?? '?'}: ${hint.message}`);
+}
+if (supergraphOut) {
+  writeFileSync(supergraphOut, result.supergraphSdl);
 }
 for (const kind of ['query', 'mutation', 'subscription']) {
   const root = result.schema.schemaDefinition.rootType(kind);

@@ -187,7 +187,8 @@
         });
         if (body) curl.push("--data " + quote(body));
         show("try-curl", curl.join(" \\\n  ") + (access ? "\n# $TOKEN: the access token of step 1" : "\n# the trial key works until " + t.expiresAt + "; then use your own key"));
-        return fetch(url, { method: o.method, headers: headers, body: body });
+        // Each try is a call, answered now: never a copy the browser kept (Cache-Control).
+        return fetch(url, { method: o.method, headers: headers, body: body, cache: "no-store" });
       });
     }).then(function (r) {
       show("try-status", r.status + " " + r.statusText);

@@ -1,0 +1,96 @@
+package rest
+
+import (
+	"net/http"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// RouteCache is how long the answer of each GET route may be cached, and by whom, by what it
+// serves, in the classes the GraphQL schema's hints use for the same data (flightgraph.CachePolicy;
+// TestCacheClasses holds both edges to them): reference data for a day, the schedule for an hour,
+// a flight's status for seconds, everything priced or the caller's own (offers, carts,
+// inspiration's prices, baggage by the customer's tier, staff's cargo figures) privately. Every
+// GET route but the pings is listed (TestCacheClasses), a stream as flightgraph.NoStore; a route
+// that is not (a POST, a ping) answers no-store.
+var RouteCache = map[string]flightgraph.CachePolicy{
+	"GET /opendata/flightoffers/reference-data":                flightgraph.CacheReference,
+	"GET /opendata/inspire/v2/amenities":                       flightgraph.CacheReference,
+	"GET /opendata/schedule/v1/routes":                         flightgraph.CacheSchedule,
+	"GET /opendata/schedule/v1/flights":                        flightgraph.CacheSchedule,
+	"GET /opendata/flightstatus":                               flightgraph.CacheStatus,
+	"GET /opendata/flightstatus/{id}":                          flightgraph.CacheStatus,
+	"GET /opendata/inspire/v2/destinations/inspiration":        flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/available-offers":                 flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/upsell-offers":                    flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/lowest-fare-offers":               flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/ticket-conditions":                flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/priceDetails":                     flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/tax-breakdown":                    flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/flightDetails":                    flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/shopping-carts/{cartId}":          flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/related-products":                 flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/search-context":                   flightgraph.CacheQuote,
+	"GET /opendata/offers/v1/reference-data":                   flightgraph.CacheReference.AsPrivate(),
+	"GET /opendata/offers/v1/reference-data/deals":             flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/allowances":                        flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/v1/all-allowances-without-loyalty": flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/v1/base-allowances":                flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/v1/loyalty-allowances":             flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/v1/paid-options-with-loyalty":      flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/v1/paid-options-without-loyalty":   flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/baggages/v1/all-allowances-with-loyalty":    flightgraph.CacheSchedule.AsPrivate(),
+	"GET /opendata/cargo/v1/flights/{flightId}/capacity":       flightgraph.CacheStatus.AsPrivate(),
+}
+
+// cached sets the Cache-Control of every answer of next as it is written: a successful one (2xx,
+// 304) gets p, unless the handler chose its own; any other (a refusal, a limit, an error, a
+// timeout), from the guard or the handler, no-store. A cacheable answer varies on the
+// credentials and the point of sale (flightgraph.CacheVary) and on Accept (HAL or plain JSON).
+func cached(p flightgraph.CachePolicy, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&cacheWriter{ResponseWriter: w, policy: p}, r)
+	})
+}
+
+// cacheWriter sets the Cache-Control of its answer when the status is written.
+type cacheWriter struct {
+	http.ResponseWriter
+	policy flightgraph.CachePolicy
+	wrote  bool
+}
+
+func (w *cacheWriter) WriteHeader(code int) {
+	if !w.wrote && code >= http.StatusOK {
+		w.wrote = true
+		h := w.Header()
+		switch {
+		case code >= 300 && code != http.StatusNotModified:
+			flightgraph.SetCacheHeaders(h, flightgraph.NoStore)
+		case h.Get("Cache-Control") == "":
+			flightgraph.SetCacheHeaders(h, w.policy)
+			if w.policy.Cacheable() {
+				h.Add("Vary", "Accept")
+			}
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *cacheWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets a streaming handler flush through the writer (http.ResponseController).
+func (w *cacheWriter) Flush() {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *cacheWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
