@@ -348,6 +348,7 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 	wg.Go(func() { s.conns.run(bg) })
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
 	wg.Go(func() { s.Sweeper.Run(bg, 0) })
+	wg.Go(func() { s.Travel.RunIndex(bg) })
 	wg.Go(func() {
 		if err := s.Guard.Follow(bg); err != nil {
 			s.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)
