@@ -61,10 +61,10 @@ type FareIndex struct {
 	tick    atomic.Int64
 }
 
-// DefaultIndexFlights bounds a FareIndex: about 700 bytes a flight with its legs and plans, so
-// some 280 MiB at most (an inspiration from a spoke of the demo network over a month holds about
-// 50,000 flights).
-const DefaultIndexFlights = 400_000
+// DefaultIndexFlights bounds a FareIndex: about 860 bytes a flight with its legs, plans and one
+// pricing's cells (BenchmarkFareIndexMemory), so some 250 MiB at most; an inspiration from a spoke
+// of the demo network over a month holds about 48,000 flights (40 MiB).
+const DefaultIndexFlights = 300_000
 
 // Edged is a flight store that tells the edge of its stored window (dataset.Horizon): its
 // flights change when the edge moves, and only then.

@@ -3,6 +3,8 @@ package travel_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -77,4 +79,40 @@ func jsonString(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// BenchmarkFareIndexMemory reports what the fare index holds for the inspirations of next month
+// from a spoke (BCN) and a hub (AMS), and the p50 of a warm call: the heap the index keeps after a
+// collection (MiB), its candidate flights, and the bytes per flight.
+func BenchmarkFareIndexMemory(b *testing.B) {
+	e := newEngine(b, store.SQLite)
+	ctx := context.Background()
+	month := storetest.Now.AddDate(0, 1, 0).Format(flightgraph.MonthLayout)
+	ask := func(origin string) {
+		if _, err := e.Inspiration(ctx, &flightgraph.InspirationQuery{Origin: origin, Month: month, Cabin: flightgraph.CabinEconomy, Limit: flightgraph.MaxDestinations}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ask("PAR") // the snapshot and the horizon's schedule, which the index does not hold
+	e.Index = &travel.FareIndex{}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ask("BCN")
+	ask("AMS")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	_, flights := e.Index.Held()
+	held := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		ask("BCN")
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(held/(1<<20), "held-MiB")
+	b.ReportMetric(float64(flights), "flights")
+	b.ReportMetric(held/float64(flights), "B/flight")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "warm-p50-ms")
 }
