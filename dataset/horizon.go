@@ -144,6 +144,16 @@ func (h *Horizon) load(ctx context.Context) (*plan, error) {
 	return p, nil
 }
 
+// Edge is the window's last stored date, as the horizon last loaded it: the flights it reads
+// change when the window rolls, and then the edge moves (travel.Edged).
+func (h *Horizon) Edge(ctx context.Context) (string, error) {
+	p, err := h.current(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.last, nil
+}
+
 // detached is a context without the values of its parent (the request's round-trip counter):
 // the plan is the service's, loaded once for every request.
 type detached struct{ context.Context }

@@ -95,12 +95,16 @@ func TestBestFareOffers(t *testing.T) {
 		bearer := map[string]string{"Authorization": "Bearer " + s.bearerToken(t, "")}
 		const path = "/opendata/offers/v1/best-fare-offers"
 		postDeals(t, s, path, bearer, dealsBody("AMS", "LON")) // loads the snapshot
-		_, one := postDeals(t, s, path, bearer, dealsBody("AMS", "LON"))
+		_, one := postDeals(t, s, path, bearer, dealsBody("AMS", "BCN"))
 		five := []string{"NYC", "LON", "BCN", "PAR", "CPT"}
 		got, many := postDeals(t, s, path, bearer, dealsBody("AMS", five...))
 		t.Logf("best-fare-offers: %d round trips for one destination, %d for five", one, many)
-		if one != many {
+		if one != many || one == 0 {
 			t.Errorf("one destination took %d round trips, five %d", one, many)
+		}
+		// Asked again, the same deals come from the fare index: no read.
+		if again, trips := postDeals(t, s, path, bearer, dealsBody("AMS", five...)); trips != 0 || jsonOf(again) != jsonOf(got) {
+			t.Errorf("the same deals again: %d round trips, the same answer %v", trips, jsonOf(again) == jsonOf(got))
 		}
 		if len(got.BestFareOffers) != len(five) || got.Origin.Code != "AMS" || got.DealType != "LOWEST_FARE" || got.Currency != "EUR" {
 			t.Fatalf("deals: %+v", got)

@@ -132,8 +132,10 @@ func TestInspiration(t *testing.T) {
 		if len(spoke.Destinations) < 100 || len(hub.Destinations) < 100 || len(one.Destinations) != 1 {
 			t.Fatalf("%d destinations from BCN, %d from AMS, %d to JFK", len(spoke.Destinations), len(hub.Destinations), len(one.Destinations))
 		}
-		if spokeTrips != oneTrips || hubTrips != oneTrips {
-			t.Errorf("round trips: %d for %d destinations, %d for %d, %d for one", spokeTrips, len(spoke.Destinations), hubTrips, len(hub.Destinations), oneTrips)
+		// A month's first inspiration from an origin reads what one destination's does; the
+		// next ones (BCN's, after the one of limit 1) read nothing: the fare index has it.
+		if spokeTrips != 0 || hubTrips != oneTrips || oneTrips == 0 {
+			t.Errorf("round trips: %d for %d destinations (read before), %d for %d, %d for one", spokeTrips, len(spoke.Destinations), hubTrips, len(hub.Destinations), oneTrips)
 		}
 		if o := spoke.Origin; o.Code != "BCN" || o.Type != "CITY" || o.Label == "" || o.Country.Code != "ES" || o.Country.Label == "" ||
 			spoke.Month != inspirationMonth || spoke.TravelClass != "ECONOMY" || spoke.Currency != "EUR" {

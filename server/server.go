@@ -401,6 +401,7 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 			})
 		}
 	}
+	wg.Go(func() { s.Travel.RunIndex(bg) })
 	wg.Go(func() {
 		if err := s.Guard.Follow(bg); err != nil {
 			s.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)

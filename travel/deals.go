@@ -12,7 +12,8 @@ import (
 // Deals are the cheapest offers from an origin to destinations over days: what the lowest-fare
 // calendar of each destination gives (the same reads, plan and pricing: candidates.plan,
 // cheapestOf), for several destinations in the reads of one. Inspirations, best-fare offers, all
-// deals and the metasearch feed are all answered by tripsOf and cheapestByDay.
+// deals and the metasearch feed are all answered from one read of tripsOf and the cheapest trip
+// of each day over it (indexEntry.cheapest), kept in the FareIndex when the service has one.
 
 // unionCode is the code of a place that stands for several destinations (unionOf): candidatesOf
 // keeps the hubs among their airports as hubs.
@@ -70,39 +71,6 @@ func (s *Service) tripsOf(ctx context.Context, origin, dest *flightgraph.Place, 
 	return t, nil
 }
 
-// cheapestByDay is, of each of days (among those read), the cheapest offer to p in cabins
-// (ordered from Economy up, cabinsUp) for counts at now: the first cheapest of the day's trips in
-// the order a search lists them, as LowestFares (DAY) finds it; a day without one is absent. The
-// offers are not signed yet.
-func (t *trips) cheapestByDay(ctx context.Context, s *Service, p *flightgraph.Place, days []string, cabins []flightgraph.CabinClass,
-	counts flightgraph.PassengerCounts, now time.Time) (map[string]*flightgraph.Offer, error) {
-	planned, err := t.c.plan(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*flightgraph.Offer{}
-	for _, d := range days {
-		for _, trip := range planned[d] {
-			if o := s.cheapestOf(t.refs, itineraryOf(trip, t.legs), cabins, counts, now, flightgraph.Outbound); o != nil && (out[d] == nil || before(o, out[d])) {
-				out[d] = o
-			}
-		}
-	}
-	return out, nil
-}
-
-// cheapestOver is the first cheapest of byDay's offers over days, in their order: the calendar's
-// OVERALL offer; nil when none.
-func cheapestOver(byDay map[string]*flightgraph.Offer, days []string) *flightgraph.Offer {
-	var best *flightgraph.Offer
-	for _, d := range days {
-		if o := byDay[d]; o != nil && (best == nil || before(o, best)) {
-			best = o
-		}
-	}
-	return best
-}
-
 // cabinsUp are the cabins of a search from Economy up, the order cheapestOf takes them in.
 func cabinsUp(cabins []flightgraph.CabinClass) []flightgraph.CabinClass {
 	up := slices.Clone(cabins)
@@ -157,7 +125,7 @@ func (s *Service) dealSearchOf(ctx context.Context, q *flightgraph.DealQuery) (*
 // lone calendar's bound per day) or anywhere (in an inspiration's bound). A read past its bound is
 // ECodeInvalidParameter: on dateInterval for named destinations, which fewer days fit, on origin
 // for anywhere.
-func (s *Service) read(ctx context.Context, d *dealSearch) (*trips, error) {
+func (s *Service) read(ctx context.Context, d *dealSearch) (*indexEntry, error) {
 	interval := d.q.Interval()
 	var dest *flightgraph.Place
 	limit := maxInspirationFlights
@@ -168,18 +136,18 @@ func (s *Service) read(ctx context.Context, d *dealSearch) (*trips, error) {
 	default:
 		dest = unionOf(d.dests)
 	}
-	t, err := s.tripsOf(ctx, d.origin, dest, interval, d.now, limit, d.cur)
+	e, err := s.shopping(ctx, d.origin, dest, interval, d.now, limit)
 	switch {
 	case err != nil:
-	case t.c.full && dest != nil:
+	case e.t.c.full && dest != nil:
 		err = flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "dateInterval", "%d days hold more flights than one deals search reads (%d): ask for fewer days or destinations", len(interval), limit)
-	case t.c.full:
+	case e.t.c.full:
 		err = flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "origin", "%s has more flights in %s than one deals search reads (%d): name destinations", d.origin.Code, d.q.DateInterval, limit)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return t, nil
+	return e, nil
 }
 
 // BestFares answers best-fare offers: of each destination q names (1 to MaxDealDestinations), in
@@ -247,13 +215,13 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 		return nil, err
 	}
 	defer leave()
-	t, err := s.read(ctx, d)
+	e, err := s.read(ctx, d)
 	if err != nil {
 		return nil, err
 	}
 	places := d.dests
 	if len(places) == 0 {
-		if places, err = s.reached(ctx, d.origin, t.c); err != nil {
+		if places, err = e.places(ctx, s, d.origin); err != nil {
 			return nil, err
 		}
 	}
@@ -263,6 +231,7 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 	}
 	list := &flightgraph.DealList{Origin: labelled[0], DateInterval: q.DateInterval, Type: q.Type, Currency: d.cur.Code}
 	days := q.Days()
+	pr := pricing{cabins: d.cabins, counts: d.counts, cur: d.cur}
 	for _, p := range labelled[1:] {
 		zone := flightgraph.ZoneOf(p.Country.AreaCode)
 		if q.Zone != "" && zone.Code != q.Zone {
@@ -271,19 +240,19 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		offers, err := t.cheapestByDay(ctx, s, p.Place, days, d.cabins, d.counts, d.now)
+		cells, err := e.cheapest(ctx, s, p.Place, days, pr, d.now)
 		if err != nil {
 			return nil, err
 		}
 		if byDay {
 			for _, day := range days {
-				if o := offers[day]; o != nil {
-					list.Deals = append(list.Deals, &flightgraph.Deal{Destination: p, Zone: zone, Period: day, Offer: o})
+				if c := cells[day]; c.trip != nil {
+					list.Deals = append(list.Deals, &flightgraph.Deal{Destination: p, Zone: zone, Period: day, Offer: e.offer(s, c, pr, d.now)})
 				}
 			}
 			continue
 		}
-		o := cheapestOver(offers, days)
+		o := e.offer(s, bestOver(cells, days), pr, d.now)
 		if o == nil && len(d.dests) == 0 {
 			continue // all deals list the destinations that have one
 		}

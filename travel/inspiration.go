@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -26,9 +27,11 @@ const maxInspirationFlights = 100_000
 //
 // It reads the month's flights for every destination at once, in four round trips whatever their
 // number: the origin's departures, the hubs' departures that connect with them, and the legs of
-// each; the reference data comes from the snapshot under serve. It is heavy work: it runs in the
-// request's heavy-work slot (heavy), and stops when the request's time runs out, between
-// destinations and days.
+// each; the reference data comes from the snapshot under serve. Under a FareIndex (Service.Index)
+// that read and what is priced over it are kept: the next inspiration from the origin in the
+// month reads nothing and prices only the days whose prices moved since. It is heavy work: it
+// runs in the request's heavy-work slot (heavy), and stops when the request's time runs out,
+// between destinations and days.
 //
 // Errors: q's validation errors; ECodeOriginUnknown and ECodeDestinationUnknown for codes that are
 // neither an airport nor a city; ECodeInvalidParameter for a destination that is the origin, or
@@ -75,35 +78,39 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 	if dest != nil {
 		limit = maxCandidates * len(days)
 	}
-	t, err := s.tripsOf(ctx, origin, dest, days, now, limit, cur)
+	e, err := s.shopping(ctx, origin, dest, days, now, limit)
 	if err != nil {
 		return nil, err
 	}
-	if t.c.full {
+	if e.t.c.full {
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "destination",
 			"%s has more flights in %s than one inspiration reads (%d): name a destination", origin.Code, q.Month, limit)
 	}
 	places := []*flightgraph.Place{dest}
 	if dest == nil {
-		if places, err = s.reached(ctx, origin, t.c); err != nil {
+		if places, err = e.places(ctx, s, origin); err != nil {
 			return nil, err
 		}
 	}
-	counts, cabins := flightgraph.PassengerCounts{"ADT": 1}, []flightgraph.CabinClass{q.Cabin}
-	var out []*flightgraph.Destination
+	pr := pricing{cabins: []flightgraph.CabinClass{q.Cabin}, counts: flightgraph.PassengerCounts{"ADT": 1}, cur: cur}
+	type found struct {
+		p *flightgraph.Place
+		c *cell
+	}
+	var cheapest []found
 	for _, p := range places {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		byDay, err := t.cheapestByDay(ctx, s, p, days, cabins, counts, now)
+		cells, err := e.cheapest(ctx, s, p, days, pr, now)
 		if err != nil {
 			return nil, err
 		}
-		if best := cheapestOver(byDay, days); best != nil && (!capped || best.Price.Total.Minor <= maxPrice.Minor) {
-			out = append(out, &flightgraph.Destination{Place: p, Offer: best})
+		if best := bestOver(cells, days); best != nil && (!capped || best.total <= maxPrice.Minor) {
+			cheapest = append(cheapest, found{p, best})
 		}
 	}
-	if len(out) == 0 {
+	if len(cheapest) == 0 {
 		switch {
 		case dest != nil:
 			return nil, flightgraph.ParamErrorf(flightgraph.ECodeTripDestination, "destination", "no trip from %s to %s in %s%s", origin.Code, dest.Code, q.Month, under(q, cur))
@@ -112,10 +119,20 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 		}
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeTripDestination, "origin", "no trip from %s in %s", origin.Code, q.Month)
 	}
-	slices.SortFunc(out, func(a, b *flightgraph.Destination) int {
-		return cmp.Or(cmp.Compare(a.Offer.Price.Total.Minor, b.Offer.Price.Total.Minor), cmp.Compare(a.Place.Code, b.Place.Code))
+	slices.SortFunc(cheapest, func(a, b found) int {
+		return cmp.Or(cmp.Compare(a.c.total, b.c.total), cmp.Compare(a.p.Code, b.p.Code))
 	})
-	out = out[:min(len(out), q.Limit)]
+	cheapest = cheapest[:min(len(cheapest), q.Limit)]
+	// Only the destinations answered are priced into offers, at now, as their cells hold.
+	out := make([]*flightgraph.Destination, len(cheapest))
+	for i, f := range cheapest {
+		o := e.offer(s, f.c, pr, now)
+		if o == nil || o.Price.Total.Minor != f.c.total {
+			return nil, fmt.Errorf("travel: the fare index's cheapest to %s no longer prices at %d", f.p.Code, f.c.total)
+		}
+		out[i] = &flightgraph.Destination{Place: f.p, Offer: o}
+	}
+	counts := pr.counts
 	insp := &flightgraph.Inspiration{Origin: origin, Month: q.Month, Cabin: q.Cabin, Currency: cur.Code, Destinations: out}
 	if err := s.label(ctx, insp); err != nil {
 		return nil, err

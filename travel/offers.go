@@ -152,7 +152,7 @@ func (s *Service) itineraries(ctx context.Context, c flightgraph.RequestedConnec
 		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "dateInterval",
 			"%d days hold more flights than one search reads (%d): ask for fewer days", len(dates), limit)
 	}
-	trips, err := cands.plan(ctx, c.DestinationPlace)
+	trips, err := cands.plan(ctx, c.DestinationPlace, time.Time{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,15 @@ func (s *Service) candidatesOf(ctx context.Context, origin, dest *flightgraph.Pl
 // read for anywhere): plan takes only what it would, in the same order and up to the same bounds
 // (maxCandidates flights a date, each read), so a destination's trips are the same whether it is
 // searched alone or among all.
-func (c *candidates) plan(ctx context.Context, dest *flightgraph.Place) (map[string][][]*flightgraph.Flight, error) {
+//
+// Candidates read before at are planned as a read at at would find them: without the first
+// flights that leave within MinBookingLead of it (none when at is zero). only, when given, are the
+// dates planned (the others are left out), as they would be among all.
+func (c *candidates) plan(ctx context.Context, dest *flightgraph.Place, at time.Time, only []string) (map[string][][]*flightgraph.Flight, error) {
+	dates := c.dates
+	if only != nil {
+		dates = only
+	}
 	if c.firstsTo == nil {
 		c.firstsTo, c.secondsFromTo = map[string][]int{}, map[[2]string][]int{}
 		for i, f := range c.firsts {
@@ -321,7 +329,8 @@ func (c *candidates) plan(ctx context.Context, dest *flightgraph.Place) (map[str
 	for _, i := range firsts[:min(len(firsts), limit)] {
 		f := c.firsts[i]
 		switch {
-		case !slices.Contains(c.dates, f.ScheduleDate):
+		case !slices.Contains(dates, f.ScheduleDate):
+		case !at.IsZero() && f.DepartureUTC.Before(at.Add(MinBookingLead)):
 		case slices.Contains(dests, f.DestinationCode):
 			nonstop[f.ScheduleDate] = append(nonstop[f.ScheduleDate], f)
 		default:
@@ -358,7 +367,7 @@ func (c *candidates) plan(ctx context.Context, dest *flightgraph.Place) (map[str
 		fromHub[f.OriginCode] = append(fromHub[f.OriginCode], f)
 	}
 	trips := map[string][][]*flightgraph.Flight{}
-	for _, d := range c.dates {
+	for _, d := range dates {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -40,6 +40,9 @@ type Service struct {
 	// and heavy work asked for by an operation declared light must not run unbounded. Unset,
 	// as in the engine's own tests, heavy work runs whatever the request holds.
 	RequireHeavySlot bool
+	// Index, when set, keeps the reads and prices of inspirations and deals between calls
+	// (FareIndex); nil reads and prices them in each call.
+	Index *FareIndex
 	// MailBudget bounds mail-my-search's mail with every other mail of the service
 	// (access.MailBudget); MailSearch refuses to work without one.
 	MailBudget flightgraph.MailBudget

@@ -44,6 +44,7 @@ type config struct {
 	// heavyConcurrency bounds the heavy calls run at once (0: the default), queueWait their
 	// wait for a slot.
 	heavyConcurrency int
+	warmFares        bool
 	queueWait        time.Duration
 	// mailPerMinute bounds the mails this replica queues in a minute.
 	mailPerMinute int

@@ -64,6 +64,7 @@ func serveFlags(fs *flag.FlagSet) *config {
 	fs.DurationVar(&c.tokens.RefreshTTL, "refresh-token-ttl", access.DefaultRefreshTTL, "lifetime of refresh tokens (FLIGHTGRAPH_REFRESH_TOKEN_TTL)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "the time one request may work; its deadline stops resolvers and database calls (FLIGHTGRAPH_REQUEST_TIMEOUT)")
 	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes; Ctrl-C at a terminal skips it when no request is in flight (FLIGHTGRAPH_DRAIN_PERIOD)")
+	fs.BoolVar(&c.warmFares, "warm-fares", true, "compute the hubs' inspirations of this month and the next in the background at start, and keep the fare index warm (FLIGHTGRAPH_WARM_FARES)")
 	fs.IntVar(&c.heavyConcurrency, "heavy-concurrency", 0, "heavy calls (inspirations, deals, calendars) run at once; 0: half the CPUs, at least one (FLIGHTGRAPH_HEAVY_CONCURRENCY)")
 	fs.DurationVar(&c.queueWait, "queue-wait", access.DefaultQueueWait, "how long a heavy call waits for a slot before it is refused, uncharged, with 503 or 429 and Retry-After (FLIGHTGRAPH_QUEUE_WAIT)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
@@ -218,7 +219,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
 		AccessFeed: accessFeed(db, log), EventFeed: store.NewEventFeed(db), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
-		Trace: traceWork,
+		Trace: traceWork, WarmFares: c.warmFares,
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
