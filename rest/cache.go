@@ -14,12 +14,14 @@ import (
 // GET route but the pings is listed (TestCacheClasses), a stream as flightgraph.NoStore; a route
 // that is not (a POST, a ping) answers no-store.
 var RouteCache = map[string]flightgraph.CachePolicy{
-	"GET /opendata/flightoffers/reference-data":                flightgraph.CacheReference,
-	"GET /opendata/inspire/v2/amenities":                       flightgraph.CacheReference,
-	"GET /opendata/schedule/v1/routes":                         flightgraph.CacheSchedule,
-	"GET /opendata/schedule/v1/flights":                        flightgraph.CacheSchedule,
-	"GET /opendata/flightstatus":                               flightgraph.CacheStatus,
-	"GET /opendata/flightstatus/{id}":                          flightgraph.CacheStatus,
+	"GET /opendata/flightoffers/reference-data": flightgraph.CacheReference,
+	"GET /opendata/inspire/v2/amenities":        flightgraph.CacheReference,
+	"GET /opendata/schedule/v1/routes":          flightgraph.CacheSchedule,
+	"GET /opendata/schedule/v1/flights":         flightgraph.CacheSchedule,
+	"GET /opendata/flightstatus":                flightgraph.CacheStatus,
+	"GET /opendata/flightstatus/{id}":           flightgraph.CacheStatus,
+	// A stream of events: never kept.
+	"GET /opendata/flightstatus/events":                        flightgraph.NoStore,
 	"GET /opendata/inspire/v2/destinations/inspiration":        flightgraph.CacheQuote,
 	"GET /opendata/offers/v1/available-offers":                 flightgraph.CacheQuote,
 	"GET /opendata/offers/v1/upsell-offers":                    flightgraph.CacheQuote,

@@ -108,7 +108,7 @@ func TestCacheControl(t *testing.T) {
 		// and only where the caller's audience sees the type or field: a developer's SDL names
 		// no staff type, hinted or not.
 		sdl := s.subgraphSDL(t)
-		for _, want := range []string{`@composeDirective(name: "@cacheControl")`, `type Airport @key(fields: "code") @api(product: "opendata") @cacheControl(maxAge: 86400) {`,
+		for _, want := range []string{`@composeDirective(name: "@cacheControl")`, `type Airport @key(fields: "code") @api(product: "opendata") @entityResolver(multi: true) @cacheControl(maxAge: 86400) {`,
 			`status: FlightStatus! @cacheControl(maxAge: 15)`, `type Offer @key(fields: "id") @api(product: "offers") @cacheControl(maxAge: 60, scope: PRIVATE) {`} {
 			if !strings.Contains(sdl, want) {
 				t.Errorf("the subgraph's SDL lacks %s", want)
