@@ -75,6 +75,11 @@ const (
 	ECodeCrossSite        = "REQ_403.000" // a portal page's form was sent from another site
 	ECodeBadMediaType     = "REQ_415.000" // the request body's media type is not one the endpoint takes
 
+	ECodePositionExpired     = "STREAM_410.000" // the position resumed from is older than the retention: start over
+	ECodeResume              = "STREAM_409.000" // the subscription fell behind its buffer: resume from the last position seen
+	ECodeTooManyStreams      = "STREAM_429.000" // the key or the client address has as many open subscriptions as it may
+	ECodeSubscriptionRevoked = "STREAM_403.000" // the credential no longer opens this subscription (revoked, expired, demoted)
+
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
 	ECodeTimeout  = "WS_504.000"   // the request ran out of time: nothing more of it ran
 	ECodeShed     = "WS_503.000"   // the replica is at capacity for this kind of work: not charged
@@ -147,6 +152,10 @@ func init() {
 	entry(ECodeCrossSite, http.StatusForbidden, "CROSS_SITE", "A portal form was sent from another site; send it from the portal's own page.")
 	entry(ECodeBadMediaType, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "The request body's media type is not one the endpoint takes.")
 	entry(ECodeTooManySignIns, http.StatusTooManyRequests, "TOO_MANY_SIGN_INS", "Too many failed sign-ins; try again later.")
+	entry(ECodePositionExpired, http.StatusGone, "POSITION_EXPIRED", "The position resumed from is older than the events kept (see the retention): subscribe again without one.")
+	entry(ECodeResume, http.StatusConflict, "RESUME", "The subscription fell behind its buffer and was ended: subscribe again from the last position received.")
+	entry(ECodeTooManyStreams, http.StatusTooManyRequests, "TOO_MANY_SUBSCRIPTIONS", "The key or the client address has as many open subscriptions as its plan allows; close one first.")
+	entry(ECodeSubscriptionRevoked, http.StatusForbidden, "SUBSCRIPTION_REVOKED", "The credential no longer opens this subscription: it was revoked, expired or its account demoted.")
 	for i := 0; i <= 8; i++ {
 		code := fmt.Sprintf("INSP_500.%03d", i)
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")

@@ -32,6 +32,8 @@ var Products = []*flightgraph.Product{
 	{Slug: "cargo", Name: "Cargo", Visibility: flightgraph.VisibilityInternal, Auth: flightgraph.AuthOAuth,
 		Grants:      []flightgraph.Grant{flightgraph.GrantClientCredentials},
 		Description: "Cargo capacity and bookings, for internal staff."},
+	{Slug: "flightops", Name: "Flight Operations", Visibility: flightgraph.VisibilityInternal, Auth: flightgraph.AuthAPIKey,
+		Description: "Operations control's writes to flights (delays, gates, terminals, cancellations), for internal staff."},
 }
 
 // planOf is the one standard plan of each visibility: name, id suffix, call limits and operation

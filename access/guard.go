@@ -137,6 +137,9 @@ type Pass struct {
 	bearer *flightgraph.Caller
 	header http.Header
 	client string // the client's address (host), which names anonymous callers
+	// creds are the request's credential headers, which a long-lived request (a subscription)
+	// is checked again with (StillAdmitted).
+	creds http.Header
 
 	mu       sync.Mutex
 	admitted map[string]bool
@@ -269,6 +272,7 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 			sw := statusOf(w)
 			pass := NewPass(caller, nil, sw.Header())
 			pass.client, pass.onAdmit, pass.bearer = client, func() { settle(false) }, bearer
+			pass.creds = http.Header{"Api-Key": r.Header.Values("api-key"), "Authorization": r.Header.Values("Authorization")}
 			defer pass.release()
 			next.ServeHTTP(sw, r.WithContext(WithPass(r.Context(), pass)))
 			settle(refused(pass, sw.Status))

@@ -17,6 +17,7 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/rest"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/travel"
@@ -34,13 +35,15 @@ type Stores struct {
 	// Dataset, when set, gives shopping the schedule beyond the operational window
 	// (dataset.Horizon); unset, shopping reads the window only.
 	Dataset flightgraph.DatasetStore
+	// Events records and reads the flight status events.
+	Events flightgraph.FlightEventStore
 }
 
 // StoresOf returns the stores of db.
 func StoresOf(db *store.DB) Stores {
 	return Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
 		Network: store.NewNetworkStore(db), Access: store.NewAccessStore(db), Mail: store.NewMailStore(db),
-		Searches: store.NewSearchStore(db), Dataset: store.NewDatasetStore(db)}
+		Searches: store.NewSearchStore(db), Dataset: store.NewDatasetStore(db), Events: store.NewFlightEventStore(db)}
 }
 
 // Config is what the services are built of. Only Stores is required; the zero value of every
@@ -59,7 +62,12 @@ type Config struct {
 	// (PostgreSQL LISTEN/NOTIFY), so that its guard drops them from its cache at once. Nil for
 	// one process.
 	AccessFeed flightgraph.AccessFeed
-	Hasher     access.PasswordHasher // default: access.DefaultPasswordHasher
+	// EventFeed tells this replica of the flight status events other replicas record
+	// (store.EventFeed); nil for one process.
+	EventFeed interface {
+		Watch(ctx context.Context, notify func(position int64)) error
+	}
+	Hasher access.PasswordHasher // default: access.DefaultPasswordHasher
 	// PasswordHashConcurrency bounds the password hashes computed at once by the portal and the
 	// token endpoint together; 0 means access.DefaultHashConcurrency.
 	PasswordHashConcurrency int
@@ -118,6 +126,14 @@ type Services struct {
 	// MailBudget is the one budget every mail is spent from: sign-up, mail-my-search, the
 	// operators' notices and their decisions.
 	MailBudget *access.MailBudget
+	// Live opens the subscriptions to the flight status events; Clock records the transitions
+	// time brings; EventFeed (nil for one process) tells the hub of other replicas' events.
+	Live      *live.Service
+	Clock     *live.Clock
+	Events    flightgraph.FlightEventStore
+	EventFeed interface {
+		Watch(ctx context.Context, notify func(position int64)) error
+	}
 }
 
 // New builds the services of cfg.
@@ -186,6 +202,15 @@ func New(cfg Config) *Services {
 	s.Travel.Loyalty = s.Access.LoyaltyTier
 	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
+	if st.Events != nil {
+		hub := live.NewHub(st.Events, cfg.Log)
+		if r, ok := st.Events.(interface{ OnRecorded(func(int64)) }); ok {
+			r.OnRecorded(hub.Notify)
+		}
+		s.Events, s.EventFeed = st.Events, cfg.EventFeed
+		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted}
+		s.Clock = &live.Clock{Events: st.Events, Flights: st.Flights, Now: cfg.Now, Log: cfg.Log}
+	}
 	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))

@@ -144,7 +144,7 @@ func (g *Gate) Validate(es graphql.ExecutableSchema) error {
 // productTable reads which product each root field and entity type belongs to.
 func productTable(schema *ast.Schema) (map[string]map[string]rootField, map[string]entityType) {
 	roots := map[string]map[string]rootField{}
-	for _, root := range []*ast.Definition{schema.Query, schema.Mutation} {
+	for _, root := range []*ast.Definition{schema.Query, schema.Mutation, schema.Subscription} {
 		if root == nil {
 			continue
 		}

@@ -42,11 +42,13 @@ type ResolverRoot interface {
 	Entity() EntityResolver
 	Flight() FlightResolver
 	FlightLeg() FlightLegResolver
+	FlightStatusEvent() FlightStatusEventResolver
 	Movement() MovementResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Route() RouteResolver
 	ScheduledLeg() ScheduledLegResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -347,6 +349,14 @@ type ComplexityRoot struct {
 		Status                func(childComplexity int) int
 	}
 
+	FlightStatusEvent struct {
+		At       func(childComplexity int) int
+		Flight   func(childComplexity int) int
+		Kind     func(childComplexity int) int
+		Position func(childComplexity int) int
+		Status   func(childComplexity int) int
+	}
+
 	LowestFare struct {
 		Offer  func(childComplexity int) int
 		Period func(childComplexity int) int
@@ -372,9 +382,10 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddToShoppingCart  func(childComplexity int, cartID string, products []*flightgraph.CartProduct) int
-		CreateShoppingCart func(childComplexity int, offerIds []string, products []*flightgraph.CartProduct) int
-		MailMySearch       func(childComplexity int, email string, search flightgraph.OfferSearch) int
+		AddToShoppingCart     func(childComplexity int, cartID string, products []*flightgraph.CartProduct) int
+		CreateShoppingCart    func(childComplexity int, offerIds []string, products []*flightgraph.CartProduct) int
+		MailMySearch          func(childComplexity int, email string, search flightgraph.OfferSearch) int
+		RecordFlightOperation func(childComplexity int, input flightgraph.FlightOperation) int
 	}
 
 	Offer struct {
@@ -596,6 +607,12 @@ type ComplexityRoot struct {
 		Total     func(childComplexity int) int
 	}
 
+	Subscription struct {
+		Arrivals            func(childComplexity int, airport string, after *string) int
+		Departures          func(childComplexity int, airport string, after *string) int
+		FlightStatusChanged func(childComplexity int, ids []string, after *string) int
+	}
+
 	TicketCondition struct {
 		Allowed     func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -675,6 +692,11 @@ type FlightLegResolver interface {
 	Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Airframe, error)
 	AircraftConfiguration(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error)
 }
+type FlightStatusEventResolver interface {
+	Position(ctx context.Context, obj *flightgraph.FlightEvent) (string, error)
+
+	Flight(ctx context.Context, obj *flightgraph.FlightEvent) (*model.Flight, error)
+}
 type MovementResolver interface {
 	Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error)
 }
@@ -682,6 +704,7 @@ type MutationResolver interface {
 	CreateShoppingCart(ctx context.Context, offerIds []string, products []*flightgraph.CartProduct) (*model.ShoppingCart, error)
 	AddToShoppingCart(ctx context.Context, cartID string, products []*flightgraph.CartProduct) (*model.ShoppingCart, error)
 	MailMySearch(ctx context.Context, email string, search flightgraph.OfferSearch) (*model.MailedSearch, error)
+	RecordFlightOperation(ctx context.Context, input flightgraph.FlightOperation) (*flightgraph.FlightEvent, error)
 }
 type QueryResolver interface {
 	Flight(ctx context.Context, id string) (*model.Flight, error)
@@ -727,6 +750,11 @@ type ScheduledLegResolver interface {
 
 	Origin(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Airport, error)
 	Destination(ctx context.Context, obj *flightgraph.ScheduledLeg) (*flightgraph.Airport, error)
+}
+type SubscriptionResolver interface {
+	FlightStatusChanged(ctx context.Context, ids []string, after *string) (<-chan *flightgraph.FlightEvent, error)
+	Departures(ctx context.Context, airport string, after *string) (<-chan *flightgraph.FlightEvent, error)
+	Arrivals(ctx context.Context, airport string, after *string) (<-chan *flightgraph.FlightEvent, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -2013,6 +2041,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FlightLeg.Status(childComplexity), true
 
+	case "FlightStatusEvent.at":
+		if e.ComplexityRoot.FlightStatusEvent.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightStatusEvent.At(childComplexity), true
+	case "FlightStatusEvent.flight":
+		if e.ComplexityRoot.FlightStatusEvent.Flight == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightStatusEvent.Flight(childComplexity), true
+	case "FlightStatusEvent.kind":
+		if e.ComplexityRoot.FlightStatusEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightStatusEvent.Kind(childComplexity), true
+	case "FlightStatusEvent.position":
+		if e.ComplexityRoot.FlightStatusEvent.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightStatusEvent.Position(childComplexity), true
+	case "FlightStatusEvent.status":
+		if e.ComplexityRoot.FlightStatusEvent.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FlightStatusEvent.Status(childComplexity), true
+
 	case "LowestFare.offer":
 		if e.ComplexityRoot.LowestFare.Offer == nil {
 			break
@@ -2122,6 +2181,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MailMySearch(childComplexity, args["email"].(string), args["search"].(flightgraph.OfferSearch)), true
+	case "Mutation.recordFlightOperation":
+		if e.ComplexityRoot.Mutation.RecordFlightOperation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordFlightOperation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordFlightOperation(childComplexity, args["input"].(flightgraph.FlightOperation)), true
 
 	case "Offer.bound":
 		if e.ComplexityRoot.Offer.Bound == nil {
@@ -3209,6 +3279,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ShoppingCart.Total(childComplexity), true
 
+	case "Subscription.arrivals":
+		if e.ComplexityRoot.Subscription.Arrivals == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_arrivals_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Arrivals(childComplexity, args["airport"].(string), args["after"].(*string)), true
+	case "Subscription.departures":
+		if e.ComplexityRoot.Subscription.Departures == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_departures_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Departures(childComplexity, args["airport"].(string), args["after"].(*string)), true
+	case "Subscription.flightStatusChanged":
+		if e.ComplexityRoot.Subscription.FlightStatusChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_flightStatusChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.FlightStatusChanged(childComplexity, args["ids"].([]string), args["after"].(*string)), true
+
 	case "TicketCondition.allowed":
 		if e.ComplexityRoot.TicketCondition.Allowed == nil {
 			break
@@ -3290,6 +3394,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDealSearchInput,
 		ec.unmarshalInputFlightByIDsInput,
 		ec.unmarshalInputFlightLegByIDsInput,
+		ec.unmarshalInputFlightOperationInput,
 		ec.unmarshalInputOfferSearchInput,
 		ec.unmarshalInputPassengerInput,
 		ec.unmarshalInputRequestedConnectionInput,
@@ -3337,6 +3442,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -3611,6 +3733,67 @@ type Mutation {
   has at most 50 mailed to anyone (OFFER_429.000 after).
   """
   mailMySearch(email: String!, search: OfferSearchInput!): MailedSearch! @api(product: "offers")
+  """
+  Record what an airline's operations control knows of a flight, for internal staff: a delay, a
+  gate or terminal change, a cancellation. The flight is changed and the event recorded in one
+  transaction; every subscriber on every replica hears it. Malformed input INSP_400.001/.002;
+  unknown flight FLIGHT_404.001. Internal: anyone but staff and operators is answered
+  INSP_404.000.
+  """
+  recordFlightOperation(input: FlightOperationInput!): FlightStatusEvent! @api(product: "flightops")
+}
+
+"""
+Live flight status (graphql-transport-ws on /graphql, or graphql-sse: POST with Accept:
+text/event-stream). Each event has a position; subscribe again with after: the last position
+received to have what was missed replayed in order, then the live stream (within the retention,
+24 hours; an older position is STREAM_410.000: subscribe without one). A subscription that falls
+behind its buffer ends with STREAM_409.000 (resume from the last position); one whose credential
+is revoked ends with STREAM_403.000; too many open is STREAM_429.000. Opening one is one call.
+"""
+type Subscription {
+  "The changes to the flights of ids (20261122+XX+1234)."
+  flightStatusChanged(ids: [ID!]!, after: String): FlightStatusEvent! @api(product: "flightstatus")
+  "A departures board: each change to a flight one of whose legs leaves the airport."
+  departures(airport: String!, after: String): FlightStatusEvent! @api(product: "flightstatus")
+  "An arrivals board: each change to a flight one of whose legs reaches the airport."
+  arrivals(airport: String!, after: String): FlightStatusEvent! @api(product: "flightstatus")
+}
+
+"What a flight status event records."
+enum FlightEventKind {
+  "The status clock's: the flight boards, departs, arrives as time passes."
+  STATUS
+  DELAY
+  GATE
+  TERMINAL
+  CANCELLATION
+}
+
+"One change to a flight's status, at its position in the feed."
+type FlightStatusEvent {
+  "Resume after it (the after argument; SSE's Last-Event-ID on REST)."
+  position: String!
+  kind: FlightEventKind!
+  "The flight's status once changed."
+  status: FlightStatus!
+  "When it was recorded."
+  at: DateTime!
+  "The flight as it is now."
+  flight: Flight
+}
+
+"One operation on a flight; leg 0 or none is the first."
+input FlightOperationInput {
+  flightId: ID!
+  leg: Int
+  kind: FlightEventKind!
+  "For a DELAY: the departure delay in minutes (the arrival is delayed as much)."
+  delayMinutes: Int
+  "For a GATE: the departure gate."
+  gate: String
+  "For a TERMINAL: the departure terminal."
+  terminal: String
 }
 
 "The offers reference data of a market."
@@ -5071,6 +5254,22 @@ func (ec *executionContext) childFields_FlightLeg(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type FlightLeg", field.Name)
 }
 
+func (ec *executionContext) childFields_FlightStatusEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "position":
+		return ec.fieldContext_FlightStatusEvent_position(ctx, field)
+	case "kind":
+		return ec.fieldContext_FlightStatusEvent_kind(ctx, field)
+	case "status":
+		return ec.fieldContext_FlightStatusEvent_status(ctx, field)
+	case "at":
+		return ec.fieldContext_FlightStatusEvent_at(ctx, field)
+	case "flight":
+		return ec.fieldContext_FlightStatusEvent_flight(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FlightStatusEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_LowestFare(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "period":
@@ -5928,6 +6127,20 @@ func (ec *executionContext) field_Mutation_mailMySearch_args(ctx context.Context
 		return nil, err
 	}
 	args["search"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordFlightOperation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (flightgraph.FlightOperation, error) {
+			return ec.unmarshalNFlightOperationInput2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightOperation(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -6796,6 +7009,72 @@ func (ec *executionContext) field_ReferenceCountry_name_args(ctx context.Context
 		return nil, err
 	}
 	args["language"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_arrivals_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "airport",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["airport"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_departures_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "airport",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["airport"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_flightStatusChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -12093,6 +12372,130 @@ func (ec *executionContext) fieldContext_FlightLeg_serviceType(_ context.Context
 	return graphql.NewScalarFieldContext("FlightLeg", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _FlightStatusEvent_position(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightStatusEvent_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FlightStatusEvent().Position(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightStatusEvent_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlightStatusEvent", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _FlightStatusEvent_kind(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightStatusEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.FlightEventKind) graphql.Marshaler {
+			return ec.marshalNFlightEventKind2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightStatusEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlightStatusEvent", field, false, false, errors.New("field of type FlightEventKind does not have child fields"))
+}
+
+func (ec *executionContext) _FlightStatusEvent_status(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightStatusEvent_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.FlightStatus) graphql.Marshaler {
+			return ec.marshalNFlightStatus2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightStatusEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlightStatusEvent", field, false, false, errors.New("field of type FlightStatus does not have child fields"))
+}
+
+func (ec *executionContext) _FlightStatusEvent_at(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightStatusEvent_at(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FlightStatusEvent_at(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FlightStatusEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _FlightStatusEvent_flight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FlightStatusEvent_flight(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.FlightStatusEvent().Flight(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Flight) graphql.Marshaler {
+			return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_FlightStatusEvent_flight(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "FlightStatusEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Flight(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LowestFare_period(ctx context.Context, field graphql.CollectedField, obj *model.LowestFare) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12513,6 +12916,50 @@ func (ec *executionContext) fieldContext_Mutation_mailMySearch(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_mailMySearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_recordFlightOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordFlightOperation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordFlightOperation(ctx, fc.Args["input"].(flightgraph.FlightOperation))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FlightEvent) graphql.Marshaler {
+			return ec.marshalNFlightStatusEvent2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordFlightOperation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlightStatusEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordFlightOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17164,6 +17611,138 @@ func (ec *executionContext) fieldContext_ShoppingCart_expiresAt(_ context.Contex
 	return graphql.NewScalarFieldContext("ShoppingCart", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_flightStatusChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_flightStatusChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().FlightStatusChanged(ctx, fc.Args["ids"].([]string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FlightEvent) graphql.Marshaler {
+			return ec.marshalNFlightStatusEvent2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_flightStatusChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlightStatusEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_flightStatusChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_departures(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_departures(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Departures(ctx, fc.Args["airport"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FlightEvent) graphql.Marshaler {
+			return ec.marshalNFlightStatusEvent2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_departures(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlightStatusEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_departures_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_arrivals(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_arrivals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Arrivals(ctx, fc.Args["airport"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.FlightEvent) graphql.Marshaler {
+			return ec.marshalNFlightStatusEvent2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_arrivals(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FlightStatusEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_arrivals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TicketCondition_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18833,6 +19412,71 @@ func (ec *executionContext) unmarshalInputFlightLegByIDsInput(ctx context.Contex
 				return it, err
 			}
 			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputFlightOperationInput(ctx context.Context, obj any) (flightgraph.FlightOperation, error) {
+	var it flightgraph.FlightOperation
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"flightId", "leg", "kind", "delayMinutes", "gate", "terminal"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "flightId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("flightId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FlightID = data
+		case "leg":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("leg"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Leg = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNFlightEventKind2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightEventKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "delayMinutes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("delayMinutes"))
+			data, err := ec.unmarshalOInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DelayMinutes = data
+		case "gate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gate"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Gate = data
+		case "terminal":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("terminal"))
+			data, err := ec.unmarshalOString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Terminal = data
 		}
 	}
 	return it, nil
@@ -21969,6 +22613,130 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var flightStatusEventImplementors = []string{"FlightStatusEvent"}
+
+func (ec *executionContext) _FlightStatusEvent(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FlightEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, flightStatusEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FlightStatusEvent")
+		case "position":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FlightStatusEvent_position(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "kind":
+			out.Values[i] = ec._FlightStatusEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._FlightStatusEvent_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "at":
+			out.Values[i] = ec._FlightStatusEvent_at(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "flight":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._FlightStatusEvent_flight(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var lowestFareImplementors = []string{"LowestFare"}
 
 func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSet, obj *model.LowestFare) graphql.Marshaler {
@@ -22231,6 +22999,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "mailMySearch":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_mailMySearch(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "recordFlightOperation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordFlightOperation(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -24545,6 +25320,30 @@ func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "flightStatusChanged":
+		return ec._Subscription_flightStatusChanged(ctx, fields[0])
+	case "departures":
+		return ec._Subscription_departures(ctx, fields[0])
+	case "arrivals":
+		return ec._Subscription_arrivals(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var ticketConditionImplementors = []string{"TicketCondition"}
 
 func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.TicketCondition) graphql.Marshaler {
@@ -26089,6 +26888,23 @@ func (ec *executionContext) marshalNFlightEdge2ᚖgithubᚗcomᚋflightgraphᚋf
 	return ec._FlightEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNFlightEventKind2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightEventKind(ctx context.Context, v any) (flightgraph.FlightEventKind, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := flightgraph.FlightEventKind(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFlightEventKind2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightEventKind(ctx context.Context, sel ast.SelectionSet, v flightgraph.FlightEventKind) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlightLeg) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -26129,6 +26945,11 @@ func (ec *executionContext) unmarshalNFlightLegByIDsInput2ᚕᚖgithubᚗcomᚋf
 	return res, nil
 }
 
+func (ec *executionContext) unmarshalNFlightOperationInput2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightOperation(ctx context.Context, v any) (flightgraph.FlightOperation, error) {
+	res, err := ec.unmarshalInputFlightOperationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNFlightStatus2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightStatus(ctx context.Context, v any) (flightgraph.FlightStatus, error) {
 	tmp, err := graphql.UnmarshalString(v)
 	res := flightgraph.FlightStatus(tmp)
@@ -26144,6 +26965,16 @@ func (ec *executionContext) marshalNFlightStatus2githubᚗcomᚋflightgraphᚋfl
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNFlightStatusEvent2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightEvent(ctx context.Context, sel ast.SelectionSet, v *flightgraph.FlightEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._FlightStatusEvent(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
@@ -27690,6 +28521,18 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	_ = sel
 	_ = ctx
 	res := graphql.MarshalID(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOInt2int(ctx context.Context, v any) (int, error) {
+	res, err := graphql.UnmarshalInt(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt2int(ctx context.Context, sel ast.SelectionSet, v int) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(v)
 	return res
 }
 

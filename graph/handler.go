@@ -58,8 +58,12 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 // serve is Serve with the views its suggestions are cut by.
 func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)
-	// The first transport that supports a request answers it: HTTP takes every method but
-	// OPTIONS (HEAD included, refused with its Allow), Options the preflights.
+	// The first transport that supports a request answers it: subscriptions over WebSocket
+	// (graphql-transport-ws, the upgrade's headers carrying the credential) and over server-sent
+	// events (graphql-sse: a POST accepting text/event-stream), then HTTP, which takes every
+	// method but OPTIONS (HEAD included, refused with its Allow), and Options the preflights.
+	h.AddTransport(transport.Websocket{KeepAlivePingInterval: 15 * time.Second})
+	h.AddTransport(sse{})
 	h.AddTransport(HTTP{Log: c.Log})
 	h.AddTransport(transport.Options{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -74,15 +78,23 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.
 	h.Use(NewAnswers())
+	wait := c.LoaderWait
+	if wait == 0 {
+		wait = DefaultLoaderWait
+	}
+	// Each event of a subscription reads with loaders of its own: the request's would serve
+	// every event the flight as it was at the first.
+	h.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+		}
+		return next(ctx)
+	})
 	for _, m := range around {
 		h.AroundOperations(m)
 	}
 	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(views)))
 	h.SetRecoverFunc(Recover(c.Log))
-	wait := c.LoaderWait
-	if wait == 0 {
-		wait = DefaultLoaderWait
-	}
 	loaded := Middleware(c.Stores, wait, h)
 	if c.Markets == nil {
 		return loaded
@@ -103,3 +115,18 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		loaded.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(r.Context(), pos)))
 	})
 }
+
+// sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's
+// wrappers: gqlgen asks the writer itself for http.Flusher, which they implement by Unwrap.
+type sse struct{ transport.SSE }
+
+func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.SSE.Do(flusher{w}, r, exec)
+}
+
+// flusher flushes with http.ResponseController, which finds the Flusher under wrappers.
+type flusher struct{ http.ResponseWriter }
+
+func (f flusher) Flush() { http.NewResponseController(f.ResponseWriter).Flush() }
+
+func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }

@@ -19,7 +19,7 @@ func Operations() []flightgraph.Operation {
 
 func operationsOf(schema *ast.Schema) []flightgraph.Operation {
 	var ops []flightgraph.Operation
-	for _, root := range []*ast.Definition{schema.Query, schema.Mutation} {
+	for _, root := range []*ast.Definition{schema.Query, schema.Mutation, schema.Subscription} {
 		if root == nil {
 			continue
 		}

@@ -6,6 +6,8 @@ package resolvers
 import (
 	"time"
 
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
@@ -17,4 +19,7 @@ type Resolver struct {
 	// Airframes names the configuration of each registration of the fleet, "" where none
 	// (dataset.Airframes).
 	Airframes func(registrations []string) []string
+	// Live opens the subscriptions; Events records the operations API's writes.
+	Live   *live.Service
+	Events flightgraph.FlightEventStore
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
@@ -87,6 +88,14 @@ func (r *flightLegResolver) AircraftConfiguration(ctx context.Context, obj *mode
 	return graph.Load(ctx, graph.For(ctx).Aircraft, obj.ConfigurationCode)
 }
 
+func (r *flightStatusEventResolver) Position(ctx context.Context, obj *flightgraph.FlightEvent) (string, error) {
+	return r.eventPosition(obj)
+}
+
+func (r *flightStatusEventResolver) Flight(ctx context.Context, obj *flightgraph.FlightEvent) (*model.Flight, error) {
+	return r.eventFlight(ctx, obj)
+}
+
 func (r *movementResolver) Actual(ctx context.Context, obj *flightgraph.Movement) (*time.Time, error) {
 	return obj.ActualAt(r.Now()), nil
 }
@@ -111,6 +120,10 @@ func (r *mutationResolver) MailMySearch(ctx context.Context, email string, searc
 		out.CheapestOffer = graph.For(ctx).Offers(ctx, []*flightgraph.Offer{cheapest})[0]
 	}
 	return out, nil
+}
+
+func (r *mutationResolver) RecordFlightOperation(ctx context.Context, input flightgraph.FlightOperation) (*flightgraph.FlightEvent, error) {
+	return r.recordOperation(ctx, input)
 }
 
 func (r *queryResolver) Flight(ctx context.Context, id string) (*model.Flight, error) {
@@ -269,6 +282,18 @@ func (r *scheduledLegResolver) Destination(ctx context.Context, obj *flightgraph
 	return r.airport(ctx, obj.DestinationCode)
 }
 
+func (r *subscriptionResolver) FlightStatusChanged(ctx context.Context, ids []string, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	return r.subscribe(ctx, live.Filter{FlightIDs: ids}, after)
+}
+
+func (r *subscriptionResolver) Departures(ctx context.Context, airport string, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	return r.subscribe(ctx, live.Filter{Departing: airport}, after)
+}
+
+func (r *subscriptionResolver) Arrivals(ctx context.Context, airport string, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	return r.subscribe(ctx, live.Filter{Arriving: airport}, after)
+}
+
 func (r *Resolver) Aircraft() graph.AircraftResolver { return &aircraftResolver{r} }
 
 func (r *Resolver) AircraftConfiguration() graph.AircraftConfigurationResolver {
@@ -291,6 +316,10 @@ func (r *Resolver) Flight() graph.FlightResolver { return &flightResolver{r} }
 
 func (r *Resolver) FlightLeg() graph.FlightLegResolver { return &flightLegResolver{r} }
 
+func (r *Resolver) FlightStatusEvent() graph.FlightStatusEventResolver {
+	return &flightStatusEventResolver{r}
+}
+
 func (r *Resolver) Movement() graph.MovementResolver { return &movementResolver{r} }
 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
@@ -300,6 +329,8 @@ func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 func (r *Resolver) Route() graph.RouteResolver { return &routeResolver{r} }
 
 func (r *Resolver) ScheduledLeg() graph.ScheduledLegResolver { return &scheduledLegResolver{r} }
+
+func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
 	aircraftResolver              struct{ *Resolver }
@@ -312,9 +343,11 @@ type (
 	cityResolver                  struct{ *Resolver }
 	flightResolver                struct{ *Resolver }
 	flightLegResolver             struct{ *Resolver }
+	flightStatusEventResolver     struct{ *Resolver }
 	movementResolver              struct{ *Resolver }
 	mutationResolver              struct{ *Resolver }
 	queryResolver                 struct{ *Resolver }
 	routeResolver                 struct{ *Resolver }
 	scheduledLegResolver          struct{ *Resolver }
+	subscriptionResolver          struct{ *Resolver }
 )

@@ -31,6 +31,9 @@ const halJSON = "application/hal+json"
 func (a *API) contract(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ct, ok := acceptable(r.Header.Get("Accept"))
+		if ct == eventStream && r.URL.Path != eventsPath {
+			ok = false // only the events stream answers server-sent events
+		}
 		if !ok {
 			a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeNotAcceptable, "this API answers application/hal+json or application/json, not %s", r.Header.Get("Accept")))
 			return
@@ -64,6 +67,8 @@ func acceptable(accept string) (string, bool) {
 			return halJSON, true
 		case "application/json":
 			plain = true
+		case eventStream:
+			return eventStream, true
 		}
 	}
 	if plain {

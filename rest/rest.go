@@ -4,6 +4,7 @@ package rest
 
 import (
 	"encoding/json"
+	"github.com/flightgraph/flightgraph/live"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -22,6 +23,8 @@ type API struct {
 	Now       func() time.Time
 	Version   string
 	BuildTime time.Time
+	// Live opens the events stream's subscriptions (nil: the stream answers 404).
+	Live *live.Service
 
 	// exampleCache holds the OpenAPI document's examples and the documents served with them.
 	exampleCache exampleCache

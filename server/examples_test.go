@@ -124,6 +124,9 @@ func TestOpenAPIExamples(t *testing.T) {
 		token := s.bearerToken(t, "")
 		ok, n := 0, 0
 		for _, r := range exampleRequests(t, doc, public) {
+			if r.operationID == "streamFlightStatusEvents" {
+				continue // a stream never ends: TestLiveFlightStatus opens it
+			}
 			n++
 			if len(r.missing) > 0 {
 				t.Errorf("%s %s (%s): no example for %v", r.method, r.path, r.operationID, r.missing)

@@ -142,7 +142,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	// pages' cookie must be Secure (and __Host-) all the same.
 	(&web.Portal{API: portalAPI, Log: s.Log, Now: s.Now, Secure: strings.HasPrefix(strings.ToLower(svc.Access.PortalURL), "https://")}).Register(mux)
 	mux.Handle("/oauthcust/oauth/token", s.Tokens)
-	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime}
+	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime, Live: svc.Live}
 	api.Register(mux)
 	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
 	mux.Handle("/openapi.json", api.OpenAPIElse())
@@ -199,7 +199,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) graphQL() http.Handler {
 	c := s.graphConfig()
 	c.Markets = s.Travel
-	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now, Airframes: dataset.Airframes}, c)
+	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now, Airframes: dataset.Airframes, Live: s.Live, Events: s.Events}, c)
 	return s.Guard.Authenticated(graph.ErrorWriter(s.Log))(h)
 }
 
@@ -257,10 +257,29 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			// elsewhere rather than reuse this one.
 			w.Header().Set("Connection", "close")
 		}
-		ctx, cancel := context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), s.cfg.RequestTimeout)
+		var (
+			ctx    context.Context
+			cancel context.CancelFunc
+		)
+		if streaming(r) {
+			// A subscription lives as long as its client keeps it: no request timeout, no write
+			// deadline (its own keep-alives and the hub's buffer bound it instead).
+			ctx, cancel = context.WithCancel(flightgraph.WithRequestID(r.Context(), id))
+			rc := http.NewResponseController(w)
+			rc.SetWriteDeadline(time.Time{})
+			rc.SetReadDeadline(time.Time{})
+		} else {
+			ctx, cancel = context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), s.cfg.RequestTimeout)
+		}
 		defer cancel()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// streaming reports whether r opens a subscription: a WebSocket upgrade, or a request for
+// server-sent events.
+func streaming(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }
 
 // observe counts and times requests by the mux pattern that served them (never the raw path,
@@ -349,6 +368,17 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 	wg.Go(func() { s.conns.run(bg) })
 	wg.Go(func() { s.Outbox.Run(bg, 10*time.Second) })
 	wg.Go(func() { s.Sweeper.Run(bg, 0) })
+	if s.Live != nil {
+		s.Live.Hub.Start(bg)
+		wg.Go(func() { s.Clock.Run(bg) })
+		if s.EventFeed != nil {
+			wg.Go(func() {
+				if err := s.EventFeed.Watch(bg, s.Live.Hub.Notify); err != nil {
+					s.Log.Error("the event feed stopped; other replicas' events reach this one at the hub's poll", "err", err)
+				}
+			})
+		}
+	}
 	wg.Go(func() {
 		if err := s.Guard.Follow(bg); err != nil {
 			s.Log.Error("the access feed stopped; other replicas' changes reach this one when its cache entries expire", "err", err)

@@ -192,7 +192,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// The lockout counts failed sign-ins in the limiter's Redis, when there is one.
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
-		AccessFeed: accessFeed(db, log), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
+		AccessFeed: accessFeed(db, log), EventFeed: store.NewEventFeed(db), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,

@@ -1,0 +1,52 @@
+package resolvers
+
+import (
+	"context"
+	"strings"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
+	"github.com/flightgraph/flightgraph/graph/model"
+	"github.com/flightgraph/flightgraph/live"
+)
+
+// subscribe opens a subscription for the caller; a flight id is normalised as flight(id) does.
+func (r *Resolver) subscribe(ctx context.Context, f live.Filter, after *string) (<-chan *flightgraph.FlightEvent, error) {
+	if r.Live == nil {
+		return nil, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "subscriptions are not served here")
+	}
+	for i, id := range f.FlightIDs {
+		fid, err := flightgraph.ParseFlightID("ids", id)
+		if err != nil {
+			return nil, err
+		}
+		f.FlightIDs[i] = fid.String()
+	}
+	f.Departing, f.Arriving = strings.ToUpper(f.Departing), strings.ToUpper(f.Arriving)
+	return r.Live.Subscribe(ctx, f, deref(after))
+}
+
+// eventPosition is the event's position; on the last value of an ended stream, the reason it
+// ended, which the client reads as the error's code.
+func (r *Resolver) eventPosition(e *flightgraph.FlightEvent) (string, error) {
+	if e.End != nil {
+		return "", e.End
+	}
+	return e.Cursor(), nil
+}
+
+// eventFlight reads the flight as it is now, with the loaders of this event (graph.FreshLoaders).
+func (r *Resolver) eventFlight(ctx context.Context, e *flightgraph.FlightEvent) (*model.Flight, error) {
+	if e.End != nil {
+		return nil, nil
+	}
+	return graph.Load(ctx, graph.For(ctx).Flight, e.FlightID)
+}
+
+// recordOperation records an operations control write.
+func (r *Resolver) recordOperation(ctx context.Context, op flightgraph.FlightOperation) (*flightgraph.FlightEvent, error) {
+	if r.Events == nil {
+		return nil, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "operations are not recorded here")
+	}
+	return r.Events.RecordOperation(ctx, op, r.Now())
+}
