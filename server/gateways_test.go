@@ -24,8 +24,8 @@ import (
 // envGateways names the folder of the gateways (test/gateways) with its node_modules installed.
 const envGateways = "FLIGHTGRAPH_TEST_GATEWAYS"
 
-// gatewayReady is the line a gateway script prints once it listens, with its port.
-var gatewayReady = regexp.MustCompile(`gateway ready on (\d+)`)
+// gatewayReady is the line a gateway or subgraph script prints once it listens, with its port.
+var gatewayReady = regexp.MustCompile(`ready on (\d+)`)
 
 // TestGatewaysPassCodes puts the two gateways a company may run in front of the flight subgraph,
 // Hive Gateway and Apollo Gateway (the packages pinned in test/gateways), and checks that a
@@ -157,8 +157,16 @@ func composeSupergraph(t *testing.T, dir, node, url, file string) string {
 // its GraphQL endpoint once it is ready. The gateway is stopped when the test ends.
 func startGateway(t *testing.T, dir, node, script, supergraph string) string {
 	t.Helper()
+	return startNodeScript(t, dir, node, script, supergraph, "0")
+}
+
+// startNodeScript starts a script of the gateways' folder that listens on a port of its choosing
+// (a gateway, a subgraph) and returns its GraphQL endpoint once it prints that it is ready. The
+// script is stopped when the test ends.
+func startNodeScript(t *testing.T, dir, node, script string, args ...string) string {
+	t.Helper()
 	out := &lockedBuffer{}
-	cmd := exec.Command(node, filepath.Join(dir, script), supergraph, "0")
+	cmd := exec.Command(node, append([]string{filepath.Join(dir, script)}, args...)...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -3,7 +3,15 @@
 //   node hive.mjs SUPERGRAPH.graphql PORT
 //
 // Prints "hive gateway ready on PORT" once it listens (PORT 0 picks a free one). This is the
-// runtime the hive-gateway CLI serves; propagateHeaders is the same option in a gateway.config.ts.
+// runtime the hive-gateway CLI serves; propagateHeaders and transportEntries are the same options
+// in a gateway.config.ts.
+//
+// Subscriptions: clients subscribe to the gateway over server-sent events (POST or GET with
+// Accept: text/event-stream), and the gateway subscribes to the subgraph over server-sent events
+// too, forwarding the same credentials (propagateHeaders applies to every request to a subgraph,
+// subscriptions included). Hive Gateway's HTTP transport asks for a subscription with a GET by
+// default; flightgraph takes graphql-sse subscriptions as POSTs (gqlgen's transport), so every
+// subgraph is called with POST, queries and subscriptions alike.
 import { createServer } from 'node:http';
 import { createGatewayRuntime } from '@graphql-hive/gateway';
 
@@ -14,6 +22,7 @@ const [supergraph, port = '0'] = process.argv.slice(2);
 const gateway = createGatewayRuntime({
   supergraph,
   logging: 'warn',
+  transportEntries: { '*': { options: { method: 'POST' } } },
   propagateHeaders: {
     fromClientToSubgraphs: ({ request }) =>
       Object.fromEntries(credentials.map((name) => [name, request.headers.get(name)])),
