@@ -71,106 +71,110 @@ func TestGatewayFederation(t *testing.T) {
 	}
 	id := fs[0].ID
 
-	// flightgraph → ground: one flight and what ground adds to it and to the entities it names.
-	t.Run("flightgraph to ground", func(t *testing.T) {
-		q := `query($id: ID!) { flight(id: $id) { id status turnaround { stand minutesOnGround } carrier { code alliance }
-			legs { origin { code weather { windKnots } } aircraft { registration lastCheck } } } }`
-		a := gatewayCall(t, gw, demo, q, map[string]any{"id": id})
-		var out struct {
-			Flight struct {
-				ID, Status string
-				Turnaround struct {
-					Stand           string
-					MinutesOnGround int
-				}
-				Carrier struct {
-					Code     string
-					Alliance *string
-				}
-				Legs []struct {
-					Origin struct {
-						Code    string
-						Weather struct{ WindKnots int }
-					}
-					Aircraft *struct{ Registration, LastCheck string }
-				}
-			}
-		}
-		if len(a.Errors) > 0 || json.Unmarshal(a.Data, &out) != nil || out.Flight.ID != id || len(out.Flight.Legs) == 0 {
-			t.Fatalf("%s", a.raw)
-		}
-		f := out.Flight
-		if f.Turnaround.Stand != groundStand(id) || f.Turnaround.MinutesOnGround != 35+int(groundHash(id)%60) {
-			t.Errorf("turnaround %+v, want stand %s: %s", f.Turnaround, groundStand(id), a.raw)
-		}
-		alliances := []string{"SkyTeam", "Star Alliance", "oneworld", ""}
-		if want, got := alliances[groundHash(f.Carrier.Code)%4], f.Carrier.Alliance; f.Carrier.Code == "" || (got == nil) != (want == "") || (got != nil && *got != want) {
-			t.Errorf("carrier %+v, want alliance %q: %s", f.Carrier, want, a.raw)
-		}
-		leg := f.Legs[0]
-		if leg.Origin.Code != "AMS" || leg.Origin.Weather.WindKnots != int(groundHash("AMS")%30) {
-			t.Errorf("first leg's origin %+v: %s", leg.Origin, a.raw)
-		}
-		if leg.Aircraft == nil || leg.Aircraft.Registration == "" ||
-			leg.Aircraft.LastCheck != fmt.Sprintf("2026-10-%02d", groundHash(leg.Aircraft.Registration)%28+1) {
-			t.Errorf("first leg's aircraft %+v: %s", leg.Aircraft, a.raw)
-		}
-	})
-
-	// ground → flightgraph: ground's root field, then flightgraph's Flight for each reference, and
-	// back to ground for the turnaround.
+	// The queries go through Hive Gateway and Apollo Gateway alike; Apollo Gateway has no
+	// subscriptions, so the rest is Hive's.
 	crossing := `query($ids: [ID!]!) { groundDelays(flightIds: $ids) { minutes reason flight { id status legs { id } turnaround { stand } } } }`
-	t.Run("ground to flightgraph", func(t *testing.T) {
-		type flight struct {
-			ID, Status string
-			Legs       []struct{ ID string }
-			Turnaround struct{ Stand string }
-		}
-		direct := s.query(t, `query($id: ID!) { flight(id: $id) { id status legs { id } } }`, map[string]any{"id": id})
-		var want struct{ Flight flight }
-		if len(direct.Errors) > 0 || json.Unmarshal(direct.Data, &want) != nil {
-			t.Fatalf("straight to flightgraph: %+v", direct)
-		}
-		a := gatewayCall(t, gw, demo, crossing, map[string]any{"ids": []string{id}})
-		var out struct {
-			GroundDelays []struct {
-				Minutes int
-				Reason  string
-				Flight  flight
+	for _, g := range []struct{ name, url string }{{"hive", gw}, {"apollo", startGateway(t, tool, node, "apollo.mjs", supergraph)}} {
+		// flightgraph → ground: one flight and what ground adds to it and to the entities it names.
+		t.Run(g.name+" flightgraph to ground", func(t *testing.T) {
+			q := `query($id: ID!) { flight(id: $id) { id status turnaround { stand minutesOnGround } carrier { code alliance }
+				legs { origin { code weather { windKnots } } aircraft { registration lastCheck } } } }`
+			a := gatewayCall(t, g.url, demo, q, map[string]any{"id": id})
+			var out struct {
+				Flight struct {
+					ID, Status string
+					Turnaround struct {
+						Stand           string
+						MinutesOnGround int
+					}
+					Carrier struct {
+						Code     string
+						Alliance *string
+					}
+					Legs []struct {
+						Origin struct {
+							Code    string
+							Weather struct{ WindKnots int }
+						}
+						Aircraft *struct{ Registration, LastCheck string }
+					}
+				}
 			}
-		}
-		if len(a.Errors) > 0 || json.Unmarshal(a.Data, &out) != nil || len(out.GroundDelays) != 1 {
-			t.Fatalf("%s", a.raw)
-		}
-		d := out.GroundDelays[0]
-		if got, w := d.Flight, want.Flight; got.ID != w.ID || got.Status != w.Status || !slices.Equal(got.Legs, w.Legs) {
-			t.Errorf("the delay's flight %+v, want flightgraph's own %+v: %s", got, w, a.raw)
-		}
-		if d.Minutes != int(groundHash(id)%45) || d.Flight.Turnaround.Stand != groundStand(id) {
-			t.Errorf("delay %+v: %s", d, a.raw)
-		}
-	})
+			if len(a.Errors) > 0 || json.Unmarshal(a.Data, &out) != nil || out.Flight.ID != id || len(out.Flight.Legs) == 0 {
+				t.Fatalf("%s", a.raw)
+			}
+			f := out.Flight
+			if f.Turnaround.Stand != groundStand(id) || f.Turnaround.MinutesOnGround != 35+int(groundHash(id)%60) {
+				t.Errorf("turnaround %+v, want stand %s: %s", f.Turnaround, groundStand(id), a.raw)
+			}
+			alliances := []string{"SkyTeam", "Star Alliance", "oneworld", ""}
+			if want, got := alliances[groundHash(f.Carrier.Code)%4], f.Carrier.Alliance; f.Carrier.Code == "" || (got == nil) != (want == "") || (got != nil && *got != want) {
+				t.Errorf("carrier %+v, want alliance %q: %s", f.Carrier, want, a.raw)
+			}
+			leg := f.Legs[0]
+			if leg.Origin.Code != "AMS" || leg.Origin.Weather.WindKnots != int(groundHash("AMS")%30) {
+				t.Errorf("first leg's origin %+v: %s", leg.Origin, a.raw)
+			}
+			if leg.Aircraft == nil || leg.Aircraft.Registration == "" ||
+				leg.Aircraft.LastCheck != fmt.Sprintf("2026-10-%02d", groundHash(leg.Aircraft.Registration)%28+1) {
+				t.Errorf("first leg's aircraft %+v: %s", leg.Aircraft, a.raw)
+			}
+		})
 
-	t.Run("an error's code", func(t *testing.T) {
-		direct := s.query(t, `{ flight(id: "nonsense") { id } }`, nil)
-		if len(direct.Errors) == 0 {
-			t.Fatalf("a malformed id straight to flightgraph: %+v, want an error", direct)
-		}
-		want := direct.Errors[0].Extensions["code"]
-		for _, c := range []struct {
-			name, query, code string
-			vars              map[string]any
-		}{
-			{"flightgraph's", `{ flight(id: "nonsense") { id turnaround { stand } } }`, fmt.Sprint(want), nil},
-			{"ground's", crossing, "GROUND_400.000", map[string]any{"ids": []string{}}},
-		} {
-			a := gatewayCall(t, gw, demo, c.query, c.vars)
-			t.Logf("%s: %s", c.name, a.raw)
-			if a.code() != c.code {
-				t.Errorf("%s: code %q, want %s: %s", c.name, a.code(), c.code, a.raw)
+		// ground → flightgraph: ground's root field, then flightgraph's Flight for each reference, and
+		// back to ground for the turnaround.
+		t.Run(g.name+" ground to flightgraph", func(t *testing.T) {
+			type flight struct {
+				ID, Status string
+				Legs       []struct{ ID string }
+				Turnaround struct{ Stand string }
 			}
-		}
-	})
+			direct := s.query(t, `query($id: ID!) { flight(id: $id) { id status legs { id } } }`, map[string]any{"id": id})
+			var want struct{ Flight flight }
+			if len(direct.Errors) > 0 || json.Unmarshal(direct.Data, &want) != nil {
+				t.Fatalf("straight to flightgraph: %+v", direct)
+			}
+			a := gatewayCall(t, g.url, demo, crossing, map[string]any{"ids": []string{id}})
+			var out struct {
+				GroundDelays []struct {
+					Minutes int
+					Reason  string
+					Flight  flight
+				}
+			}
+			if len(a.Errors) > 0 || json.Unmarshal(a.Data, &out) != nil || len(out.GroundDelays) != 1 {
+				t.Fatalf("%s", a.raw)
+			}
+			d := out.GroundDelays[0]
+			if got, w := d.Flight, want.Flight; got.ID != w.ID || got.Status != w.Status || !slices.Equal(got.Legs, w.Legs) {
+				t.Errorf("the delay's flight %+v, want flightgraph's own %+v: %s", got, w, a.raw)
+			}
+			if d.Minutes != int(groundHash(id)%45) || d.Flight.Turnaround.Stand != groundStand(id) {
+				t.Errorf("delay %+v: %s", d, a.raw)
+			}
+		})
+
+		t.Run(g.name+" an error's code", func(t *testing.T) {
+			direct := s.query(t, `{ flight(id: "nonsense") { id } }`, nil)
+			if len(direct.Errors) == 0 {
+				t.Fatalf("a malformed id straight to flightgraph: %+v, want an error", direct)
+			}
+			want := direct.Errors[0].Extensions["code"]
+			for _, c := range []struct {
+				name, query, code string
+				vars              map[string]any
+			}{
+				{"flightgraph's", `{ flight(id: "nonsense") { id turnaround { stand } } }`, fmt.Sprint(want), nil},
+				{"ground's", crossing, "GROUND_400.000", map[string]any{"ids": []string{}}},
+			} {
+				a := gatewayCall(t, g.url, demo, c.query, c.vars)
+				t.Logf("%s: %s", c.name, a.raw)
+				if a.code() != c.code {
+					t.Errorf("%s: code %q, want %s: %s", c.name, a.code(), c.code, a.raw)
+				}
+			}
+		})
+	}
 
 	byID := `subscription($ids: [ID!]!) { flightStatusChanged(ids: $ids) { position kind flight { id status legs { departure { gate } } turnaround { stand } } } }`
 	ids := map[string]any{"ids": []string{id}}
