@@ -1,6 +1,6 @@
 // Hive Gateway in front of flightgraph, forwarding the client's credentials to the subgraph.
 //
-//   node hive.mjs SUPERGRAPH.graphql PORT
+//   node hive.mjs SUPERGRAPH.graphql PORT [sse|ws]
 //
 // Prints "hive gateway ready on PORT" once it listens (PORT 0 picks a free one). This is the
 // runtime the hive-gateway CLI serves; propagateHeaders and transportEntries are the same options
@@ -11,18 +11,27 @@
 // too, forwarding the same credentials (propagateHeaders applies to every request to a subgraph,
 // subscriptions included). Hive Gateway's HTTP transport asks for a subscription with a GET by
 // default; flightgraph takes graphql-sse subscriptions as POSTs (gqlgen's transport), so every
-// subgraph is called with POST, queries and subscriptions alike.
+// subgraph is called with POST, queries and subscriptions alike. With "ws" the gateway subscribes
+// to the subgraphs over graphql-transport-ws instead, one connection per client credential, whose
+// upgrade request carries the client's api-key and Authorization headers.
 import { createServer } from 'node:http';
 import { createGatewayRuntime } from '@graphql-hive/gateway';
 
 /** The headers that carry flightgraph's credentials: an API key and an OAuth access token. */
 const credentials = ['api-key', 'authorization'];
 
-const [supergraph, port = '0'] = process.argv.slice(2);
+const [supergraph, port = '0', subscriptions = 'sse'] = process.argv.slice(2);
+const options = { method: 'POST' };
+if (subscriptions === 'ws') {
+  options.subscriptions = {
+    kind: 'ws',
+    headers: credentials.map((name) => [name, `{context.headers.${name}}`]),
+  };
+}
 const gateway = createGatewayRuntime({
   supergraph,
   logging: 'warn',
-  transportEntries: { '*': { options: { method: 'POST' } } },
+  transportEntries: { '*': { options } },
   propagateHeaders: {
     fromClientToSubgraphs: ({ request }) =>
       Object.fromEntries(credentials.map((name) => [name, request.headers.get(name)])),
