@@ -63,7 +63,16 @@ func TestGatewayFederation(t *testing.T) {
 	supergraph := composeSubgraphs(t, tool, node, dir,
 		[3]string{"flights", s.URL + "/graphql", writeSDL(t, dir, "flights.graphql", s.subgraphSDL(t))},
 		[3]string{"ground", groundURL, filepath.Join(tool, "ground.graphql")})
-	gw := startGateway(t, tool, node, "hive.mjs", supergraph)
+	// The gateways start together: one node process with two Hive Gateways, one subscribing to
+	// flightgraph over graphql-sse, the other over graphql-transport-ws; and Apollo Gateway, for
+	// the queries.
+	hiveReady := launchNodeScript(t, tool, node, "hive.mjs", supergraph, "0", "both")
+	apolloReady := launchNodeScript(t, tool, node, "apollo.mjs", supergraph, "0")
+	hives := hiveReady()
+	if len(hives) != 2 {
+		t.Fatalf("hive.mjs both: %v, want two gateways", hives)
+	}
+	gw, gwWS, apollo := hives[0], hives[1], apolloReady()[0]
 	gwBase := strings.TrimSuffix(gw, "/graphql")
 
 	fs, _, err := store.NewFlightStore(s.db).FindFlights(context.Background(), flightgraph.FlightFilter{Origin: storetest.Place(t, s.db, "AMS"),
@@ -76,7 +85,7 @@ func TestGatewayFederation(t *testing.T) {
 	// The queries go through Hive Gateway and Apollo Gateway alike; Apollo Gateway has no
 	// subscriptions, so the rest is Hive's.
 	crossing := `query($ids: [ID!]!) { groundDelays(flightIds: $ids) { minutes reason flight { id status legs { id } turnaround { stand } } } }`
-	for _, g := range []struct{ name, url string }{{"hive", gw}, {"apollo", startGateway(t, tool, node, "apollo.mjs", supergraph)}} {
+	for _, g := range []struct{ name, url string }{{"hive", gw}, {"apollo", apollo}} {
 		// flightgraph → ground: one flight and what ground adds to it and to the entities it names.
 		t.Run(g.name+" flightgraph to ground", func(t *testing.T) {
 			q := `query($id: ID!) { flight(id: $id) { id status turnaround { stand minutesOnGround } carrier { code alliance }
@@ -180,10 +189,9 @@ func TestGatewayFederation(t *testing.T) {
 
 	byID := `subscription($ids: [ID!]!) { flightStatusChanged(ids: $ids) { position kind flight { id status legs { departure { gate } } turnaround { stand } } } }`
 	ids := map[string]any{"ids": []string{id}}
-	// One Hive Gateway subscribes to flightgraph over graphql-sse, the other over
-	// graphql-transport-ws; their clients subscribe to them over server-sent events.
-	hives := []struct{ name, base string }{{"graphql-sse", gwBase}, {"WebSocket", strings.TrimSuffix(startNodeScript(t, tool, node, "hive.mjs", supergraph, "0", "ws"), "/graphql")}}
-	for _, h := range hives {
+	// Clients subscribe to both Hive Gateways over server-sent events.
+	subscribed := []struct{ name, base string }{{"graphql-sse", gwBase}, {"WebSocket", strings.TrimSuffix(gwWS, "/graphql")}}
+	for _, h := range subscribed {
 		// The subscription is open once flightgraph's hub has it: the hub has none before.
 		for deadline := time.Now().Add(10 * time.Second); s.srv.Live.Hub.Open() > 0; time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -246,7 +254,7 @@ func TestGatewayFederation(t *testing.T) {
 	// Access, for the subscription and for the query that crosses from ground to flightgraph.
 	check := func(t *testing.T, name string, headers map[string]string, code string) {
 		t.Helper()
-		for _, h := range hives {
+		for _, h := range subscribed {
 			sub, status := subscribeSSE(t, h.base, headers, "", byID, ids)
 			m := sub.next(t, 5*time.Second)
 			t.Logf("subscription over %s, %s: HTTP %d %s", h.name, name, status, m.Data)
