@@ -32,12 +32,14 @@ func groundStand(flightID string) string { return fmt.Sprintf("D%d", groundHash(
 
 // TestGatewayFederation puts flightgraph and a second team's subgraph, the ground operations
 // subgraph of test/gateways (ground.graphql, ground.mjs: it extends Flight, Airport, Carrier and
-// Aircraft, and its groundDelays returns Flight references), behind one Hive Gateway and checks,
-// as the gateway's client sees it:
+// Aircraft, and its groundDelays returns Flight references), behind Hive Gateway (two, in one
+// node process: one subscribing to flightgraph over graphql-sse, one over graphql-transport-ws)
+// and, for the queries, Apollo Gateway, and checks, as a gateway's client sees it:
 //
 //   - a query crosses from flightgraph to ground (a flight's turnaround, its carrier's alliance,
 //     its legs' airports' weather and aircraft's last check) and from ground to flightgraph (a
-//     ground delay's flight, its status and legs, the same as flightgraph answers directly);
+//     ground delay's flight, its status and legs, the same as flightgraph answers directly),
+//     through Hive Gateway and Apollo Gateway;
 //   - a flightStatusChanged subscription streams through the gateway (server-sent events from the
 //     client to the gateway; from the gateway to flightgraph graphql-sse through one Hive Gateway
 //     and graphql-transport-ws through another, the credential forwarded either way), each event
@@ -47,7 +49,8 @@ func groundStand(flightID string) string { return fmt.Sprintf("D%d", groundHash(
 //     graphql-sse or graphql-transport-ws) and for the query that crosses from ground to flightgraph:
 //     no credential AUTH_401.000, a token on the api-key API AUTH_403.001, a key of another API
 //     AUTH_403.000, over the per-second limit LIMIT_429.000;
-//   - an error's code reaches the client, flightgraph's (a malformed flight id) and ground's.
+//   - an error's code reaches the client, flightgraph's (a malformed flight id) and ground's,
+//     through both gateways.
 func TestGatewayFederation(t *testing.T) {
 	tool, node := gatewaysTool(t)
 	if _, err := os.Stat(filepath.Join(tool, "node_modules", "@apollo/subgraph")); err != nil {
