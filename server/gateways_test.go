@@ -24,8 +24,9 @@ import (
 // envGateways names the folder of the gateways (test/gateways) with its node_modules installed.
 const envGateways = "FLIGHTGRAPH_TEST_GATEWAYS"
 
-// gatewayReady is the line a gateway script prints once it listens, with its port.
-var gatewayReady = regexp.MustCompile(`gateway ready on (\d+)`)
+// gatewayReady is the line a gateway or subgraph script prints once it listens, with its port
+// (and, for hive.mjs serving two gateways, the second's).
+var gatewayReady = regexp.MustCompile(`ready on (\d+)(?: ws (\d+))?`)
 
 // TestGatewaysPassCodes puts the two gateways a company may run in front of the flight subgraph,
 // Hive Gateway and Apollo Gateway (the packages pinned in test/gateways), and checks that a
@@ -157,8 +158,24 @@ func composeSupergraph(t *testing.T, dir, node, url, file string) string {
 // its GraphQL endpoint once it is ready. The gateway is stopped when the test ends.
 func startGateway(t *testing.T, dir, node, script, supergraph string) string {
 	t.Helper()
+	return startNodeScript(t, dir, node, script, supergraph, "0")
+}
+
+// startNodeScript starts a script of the gateways' folder that listens on a port of its choosing
+// (a gateway, a subgraph) and returns its GraphQL endpoint once it prints that it is ready. The
+// script is stopped when the test ends.
+func startNodeScript(t *testing.T, dir, node, script string, args ...string) string {
+	t.Helper()
+	return launchNodeScript(t, dir, node, script, args...)()[0]
+}
+
+// launchNodeScript is startNodeScript without the wait: it returns a function that waits until
+// the script is ready and returns its endpoints (the second gateway's too, when it serves two),
+// to be called on the test's goroutine. Scripts launched together start together.
+func launchNodeScript(t *testing.T, dir, node, script string, args ...string) (ready func() []string) {
+	t.Helper()
 	out := &lockedBuffer{}
-	cmd := exec.Command(node, filepath.Join(dir, script), supergraph, "0")
+	cmd := exec.Command(node, append([]string{filepath.Join(dir, script)}, args...)...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -170,19 +187,28 @@ func startGateway(t *testing.T, dir, node, script, supergraph string) string {
 		cmd.Process.Kill()
 		<-exited
 	})
-	// A gateway starts in a second or two; the bound is for a loaded machine.
-	deadline := time.After(time.Minute)
-	for {
-		if m := gatewayReady.FindStringSubmatch(out.String()); m != nil {
-			return "http://127.0.0.1:" + m[1] + "/graphql"
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("node %s exited before it was ready: %v\n%s", script, err, out)
-		case <-deadline:
-			t.Fatalf("node %s is not ready after a minute:\n%s", script, out)
-		case <-time.After(50 * time.Millisecond):
+	return func() []string {
+		t.Helper()
+		// A gateway starts in a second or two; the bound is for a loaded machine.
+		deadline := time.After(time.Minute)
+		for {
+			if m := gatewayReady.FindStringSubmatch(out.String()); m != nil {
+				var endpoints []string
+				for _, port := range m[1:] {
+					if port != "" {
+						endpoints = append(endpoints, "http://127.0.0.1:"+port+"/graphql")
+					}
+				}
+				return endpoints
+			}
+			select {
+			case err := <-exited:
+				exited <- err
+				t.Fatalf("node %s exited before it was ready: %v\n%s", script, err, out)
+			case <-deadline:
+				t.Fatalf("node %s is not ready after a minute:\n%s", script, out)
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 	}
 }
