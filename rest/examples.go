@@ -148,6 +148,8 @@ func (a *API) makeExamples(ctx context.Context, now time.Time) (*Examples, error
 	hour := now.Truncate(time.Hour)
 	param("GET /opendata/flightstatus", "startRange", hour.Format("2006-01-02T15:04:05Z"),
 		"endRange", hour.Add(6*time.Hour).Format("2006-01-02T15:04:05Z"), "origin", exampleOrigin)
+	// The example origin's departures board as a stream of status events.
+	param("GET /opendata/flightstatus/events", "departures", exampleOrigin)
 	param("GET /opendata/inspire/v2/amenities", "aircraftConfiguration", exampleAircraft, "cabinClass", "BUSINESS")
 	param("GET /opendata/inspire/v2/destinations/inspiration", "origin", exampleOrigin,
 		"month", today.AddDate(0, 0, exampleOutboundIn).Format("2006-01"))

@@ -50,7 +50,7 @@ func abusiveShapes() []abusiveShape {
 		{"city → airports → city nine levels", q(`{ cities { airports { city { airports { city { airports { city { airports { city { code } } } } } } } } } }`),
 			400, flightgraph.ECodeQueryCost},
 		{"4,000 a: __typename", q("{" + repeat(4_000, func(int) string { return " a: __typename" }) + " }"), 400, flightgraph.ECodeQueryTokens},
-		{"16,000 a: __typename", q("{" + repeat(16_000, func(int) string { return " a: __typename" }) + " }"), 413, flightgraph.ECodeBodyTooLarge},
+		{"64,000 a: __typename", q("{" + repeat(64_000, func(int) string { return " a: __typename" }) + " }"), 413, flightgraph.ECodeBodyTooLarge},
 		{"30,000 a: __typename", q("{" + repeat(30_000, func(int) string { return " a: __typename" }) + " }"), 413, flightgraph.ECodeBodyTooLarge},
 		{"1,000 aliases of flights(first: 100)", q("{" + repeat(1_000, func(i int) string { return fmt.Sprintf(` f%d: flights(origin: "AMS", first: 100) { totalCount }`, i) }) + " }"),
 			400, flightgraph.ECodeQueryTokens},

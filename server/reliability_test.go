@@ -176,7 +176,7 @@ func TestClientFaultsAreNotServerFaults(t *testing.T) {
 		t.Errorf("slow body: %q", slow)
 	}
 	rawRequest(t, addr, head(100), `{"query":`, func(c net.Conn) { c.(*net.TCPConn).CloseWrite() })
-	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 100<<10) + `"}}`
+	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 300<<10) + `"}}`
 	code, _, body := s.call(t, http.MethodPost, "/graphql", map[string]string{"api-key": s.demo.APIKey}, big)
 	if code != http.StatusRequestEntityTooLarge || gqlCode(t, body) != flightgraph.ECodeBodyTooLarge {
 		t.Errorf("large body: %d %s", code, body)

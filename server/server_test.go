@@ -69,7 +69,8 @@ func (c serverConfig) build() *server.Server { return server.New(c.Server, app.N
 func testConfig(db *store.DB, logs io.Writer) serverConfig {
 	return serverConfig{
 		Config: app.Config{
-			Log:       slog.New(slog.NewTextHandler(logs, nil)),
+			// At DEBUG, so that tests read every request's access-log line (served calls log at DEBUG).
+			Log:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			Stores:    app.StoresOf(db),
 			Hasher:    fastHasher,
 			PortalURL: testPortalURL,

@@ -193,6 +193,7 @@
     }).then(function (r) {
       show("try-status", r.status + " " + r.statusText);
       show("try-headers", headersText(r.headers));
+      if (r.ok && /^text\/event-stream/.test(r.headers.get("Content-Type") || "")) return stream(r);
       return r.text().then(function (text) {
         try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* not JSON: as it came */ }
         show("try-response", text);
@@ -200,6 +201,29 @@
       });
     }).catch(function (err) { state("The call failed: " + err.message); });
   }
+
+  // stream shows what a stream of events (server-sent events) sends in its first few seconds,
+  // then leaves it: a stream does not end, and a page that follows it belongs to EventSource.
+  function stream(r) {
+    var reader = r.body.getReader(), decoder = new TextDecoder(), text = "";
+    var stop = setTimeout(function () { reader.cancel(); }, STREAM_SECONDS * 1000);
+    show("try-response", "");
+    state("A stream: reading its first " + STREAM_SECONDS + " s…");
+    function next() {
+      return reader.read().then(function (part) {
+        if (part.done) {
+          clearTimeout(stop);
+          state("Done: " + r.status + ". A stream of events: here its first " + STREAM_SECONDS + " s; follow it with EventSource or curl -N.");
+          return;
+        }
+        text += decoder.decode(part.value, { stream: true });
+        show("try-response", text);
+        return next();
+      });
+    }
+    return next();
+  }
+  var STREAM_SECONDS = 3;
 
   apiSel.addEventListener("change", function () { fillKeys(); loadSpec().then(fillOps).catch(function (e) { state(e.message); }); });
   keySel.addEventListener("change", function () { fillOps(); });
