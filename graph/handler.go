@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -25,6 +28,9 @@ type HandlerConfig struct {
 	Stores     Stores
 	LoaderWait time.Duration
 	Log        *slog.Logger
+	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
+	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
+	Timeout time.Duration
 	// Markets, when set, checks the point of sale of every request's headers
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
@@ -64,7 +70,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// events (graphql-sse: a POST accepting text/event-stream), then HTTP, which takes every
 	// method but OPTIONS (HEAD included, refused with its Allow), and Options the preflights.
 	h.AddTransport(transport.Websocket{KeepAlivePingInterval: 15 * time.Second})
-	h.AddTransport(sse{})
+	h.AddTransport(sse{Log: c.Log})
 	h.AddTransport(HTTP{Log: c.Log})
 	h.AddTransport(transport.Options{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -91,6 +97,9 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		}
 		return next(ctx)
 	})
+	if c.Timeout > 0 {
+		h.AroundResponses(OperationTimeout(c.Timeout))
+	}
 	// Added after Answers, so around it: a kept answer gets its cache hints too.
 	h.Use(&CacheControl{})
 	for _, m := range around {
@@ -121,9 +130,33 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's
 // wrappers: gqlgen asks the writer itself for http.Flusher, which they implement by Unwrap.
-type sse struct{ transport.SSE }
+//
+// The body is read here, as the HTTP transport reads it (at most MaxBodyBytes, one JSON object,
+// gzip inflated within the bound), and refused in the same way: gqlgen's own reading takes a
+// body of any size into memory (io.ReadAll, twice over as a string), and logs a body it cannot
+// decode whole, a sign-in's password with it.
+type sse struct {
+	transport.SSE
+	Log *slog.Logger
+}
 
 func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	p := &graphql.RawParams{}
+	err := flightgraph.ReadJSON(w, r, MaxBodyBytes, p, "the body must be one JSON object {query, operationName, variables, extensions}")
+	if err == nil {
+		err = hasQuery(p)
+	}
+	if err != nil {
+		HTTP{Log: t.Log}.refuse(w, r, err)
+		return
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		HTTP{Log: t.Log}.refuse(w, r, flightgraph.Errorf(flightgraph.ECodeBadBody, "the body cannot be read again: %s", err))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Header.Del("Content-Encoding")
 	t.SSE.Do(flusher{w}, r, exec)
 }
 
@@ -133,3 +166,24 @@ type flusher struct{ http.ResponseWriter }
 func (f flusher) Flush() { http.NewResponseController(f.ResponseWriter).Flush() }
 
 func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// OperationTimeout bounds, by d, the execution of a query or mutation whose context has no
+// deadline: one that came over a stream (a WebSocket, graphql-sse), whose request lives as long
+// as its client keeps it and so has none. A heavy search sent that way would otherwise run, and
+// hold its heavy-work slot, without end. A subscription is left to its stream's own bounds.
+func OperationTimeout(d time.Duration) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if _, ok := ctx.Deadline(); ok {
+			return next(ctx)
+		}
+		if !graphql.HasOperationContext(ctx) {
+			return next(ctx)
+		}
+		if oc := graphql.GetOperationContext(ctx); oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
+			return next(ctx)
+		}
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return next(ctx)
+	}
+}
