@@ -20,6 +20,9 @@ import (
 	"github.com/flightgraph/flightgraph/access"
 )
 
+// WebsocketInitTimeout is how long a WebSocket connection has to send connection_init.
+const WebsocketInitTimeout = 10 * time.Second
+
 // HandlerConfig is what a GraphQL endpoint is made of.
 type HandlerConfig struct {
 	// Admit admits what an operation is charged (access.Guard.Admit); the request
@@ -28,6 +31,9 @@ type HandlerConfig struct {
 	Stores     Stores
 	LoaderWait time.Duration
 	Log        *slog.Logger
+	// Recheck checks a WebSocket connection's credential again before each of its operations
+	// (access.Guard.Readmit; Gate.Recheck); nil checks nothing.
+	Recheck func(ctx context.Context, products []string) error
 	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
 	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
 	Timeout time.Duration
@@ -69,8 +75,17 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// (graphql-transport-ws, the upgrade's headers carrying the credential) and over server-sent
 	// events (graphql-sse: a POST accepting text/event-stream), then HTTP, which takes every
 	// method but OPTIONS (HEAD included, refused with its Allow), and Options the preflights.
-	h.AddTransport(transport.Websocket{KeepAlivePingInterval: 15 * time.Second})
-	h.AddTransport(sse{Log: c.Log})
+	// A message is held to the body bound of the HTTP transports (gqlgen's default is 1 MiB), and
+	// a connection that does not say connection_init within WebsocketInitTimeout is closed:
+	// the stream has no read deadline, and an idle upgrade would otherwise hold its connection
+	// for ever.
+	// A schema without subscriptions (the portal's) has neither: its operations are answered
+	// over HTTP, each on the credential of its own request.
+	if schema.Schema().Subscription != nil {
+		readLimit := int64(MaxBodyBytes)
+		h.AddTransport(websocket{transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}})
+		h.AddTransport(sse{Log: c.Log})
+	}
 	h.AddTransport(HTTP{Log: c.Log})
 	h.AddTransport(transport.Options{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -81,7 +96,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.Use(NewBounds())
 	// Before the Gate: what it admits and charges is what executes, deferred fragments inline.
 	h.Use(InlineDeferred{})
-	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
+	h.Use(&Gate{Admit: c.Admit, Recheck: c.Recheck, Log: c.Log})
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.
 	h.Use(NewAnswers())
@@ -126,6 +141,14 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		w.Header().Set("Content-Language", string(pos.Language))
 		loaded.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(r.Context(), pos)))
 	})
+}
+
+// websocket is gqlgen's WebSocket transport whose operations know they came over it
+// (OverWebsocket): the Gate checks the connection's credential again before each.
+type websocket struct{ transport.Websocket }
+
+func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
 }
 
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's

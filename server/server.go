@@ -221,7 +221,8 @@ func (s *Server) portalGraphQL() http.Handler {
 }
 
 func (s *Server) graphConfig() graph.HandlerConfig {
-	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout}
+	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout,
+		Recheck: s.Guard.Readmit}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
