@@ -15,6 +15,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
@@ -180,7 +181,22 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.Header.Del("Content-Encoding")
-	t.SSE.Do(flusher{w}, r, exec)
+	t.SSE.Do(flusher{w}, r, refusing{exec})
+}
+
+// refusing marks a request whose operation is refused before execution as refused
+// (access.Refused), as the HTTP transport does: graphql-sse answers a refusal 200 with an event,
+// and without the mark the refusals' windows of the client's address and credential would never
+// count it, so that a client could send refused operations (a hidden API's, no credential's, an
+// exhausted plan's) without end.
+type refusing struct{ graphql.GraphExecutor }
+
+func (e refusing) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
+	if errs != nil {
+		access.Refused(ctx)
+	}
+	return rc, errs
 }
 
 // flusher flushes with http.ResponseController, which finds the Flusher under wrappers.

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -252,5 +253,35 @@ func TestWebsocketOperationsRecheckTheCredential(t *testing.T) {
 		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}); err == nil {
 		c.CloseNow()
 		t.Errorf("the portal's API took a WebSocket: %d", resp.StatusCode)
+	}
+}
+
+// TestRefusedStreamsAreBounded: an operation refused over graphql-sse is answered 200 with an
+// event, as the transport has it; it counts in the refusals' window of its client all the same,
+// as a refused POST does, so that the window bounds them (here 3 a second from an address; the
+// test clock never moves) instead of letting a client send refused operations without end.
+func TestRefusedStreamsAreBounded(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Refusals = access.RefusalLimits{PerAddress: 3, PerCredential: 3}
+	})
+	body := `{"query":"subscription { departures(airport: \"AMS\") { position } }"}`
+	statuses := []int{}
+	for range 6 {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body) // the refusal's event, then complete
+		resp.Body.Close()
+		cancel()
+		statuses = append(statuses, resp.StatusCode)
+	}
+	if statuses[len(statuses)-1] != http.StatusTooManyRequests {
+		t.Errorf("6 refused graphql-sse requests from one address answered %v; want the last ones 429", statuses)
 	}
 }
