@@ -202,58 +202,60 @@ func firstCode(r gqlResponse) string {
 // flight operations. The portal's API, which has no subscriptions, takes neither WebSocket nor
 // graphql-sse: its operations are each authenticated by their own request.
 func TestWebsocketOperationsRecheckTheCredential(t *testing.T) {
-	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
-	op := s.oaOperator(t)
-	dev := s.signUp(t, "mallory@example.com", developerPassword, "Mallory")
-	k := dev.newKey(t, op, "flightstatus")
-	const q = `{ flightsByRoute: flights(origin: "AMS", first: 1) { edges { node { id } } } }`
-	ws := dialWS(t, s.URL, map[string]string{"api-key": k.id})
-	if r := ws.run(t, q, nil); len(r.Errors) > 0 {
-		t.Fatalf("before the revocation: %+v", r.Errors)
-	}
-	dev.revokeKey(t, k.keyID)
-	if r := ws.run(t, q, nil); firstCode(r) != flightgraph.ECodeSubscriptionRevoked || string(r.Data) != "" && string(r.Data) != "null" {
-		t.Errorf("a query over the connection of a revoked key: %s %+v, want %s", r.Data, r.Errors, flightgraph.ECodeSubscriptionRevoked)
-	}
-
-	// A staff account demoted keeps no operations API on its old connection.
-	ops := staffOps(t, s, op)
-	fs := s.query(t, q, nil)
-	var page struct {
-		FlightsByRoute struct {
-			Edges []struct{ Node struct{ ID string } }
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		op := s.oaOperator(t)
+		dev := s.signUp(t, "mallory@example.com", developerPassword, "Mallory")
+		k := dev.newKey(t, op, "flightstatus")
+		const q = `{ flightsByRoute: flights(origin: "AMS", first: 1) { edges { node { id } } } }`
+		ws := dialWS(t, s.URL, map[string]string{"api-key": k.id})
+		if r := ws.run(t, q, nil); len(r.Errors) > 0 {
+			t.Fatalf("before the revocation: %+v", r.Errors)
 		}
-	}
-	if json.Unmarshal(fs.Data, &page) != nil || len(page.FlightsByRoute.Edges) == 0 {
-		t.Fatalf("no flight: %+v", fs)
-	}
-	in := map[string]any{"in": map[string]any{"flightId": page.FlightsByRoute.Edges[0].Node.ID, "kind": "DELAY", "delayMinutes": 10}}
-	staff := dialWS(t, s.URL, ops)
-	if r := staff.run(t, recordOp, in); len(r.Errors) > 0 {
-		t.Fatalf("staff before the demotion: %+v", r.Errors)
-	}
-	op.setRole(t, "ops@staff.example", "DEVELOPER")
-	if r := staff.run(t, recordOp, in); len(r.Errors) == 0 || string(r.Data) != "" && string(r.Data) != "null" {
-		t.Errorf("a demoted account recorded an operation over its old connection: %s", r.Data)
-	}
+		dev.revokeKey(t, k.keyID)
+		if r := ws.run(t, q, nil); firstCode(r) != flightgraph.ECodeSubscriptionRevoked || string(r.Data) != "" && string(r.Data) != "null" {
+			t.Errorf("a query over the connection of a revoked key: %s %+v, want %s", r.Data, r.Errors, flightgraph.ECodeSubscriptionRevoked)
+		}
 
-	// The portal takes no stream.
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"/portal/graphql", strings.NewReader(`{"query":"{ apis { slug } }"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		t.Errorf("the portal's API answered graphql-sse: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	if c, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+"/portal/graphql",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}); err == nil {
-		c.CloseNow()
-		t.Errorf("the portal's API took a WebSocket: %d", resp.StatusCode)
-	}
+		// A staff account demoted keeps no operations API on its old connection.
+		ops := staffOps(t, s, op)
+		fs := s.query(t, q, nil)
+		var page struct {
+			FlightsByRoute struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+		if json.Unmarshal(fs.Data, &page) != nil || len(page.FlightsByRoute.Edges) == 0 {
+			t.Fatalf("no flight: %+v", fs)
+		}
+		in := map[string]any{"in": map[string]any{"flightId": page.FlightsByRoute.Edges[0].Node.ID, "kind": "DELAY", "delayMinutes": 10}}
+		staff := dialWS(t, s.URL, ops)
+		if r := staff.run(t, recordOp, in); len(r.Errors) > 0 {
+			t.Fatalf("staff before the demotion: %+v", r.Errors)
+		}
+		op.setRole(t, "ops@staff.example", "DEVELOPER")
+		if r := staff.run(t, recordOp, in); len(r.Errors) == 0 || string(r.Data) != "" && string(r.Data) != "null" {
+			t.Errorf("a demoted account recorded an operation over its old connection: %s", r.Data)
+		}
+
+		// The portal takes no stream.
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/portal/graphql", strings.NewReader(`{"query":"{ apis { slug } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Errorf("the portal's API answered graphql-sse: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if c, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+"/portal/graphql",
+			&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}); err == nil {
+			c.CloseNow()
+			t.Errorf("the portal's API took a WebSocket: %d", resp.StatusCode)
+		}
+	})
 }
 
 // TestRefusedStreamsAreBounded: an operation refused over graphql-sse is answered 200 with an
