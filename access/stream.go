@@ -8,12 +8,13 @@ import (
 )
 
 // StillAdmitted checks again, as a new call would be, that the credential of the request whose
-// pass ctx carries may still call product: a subscription lives long, and a revoked key, an ended
-// trial key or a demoted account must close it. It reads the guard's cache, which the access
+// pass ctx carries may still call the product name: a subscription lives long, and a revoked key, an ended
+// trial key or a demoted account must close it; so must a WebSocket connection's later operations
+// (graph.Gate's Recheck). It reads the guard's cache, which the access
 // feed empties of a key the moment any replica changes it, so the check costs no SQL round trip
 // while nothing changes. It returns ECodeSubscriptionRevoked when the credential no longer may,
 // and a backing service's failure as it is.
-func (g *Guard) StillAdmitted(ctx context.Context, product string) error {
+func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 	pass := PassFromContext(ctx)
 	if pass == nil || pass.creds == nil {
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the subscription has no credential to check")
@@ -30,8 +31,33 @@ func (g *Guard) StillAdmitted(ctx context.Context, product string) error {
 		}
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
 	}
-	if caller.Products[product] == nil && (bearer == nil || bearer.Products[product] == nil) {
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", product)
+	if p := product(name); p == nil || !p.VisibleTo(caller.Role()) {
+		// A staff account demoted since: an internal API is no longer its to call.
+		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
+	}
+	if caller.Products[name] == nil && (bearer == nil || bearer.Products[name] == nil) {
+		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
+	}
+	return nil
+}
+
+// Readmit checks again, for each of products that the credential of ctx's pass opened when it
+// was authenticated, that it still does (StillAdmitted): an operation on a long-lived
+// connection (a WebSocket's) runs on the caller its upgrade found, which a revocation, an ended
+// trial or a demotion since must not keep. A product the credential did not open is left to
+// Admit, which refuses it with its usual code.
+func (g *Guard) Readmit(ctx context.Context, products []string) error {
+	pass := PassFromContext(ctx)
+	if pass == nil || pass.Caller == nil {
+		return nil
+	}
+	for _, p := range products {
+		if pass.Caller.Products[p] == nil && (pass.bearer == nil || pass.bearer.Products[p] == nil) {
+			continue
+		}
+		if err := g.StillAdmitted(ctx, p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

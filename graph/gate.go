@@ -37,7 +37,13 @@ type Gate struct {
 	// Admit admits a call for the request (access.Guard.Admit): its products, the calls it
 	// costs each, whether it is heavy.
 	Admit func(ctx context.Context, c access.Charge) error
-	Log   *slog.Logger
+	// Recheck checks again that the credential of a WebSocket connection may still call the
+	// products it opened at the upgrade (access.Guard.Readmit) before each of the connection's
+	// operations is admitted: the connection was authenticated once, at its upgrade, and lives as long as its
+	// client keeps it; a revoked key, an ended trial or a demoted account must not keep calling
+	// through it. Nil checks nothing.
+	Recheck func(ctx context.Context, products []string) error
+	Log     *slog.Logger
 
 	schema   *ast.Schema
 	cost     *costModel
@@ -402,6 +408,11 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 			return refusal(err)
 		}
 	}
+	if g.Recheck != nil && OverWebsocket(ctx) {
+		if err := g.Recheck(ctx, c.products); err != nil {
+			return refusal(err)
+		}
+	}
 	charge := c.charge()
 	if err := g.Admit(ctx, charge); err != nil {
 		return refusal(err)
@@ -478,5 +489,14 @@ func representations(args map[string]any) []any {
 // change anything.
 func getOnly(ctx context.Context) bool {
 	v, _ := ctx.Value(getOnlyKey{}).(bool)
+	return v
+}
+
+type overWebsocketKey struct{}
+
+// OverWebsocket reports whether the operation of ctx came over a WebSocket connection, which
+// carries many operations on the credential of its upgrade.
+func OverWebsocket(ctx context.Context) bool {
+	v, _ := ctx.Value(overWebsocketKey{}).(bool)
 	return v
 }

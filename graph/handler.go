@@ -1,7 +1,10 @@
 package graph
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -12,10 +15,14 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
 )
+
+// WebsocketInitTimeout is how long a WebSocket connection has to send connection_init.
+const WebsocketInitTimeout = 10 * time.Second
 
 // HandlerConfig is what a GraphQL endpoint is made of.
 type HandlerConfig struct {
@@ -25,6 +32,12 @@ type HandlerConfig struct {
 	Stores     Stores
 	LoaderWait time.Duration
 	Log        *slog.Logger
+	// Recheck checks a WebSocket connection's credential again before each of its operations
+	// (access.Guard.Readmit; Gate.Recheck); nil checks nothing.
+	Recheck func(ctx context.Context, products []string) error
+	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
+	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
+	Timeout time.Duration
 	// Markets, when set, checks the point of sale of every request's headers
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
@@ -63,8 +76,17 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// (graphql-transport-ws, the upgrade's headers carrying the credential) and over server-sent
 	// events (graphql-sse: a POST accepting text/event-stream), then HTTP, which takes every
 	// method but OPTIONS (HEAD included, refused with its Allow), and Options the preflights.
-	h.AddTransport(transport.Websocket{KeepAlivePingInterval: 15 * time.Second})
-	h.AddTransport(sse{})
+	// A message is held to the body bound of the HTTP transports (gqlgen's default is 1 MiB), and
+	// a connection that does not say connection_init within WebsocketInitTimeout is closed:
+	// the stream has no read deadline, and an idle upgrade would otherwise hold its connection
+	// for ever.
+	// A schema without subscriptions (the portal's) has neither: its operations are answered
+	// over HTTP, each on the credential of its own request.
+	if schema.Schema().Subscription != nil {
+		readLimit := int64(MaxBodyBytes)
+		h.AddTransport(websocket{transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}})
+		h.AddTransport(sse{Log: c.Log})
+	}
 	h.AddTransport(HTTP{Log: c.Log})
 	h.AddTransport(transport.Options{})
 	h.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -75,7 +97,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.Use(NewBounds())
 	// Before the Gate: what it admits and charges is what executes, deferred fragments inline.
 	h.Use(InlineDeferred{})
-	h.Use(&Gate{Admit: c.Admit, Log: c.Log})
+	h.Use(&Gate{Admit: c.Admit, Recheck: c.Recheck, Log: c.Log})
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.
 	h.Use(NewAnswers())
@@ -91,6 +113,9 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		}
 		return next(ctx)
 	})
+	if c.Timeout > 0 {
+		h.AroundResponses(OperationTimeout(c.Timeout))
+	}
 	// Added after Answers, so around it: a kept answer gets its cache hints too.
 	h.Use(&CacheControl{})
 	for _, m := range around {
@@ -119,12 +144,59 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	})
 }
 
+// websocket is gqlgen's WebSocket transport whose operations know they came over it
+// (OverWebsocket): the Gate checks the connection's credential again before each.
+type websocket struct{ transport.Websocket }
+
+func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
+}
+
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's
 // wrappers: gqlgen asks the writer itself for http.Flusher, which they implement by Unwrap.
-type sse struct{ transport.SSE }
+//
+// The body is read here, as the HTTP transport reads it (at most MaxBodyBytes, one JSON object,
+// gzip inflated within the bound), and refused in the same way: gqlgen's own reading takes a
+// body of any size into memory (io.ReadAll, twice over as a string), and logs a body it cannot
+// decode whole, a sign-in's password with it.
+type sse struct {
+	transport.SSE
+	Log *slog.Logger
+}
 
 func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	t.SSE.Do(flusher{w}, r, exec)
+	p := &graphql.RawParams{}
+	err := flightgraph.ReadJSON(w, r, MaxBodyBytes, p, "the body must be one JSON object {query, operationName, variables, extensions}")
+	if err == nil {
+		err = hasQuery(p)
+	}
+	if err != nil {
+		HTTP{Log: t.Log}.refuse(w, r, err)
+		return
+	}
+	body, err := json.Marshal(p)
+	if err != nil {
+		HTTP{Log: t.Log}.refuse(w, r, flightgraph.Errorf(flightgraph.ECodeBadBody, "the body cannot be read again: %s", err))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Header.Del("Content-Encoding")
+	t.SSE.Do(flusher{w}, r, refusing{exec})
+}
+
+// refusing marks a request whose operation is refused before execution as refused
+// (access.Refused), as the HTTP transport does: graphql-sse answers a refusal 200 with an event,
+// and without the mark the refusals' windows of the client's address and credential would never
+// count it, so that a client could send refused operations (a hidden API's, no credential's, an
+// exhausted plan's) without end.
+type refusing struct{ graphql.GraphExecutor }
+
+func (e refusing) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
+	if errs != nil {
+		access.Refused(ctx)
+	}
+	return rc, errs
 }
 
 // flusher flushes with http.ResponseController, which finds the Flusher under wrappers.
@@ -133,3 +205,24 @@ type flusher struct{ http.ResponseWriter }
 func (f flusher) Flush() { http.NewResponseController(f.ResponseWriter).Flush() }
 
 func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// OperationTimeout bounds, by d, the execution of a query or mutation whose context has no
+// deadline: one that came over a stream (a WebSocket, graphql-sse), whose request lives as long
+// as its client keeps it and so has none. A heavy search sent that way would otherwise run, and
+// hold its heavy-work slot, without end. A subscription is left to its stream's own bounds.
+func OperationTimeout(d time.Duration) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if _, ok := ctx.Deadline(); ok {
+			return next(ctx)
+		}
+		if !graphql.HasOperationContext(ctx) {
+			return next(ctx)
+		}
+		if oc := graphql.GetOperationContext(ctx); oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
+			return next(ctx)
+		}
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return next(ctx)
+	}
+}

@@ -18,6 +18,9 @@ const (
 	PerKeyPerSecond = 2
 	MinPerKey       = 10
 	MaxPerKey       = 1000
+	// MaxFlightIDs is how many flights one subscription by ids may follow (GraphQL's
+	// flightStatusChanged and REST's flightIds alike).
+	MaxFlightIDs = 100
 )
 
 // Product is the API whose credential opens a subscription.

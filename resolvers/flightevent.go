@@ -15,6 +15,12 @@ func (r *Resolver) subscribe(ctx context.Context, f live.Filter, after *string) 
 	if r.Live == nil {
 		return nil, flightgraph.Errorf(flightgraph.ECodeUnknownPath, "subscriptions are not served here")
 	}
+	// As the REST stream's flightIds: the hub matches every event against each subscription's
+	// ids under its lock, so a list the size of the body bound (some 13,000 ids) would make one
+	// subscription cost every other subscriber of the replica that much per event.
+	if len(f.FlightIDs) > live.MaxFlightIDs {
+		return nil, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "ids", "at most %d flights a subscription, got %d", live.MaxFlightIDs, len(f.FlightIDs))
+	}
 	for i, id := range f.FlightIDs {
 		fid, err := flightgraph.ParseFlightID("ids", id)
 		if err != nil {

@@ -31,7 +31,7 @@ const halJSON = "application/hal+json"
 func (a *API) contract(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ct, ok := acceptable(r.Header.Get("Accept"))
-		if ct == eventStream && r.URL.Path != eventsPath {
+		if ct == eventStream && r.URL.Path != EventsPath {
 			ok = false // only the events stream answers server-sent events
 		}
 		if !ok {

@@ -12,8 +12,8 @@ import (
 
 const (
 	eventStream = "text/event-stream"
-	// eventsPath is the Flight Status API's stream of status events.
-	eventsPath = "/opendata/flightstatus/events"
+	// EventsPath is the Flight Status API's stream of status events.
+	EventsPath = "/opendata/flightstatus/events"
 	// eventsKeepAlive is how often an idle stream sends a comment, so that proxies keep it open.
 	eventsKeepAlive = 15 * time.Second
 )
@@ -50,17 +50,18 @@ func (a *API) flightEvents(w http.ResponseWriter, r *http.Request) {
 	var f live.Filter
 	switch {
 	case q.Get("flightIds") != "":
-		for _, id := range strings.Split(q.Get("flightIds"), ",") {
+		ids := strings.Split(q.Get("flightIds"), ",")
+		if len(ids) > live.MaxFlightIDs {
+			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "flightIds", "at most %d flights", live.MaxFlightIDs))
+			return
+		}
+		for _, id := range ids {
 			fid, err := flightgraph.ParseFlightID("flightIds", strings.TrimSpace(id))
 			if err != nil {
 				a.Error(w, r, err)
 				return
 			}
 			f.FlightIDs = append(f.FlightIDs, fid.String())
-		}
-		if len(f.FlightIDs) > 100 {
-			a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeInvalidParameter, "flightIds", "at most 100 flights"))
-			return
 		}
 	case q.Get("departures") != "":
 		f.Departing = strings.ToUpper(q.Get("departures"))

@@ -32,7 +32,7 @@ func heavy(calls int) flightgraph.Weight { return flightgraph.Weight{Calls: call
 var Routes = []Route{
 	{"GET /opendata/flightoffers/reference-data", "opendata", light, func(a *API) http.HandlerFunc { return a.referenceData }},
 	{"GET /opendata/flightstatus", "flightstatus", light, func(a *API) http.HandlerFunc { return a.flights }},
-	{"GET " + eventsPath, "flightstatus", light, func(a *API) http.HandlerFunc { return a.flightEvents }},
+	{"GET " + EventsPath, "flightstatus", light, func(a *API) http.HandlerFunc { return a.flightEvents }},
 	{"GET /opendata/flightstatus/{id}", "flightstatus", light, func(a *API) http.HandlerFunc { return a.flight }},
 	{"GET /opendata/inspire/v2/amenities", "inspire", light, func(a *API) http.HandlerFunc { return a.amenities }},
 	{"GET /opendata/inspire/v2/destinations/inspiration", "inspire", heavy(5), func(a *API) http.HandlerFunc { return a.destinationsInspiration }},

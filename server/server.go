@@ -3,12 +3,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -218,7 +221,8 @@ func (s *Server) portalGraphQL() http.Handler {
 }
 
 func (s *Server) graphConfig() graph.HandlerConfig {
-	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log}
+	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout,
+		Recheck: s.Guard.Readmit}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
@@ -272,6 +276,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			// A subscription lives as long as its client keeps it: no request timeout, no write
 			// deadline (its own keep-alives and the hub's buffer bound it instead).
 			ctx, cancel = context.WithCancel(flightgraph.WithRequestID(r.Context(), id))
+			readStreamBody(r)
 			rc := http.NewResponseController(w)
 			rc.SetWriteDeadline(time.Time{})
 			rc.SetReadDeadline(time.Time{})
@@ -283,11 +288,50 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 	})
 }
 
-// streaming reports whether r opens a subscription: a WebSocket upgrade, or a request for
-// server-sent events.
+// streaming reports whether r opens a subscription: a WebSocket upgrade of /graphql, a
+// graphql-sse POST to /graphql, or the REST events stream. Nothing else is: an Accept naming
+// text/event-stream on any other route (a search, a sign-in, the portal's API) must not lift the
+// request's timeout and read deadline, or a client could hold a connection and a heavy-work slot
+// for as long as it likes by trickling its body or by asking a slow question.
 func streaming(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") || strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	switch r.URL.Path {
+	case "/graphql":
+		if r.Method == http.MethodGet {
+			return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		}
+		// What gqlgen's SSE transport takes (transport.SSE.Supports): anything else is answered
+		// by the HTTP transport, within the request's time.
+		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream") && mt == "application/json"
+	case rest.EventsPath:
+		return r.Method == http.MethodGet
+	}
+	return false
 }
+
+// readStreamBody reads the body of a streaming request (a graphql-sse POST) before its read
+// deadline is lifted, at most graph.MaxBodyBytes and one byte more (enough for the transport to
+// refuse it as too large), so that the body cannot be trickled for ever; the transport then reads
+// it from memory, a failure (the deadline passed) as it happened.
+func readStreamBody(r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, graph.MaxBodyBytes+1))
+	rest := io.Reader(eofReader{})
+	if err != nil {
+		rest = errReader{err}
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), rest))
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // observe counts and times requests by the mux pattern that served them (never the raw path,
 // which would make one series per flight id) and writes the access log.

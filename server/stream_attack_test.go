@@ -1,0 +1,289 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// TestStreamHostileShapes attacks the live status streams with shapes no client needs:
+//
+//   - a subscription by ids with more flights than the REST stream takes (100): over WebSocket
+//     and graphql-sse it is refused INSP_400.001, as REST's is, instead of making the hub match
+//     every event against some 13,000 ids (the body bound's worth) under its lock;
+//   - a graphql-sse POST whose body is over the GraphQL body bound: refused REQ_413.000, as the
+//     HTTP transport refuses it, where gqlgen's SSE transport read any size into memory;
+//   - a graphql-sse POST whose body is not JSON: refused REQ_400.000 in the catalogue's shape,
+//     where gqlgen's answered its own error and logged the body (a sign-in's password with it).
+func TestStreamHostileShapes(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	demo := map[string]string{"api-key": s.demo.APIKey}
+	date := strings.ReplaceAll(storetest.Now.Format(flightgraph.DateLayout), "-", "")
+	ids := make([]string, 101)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s+XX+%d", date, 1000+i)
+	}
+	byID := `subscription($ids: [ID!]!) { flightStatusChanged(ids: $ids) { position } }`
+	if m := subscribeWS(t, s.URL, demo, byID, map[string]any{"ids": ids}).next(t, 3*time.Second); m.code() != flightgraph.ECodeInvalidParameter {
+		t.Errorf("101 ids over WebSocket: %+v, want %s", m, flightgraph.ECodeInvalidParameter)
+	}
+	if sub, _ := subscribeSSE(t, s.URL, demo, "", byID, map[string]any{"ids": ids}); sub.next(t, 3*time.Second).code() != flightgraph.ECodeInvalidParameter {
+		t.Errorf("101 ids over graphql-sse were not refused %s", flightgraph.ECodeInvalidParameter)
+	}
+	escaped := strings.ReplaceAll(strings.Join(ids, ","), "+", "%2B")
+	if sub, status := subscribeSSE(t, s.URL, demo, "/opendata/flightstatus/events?flightIds="+escaped, "", nil); status != http.StatusBadRequest ||
+		sub.next(t, time.Second).code() != flightgraph.ECodeInvalidParameter {
+		t.Errorf("101 ids on the REST stream: %d", status)
+	}
+	// 100 are taken.
+	subscribeWS(t, s.URL, demo, byID, map[string]any{"ids": ids[:100]})
+	for deadline := time.Now().Add(3 * time.Second); s.srv.Live.Hub.Open() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("100 ids: the subscription did not open")
+		}
+	}
+
+	sse := func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("api-key", s.demo.APIKey)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		var r gqlResponse
+		json.Unmarshal(b, &r)
+		code := ""
+		if len(r.Errors) > 0 {
+			code, _ = r.Errors[0].Extensions["code"].(string)
+		}
+		return resp.StatusCode, code
+	}
+	pad := strings.Repeat("x", 300<<10)
+	if status, code := sse(`{"query":"{ __typename }","variables":{"pad":"` + pad + `"}}`); status != http.StatusRequestEntityTooLarge || code != flightgraph.ECodeBodyTooLarge {
+		t.Errorf("a 300 KiB graphql-sse body: %d %s, want 413 %s", status, code, flightgraph.ECodeBodyTooLarge)
+	}
+	if status, code := sse(`{"query":"mutation { x }", "password": "hunter2"`); status != http.StatusBadRequest || code != flightgraph.ECodeBadBody {
+		t.Errorf("a graphql-sse body cut short: %d %s, want 400 %s", status, code, flightgraph.ECodeBadBody)
+	}
+}
+
+// TestWebsocketMessageBound: a graphql-transport-ws message is held to the GraphQL body bound
+// (256 KiB), as a POST is, where gqlgen's default took 1 MiB: the connection is closed with
+// "message too big" and nothing is subscribed.
+func TestWebsocketMessageBound(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/graphql", &websocket.DialOptions{
+		HTTPHeader: http.Header{"Api-Key": {s.demo.APIKey}}, Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`))
+	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), "connection_ack") {
+		t.Fatalf("init: %s %v", b, err)
+	}
+	big, _ := json.Marshal(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{
+		"query": `subscription { departures(airport: "AMS") { position } }`, "variables": map[string]any{"pad": strings.Repeat("x", 300<<10)}}})
+	c.Write(ctx, websocket.MessageText, big)
+	rctx, rcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer rcancel()
+	_, b, err := c.Read(rctx)
+	if err == nil {
+		t.Fatalf("a 300 KiB message was read: %s", b)
+	}
+	if st := websocket.CloseStatus(err); st == -1 {
+		t.Errorf("the connection was not closed: %v", err)
+	} else {
+		t.Logf("closed with %v", st)
+	}
+	if n := s.srv.Live.Hub.Open(); n != 0 {
+		t.Errorf("%d subscriptions open", n)
+	}
+}
+
+// wsConn is a graphql-transport-ws connection that runs operations one after another.
+type wsConn struct {
+	c   *websocket.Conn
+	ctx context.Context
+	n   int
+}
+
+func dialWS(t testing.TB, base string, headers map[string]string) *wsConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	h := http.Header{}
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/graphql", &websocket.DialOptions{HTTPHeader: h, Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	c.SetReadLimit(1 << 20)
+	c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`))
+	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), "connection_ack") {
+		t.Fatalf("init: %s %v", b, err)
+	}
+	return &wsConn{c: c, ctx: ctx}
+}
+
+// run runs one operation over the connection and returns its first answer.
+func (w *wsConn) run(t testing.TB, query string, vars map[string]any) gqlResponse {
+	t.Helper()
+	w.n++
+	id := fmt.Sprint(w.n)
+	b, _ := json.Marshal(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})
+	if err := w.c.Write(w.ctx, websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, b, err := w.c.Read(w.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID, Type string
+			Payload  json.RawMessage
+		}
+		json.Unmarshal(b, &m)
+		if m.ID != id {
+			continue
+		}
+		var r gqlResponse
+		switch m.Type {
+		case "next":
+			json.Unmarshal(m.Payload, &r)
+		case "error":
+			json.Unmarshal(m.Payload, &r.Errors)
+		default:
+			t.Fatalf("message %s", b)
+		}
+		return r
+	}
+}
+
+func firstCode(r gqlResponse) string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	c, _ := r.Errors[0].Extensions["code"].(string)
+	return c
+}
+
+// TestWebsocketOperationsRecheckTheCredential: a WebSocket connection is authenticated once, at
+// its upgrade, and may carry queries and mutations as well as subscriptions for as long as its
+// client keeps it. Each operation checks the credential again: after the key is revoked, a query
+// on the connection opened before is refused STREAM_403.000 (it was answered, on the caller the
+// upgrade had found); after a staff account is demoted, its old connection can no longer record
+// flight operations. The portal's API, which has no subscriptions, takes neither WebSocket nor
+// graphql-sse: its operations are each authenticated by their own request.
+func TestWebsocketOperationsRecheckTheCredential(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		s := newServer(t, storetest.Seeded(t, dialect, os.Getenv))
+		op := s.oaOperator(t)
+		dev := s.signUp(t, "mallory@example.com", developerPassword, "Mallory")
+		k := dev.newKey(t, op, "flightstatus")
+		const q = `{ flightsByRoute: flights(origin: "AMS", first: 1) { edges { node { id } } } }`
+		ws := dialWS(t, s.URL, map[string]string{"api-key": k.id})
+		if r := ws.run(t, q, nil); len(r.Errors) > 0 {
+			t.Fatalf("before the revocation: %+v", r.Errors)
+		}
+		dev.revokeKey(t, k.keyID)
+		if r := ws.run(t, q, nil); firstCode(r) != flightgraph.ECodeSubscriptionRevoked || string(r.Data) != "" && string(r.Data) != "null" {
+			t.Errorf("a query over the connection of a revoked key: %s %+v, want %s", r.Data, r.Errors, flightgraph.ECodeSubscriptionRevoked)
+		}
+
+		// A staff account demoted keeps no operations API on its old connection.
+		ops := staffOps(t, s, op)
+		fs := s.query(t, q, nil)
+		var page struct {
+			FlightsByRoute struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+		if json.Unmarshal(fs.Data, &page) != nil || len(page.FlightsByRoute.Edges) == 0 {
+			t.Fatalf("no flight: %+v", fs)
+		}
+		in := map[string]any{"in": map[string]any{"flightId": page.FlightsByRoute.Edges[0].Node.ID, "kind": "DELAY", "delayMinutes": 10}}
+		staff := dialWS(t, s.URL, ops)
+		if r := staff.run(t, recordOp, in); len(r.Errors) > 0 {
+			t.Fatalf("staff before the demotion: %+v", r.Errors)
+		}
+		op.setRole(t, "ops@staff.example", "DEVELOPER")
+		if r := staff.run(t, recordOp, in); len(r.Errors) == 0 || string(r.Data) != "" && string(r.Data) != "null" {
+			t.Errorf("a demoted account recorded an operation over its old connection: %s", r.Data)
+		}
+
+		// The portal takes no stream.
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/portal/graphql", strings.NewReader(`{"query":"{ apis { slug } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Errorf("the portal's API answered graphql-sse: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if c, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+"/portal/graphql",
+			&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}); err == nil {
+			c.CloseNow()
+			t.Errorf("the portal's API took a WebSocket: %d", resp.StatusCode)
+		}
+	})
+}
+
+// TestRefusedStreamsAreBounded: an operation refused over graphql-sse is answered 200 with an
+// event, as the transport has it; it counts in the refusals' window of its client all the same,
+// as a refused POST does, so that the window bounds them (here 3 a second from an address; the
+// test clock never moves) instead of letting a client send refused operations without end.
+func TestRefusedStreamsAreBounded(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Refusals = access.RefusalLimits{PerAddress: 3, PerCredential: 3}
+	})
+	body := `{"query":"subscription { departures(airport: \"AMS\") { position } }"}`
+	statuses := []int{}
+	for range 6 {
+		req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body) // the refusal's event, then complete
+		resp.Body.Close()
+		cancel()
+		statuses = append(statuses, resp.StatusCode)
+	}
+	if statuses[len(statuses)-1] != http.StatusTooManyRequests {
+		t.Errorf("6 refused graphql-sse requests from one address answered %v; want the last ones 429", statuses)
+	}
+}
