@@ -72,20 +72,21 @@ const examplesUsable = flightgraph.OfferValidity - 10*time.Minute
 func (a *API) examples(ctx context.Context) *Examples {
 	now := a.Now()
 	c := &a.exampleCache
-	var age time.Duration
 	if c.ex != nil && !now.Before(c.ex.At) {
-		age = now.Sub(c.ex.At)
-		if age < examplesMaxAge {
+		switch age := now.Sub(c.ex.At); {
+		case age < examplesMaxAge:
 			return c.ex
-		}
-		if age < examplesUsable {
+		case age < examplesUsable:
 			if !c.making {
 				c.making = true
 				go func() {
 					ex := a.makeExamplesLogged(context.WithoutCancel(ctx), now)
 					c.mu.Lock()
 					defer c.mu.Unlock()
-					c.ex, c.docs, c.making = ex, nil, false
+					c.making = false
+					if ex.At.After(c.ex.At) { // a request may have made newer ones meanwhile
+						c.ex, c.docs = ex, nil
+					}
 				}()
 			}
 			return c.ex
