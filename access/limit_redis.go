@@ -174,7 +174,8 @@ const (
 // waits for nothing: one round trip, one script run, and one reading of the clock and the day for
 // the whole batch instead of one each, which is most of what a decision cost Redis and this
 // process. A failed run fails every decision of its batch (ECodeCache), as each call's own run
-// would have failed.
+// would have failed, and every decision queued behind it: a Redis that hangs costs a call one
+// client timeout at most, not one per batch queued before its own.
 //
 // The keys of one subscription are prefix + "{subscription}:w" (the window) and prefix +
 // "{subscription}:d:2026-11-22" (the day counter). A batch names the keys of several
@@ -311,7 +312,16 @@ func (r *RedisLimiter) run(batch []*redisCall) {
 	// The batch is everyone's: no one caller's context may cut it. The client's read and write
 	// timeouts bound it.
 	res, err := r.script.Run(context.Background(), r.client, keys, args...).Slice()
-	if err == nil {
+	if err != nil {
+		// Redis failed (or hung until the client's timeout) while these decisions waited: the
+		// ones queued meanwhile fail with the batch rather than each paying for Redis's failure
+		// again in a batch of their own; the Fallback decides them at once in-process.
+		r.mu.Lock()
+		waiting := r.queue
+		r.queue = nil
+		r.mu.Unlock()
+		batch = append(batch, waiting...)
+	} else {
 		err = parseAdmit(res, batch)
 	}
 	for _, c := range batch {

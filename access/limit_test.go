@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -402,6 +404,67 @@ func TestFallback_RedisDown(t *testing.T) {
 	}
 	assertLimitRefused(t, mustLimiterAdmit(t, f, "sub", limits), flightgraph.ECodePerSecondLimit)
 	assertFellBack(t, f, 6, &logs)
+}
+
+// TestFallback_RedisHangs: Redis accepts connections and never answers (a hung server, a network
+// that drops replies). Forty calls arrive at once: the two batches at Redis wait for the client's
+// read timeout, and the decisions queued behind them fail with them, decided in-process at once,
+// rather than each later batch opening a connection of its own and waiting the timeout again.
+// Without that, the queued calls took a second timeout (two, under load) and a third connection.
+func TestFallback_RedisHangs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() { defer c.Close(); io.Copy(io.Discard, c) }() // reads, never answers
+		}
+	}()
+	const timeout = 500 * time.Millisecond
+	hung := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Protocol: 2, MaxRetries: -1, ReadTimeout: timeout, WriteTimeout: timeout})
+	t.Cleanup(func() { hung.Close() })
+	f := access.NewFallback(access.NewRedisLimiter(hung, "test:", fixedDayUsage(0, nil)), access.NewMemoryLimiter(fixedDayUsage(0, nil), time.Now), nil)
+	limits := flightgraph.Limits{PerSecond: 1000, PerDay: 100000}
+
+	const calls = 40
+	var (
+		wg      sync.WaitGroup
+		slowest atomic.Int64
+		start   = make(chan struct{})
+	)
+	for i := range calls {
+		wg.Go(func() {
+			<-start
+			began := time.Now()
+			d, err := f.Admit(t.Context(), fmt.Sprintf("sub%d", i%4), limits, 1)
+			if err != nil || !d.Allowed {
+				t.Errorf("call %d: %+v, %v; want admitted in-process", i, d, err)
+			}
+			for took := int64(time.Since(began)); ; {
+				old := slowest.Load()
+				if took <= old || slowest.CompareAndSwap(old, took) {
+					break
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	t.Logf("slowest decision %v; the hung Redis got %d connections; %d decided in-process", time.Duration(slowest.Load()), conns.Load(), f.Fallbacks())
+	if n := conns.Load(); n > 2 {
+		t.Errorf("the hung Redis got %d connections, want at most the 2 batches in flight: the queued decisions waited for batches of their own", n)
+	}
+	if n := f.Fallbacks(); n != calls {
+		t.Errorf("Fallbacks() = %d, want all %d calls decided in-process", n, calls)
+	}
 }
 
 // assertFellBack checks that f's secondary decided want times and that the outage was logged
