@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 )
 
 // Answers keeps the answers of the operations that read nothing but the schema: introspection
@@ -27,7 +28,16 @@ import (
 // the other extensions that intercept responses, if any, so that they run on a kept answer too.
 // Memory is bounded: at most MaxAnswers answers and MaxAnswerBytes bytes of them, the least
 // recently used going first; an answer larger than a sixteenth of that is not kept.
+//
+// With a response cache (NewAnswers' responses, nil when --response-cache-mb is 0) it also keeps
+// the answer of any other query whose cache policy (CacheControl) is public and cacheable, per
+// audience, point of sale, document, operation name and variables, up to its max-age; the
+// flights it read tag it, so that the status feed evicts it (live.Cache). A private answer is not
+// kept: it is the caller's own. A kept answer is served with its policy and its Age (the
+// transport); the per-call extensions (cost, limits) are the Gate's, outside, on every call.
 type Answers struct {
+	responses *live.Cache
+
 	mu    sync.Mutex
 	kept  *simplelru.LRU[answerKey, *answer]
 	bytes int
@@ -59,9 +69,9 @@ var _ interface {
 	graphql.ResponseInterceptor
 } = (*Answers)(nil)
 
-// NewAnswers returns an empty Answers.
-func NewAnswers() *Answers {
-	a := &Answers{}
+// NewAnswers returns an empty Answers that keeps public answers in responses too, when not nil.
+func NewAnswers(responses *live.Cache) *Answers {
+	a := &Answers{responses: responses}
 	a.kept, _ = simplelru.NewLRU(MaxAnswers, func(_ answerKey, v *answer) { a.bytes -= len(v.data) })
 	return a
 }
@@ -77,6 +87,9 @@ func (a *Answers) Validate(graphql.ExecutableSchema) error { return nil }
 func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	key, ok := answerKeyOf(ctx)
 	if !ok {
+		if a.responses != nil {
+			return a.respond(ctx, next)
+		}
 		return next(ctx)
 	}
 	a.mu.Lock()
@@ -104,6 +117,43 @@ func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 		a.mu.Unlock()
 	}
 	tagAnswer(ctx, kept.etag)
+	return resp
+}
+
+// respond answers a query from the response cache, or executes it and keeps its answer there
+// when its policy is public (see Answers).
+func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	tag, ok := ctx.Value(answerTagKey{}).(*answerTag)
+	tags := flightgraph.CacheTagsFromContext(ctx)
+	if !ok || tags == nil || !graphql.HasOperationContext(ctx) {
+		return next(ctx) // not the HTTP transport's (a stream's), or nothing records what it reads
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return next(ctx)
+	}
+	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
+	if err != nil {
+		return next(ctx)
+	}
+	pos := flightgraph.PointOfSaleFromContext(ctx)
+	key := live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars))
+	if kept, hit := a.responses.Get(key); hit {
+		tag.policy, tag.age, tag.kept = kept.Policy, kept.Age(a.responses.Now()), true
+		ext := map[string]any{}
+		for k, v := range graphql.GetExtensions(ctx) {
+			ext[k] = v
+		}
+		ext["cacheControl"] = kept.Extra
+		return &graphql.Response{Data: kept.Body, Extensions: ext}
+	}
+	ticket := a.responses.Begin()
+	resp := next(ctx)
+	if resp == nil || len(resp.Errors) > 0 || len(resp.Data) == 0 || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || ctx.Err() != nil {
+		return resp
+	}
+	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()}, tags.List())
 	return resp
 }
 
@@ -153,6 +203,9 @@ type answerTagKey struct{}
 type answerTag struct {
 	etag   string
 	policy flightgraph.CachePolicy
+	// kept says the answer came from the response cache, made age seconds ago.
+	kept bool
+	age  int
 }
 
 // withAnswerTag returns ctx with a place for the ETag of its answer, and that place.

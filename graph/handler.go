@@ -19,6 +19,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 )
 
 // WebsocketInitTimeout is how long a WebSocket connection has to send connection_init.
@@ -42,6 +43,8 @@ type HandlerConfig struct {
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
 	Markets flightgraph.Markets
+	// Responses is the response cache (Answers), nil when it is off.
+	Responses *live.Cache
 }
 
 // NewHandler returns the flight subgraph's endpoint: each caller is served by the endpoint of its
@@ -100,7 +103,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.Use(&Gate{Admit: c.Admit, Recheck: c.Recheck, Log: c.Log})
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.
-	h.Use(NewAnswers())
+	h.Use(NewAnswers(c.Responses))
 	wait := c.LoaderWait
 	if wait == 0 {
 		wait = DefaultLoaderWait
@@ -124,6 +127,15 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(views)))
 	h.SetRecoverFunc(Recover(c.Log))
 	loaded := Middleware(c.Stores, wait, h)
+	if c.Responses != nil {
+		// What the request reads is recorded from its start, loaders and prefetches included,
+		// for the answer's tags (Answers).
+		inner := loaded
+		loaded = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx, _ := flightgraph.WithCacheTags(r.Context())
+			inner.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
 	if c.Markets == nil {
 		return loaded
 	}
