@@ -129,8 +129,8 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 		return next(ctx) // not the HTTP transport's (a stream's), or nothing records what it reads
 	}
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
-		return next(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !admittedWhole(ctx, oc) {
+		return next(ctx) // executed, so that the Gate's second line refuses what it must
 	}
 	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
 	if err != nil {
@@ -155,6 +155,23 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 	}
 	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()}, tags.List())
 	return resp
+}
+
+// admittedWhole reports whether the Gate's first line admitted and charged the operation of oc,
+// and every API it was charged for is the caller's, as the second line would find at each root
+// field: a kept answer skips execution, and so the second line, which must then refuse nothing.
+// An anonymous caller's operation is never answered from memory.
+func admittedWhole(ctx context.Context, oc *graphql.OperationContext) bool {
+	a, ok := oc.Stats.GetExtension(costExtension).(admitted)
+	if !ok || len(a.charge.Products) == 0 || flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
+		return false
+	}
+	for _, p := range a.charge.Products {
+		if access.Require(ctx, p) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaFields are the root fields whose answers depend on the schema only.
