@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -129,9 +130,14 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	loaded := Middleware(c.Stores, wait, h)
 	if c.Responses != nil {
 		// What the request reads is recorded from its start, loaders and prefetches included,
-		// for the answer's tags (Answers).
+		// for the answer's tags (Answers). A stream (a WebSocket, graphql-sse) keeps no answer
+		// and lives long: it records nothing.
 		inner := loaded
 		loaded = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+				inner.ServeHTTP(w, r)
+				return
+			}
 			ctx, _ := flightgraph.WithCacheTags(r.Context())
 			inner.ServeHTTP(w, r.WithContext(ctx))
 		})
