@@ -263,3 +263,24 @@ func TestResponseCacheAcrossReplicas(t *testing.T) {
 	}
 	t.Logf("a change written through A showed on B within %v at worst", worst)
 }
+
+// TestResponseCacheKeepsNoPrivateAnswer: an answer whose policy is private (a market's offers
+// reference data) is computed on every call, while a public one (airports) is kept.
+func TestResponseCacheKeepsNoPrivateAnswer(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), withResponseCache(8<<20))
+	settle(t, s.srv)
+	for _, c := range []struct {
+		headers             map[string]string
+		query, cacheControl string
+		kept                bool
+	}{
+		{oaBearer(s.bearerToken(t, "")), `{ offersReferenceData { market } }`, "private, max-age=86400", false},
+		{map[string]string{"api-key": s.demo.APIKey}, `{ airports(first: 3) { totalCount edges { node { code } } } }`, "public, max-age=86400", true},
+	} {
+		s.graphQLAnswer(t, c.headers, c.query, nil)
+		a := s.graphQLAnswer(t, c.headers, c.query, nil)
+		if a.kept() != c.kept || a.header.Get("Cache-Control") != c.cacheControl {
+			t.Errorf("%s again: Age %q (want kept: %v), Cache-Control %q", c.query, a.header.Get("Age"), c.kept, a.header.Get("Cache-Control"))
+		}
+	}
+}
