@@ -66,6 +66,7 @@ type answer struct {
 
 var _ interface {
 	graphql.HandlerExtension
+	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
 } = (*Answers)(nil)
 
@@ -123,23 +124,11 @@ func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 // respond answers a query from the response cache, or executes it and keeps its answer there
 // when its policy is public (see Answers).
 func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	tag, ok := ctx.Value(answerTagKey{}).(*answerTag)
-	tags := flightgraph.CacheTagsFromContext(ctx)
-	if !ok || tags == nil || !graphql.HasOperationContext(ctx) {
-		return next(ctx) // not the HTTP transport's (a stream's), or nothing records what it reads
-	}
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !admittedWhole(ctx, oc) {
-		return next(ctx) // executed, so that the Gate's second line refuses what it must
-	}
-	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
-	if err != nil {
+	tag, key, keyed := a.lookup(ctx)
+	if !keyed {
 		return next(ctx)
 	}
-	pos := flightgraph.PointOfSaleFromContext(ctx)
-	key := live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
-		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars))
-	if kept, hit := a.responses.Get(key); hit {
+	if kept := tag.found; kept != nil {
 		tag.policy, tag.age, tag.kept = kept.Policy, kept.Age(a.responses.Now()), true
 		ext := map[string]any{}
 		for k, v := range graphql.GetExtensions(ctx) {
@@ -153,8 +142,52 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 	if resp == nil || len(resp.Errors) > 0 || len(resp.Data) == 0 || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || ctx.Err() != nil {
 		return resp
 	}
-	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()}, tags.List())
+	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()},
+		flightgraph.CacheTagsFromContext(ctx).List())
 	return resp
+}
+
+// InterceptOperation implements graphql.OperationInterceptor: the response cache is asked as the
+// operation starts, so that a kept answer's request skips the planning of an execution it will
+// not run (PlanPrefetch).
+func (a *Answers) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if a.responses != nil {
+		a.lookup(ctx)
+	}
+	return next(ctx)
+}
+
+// lookup returns the key of the operation of ctx in the response cache, and its tag with the
+// kept answer found under it (found, nil for none), looked up once per request; keyed is false
+// when the answer is not one for the response cache: not the HTTP transport's (a stream's), not
+// a query, not admitted whole (it is executed, so that the Gate's second line refuses what it
+// must), or nothing records what it reads.
+func (a *Answers) lookup(ctx context.Context) (tag *answerTag, key live.CacheKey, keyed bool) {
+	tag, ok := ctx.Value(answerTagKey{}).(*answerTag)
+	if !ok {
+		return nil, key, false
+	}
+	if tag.looked {
+		return tag, tag.key, tag.keyed
+	}
+	tag.looked = true
+	if flightgraph.CacheTagsFromContext(ctx) == nil || !graphql.HasOperationContext(ctx) {
+		return tag, key, false
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !admittedWhole(ctx, oc) {
+		return tag, key, false
+	}
+	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
+	if err != nil {
+		return tag, key, false
+	}
+	pos := flightgraph.PointOfSaleFromContext(ctx)
+	tag.key = live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars))
+	tag.keyed = true
+	tag.found, _ = a.responses.Get(tag.key)
+	return tag, tag.key, true
 }
 
 // admittedWhole reports whether the Gate's first line admitted and charged the operation of oc,
@@ -223,6 +256,17 @@ type answerTag struct {
 	// kept says the answer came from the response cache, made age seconds ago.
 	kept bool
 	age  int
+	// The response cache's lookup (Answers.lookup): done once, the key when keyed, and the
+	// kept answer found.
+	looked, keyed bool
+	key           live.CacheKey
+	found         *live.Kept
+}
+
+// answerKept reports whether the operation of ctx will be answered from the response cache.
+func answerKept(ctx context.Context) bool {
+	t, ok := ctx.Value(answerTagKey{}).(*answerTag)
+	return ok && t.found != nil
 }
 
 // withAnswerTag returns ctx with a place for the ETag of its answer, and that place.
