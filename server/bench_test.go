@@ -295,7 +295,7 @@ func BenchmarkDeparturesCache(b *testing.B) {
 	storetest.ForEachDialect(b, func(b *testing.B, dialect string) {
 		db := storetest.SeededWindow(b, dialect, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
 		cfg := testConfig(db, io.Discard)
-		cfg.SnapshotTTL = store.DefaultSnapshotTTL // as flightgraph serve does
+		cfg.SnapshotTTL = store.DefaultSnapshotTTL               // as flightgraph serve does
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil)) // at INFO, as serve logs: a served call's line is DEBUG
 		uncached, demo := startServer(b, cfg)
 		(&testServer{db: db, srv: uncached, demo: demo}).raiseLimits(b)
