@@ -1,9 +1,13 @@
 package flightgraph
 
 import (
+	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -80,4 +84,75 @@ func SetCacheHeaders(h http.Header, p CachePolicy) {
 	if p.Cacheable() {
 		h.Add("Vary", strings.Join(CacheVary, ", "))
 	}
+}
+
+// CacheTags collects what an answer was made of, so that a response cache can drop it when that
+// changes: the flights it read (FlightTag), the boards whose membership a change can alter
+// (DeparturesTag, ArrivalsTag), or every flight (AllFlightsTag) for a read that names neither.
+// The store decorator that reads flights for the edges records them (live.TagFlights); a nil
+// *CacheTags records nothing. It is safe for concurrent use: loaders read in goroutines.
+type CacheTags struct {
+	mu   sync.Mutex
+	tags map[string]struct{}
+}
+
+// The tags of a flight status event's reach (EventTags).
+const AllFlightsTag = "flights"
+
+// FlightTag names the answers that show flight id.
+func FlightTag(id string) string { return "f:" + id }
+
+// DeparturesTag names the answers that list the flights leaving airport.
+func DeparturesTag(airport string) string { return "d:" + airport }
+
+// ArrivalsTag names the answers that list the flights reaching airport.
+func ArrivalsTag(airport string) string { return "a:" + airport }
+
+// EventTags are the tags of every answer that e can change: the flight's own, the boards of
+// every airport its legs leave or reach, and the reads of all flights.
+func EventTags(e *FlightEvent) []string {
+	tags := []string{FlightTag(e.FlightID), AllFlightsTag}
+	for code := range strings.FieldsSeq(e.Origins) {
+		tags = append(tags, DeparturesTag(code))
+	}
+	for code := range strings.FieldsSeq(e.Destinations) {
+		tags = append(tags, ArrivalsTag(code))
+	}
+	return tags
+}
+
+type cacheTagsKey struct{}
+
+// WithCacheTags returns ctx recording the tags of what is read under it.
+func WithCacheTags(ctx context.Context) (context.Context, *CacheTags) {
+	t := &CacheTags{tags: map[string]struct{}{}}
+	return context.WithValue(ctx, cacheTagsKey{}, t), t
+}
+
+// CacheTagsFromContext returns the recorder of ctx, nil when none records.
+func CacheTagsFromContext(ctx context.Context) *CacheTags {
+	t, _ := ctx.Value(cacheTagsKey{}).(*CacheTags)
+	return t
+}
+
+// Add records tags.
+func (t *CacheTags) Add(tags ...string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	for _, tag := range tags {
+		t.tags[tag] = struct{}{}
+	}
+	t.mu.Unlock()
+}
+
+// List returns the tags recorded, sorted.
+func (t *CacheTags) List() []string {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Sorted(maps.Keys(t.tags))
 }

@@ -103,6 +103,9 @@ type Config struct {
 	// Refusals bound the refused requests a second of a client address and of a credential (see
 	// access.Refusals); zero fields take the defaults.
 	Refusals access.RefusalLimits
+	// ResponseCacheBytes bounds the response cache (live.Cache: the public answers many callers
+	// read, evicted by the status feed); 0 turns it off, and every answer is computed.
+	ResponseCacheBytes int
 	// Trace, when set, starts the spans of the search engines' work (travel.Service.Trace,
 	// tracing.Tracer.Work); nil traces nothing.
 	Trace func(ctx context.Context, work string) (context.Context, func(error))
@@ -134,8 +137,10 @@ type Services struct {
 	MailBudget *access.MailBudget
 	// Live opens the subscriptions to the flight status events; Clock records the transitions
 	// time brings; EventFeed (nil for one process) tells the hub of other replicas' events.
-	Live      *live.Service
-	Clock     *live.Clock
+	Live  *live.Service
+	Clock *live.Clock
+	// Answers is the response cache, nil when it is off (Config.ResponseCacheBytes).
+	Answers   *live.Cache
 	Events    flightgraph.FlightEventStore
 	EventFeed interface {
 		Watch(ctx context.Context, notify func(position int64)) error
@@ -167,6 +172,12 @@ func New(cfg Config) *Services {
 		rand.Read(cfg.OfferKey)
 	}
 	st := cfg.Stores
+	clockFlights := st.Flights
+	if cfg.ResponseCacheBytes > 0 && st.Events != nil && st.Flights != nil {
+		// Every read of flights for an answer records what the answer shows, so that the
+		// status feed's events evict it from the response cache.
+		st.Flights = live.TagFlights(st.Flights)
+	}
 	if cfg.SnapshotTTL > 0 {
 		snap := store.NewSnapshot(st.Places, st.Aircraft, st.Network, cfg.SnapshotTTL, cfg.Log)
 		st.Places, st.Aircraft, st.Network = snap.Places(), snap.Fleet(), snap.Network()
@@ -216,7 +227,10 @@ func New(cfg Config) *Services {
 		}
 		s.Events, s.EventFeed = st.Events, cfg.EventFeed
 		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted}
-		s.Clock = &live.Clock{Events: st.Events, Flights: st.Flights, Now: cfg.Now, Log: cfg.Log}
+		s.Clock = &live.Clock{Events: st.Events, Flights: clockFlights, Now: cfg.Now, Log: cfg.Log}
+		if cfg.ResponseCacheBytes > 0 {
+			s.Answers = live.NewCache(hub, cfg.ResponseCacheBytes, cfg.Now)
+		}
 	}
 	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 )
 
 // Answers keeps the answers of the operations that read nothing but the schema: introspection
@@ -27,7 +28,16 @@ import (
 // the other extensions that intercept responses, if any, so that they run on a kept answer too.
 // Memory is bounded: at most MaxAnswers answers and MaxAnswerBytes bytes of them, the least
 // recently used going first; an answer larger than a sixteenth of that is not kept.
+//
+// With a response cache (NewAnswers' responses, nil when --response-cache-mb is 0) it also keeps
+// the answer of any other query whose cache policy (CacheControl) is public and cacheable, per
+// audience, point of sale, document, operation name and variables, up to its max-age; the
+// flights it read tag it, so that the status feed evicts it (live.Cache). A private answer is not
+// kept: it is the caller's own. A kept answer is served with its policy and its Age (the
+// transport); the per-call extensions (cost, limits) are the Gate's, outside, on every call.
 type Answers struct {
+	responses *live.Cache
+
 	mu    sync.Mutex
 	kept  *simplelru.LRU[answerKey, *answer]
 	bytes int
@@ -56,12 +66,13 @@ type answer struct {
 
 var _ interface {
 	graphql.HandlerExtension
+	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
 } = (*Answers)(nil)
 
-// NewAnswers returns an empty Answers.
-func NewAnswers() *Answers {
-	a := &Answers{}
+// NewAnswers returns an empty Answers that keeps public answers in responses too, when not nil.
+func NewAnswers(responses *live.Cache) *Answers {
+	a := &Answers{responses: responses}
 	a.kept, _ = simplelru.NewLRU(MaxAnswers, func(_ answerKey, v *answer) { a.bytes -= len(v.data) })
 	return a
 }
@@ -77,6 +88,9 @@ func (a *Answers) Validate(graphql.ExecutableSchema) error { return nil }
 func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	key, ok := answerKeyOf(ctx)
 	if !ok {
+		if a.responses != nil {
+			return a.respond(ctx, next)
+		}
 		return next(ctx)
 	}
 	a.mu.Lock()
@@ -105,6 +119,92 @@ func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	}
 	tagAnswer(ctx, kept.etag)
 	return resp
+}
+
+// respond answers a query from the response cache, or executes it and keeps its answer there
+// when its policy is public (see Answers).
+func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	tag, key, keyed := a.lookup(ctx)
+	if !keyed {
+		return next(ctx)
+	}
+	if kept := tag.found; kept != nil {
+		tag.policy, tag.age, tag.kept = kept.Policy, kept.Age(a.responses.Now()), true
+		ext := map[string]any{}
+		for k, v := range graphql.GetExtensions(ctx) {
+			ext[k] = v
+		}
+		ext["cacheControl"] = kept.Extra
+		return &graphql.Response{Data: kept.Body, Extensions: ext}
+	}
+	ticket := a.responses.Begin()
+	resp := next(ctx)
+	if resp == nil || len(resp.Errors) > 0 || len(resp.Data) == 0 || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || ctx.Err() != nil {
+		return resp
+	}
+	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()},
+		flightgraph.CacheTagsFromContext(ctx).List())
+	return resp
+}
+
+// InterceptOperation implements graphql.OperationInterceptor: the response cache is asked as the
+// operation starts, so that a kept answer's request skips the planning of an execution it will
+// not run (PlanPrefetch).
+func (a *Answers) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	if a.responses != nil {
+		a.lookup(ctx)
+	}
+	return next(ctx)
+}
+
+// lookup returns the key of the operation of ctx in the response cache, and its tag with the
+// kept answer found under it (found, nil for none), looked up once per request; keyed is false
+// when the answer is not one for the response cache: not the HTTP transport's (a stream's), not
+// a query, not admitted whole (it is executed, so that the Gate's second line refuses what it
+// must), or nothing records what it reads.
+func (a *Answers) lookup(ctx context.Context) (tag *answerTag, key live.CacheKey, keyed bool) {
+	tag, ok := ctx.Value(answerTagKey{}).(*answerTag)
+	if !ok {
+		return nil, key, false
+	}
+	if tag.looked {
+		return tag, tag.key, tag.keyed
+	}
+	tag.looked = true
+	if flightgraph.CacheTagsFromContext(ctx) == nil || !graphql.HasOperationContext(ctx) {
+		return tag, key, false
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !admittedWhole(ctx, oc) {
+		return tag, key, false
+	}
+	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
+	if err != nil {
+		return tag, key, false
+	}
+	pos := flightgraph.PointOfSaleFromContext(ctx)
+	tag.key = live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars))
+	tag.keyed = true
+	tag.found, _ = a.responses.Get(tag.key)
+	return tag, tag.key, true
+}
+
+// admittedWhole reports whether the Gate's first line admitted and charged the operation of oc,
+// and every API it was charged for is the caller's, as the second line would find at each root
+// field: a kept answer skips execution, and so the second line, which must then refuse nothing.
+// An anonymous caller's operation is never answered from memory.
+func admittedWhole(ctx context.Context, oc *graphql.OperationContext) bool {
+	a, ok := oc.Stats.GetExtension(costExtension).(admitted)
+	if !ok || len(a.charge.Products) == 0 || flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
+		return false
+	}
+	for _, p := range a.charge.Products {
+		if access.Require(ctx, p) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaFields are the root fields whose answers depend on the schema only.
@@ -153,6 +253,20 @@ type answerTagKey struct{}
 type answerTag struct {
 	etag   string
 	policy flightgraph.CachePolicy
+	// kept says the answer came from the response cache, made age seconds ago.
+	kept bool
+	age  int
+	// The response cache's lookup (Answers.lookup): done once, the key when keyed, and the
+	// kept answer found.
+	looked, keyed bool
+	key           live.CacheKey
+	found         *live.Kept
+}
+
+// answerKept reports whether the operation of ctx will be answered from the response cache.
+func answerKept(ctx context.Context) bool {
+	t, ok := ctx.Value(answerTagKey{}).(*answerTag)
+	return ok && t.found != nil
 }
 
 // withAnswerTag returns ctx with a place for the ETag of its answer, and that place.

@@ -65,7 +65,7 @@ func TestAnswerKeys(t *testing.T) {
 // and MaxAnswerBytes, the least recently used going first, and a kept answer is served without
 // running the operation again.
 func TestAnswersBounded(t *testing.T) {
-	a := NewAnswers()
+	a := NewAnswers(nil)
 	ran := 0
 	big := json.RawMessage(`"` + strings.Repeat("x", MaxAnswerBytes/20) + `"`)
 	for i := range 3 * MaxAnswers {

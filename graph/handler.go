@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 )
 
 // WebsocketInitTimeout is how long a WebSocket connection has to send connection_init.
@@ -42,6 +44,8 @@ type HandlerConfig struct {
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
 	Markets flightgraph.Markets
+	// Responses is the response cache (Answers), nil when it is off.
+	Responses *live.Cache
 }
 
 // NewHandler returns the flight subgraph's endpoint: each caller is served by the endpoint of its
@@ -100,7 +104,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.Use(&Gate{Admit: c.Admit, Recheck: c.Recheck, Log: c.Log})
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.
-	h.Use(NewAnswers())
+	h.Use(NewAnswers(c.Responses))
 	wait := c.LoaderWait
 	if wait == 0 {
 		wait = DefaultLoaderWait
@@ -124,6 +128,20 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.SetErrorPresenter(ErrorPresenter(c.Log, NewSuggestions(views)))
 	h.SetRecoverFunc(Recover(c.Log))
 	loaded := Middleware(c.Stores, wait, h)
+	if c.Responses != nil {
+		// What the request reads is recorded from its start, loaders and prefetches included,
+		// for the answer's tags (Answers). A stream (a WebSocket, graphql-sse) keeps no answer
+		// and lives long: it records nothing.
+		inner := loaded
+		loaded = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+				inner.ServeHTTP(w, r)
+				return
+			}
+			ctx, _ := flightgraph.WithCacheTags(r.Context())
+			inner.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
 	if c.Markets == nil {
 		return loaded
 	}

@@ -26,6 +26,9 @@ import (
 // each selection set ahead of execution (see collect.go).
 func PlanPrefetch(schema *ast.Schema) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if answerKept(ctx) {
+			return next(ctx) // answered from the response cache: nothing executes (Answers)
+		}
 		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil {
 			if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 				l.fields = map[string]bool{}

@@ -132,6 +132,9 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 		cache = flightgraph.NoStore
 	}
 	flightgraph.SetCacheHeaders(w.Header(), cache)
+	if tag.kept && cache.Cacheable() {
+		w.Header().Set("Age", strconv.Itoa(tag.age)) // from the response cache (Answers)
+	}
 	if status := executedStatus(resp); status != http.StatusOK {
 		retryAfter(w.Header(), resp.Errors)
 		w.WriteHeader(status)

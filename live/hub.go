@@ -14,6 +14,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -39,6 +40,11 @@ type Hub struct {
 	wake chan struct{}
 	once sync.Once
 
+	// told is the latest position Notify was given; settled the latest position whose events
+	// every watcher has been given (Settled). Both only grow.
+	told, settled atomic.Int64
+	watchers      []func(evs []*flightgraph.FlightEvent)
+
 	mu      sync.Mutex
 	cursor  int64 // the latest position fanned out
 	started bool
@@ -55,11 +61,40 @@ func NewHub(events flightgraph.FlightEventStore, log *slog.Logger) *Hub {
 }
 
 // Notify tells the hub events were recorded up to position; it never blocks.
-func (h *Hub) Notify(int64) {
+func (h *Hub) Notify(position int64) {
+	for {
+		told := h.told.Load()
+		if position <= told || h.told.CompareAndSwap(told, position) {
+			break
+		}
+	}
 	select {
 	case h.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Watch has f called with every event the hub reads, in order, before the hub's position moves
+// past them (so before Settled can report them): the response cache (Cache) evicts what they
+// change this way. f runs on the hub's goroutine and must not block. Watchers are added before
+// the hub runs.
+func (h *Hub) Watch(f func(evs []*flightgraph.FlightEvent)) {
+	h.mu.Lock()
+	h.watchers = append(h.watchers, f)
+	h.mu.Unlock()
+}
+
+// Settled reports whether the hub runs and every event this replica was told of (Notify: its
+// own at once as they commit, other replicas' over the event feed) has been given to the
+// watchers. While it is not, an answer kept before may show a flight as it was: the response
+// cache serves nothing from memory then.
+func (h *Hub) Settled() bool {
+	return h.settled.Load() > 0 && h.told.Load() <= h.settled.Load()-1
+}
+
+// settle records that the watchers have been given every event up to cursor.
+func (h *Hub) settle(cursor int64) {
+	h.settled.Store(cursor + 1) // + 1: 0 is "not running yet"
 }
 
 // Open is the number of subscriptions open on this replica.
@@ -85,6 +120,7 @@ func (h *Hub) run(ctx context.Context) {
 			h.mu.Lock()
 			h.cursor, h.started = latest, true
 			h.mu.Unlock()
+			h.settle(latest)
 			close(h.ready)
 			break
 		}
@@ -123,9 +159,13 @@ func (h *Hub) catchUp(ctx context.Context) {
 			return
 		}
 		if len(evs) == 0 {
+			h.settle(after) // everything committed up to the read is given
 			return
 		}
 		h.mu.Lock()
+		for _, f := range h.watchers {
+			f(evs)
+		}
 		for _, e := range evs {
 			for s := range h.subs {
 				if !s.match(e) {
@@ -141,6 +181,7 @@ func (h *Hub) catchUp(ctx context.Context) {
 		}
 		h.cursor = evs[len(evs)-1].Position
 		h.mu.Unlock()
+		h.settle(evs[len(evs)-1].Position)
 		if len(evs) < readPage {
 			return
 		}

@@ -1,9 +1,14 @@
 package rest
 
 import (
+	"bytes"
 	"net/http"
+	"slices"
+	"strconv"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 )
 
 // RouteCache is how long the answer of each GET route may be cached, and by whom, by what it
@@ -96,3 +101,88 @@ func (w *cacheWriter) Flush() {
 
 // Unwrap gives http.ResponseController the writer underneath.
 func (w *cacheWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// answered serves a GET route whose policy p is public from the response cache (API.Answers), or
+// runs next and keeps its 200 answer there: under the caller's audience, the point of sale, the
+// media type and the path with its query (parameters sorted), tagged with the flights it read.
+// It runs inside the guard, which has admitted and charged the call (a hit is counted as any call
+// is), and inside the contract, which read the point of sale and the media type. A kept answer
+// is sent with the headers the handler made it with and its Age; Cache-Control is the route's
+// (cached), the limit headers the guard's of this call.
+func (a *API) answered(pattern string, p flightgraph.CachePolicy, next http.HandlerFunc) http.HandlerFunc {
+	if a.Answers == nil || !p.Cacheable() || p.Private {
+		return next
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next(w, r)
+			return
+		}
+		ctx := r.Context()
+		pos := flightgraph.PointOfSaleFromContext(ctx)
+		key := live.KeyOf("rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+			pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.Path, r.URL.Query().Encode())
+		if kept, hit := a.Answers.Get(key); hit {
+			h := w.Header()
+			for name, vs := range kept.Header {
+				h[name] = slices.Clone(vs)
+			}
+			h.Set("Age", strconv.Itoa(kept.Age(a.Answers.Now())))
+			w.WriteHeader(http.StatusOK)
+			w.Write(kept.Body)
+			return
+		}
+		ctx, tags := flightgraph.WithCacheTags(ctx)
+		ticket := a.Answers.Begin()
+		rec := &keeping{ResponseWriter: w, before: w.Header().Clone()}
+		next(rec, r.WithContext(ctx))
+		if rec.status == http.StatusOK && !rec.failed && ctx.Err() == nil {
+			a.Answers.Put(ticket, key, &live.Kept{Body: rec.body.Bytes(), Header: rec.made, Policy: p, Stored: a.Answers.Now()}, tags.List())
+		}
+	}
+}
+
+// keeping passes an answer through and keeps a copy: its status, the headers its handler set
+// (those that were not there before it ran), and its body.
+type keeping struct {
+	http.ResponseWriter
+	before http.Header
+	made   http.Header
+	status int
+	body   bytes.Buffer
+	failed bool
+}
+
+func (k *keeping) WriteHeader(code int) {
+	if k.status == 0 {
+		k.status = code
+		k.made = http.Header{}
+		for name, vs := range k.Header() {
+			if !slices.Equal(k.before[name], vs) {
+				k.made[name] = slices.Clone(vs)
+			}
+		}
+	}
+	k.ResponseWriter.WriteHeader(code)
+}
+
+func (k *keeping) Write(b []byte) (int, error) {
+	if k.status == 0 {
+		k.WriteHeader(http.StatusOK)
+	}
+	n, err := k.ResponseWriter.Write(b)
+	if err != nil {
+		k.failed = true
+	}
+	k.body.Write(b)
+	return n, err
+}
+
+// Flush ends keeping: a flushed answer is a stream.
+func (k *keeping) Flush() {
+	k.failed = true
+	http.NewResponseController(k.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (k *keeping) Unwrap() http.ResponseWriter { return k.ResponseWriter }

@@ -25,6 +25,8 @@ type API struct {
 	BuildTime time.Time
 	// Live opens the events stream's subscriptions (nil: the stream answers 404).
 	Live *live.Service
+	// Answers is the response cache (answered); nil when it is off.
+	Answers *live.Cache
 
 	// exampleCache holds the OpenAPI document's examples and the documents served with them.
 	exampleCache exampleCache

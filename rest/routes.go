@@ -119,7 +119,7 @@ func (a *API) Register(mux *http.ServeMux) {
 			}
 			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: weight.Heavy}, nil
 		}
-		handle := rt.handle(a)
+		handle := a.answered(rt.Pattern, RouteCache[rt.Pattern], rt.handle(a))
 		required := func(w http.ResponseWriter, r *http.Request) {
 			if err := access.Require(r.Context(), productOf(r)); err != nil {
 				a.Log.ErrorContext(r.Context(), "defect: a REST handler was reached without its API admitted",

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -279,4 +280,115 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.read.Add(int64(n))
 	return n, err
+}
+
+// BenchmarkDeparturesCache runs the Departures query (first=20) on one store through two servers,
+// one without the response cache (uncached) and one with it (cached: every request after the
+// first is answered from memory, admitted and charged as any call), and through a bare net/http
+// handler that writes the cached answer's bytes with its Content-Type (bare). Rounds send one
+// request to each in an order that turns, in-process (handler.ServeHTTP), then over loopback HTTP
+// with a keep-alive client (loopback=…), and report the median latencies and the throughput
+// ratios of the medians (cached/bare, uncached/bare, cached/uncached). Compare the medians of
+// several runs (-count).
+func BenchmarkDeparturesCache(b *testing.B) {
+	server.TuneRuntime(os.Getenv) // as flightgraph serve does
+	storetest.ForEachDialect(b, func(b *testing.B, dialect string) {
+		db := storetest.SeededWindow(b, dialect, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+		cfg := testConfig(db, io.Discard)
+		cfg.SnapshotTTL = store.DefaultSnapshotTTL               // as flightgraph serve does
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil)) // at INFO, as serve logs: a served call's line is DEBUG
+		uncached, demo := startServer(b, cfg)
+		(&testServer{db: db, srv: uncached, demo: demo}).raiseLimits(b)
+		cfg.Server.Registry = prometheus.NewRegistry()
+		cfg.Config.ResponseCacheBytes = 64 << 20 // serve's default
+		cached := cfg.build()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cached.Live.Hub.Start(ctx)
+		for !cached.Live.Hub.Settled() {
+			time.Sleep(time.Millisecond)
+		}
+		body, _ := json.Marshal(map[string]any{"query": departures, "variables": departuresVars(20)})
+		newRequest := func(base string) *http.Request {
+			req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("api-key", demo.APIKey)
+			return req
+		}
+		var answer []byte
+		var contentType string
+		for range 20 { // every cache filled, the answer kept
+			uncached.ServeHTTP(httptest.NewRecorder(), newRequest(""))
+			rec := httptest.NewRecorder()
+			cached.ServeHTTP(rec, newRequest(""))
+			answer, contentType = rec.Body.Bytes(), rec.Header().Get("Content-Type")
+		}
+		bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", contentType)
+			w.Write(answer)
+		})
+		handlers := map[string]http.Handler{"uncached": uncached, "cached": cached, "bare": bare}
+		variants := []string{"uncached", "cached", "bare"}
+		report := func(b *testing.B, lat map[string][]time.Duration) {
+			p50 := map[string]float64{}
+			for _, v := range variants {
+				slices.Sort(lat[v])
+				p50[v] = float64(lat[v][len(lat[v])/2].Nanoseconds()) / 1e3
+				b.ReportMetric(p50[v], v+"-p50-µs")
+			}
+			// Throughput of one client is the inverse of its latency: the ratios of the medians.
+			b.ReportMetric(p50["bare"]/p50["cached"], "cached/bare")
+			b.ReportMetric(p50["bare"]/p50["uncached"], "uncached/bare")
+			b.ReportMetric(p50["uncached"]/p50["cached"], "cached/uncached")
+		}
+		b.Run("in-process", func(b *testing.B) {
+			lat := map[string][]time.Duration{}
+			round := 0
+			for b.Loop() {
+				for i := range variants {
+					v := variants[(round+i)%len(variants)]
+					rec := httptest.NewRecorder()
+					req := newRequest("")
+					start := time.Now()
+					handlers[v].ServeHTTP(rec, req)
+					lat[v] = append(lat[v], time.Since(start))
+					if rec.Code != http.StatusOK || (v == "cached" && rec.Header().Get("Age") == "") {
+						b.Fatalf("%s: status %d, Age %q: %.300s", v, rec.Code, rec.Header().Get("Age"), rec.Body.String())
+					}
+				}
+				round++
+			}
+			report(b, lat)
+		})
+		b.Run("loopback", func(b *testing.B) {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
+			bases := map[string]string{}
+			for _, v := range variants {
+				srv := httptest.NewServer(handlers[v])
+				defer srv.Close()
+				bases[v] = srv.URL
+			}
+			lat := map[string][]time.Duration{}
+			round := 0
+			for b.Loop() {
+				for i := range variants {
+					v := variants[(round+i)%len(variants)]
+					start := time.Now()
+					resp, err := client.Do(newRequest(bases[v]))
+					if err != nil {
+						b.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					lat[v] = append(lat[v], time.Since(start))
+					if resp.StatusCode != http.StatusOK {
+						b.Fatalf("%s: status %d", v, resp.StatusCode)
+					}
+				}
+				round++
+			}
+			report(b, lat)
+		})
+	})
 }

@@ -48,6 +48,12 @@ type feedReplica struct {
 // guard's cache living cacheTTL.
 func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *feedReplica {
 	t.Helper()
+	return startFeedReplicaWith(t, dsn, name, cacheTTL, nil)
+}
+
+// startFeedReplicaWith is startFeedReplica with the configuration changed by tweak first.
+func startFeedReplicaWith(t *testing.T, dsn, name string, cacheTTL time.Duration, tweak func(*serverConfig)) *feedReplica {
+	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -73,6 +79,9 @@ func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *f
 	// The replica runs, and with it its outbox, which erases a mail once delivered: the tests read
 	// sign-up tokens from the outbox, so its mail is held there, undelivered.
 	cfg.Mailer = heldMail{}
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	srv := cfg.build()
 	srv.Guard.CacheTTL = cacheTTL
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

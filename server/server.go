@@ -148,7 +148,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	// pages' cookie must be Secure (and __Host-) all the same.
 	(&web.Portal{API: portalAPI, Log: s.Log, Now: s.Now, Secure: strings.HasPrefix(strings.ToLower(svc.Access.PortalURL), "https://")}).Register(mux)
 	mux.Handle("/oauthcust/oauth/token", s.Tokens)
-	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime, Live: svc.Live}
+	api := &rest.API{Travel: s.Travel, Guard: s.Guard, Log: s.Log, Now: s.Now, Version: cfg.Version, BuildTime: cfg.BuildTime, Live: svc.Live, Answers: svc.Answers}
 	api.Register(mux)
 	mux.Handle("GET /openapi.json", api.OpenAPIHandler())
 	mux.Handle("/openapi.json", api.OpenAPIElse())
@@ -209,6 +209,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) graphQL() http.Handler {
 	c := s.graphConfig()
 	c.Markets = s.Travel
+	c.Responses = s.Answers
 	h := graph.NewHandler(&resolvers.Resolver{Travel: s.Travel, Now: s.Now, Airframes: dataset.Airframes, Live: s.Live, Events: s.Events}, c)
 	return s.Guard.Authenticated(graph.ErrorWriter(s.Log))(h)
 }

@@ -45,7 +45,9 @@ type config struct {
 	// wait for a slot.
 	heavyConcurrency int
 	warmFares        bool
-	queueWait        time.Duration
+	// responseCacheMB bounds the response cache in MiB; 0 turns it off.
+	responseCacheMB int
+	queueWait       time.Duration
 	// mailPerMinute bounds the mails this replica queues in a minute.
 	mailPerMinute int
 	seed          int64

@@ -1,0 +1,291 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/server"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// withResponseCache turns the response cache on (--response-cache-mb) with bytes, or off with 0.
+func withResponseCache(bytes int) func(*serverConfig) {
+	return func(c *serverConfig) { c.Config.ResponseCacheBytes = bytes }
+}
+
+// answer is one answer of the response cache's tests: its status, headers and, for GraphQL, its
+// data apart from the per-call extensions.
+type answer struct {
+	code   int
+	header http.Header
+	body   string
+	data   string
+}
+
+func (a answer) kept() bool { return a.header.Get("Age") != "" }
+
+// graphQLAnswer posts query with vars and headers.
+func (s *testServer) graphQLAnswer(t *testing.T, headers map[string]string, query string, vars map[string]any) answer {
+	t.Helper()
+	code, h, body := s.call(t, http.MethodPost, "/graphql", headers, jsonBody(query, vars))
+	var r struct {
+		Data   json.RawMessage
+		Errors []any
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Errors) > 0 {
+		t.Fatalf("%d %.300s", code, body)
+	}
+	return answer{code: code, header: h, body: body, data: string(r.Data)}
+}
+
+// restAnswer gets path with headers.
+func (s *testServer) restAnswer(t *testing.T, headers map[string]string, path string) answer {
+	t.Helper()
+	code, h, body := s.call(t, http.MethodGet, path, headers, "")
+	return answer{code: code, header: h, body: body, data: body}
+}
+
+// settle starts the status hub of srv, as Server.Run does, and waits until it has read its
+// position: until then the response cache keeps nothing, since it could not tell what changed.
+func settle(t *testing.T, srv *server.Server) {
+	t.Helper()
+	srv.Live.Hub.Start(t.Context())
+	for deadline := time.Now().Add(5 * time.Second); !srv.Live.Hub.Settled(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the status hub did not start in 5 s")
+		}
+	}
+}
+
+// amsFlight is the first flight leaving AMS today.
+func amsFlight(t *testing.T, db *store.DB) string {
+	t.Helper()
+	fs, _, err := store.NewFlightStore(db).FindFlights(context.Background(), flightgraph.FlightFilter{Origin: storetest.Place(t, db, "AMS"),
+		Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 1}})
+	if err != nil || len(fs) == 0 {
+		t.Fatal(err)
+	}
+	return fs[0].ID
+}
+
+// TestResponseCache, with the response cache on and off: a departures board by POST and GET
+// GraphQL and a flight's status on REST are answered again from memory (Age, the same data, the
+// route's public Cache-Control) when on and never when off; an internal caller's answer is not a
+// developer's, nor one point of sale's another's; a change written through the operations API
+// shows in the very next read of the board and of the flight, on and off alike.
+func TestResponseCache(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
+		for _, on := range []bool{true, false} {
+			t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+				db := storetest.Seeded(t, dialect, os.Getenv)
+				s := newServerWith(t, db, withResponseCache(map[bool]int{true: 8 << 20}[on]))
+				dev := map[string]string{"api-key": s.demo.APIKey}
+				id := amsFlight(t, db)
+				statusPath := "/opendata/flightstatus/" + id
+				vars := departuresVars(20)
+				check := func(what string, a answer, wantKept bool) {
+					t.Helper()
+					if a.code != http.StatusOK || a.kept() != (wantKept && on) {
+						t.Fatalf("%s: %d, Age %q (want kept: %v): %.200s", what, a.code, a.header.Get("Age"), wantKept && on, a.body)
+					}
+					if cc := a.header.Get("Cache-Control"); cc != "public, max-age=15" {
+						t.Errorf("%s: Cache-Control %q", what, cc)
+					}
+				}
+
+				settle(t, s.srv)
+				board := s.graphQLAnswer(t, dev, departures, vars)
+				check("the board", board, false)
+				again := s.graphQLAnswer(t, dev, departures, vars)
+				check("the board again", again, true)
+				if again.data != board.data {
+					t.Errorf("the kept board differs:\n%.300s\n%.300s", again.data, board.data)
+				}
+				var cost struct{ Extensions map[string]json.RawMessage }
+				if json.Unmarshal([]byte(again.body), &cost); cost.Extensions["cost"] == nil || cost.Extensions["limits"] == nil || cost.Extensions["cacheControl"] == nil {
+					t.Errorf("the kept board's extensions: %s", again.body)
+				}
+				code, h, body := s.getGraphQL(t, departures, vars, dev)
+				check("the board by GET", answer{code: code, header: h, body: body}, true)
+
+				status := s.restAnswer(t, dev, statusPath)
+				check("the flight's status", status, false)
+				statusAgain := s.restAnswer(t, dev, statusPath)
+				check("the flight's status again", statusAgain, true)
+				if statusAgain.body != status.body || statusAgain.header.Get("Content-Type") != status.header.Get("Content-Type") {
+					t.Errorf("the kept status differs:\n%.300s\n%.300s", statusAgain.body, status.body)
+				}
+
+				// An internal caller's answers are its audience's alone, and a point of sale's its own.
+				op := s.oaOperator(t)
+				ops := staffOps(t, s, op)
+				s.signUp(t, "ida@staff.example", developerPassword, "Ida")
+				op.setRole(t, "ida@staff.example", "STAFF")
+				staff := map[string]string{"api-key": s.signIn(t, "ida@staff.example", developerPassword).newKey(t, op, "flightstatus").id}
+				five := departuresVars(5)
+				check("staff's board", s.graphQLAnswer(t, staff, departures, five), false)
+				check("staff's board again", s.graphQLAnswer(t, staff, departures, five), true)
+				check("a developer's board after staff's", s.graphQLAnswer(t, dev, departures, five), false)
+				check("staff's status", s.restAnswer(t, staff, statusPath), false)
+				check("staff's status again", s.restAnswer(t, staff, statusPath), true)
+				nl := map[string]string{"api-key": s.demo.APIKey, "svc-travel-country": "NL"}
+				check("the board sold in NL", s.graphQLAnswer(t, nl, departures, vars), false)
+				check("the board sold in NL again", s.graphQLAnswer(t, nl, departures, vars), true)
+				check("the status sold in NL", s.restAnswer(t, nl, statusPath), false)
+
+				// A change shows in the next read.
+				for i, delay := range []int{37, 52} {
+					record(t, s, ops, map[string]any{"flightId": id, "kind": "DELAY", "delayMinutes": delay})
+					changed := s.graphQLAnswer(t, dev, departures, vars)
+					check(fmt.Sprintf("the board after change %d", i), changed, false)
+					if changed.data == board.data {
+						t.Fatalf("change %d: the board shows the flight as it was", i)
+					}
+					board = changed
+					// An answer made before the hub has read the change is not kept: once it has,
+					// the board is kept again.
+					settle(t, s.srv)
+					s.graphQLAnswer(t, dev, departures, vars)
+					check(fmt.Sprintf("the board after change %d again", i), s.graphQLAnswer(t, dev, departures, vars), true)
+					changedStatus := s.restAnswer(t, dev, statusPath)
+					check(fmt.Sprintf("the status after change %d", i), changedStatus, false)
+					if changedStatus.body == status.body {
+						t.Fatalf("change %d: the status shows the flight as it was", i)
+					}
+					status = changedStatus
+				}
+				if on {
+					st := s.srv.Answers.Stats()
+					t.Logf("response cache: %+v", st)
+					if st.Hits == 0 || st.Bytes == 0 || st.Bytes > st.MaxBytes {
+						t.Errorf("stats %+v", st)
+					}
+				} else if s.srv.Answers != nil {
+					t.Error("the response cache is on with 0 bytes")
+				}
+			})
+		}
+	})
+}
+
+// TestResponseCacheChargesEveryCall: an answer from memory is a call like any other: counted
+// against the plan's second, and refused with 429 past it, kept or not.
+func TestResponseCacheChargesEveryCall(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	s := newServerWith(t, db, func(c *serverConfig) {
+		c.DefaultPlans = true
+		c.Config.ResponseCacheBytes = 8 << 20
+	})
+	dev := map[string]string{"api-key": s.demo.APIKey}
+	path := "/opendata/flightstatus/" + amsFlight(t, db)
+	settle(t, s.srv)
+	perSecond := flightgraph.DefaultLimits.PerSecond
+	for i := range perSecond {
+		if a := s.restAnswer(t, dev, path); a.code != http.StatusOK || a.kept() != (i > 0) {
+			t.Fatalf("call %d: %d, Age %q", i+1, a.code, a.header.Get("Age"))
+		}
+	}
+	// The clock is frozen: the second never ends.
+	a := s.restAnswer(t, dev, path)
+	if a.code != http.StatusTooManyRequests || a.kept() || a.header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("call %d in the second: %d, Age %q, Cache-Control %q", perSecond+1, a.code, a.header.Get("Age"), a.header.Get("Cache-Control"))
+	}
+	code, _, body := s.call(t, http.MethodPost, "/graphql", dev, jsonBody(departures, departuresVars(20)))
+	if code != http.StatusTooManyRequests {
+		t.Fatalf("a GraphQL call past the second: %d %.200s", code, body)
+	}
+}
+
+// TestResponseCacheAcrossReplicas: two replicas on one PostgreSQL database, each with its
+// response cache; a change written through A shows in A's next read of the board and the flight,
+// and in B's within a second, though B had them kept.
+func TestResponseCacheAcrossReplicas(t *testing.T) {
+	storetest.DatabaseURL(t)
+	dsn := seededDSN(t)
+	name := fmt.Sprintf("fgtest-cache-%d", time.Now().UnixNano()%1e6)
+	on := withResponseCache(8 << 20)
+	a := startFeedReplicaWith(t, dsn, name+"-a", 0, on)
+	b := startFeedReplicaWith(t, dsn, name+"-b", 0, on)
+	ctx := context.Background()
+	if err := a.srv.Access.SyncCatalogue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := a.srv.Access.SeedDemo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.demo, b.demo = demo, demo
+	a.raiseLimits(t)
+	ops := staffOps(t, a.testServer, a.oaOperator(t))
+	id := amsFlight(t, a.db)
+	settle(t, a.srv)
+	settle(t, b.srv)
+	dev := map[string]string{"api-key": demo.APIKey}
+	path := "/opendata/flightstatus/" + id
+	vars := departuresVars(20)
+	read := func(r *feedReplica) (answer, answer) {
+		t.Helper()
+		return r.graphQLAnswer(t, dev, departures, vars), r.restAnswer(t, dev, path)
+	}
+	var worst time.Duration
+	for i := range 5 {
+		// Both replicas keep the board and the status (the status clock's own events may evict
+		// them meanwhile: read again until both come from memory).
+		for _, r := range []*feedReplica{a, b} {
+			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				if board, status := read(r); board.kept() && status.kept() {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatalf("replica %s, round %d: nothing kept in 2 s (Age %q, %q)", r.name, i, board.header.Get("Age"), status.header.Get("Age"))
+				}
+			}
+		}
+		boardB, statusB := read(b)
+		start := time.Now()
+		record(t, a.testServer, ops, map[string]any{"flightId": id, "kind": "DELAY", "delayMinutes": 20 + i})
+		if board, status := read(a); board.kept() || status.kept() || board.data == boardB.data || status.body == statusB.body {
+			t.Fatalf("round %d: replica A's next read shows the flight as it was (Age %q, %q; board changed %v, status changed %v)", i,
+				board.header.Get("Age"), status.header.Get("Age"), board.data != boardB.data, status.body != statusB.body)
+		}
+		for {
+			board, status := read(b)
+			if board.data != boardB.data && status.body != statusB.body {
+				break
+			}
+			if time.Since(start) > time.Second {
+				t.Fatalf("round %d: replica B still shows the flight as it was after %v (Age %q, %q)", i, time.Since(start), board.header.Get("Age"), status.header.Get("Age"))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		worst = max(worst, time.Since(start))
+	}
+	t.Logf("a change written through A showed on B within %v at worst", worst)
+}
+
+// TestResponseCacheKeepsNoPrivateAnswer: an answer whose policy is private (a market's offers
+// reference data) is computed on every call, while a public one (airports) is kept.
+func TestResponseCacheKeepsNoPrivateAnswer(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), withResponseCache(8<<20))
+	settle(t, s.srv)
+	for _, c := range []struct {
+		headers             map[string]string
+		query, cacheControl string
+		kept                bool
+	}{
+		{oaBearer(s.bearerToken(t, "")), `{ offersReferenceData { market } }`, "private, max-age=86400", false},
+		{map[string]string{"api-key": s.demo.APIKey}, `{ airports(first: 3) { totalCount edges { node { code } } } }`, "public, max-age=86400", true},
+	} {
+		s.graphQLAnswer(t, c.headers, c.query, nil)
+		a := s.graphQLAnswer(t, c.headers, c.query, nil)
+		if a.kept() != c.kept || a.header.Get("Cache-Control") != c.cacheControl {
+			t.Errorf("%s again: Age %q (want kept: %v), Cache-Control %q", c.query, a.header.Get("Age"), c.kept, a.header.Get("Cache-Control"))
+		}
+	}
+}
