@@ -394,12 +394,17 @@ func Run(ctx context.Context, n int, d time.Duration, fn func(ctx context.Contex
 // Cores is how many CPUs the server may use, for reporting its CPU use as a share of them.
 func Cores() int { return runtime.NumCPU() }
 
-// RaiseRates gives the demo key's approved subscriptions the most an operator may grant, through
-// the portal as people do: the demo developer asks for higher limits, the demo operator grants
-// them. A load run then measures the work, not the Default plan's 5 calls a second.
-func (s *Server) RaiseRates(tb testing.TB) {
+// RaiseRates gives the approved subscriptions of the demo key, and of the demo developer's keys
+// given, the most an operator may grant (10,000 calls a second), through the portal as people do:
+// the demo developer asks for higher limits, the demo operator grants them. A load run then
+// measures the work, not the Default plan's 5 calls a second.
+func (s *Server) RaiseRates(tb testing.TB, keys ...string) {
 	tb.Helper()
 	creds := s.Credentials(tb)
+	raise := map[string]bool{access.Hint(creds["apiKey"]): true}
+	for _, k := range keys {
+		raise[access.Hint(k)] = true
+	}
 	signIn := func(email, password string) string {
 		var r struct{ SignIn struct{ Token string } }
 		s.Portal(tb, nil, "", `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
@@ -422,7 +427,7 @@ func (s *Server) RaiseRates(tb testing.TB) {
 	for _, app := range me.Me.Applications {
 		for _, k := range app.Keys {
 			for _, sub := range k.Subscriptions {
-				if k.APIKey != access.Hint(creds["apiKey"]) || sub.Status != "approved" {
+				if !raise[k.APIKey] || sub.Status != "approved" {
 					continue
 				}
 				var asked struct{ RequestLimitIncrease struct{ ID string } }
@@ -435,7 +440,7 @@ func (s *Server) RaiseRates(tb testing.TB) {
 		}
 	}
 	if granted == 0 {
-		tb.Fatal("RaiseRates: the demo key has no approved subscription")
+		tb.Fatal("RaiseRates: the keys have no approved subscription")
 	}
 }
 
@@ -493,22 +498,21 @@ func (r Result) PerSecond() float64 {
 	return float64(r.OK) / r.Elapsed.Seconds()
 }
 
-// Closed sends r through c from n clients for d, each sending its next call as soon as its last
-// was answered (a closed loop), and counts the answers with status want. A call the end of d
-// cuts short is neither counted nor timed.
-func Closed(c *http.Client, n int, d time.Duration, r Request, want int) Result {
+// Closed sends rs through c from n clients for d, each sending its next call as soon as its last
+// was answered (a closed loop), and counts the answers with status want. Client i sends
+// rs[i%len(rs)]: several keys' calls, for a load past what one key's plan admits. No call starts
+// after d, and the calls under way then are waited for and counted: the elapsed time ends with the
+// last answer, so that a call slower than d still counts.
+func Closed(c *http.Client, n int, d time.Duration, want int, rs ...Request) Result {
 	var (
 		mu  sync.Mutex
 		res = Result{Latency: &Latencies{}}
 	)
 	t0 := time.Now()
-	Run(context.Background(), n, d, func(ctx context.Context, _ int) {
+	Run(context.Background(), n, d, func(_ context.Context, i int) {
 		start := time.Now()
-		status, _, body, err := r.Do(ctx, c)
+		status, _, body, err := rs[i%len(rs)].Do(context.Background(), c)
 		took := time.Since(start)
-		if ctx.Err() != nil {
-			return
-		}
 		mu.Lock()
 		defer mu.Unlock()
 		res.record(status, want, body, err, took)

@@ -56,14 +56,14 @@ func TestLoads(t *testing.T) {
 	if err != nil || status != http.StatusOK || h.Get("X-Answer") != "yes" || string(body) != `{"ok":true}` {
 		t.Fatalf("bare answer: %v %d %v %q", err, status, h, body)
 	}
-	r := bench.Closed(c, 4, 300*time.Millisecond, ok, http.StatusOK)
+	r := bench.Closed(c, 4, 300*time.Millisecond, http.StatusOK, ok)
 	if r.OK < 10 || r.Failed != 0 || r.Latency.Len() != r.OK || r.PerSecond() <= 0 || r.Latency.Quantile(.5) > r.Latency.Quantile(.99) {
 		t.Errorf("closed loop on a bare server: %+v, p50 %v, p99 %v", r, r.Latency.Quantile(.5), r.Latency.Quantile(.99))
 	}
 	refused := bench.Request{Method: http.MethodGet, URL: bench.Bare(t, http.StatusTooManyRequests, nil, []byte("slow down"))}
-	r = bench.Closed(c, 2, 200*time.Millisecond, refused, http.StatusOK)
-	if r.OK != 0 || r.Failed == 0 || r.Failure != "429 slow down" {
-		t.Errorf("closed loop on refusals: %d OK, %d failed, first %q", r.OK, r.Failed, r.Failure)
+	r = bench.Closed(c, 2, 200*time.Millisecond, http.StatusOK, refused, ok)
+	if r.OK == 0 || r.Failed == 0 || r.Failure != "429 slow down" {
+		t.Errorf("closed loop, one client on refusals and one answered: %d OK, %d failed, first %q", r.OK, r.Failed, r.Failure)
 	}
 	r = bench.Paced(c, 50, 400*time.Millisecond, ok, http.StatusOK)
 	if r.OK < 18 || r.OK > 21 || r.Failed != 0 {

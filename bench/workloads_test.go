@@ -24,7 +24,7 @@ import (
 // The variables that shape BenchmarkWorkloads; the README's "Performance" section lists them.
 const (
 	envRounds    = "FLIGHTGRAPH_BENCH_ROUNDS"    // rounds (full 5, smoke 2)
-	envDuration  = "FLIGHTGRAPH_BENCH_DURATION"  // each load's length (full 2s, smoke 200ms)
+	envDuration  = "FLIGHTGRAPH_BENCH_DURATION"  // each load's length (full 2s, smoke 100ms)
 	envClients   = "FLIGHTGRAPH_BENCH_CLIENTS"   // concurrent clients of a cheap workload (full 32, smoke 8)
 	envBase      = "FLIGHTGRAPH_BENCH_BASE"      // a binary to compare with, in the same rounds
 	envBackends  = "FLIGHTGRAPH_BENCH_BACKENDS"  // sqlite,postgres (both by default)
@@ -51,7 +51,7 @@ func loadWorkloadConfig(b *testing.B) workloadConfig {
 	c := workloadConfig{rounds: 5, duration: 2 * time.Second, clients: 32, heavy: max(1, runtime.NumCPU()/2),
 		backends: []string{"sqlite", "postgres"}, base: os.Getenv(envBase), failBars: os.Getenv(envBars) == "fail"}
 	if testing.Short() {
-		c.rounds, c.duration, c.clients = 2, 200*time.Millisecond, 8
+		c.rounds, c.duration, c.clients = 2, 100*time.Millisecond, 8
 	}
 	if v := os.Getenv(envRounds); v != "" {
 		n, err := strconv.Atoi(v)
@@ -101,7 +101,9 @@ func loadWorkloadConfig(b *testing.B) workloadConfig {
 type workload struct {
 	name    string
 	clients int
-	req     bench.Request
+	// reqs are the calls the clients send (client i sends reqs[i%len(reqs)]): one, or one per
+	// key where one key's plan would bound the load. The first one's answer is the bare one's.
+	reqs []bench.Request
 	// pace, when not 0, sends the calls at this rate (bench.Paced) rather than in a closed loop:
 	// for the token endpoint, whose budgets refuse a key past 10 grants a second
 	// (access.DefaultUncharged). Its cell's ratio to bare is then of the p50s (bare ÷ workload).
@@ -113,7 +115,7 @@ type workload struct {
 type cell struct {
 	backend, binary string
 	workload
-	bare        bench.Request
+	bare        []bench.Request
 	real, floor []bench.Result
 }
 
@@ -132,11 +134,11 @@ func (c *cell) ratios() []float64 {
 }
 
 // load runs r as the cell's loads run.
-func (c *cell) load(client *http.Client, d time.Duration, r bench.Request) bench.Result {
+func (c *cell) load(client *http.Client, d time.Duration, rs []bench.Request) bench.Result {
 	if c.pace > 0 {
-		return bench.Paced(client, c.pace, d, r, http.StatusOK)
+		return bench.Paced(client, c.pace, d, rs[0], http.StatusOK)
 	}
-	return bench.Closed(client, c.clients, d, r, http.StatusOK)
+	return bench.Closed(client, c.clients, d, http.StatusOK, rs...)
 }
 
 func (c *cell) perSecond() []float64 {
@@ -251,7 +253,7 @@ func runWorkloads(b *testing.B, cfg workloadConfig) {
 				slices.Reverse(group) // the base first in odd rounds
 			}
 			for _, c := range group {
-				c.real = append(c.real, c.load(client, cfg.duration, c.req))
+				c.real = append(c.real, c.load(client, cfg.duration, c.reqs))
 				c.floor = append(c.floor, c.load(client, cfg.duration, c.bare))
 			}
 			i = j
@@ -267,8 +269,8 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 	switch backend {
 	case "sqlite":
 		s := bench.StartBinary(b, bin, nil, heavy)
-		s.RaiseRates(b)
-		return workloadsOn(b, cfg, s, "ping, in-process limiter")
+		keys := pingKeys(b, s)
+		return workloadsOn(b, cfg, s, keys, "ping, in-process limiter")
 	default:
 		storetest.DatabaseURL(b)
 		storetest.RedisURL(b)
@@ -276,15 +278,28 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		bench.SeedPostgres(b, bin, dsn)
 		dir := b.TempDir()
 		s := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL))
-		s.RaiseRates(b)
+		keys := pingKeys(b, s)
 		// A replica of the same database with the in-process limiter: the ping it answers is the
-		// Redis limiter's baseline, on the same store and key.
+		// Redis limiter's baseline, on the same store and keys.
 		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
-		ws := workloadsOn(b, cfg, s, "ping, Redis limiter")
+		ws := workloadsOn(b, cfg, s, keys, "ping, Redis limiter")
 		ping := ws[len(ws)-1]
-		ping.name, ping.req.URL = "ping, in-process limiter", memory.URL+strings.TrimPrefix(ping.req.URL, s.URL)
+		ping.name, ping.reqs = "ping, in-process limiter", slices.Clone(ping.reqs)
+		for i, r := range ping.reqs {
+			r.URL = memory.URL + strings.TrimPrefix(r.URL, s.URL)
+			ping.reqs[i] = r
+		}
 		return append(ws, ping)
 	}
+}
+
+// pingKeys makes three more keys of the demo developer's for flight status, and raises their
+// limits and the demo key's: ping runs faster than the 10,000 calls a second one key may be
+// granted, and a load that meets a limit measures refusals.
+func pingKeys(b *testing.B, s *bench.Server) []string {
+	keys := approvedKeys(b, s, "flightstatus", 3)
+	s.RaiseRates(b, keys...)
+	return append([]string{s.Credentials(b)["apiKey"]}, keys...)
 }
 
 // Names of the workloads the bars read.
@@ -300,7 +315,7 @@ const (
 )
 
 // workloadsOn are the workloads on s, ping last (named ping).
-func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, ping string) []workload {
+func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []string, ping string) []workload {
 	creds := s.Credentials(b)
 	key := http.Header{"api-key": {creds["apiKey"]}}
 	c := bench.LoadClient("127.0.0.3", time.Minute)
@@ -344,22 +359,27 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, ping string)
 	week := tomorrow + "/" + now.AddDate(0, 0, 7).Format("2006-01-02")
 	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
 	byID := get("/opendata/flightstatus/" + url.PathEscape(list.OperationalFlights[0].ID))
+	var pings []bench.Request
+	for _, k := range pingKeys {
+		pings = append(pings, bench.Request{Method: http.MethodGet, URL: s.URL + "/opendata/flightstatus/v1/ping", Header: http.Header{"api-key": {k}}})
+	}
 	n, h := cfg.clients, cfg.heavy
+	one := func(r bench.Request) []bench.Request { return []bench.Request{r} }
 	return []workload{
-		{"Departures first:5", n, graphql(5), 0},
-		{wDepartures20, n, graphql(20), 0},
-		{"Departures first:100", n, graphql(100), 0},
-		{wByID, n, byID, 0},
-		{wByIDHeavy, h, byID, 0},
-		{"offers search AMS-NYC", n, post("/opendata/offers/v1/available-offers", map[string]any{
+		{"Departures first:5", n, one(graphql(5)), 0},
+		{wDepartures20, n, one(graphql(20)), 0},
+		{"Departures first:100", n, one(graphql(100)), 0},
+		{wByID, n, one(byID), 0},
+		{wByIDHeavy, h, one(byID), 0},
+		{"offers search AMS-NYC", n, one(post("/opendata/offers/v1/available-offers", map[string]any{
 			"commercialCabins": []string{"ALL"},
 			"passengers":       []map[string]any{{"id": 1, "type": "ADT"}, {"id": 2, "type": "ADT"}, {"id": 3, "type": "CHD"}},
 			"requestedConnections": []map[string]any{{"departureDate": tomorrow, "origin": airport("AMS"),
-				"destination": map[string]any{"city": map[string]any{"code": "NYC"}}}}}), 0},
-		{wInspiration, h, get("/opendata/inspire/v2/destinations/inspiration?month=" + nextMonth + "&origin=BCN&limit=200"), 0},
-		{wAllDeals, h, post("/opendata/offers/v1/best-fare-offers/all-deals", map[string]any{"origin": airport("BCN"), "dateInterval": week, "limit": 200}), 0},
-		{wToken, 0, tokenReq, 8},
-		{ping, n, get("/opendata/flightstatus/v1/ping"), 0},
+				"destination": map[string]any{"city": map[string]any{"code": "NYC"}}}}})), 0},
+		{wInspiration, h, one(get("/opendata/inspire/v2/destinations/inspiration?month=" + nextMonth + "&origin=BCN&limit=200")), 0},
+		{wAllDeals, h, one(post("/opendata/offers/v1/best-fare-offers/all-deals", map[string]any{"origin": airport("BCN"), "dateInterval": week, "limit": 200})), 0},
+		{wToken, 0, one(tokenReq), 8},
+		{ping, n, pings, 0},
 	}
 }
 
@@ -388,14 +408,24 @@ const departuresQuery = `query Departures($date: Date!, $first: Int!) {
 // prepare captures w's answer once (it must be 200), warms it with a few calls, and makes the
 // bare server that serves the captured answer.
 func prepare(b *testing.B, c *http.Client, backend, binary string, w workload) *cell {
-	status, h, body, err := w.req.Do(context.Background(), c)
-	if err != nil || status != http.StatusOK {
-		b.Fatalf("%s on %s (%s): %v %d %.300s", w.name, backend, binary, err, status, body)
+	var bareURL string
+	for i, r := range w.reqs {
+		status, h, body, err := r.Do(context.Background(), c)
+		if err != nil || status != http.StatusOK {
+			b.Fatalf("%s on %s (%s): %v %d %.300s", w.name, backend, binary, err, status, body)
+		}
+		if i == 0 {
+			bareURL = bench.Bare(b, status, h, body)
+		}
+		for range 3 {
+			r.Do(context.Background(), c)
+		}
 	}
-	for range 3 {
-		w.req.Do(context.Background(), c)
+	bare := make([]bench.Request, len(w.reqs))
+	for i, r := range w.reqs {
+		r.URL = bareURL
+		bare[i] = r
 	}
-	bare := bench.Request{Method: w.req.Method, URL: bench.Bare(b, status, h, body), Header: w.req.Header, Body: w.req.Body}
 	return &cell{backend: backend, binary: binary, workload: w, bare: bare}
 }
 
