@@ -145,6 +145,15 @@ func (c *cell) perSecond() []float64 {
 	return mapResults(c.real, func(r bench.Result) float64 { return r.PerSecond() })
 }
 
+// speed is the per-round figure two binaries' cells are compared by, the higher the better: the
+// throughput, or of a paced cell (whose throughput is its pace), calls a second at its p50.
+func (c *cell) speed() []float64 {
+	if c.pace > 0 {
+		return mapResults(c.real, func(r bench.Result) float64 { return 1 / r.Latency.Quantile(.5).Seconds() })
+	}
+	return c.perSecond()
+}
+
 func (c *cell) quantile(q float64) []float64 {
 	return mapResults(c.real, func(r bench.Result) float64 { return ms(r.Latency.Quantile(q)) })
 }
@@ -445,7 +454,7 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
 	head := "backend\tbinary\tworkload\tclients\treq/s\tp50 ms\tp99 ms\tbare req/s\tvs bare, median [range]\tfailed"
 	if cfg.base != "" {
-		head += "\tvs base req/s"
+		head += "\tvs base, median [range]"
 	}
 	fmt.Fprintln(tw, head+"\t")
 	for _, c := range cells {
@@ -464,7 +473,7 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 		if cfg.base != "" {
 			vs := "–"
 			if base := find(c.backend, "base", c.name); c.binary == "current" && base != nil {
-				vs = spreadOf(divide(c.perSecond(), base.perSecond())).String()
+				vs = spreadOf(divide(c.speed(), base.speed())).String()
 			}
 			line += "\t" + vs
 		}
