@@ -206,7 +206,7 @@ func divide(a, b []float64) []float64 {
 // medians and ranges of the per-round figures; with FLIGHTGRAPH_BENCH_BASE, a second binary's
 // cells sit beside the current build's in the same rounds (alternating which goes first).
 //
-//	go test ./bench -run '^$' -bench Workloads -benchtime 1x -short   # smoke, under a minute
+//	go test ./bench -run '^$' -bench Workloads -benchtime 1x -short   # smoke, about a minute
 //	go test ./bench -run '^$' -bench Workloads -benchtime 1x -timeout 60m
 func BenchmarkWorkloads(b *testing.B) {
 	cfg := loadWorkloadConfig(b)
