@@ -12,9 +12,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -28,6 +31,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flightgraph/flightgraph/access"
 )
 
 var (
@@ -35,10 +40,16 @@ var (
 	binary    string
 	buildErr  error
 
-	templateOnce sync.Once
-	templateDir  string
-	templateErr  error
+	// templates are the data folders made by a first start of each binary: *template by path.
+	templates sync.Map
 )
+
+// template is a data folder made by a binary's first start on the embedded store.
+type template struct {
+	once sync.Once
+	dir  string
+	err  error
+}
 
 // Binary builds ./cmd/flightgraph once per test process and returns its path.
 func Binary(tb testing.TB) string {
@@ -95,26 +106,70 @@ func (b *Buffer) String() string {
 // made by a first start per test process, so that only the first server pays for the data set.
 func Start(tb testing.TB, env []string, args ...string) *Server {
 	tb.Helper()
-	bin := Binary(tb)
-	templateOnce.Do(func() {
-		templateDir, templateErr = os.MkdirTemp("", "flightgraph-bench-data")
-		if templateErr != nil {
+	return StartBinary(tb, Binary(tb), env, args...)
+}
+
+// StartBinary is Start with the binary at bin, e.g. one built from another commit to measure a
+// change before and after in the same run; each binary's data folder comes from its own first
+// start, so that each runs on the schema its migrations make.
+func StartBinary(tb testing.TB, bin string, env []string, args ...string) *Server {
+	tb.Helper()
+	v, _ := templates.LoadOrStore(bin, &template{})
+	t := v.(*template)
+	t.once.Do(func() {
+		t.dir, t.err = os.MkdirTemp("", "flightgraph-bench-data")
+		if t.err != nil {
 			return
 		}
-		dir := filepath.Join(templateDir, "data")
 		var s *Server
-		s, templateErr = start(bin, dir, nil, "--roll-every=0")
-		if templateErr == nil {
-			templateErr = s.Stop()
+		s, t.err = start(bin, filepath.Join(t.dir, "data"), nil, "--roll-every=0")
+		if t.err == nil {
+			t.err = s.Stop()
 		}
 	})
-	if templateErr != nil {
-		tb.Fatalf("first start: %v", templateErr)
+	if t.err != nil {
+		tb.Fatalf("first start of %s: %v", bin, t.err)
 	}
 	dir := filepath.Join(tb.TempDir(), "data")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(templateDir, "data"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(t.dir, "data"))); err != nil {
 		tb.Fatal(err)
 	}
+	return launch(tb, bin, dir, env, args...)
+}
+
+// offerKey signs offer ids on PostgreSQL, where serve wants one: the same for every replica this
+// process starts, as replicas share one.
+var offerKey = func() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}()
+
+// SeedPostgres makes the database at dsn (an empty one, e.g. storetest.DSN's) ready for
+// StartPostgres as an operator does: bin migrate, then bin seed with the default window.
+func SeedPostgres(tb testing.TB, bin, dsn string) {
+	tb.Helper()
+	for _, cmd := range []string{"migrate", "seed"} {
+		c := exec.Command(bin, cmd)
+		c.Env = append(os.Environ(), "FLIGHTGRAPH_DATABASE_URL="+dsn)
+		if out, err := c.CombinedOutput(); err != nil {
+			tb.Fatalf("flightgraph %s: %v\n%s", cmd, err, out)
+		}
+	}
+}
+
+// StartPostgres runs bin on the PostgreSQL database at dsn (see SeedPostgres) as Start does on
+// the embedded store, with --demo; dir is the data folder, where the first replica with --demo
+// writes the demo credentials: replicas of one database may share it.
+func StartPostgres(tb testing.TB, bin, dsn, dir string, env []string, args ...string) *Server {
+	tb.Helper()
+	env = append([]string{"FLIGHTGRAPH_DATABASE_URL=" + dsn, "FLIGHTGRAPH_OFFER_KEY=" + offerKey}, env...)
+	return launch(tb, bin, dir, env, append([]string{"--demo"}, args...)...)
+}
+
+// launch starts bin over dir as Start does and stops it when tb ends.
+func launch(tb testing.TB, bin, dir string, env []string, args ...string) *Server {
+	tb.Helper()
 	s, err := start(bin, dir, env, append([]string{"--roll-every=0"}, args...)...)
 	if err != nil {
 		tb.Fatal(err)
@@ -338,3 +393,266 @@ func Run(ctx context.Context, n int, d time.Duration, fn func(ctx context.Contex
 
 // Cores is how many CPUs the server may use, for reporting its CPU use as a share of them.
 func Cores() int { return runtime.NumCPU() }
+
+// RaiseRates gives the approved subscriptions of the demo key, and of the demo developer's keys
+// given, the most an operator may grant (10,000 calls a second), through the portal as people do:
+// the demo developer asks for higher limits, the demo operator grants them. A load run then
+// measures the work, not the Default plan's 5 calls a second.
+func (s *Server) RaiseRates(tb testing.TB, keys ...string) {
+	tb.Helper()
+	creds := s.Credentials(tb)
+	raise := map[string]bool{access.Hint(creds["apiKey"]): true}
+	for _, k := range keys {
+		raise[access.Hint(k)] = true
+	}
+	signIn := func(email, password string) string {
+		var r struct{ SignIn struct{ Token string } }
+		s.Portal(tb, nil, "", `mutation($e: String!, $p: String!) { signIn(email: $e, password: $p) { token } }`,
+			map[string]any{"e": email, "p": password}, &r)
+		return r.SignIn.Token
+	}
+	dev, op := signIn(creds["developerEmail"], creds["developerPassword"]), signIn(creds["operatorEmail"], creds["operatorPassword"])
+	var me struct {
+		Me struct {
+			Applications []struct {
+				Keys []struct {
+					APIKey        string
+					Subscriptions []struct{ ID, Status string }
+				}
+			}
+		}
+	}
+	s.Portal(tb, nil, dev, `{ me { applications { keys { apiKey subscriptions { id status } } } } }`, nil, &me)
+	granted := 0
+	for _, app := range me.Me.Applications {
+		for _, k := range app.Keys {
+			for _, sub := range k.Subscriptions {
+				if !raise[k.APIKey] || sub.Status != "approved" {
+					continue
+				}
+				var asked struct{ RequestLimitIncrease struct{ ID string } }
+				s.Portal(tb, nil, dev, `mutation($s: ID!) { requestLimitIncrease(input: {subscriptionId: $s, description: "Load run.", estimatedPerSecond: 10000, estimatedPerDay: 1000000000}) { id } }`,
+					map[string]any{"s": sub.ID}, &asked)
+				s.Portal(tb, nil, op, `mutation($id: ID!) { reviewLimitIncrease(id: $id, approve: true, perSecond: 10000, perDay: 1000000000, reply: "Granted for a load run.") { status } }`,
+					map[string]any{"id": asked.RequestLimitIncrease.ID}, nil)
+				granted++
+			}
+		}
+	}
+	if granted == 0 {
+		tb.Fatal("RaiseRates: the keys have no approved subscription")
+	}
+}
+
+// LoadClient is ClientFrom for a load generator: its connections come from the loopback address
+// ip, it keeps up to 256 of them, and it asks for no compression, so that the answer it reads is
+// the bytes a bare server serves.
+func LoadClient(ip string, timeout time.Duration) *http.Client {
+	c := ClientFrom(ip, timeout)
+	t := c.Transport.(*http.Transport)
+	t.MaxIdleConnsPerHost, t.MaxConnsPerHost, t.DisableCompression = 256, 256, true
+	return c
+}
+
+// Request is one call a load repeats: the same method, URL, headers and body each time.
+type Request struct {
+	Method, URL string
+	Header      http.Header
+	Body        []byte
+}
+
+// Do sends r through c and reads the whole answer.
+func (r Request) Do(ctx context.Context, c *http.Client) (status int, h http.Header, body []byte, err error) {
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, bytes.NewReader(r.Body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header = r.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, body, err
+}
+
+// Result is what a closed-loop load measured: the answers with the wanted status, their
+// latencies, and the others.
+type Result struct {
+	OK, Failed int
+	Elapsed    time.Duration
+	Latency    *Latencies
+	// Failure is the first failure: an error, or another status and its body's start.
+	Failure string
+}
+
+// PerSecond is the throughput of wanted answers.
+func (r Result) PerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.OK) / r.Elapsed.Seconds()
+}
+
+// Closed sends rs through c from n clients for d, each sending its next call as soon as its last
+// was answered (a closed loop), and counts the answers with status want. Client i sends
+// rs[i%len(rs)]: several keys' calls, for a load past what one key's plan admits. No call starts
+// after d, and the calls under way then are waited for and counted: the elapsed time ends with the
+// last answer, so that a call slower than d still counts.
+func Closed(c *http.Client, n int, d time.Duration, want int, rs ...Request) Result {
+	var (
+		mu  sync.Mutex
+		res = Result{Latency: &Latencies{}}
+	)
+	t0 := time.Now()
+	Run(context.Background(), n, d, func(_ context.Context, i int) {
+		start := time.Now()
+		status, _, body, err := rs[i%len(rs)].Do(context.Background(), c)
+		took := time.Since(start)
+		mu.Lock()
+		defer mu.Unlock()
+		res.record(status, want, body, err, took)
+	})
+	res.Elapsed = time.Since(t0)
+	return res
+}
+
+// bareEnv names the variable that makes the test binary a bare server (BareMain): the path of
+// the answer it serves.
+const bareEnv = "FLIGHTGRAPH_BENCH_BARE_ANSWER"
+
+// bareAnswer is what a bare server serves to every request.
+type bareAnswer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Bare serves status, the headers h (less those net/http writes itself) and body to every request
+// from a bare net/http server on a free loopback port, and returns its URL: the floor a
+// workload's throughput is held to, the same bytes with no work behind them. The server is a
+// process of its own, as flightgraph is, so that both share the machine with the load generator
+// alike: the test binary started again, which BareMain turns into the server; it ends with tb.
+func Bare(tb testing.TB, status int, h http.Header, body []byte) string {
+	tb.Helper()
+	h = h.Clone()
+	for _, k := range []string{"Date", "Content-Length", "Transfer-Encoding", "Connection"} {
+		h.Del(k)
+	}
+	answer, _ := json.Marshal(bareAnswer{status, h, body})
+	file := filepath.Join(tb.TempDir(), "answer.json")
+	if err := os.WriteFile(file, answer, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), bareEnv+"="+file)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	u, ok := strings.CutPrefix(strings.TrimSpace(line), "bare listening on ")
+	if err != nil || !ok {
+		tb.Fatalf("bare server: %q %v", line, err)
+	}
+	return u
+}
+
+// BareMain makes the test binary the bare server Bare asks for when it is started as one; else it
+// returns at once. A bench test package's TestMain calls it first.
+func BareMain() {
+	file := os.Getenv(bareEnv)
+	if file == "" {
+		return
+	}
+	raw, err := os.ReadFile(file)
+	var a bareAnswer
+	if err == nil {
+		err = json.Unmarshal(raw, &a)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bare server:", err)
+		os.Exit(1)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bare server:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("bare listening on http://%s\n", ln.Addr())
+	err = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		maps.Copy(w.Header(), a.Header)
+		w.WriteHeader(a.Status)
+		w.Write(a.Body)
+	}))
+	fmt.Fprintln(os.Stderr, "bare server:", err)
+	os.Exit(1)
+}
+
+// Paced sends r through c at rate calls a second for d, each call in a goroutine of its own
+// whether the last was answered or not (an open loop), for what a closed loop cannot measure:
+// an endpoint whose budgets refuse a caller past a few calls a second, such as the token
+// endpoint. It waits for the calls it sent, and counts and times them as Closed does.
+func Paced(c *http.Client, rate float64, d time.Duration, r Request, want int) Result {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		res = Result{Latency: &Latencies{}}
+	)
+	every := time.Duration(float64(time.Second) / rate)
+	t0 := time.Now()
+	for next := t0; next.Before(t0.Add(d)); next = next.Add(every) {
+		time.Sleep(time.Until(next))
+		wg.Go(func() {
+			start := time.Now()
+			status, _, body, err := r.Do(context.Background(), c)
+			took := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			res.record(status, want, body, err, took)
+		})
+	}
+	wg.Wait()
+	res.Elapsed = max(d, time.Since(t0))
+	return res
+}
+
+// record counts one answer.
+func (res *Result) record(status, want int, body []byte, err error, took time.Duration) {
+	if err == nil && status == want {
+		res.OK++
+		res.Latency.Add(took)
+		return
+	}
+	res.Failed++
+	if res.Failure == "" {
+		if err != nil {
+			res.Failure = err.Error()
+		} else {
+			res.Failure = fmt.Sprintf("%d %.200s", status, body)
+		}
+	}
+}
+
+// LoadAverage is the machine's load average over 1, 5 and 15 minutes, as uptime says it.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

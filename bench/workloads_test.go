@@ -1,0 +1,569 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flightgraph/flightgraph/bench"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// The variables that shape BenchmarkWorkloads; the README's "Performance" section lists them.
+const (
+	envRounds    = "FLIGHTGRAPH_BENCH_ROUNDS"    // rounds (full 5, smoke 2)
+	envDuration  = "FLIGHTGRAPH_BENCH_DURATION"  // each load's length (full 2s, smoke 100ms)
+	envClients   = "FLIGHTGRAPH_BENCH_CLIENTS"   // concurrent clients of a cheap workload (full 32, smoke 8)
+	envBase      = "FLIGHTGRAPH_BENCH_BASE"      // a binary to compare with, in the same rounds
+	envBackends  = "FLIGHTGRAPH_BENCH_BACKENDS"  // sqlite,postgres (both by default)
+	envWorkloads = "FLIGHTGRAPH_BENCH_WORKLOADS" // a regexp of the workloads to run
+	envBars      = "FLIGHTGRAPH_BENCH_BARS"      // "fail": a bar not met fails the benchmark
+)
+
+// workloadConfig is a run's shape: the smoke mode's (-short) or the full one's, each figure
+// overridden by its variable.
+type workloadConfig struct {
+	rounds   int
+	duration time.Duration
+	clients  int
+	// heavy is how many clients send a heavy workload (inspiration, all deals): the server's
+	// heavy-work slots, which it is started with, so that none is refused for want of one.
+	heavy    int
+	base     string
+	backends []string
+	only     *regexp.Regexp
+	failBars bool
+}
+
+func loadWorkloadConfig(b *testing.B) workloadConfig {
+	c := workloadConfig{rounds: 5, duration: 2 * time.Second, clients: 32, heavy: max(1, runtime.NumCPU()/2),
+		backends: []string{"sqlite", "postgres"}, base: os.Getenv(envBase), failBars: os.Getenv(envBars) == "fail"}
+	if testing.Short() {
+		c.rounds, c.duration, c.clients = 2, 100*time.Millisecond, 8
+	}
+	if v := os.Getenv(envRounds); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("%s=%q: want a number of rounds, 1 or more", envRounds, v)
+		}
+		c.rounds = n
+	}
+	if v := os.Getenv(envDuration); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			b.Fatalf("%s=%q: want a positive duration", envDuration, v)
+		}
+		c.duration = d
+	}
+	if v := os.Getenv(envClients); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 256 {
+			b.Fatalf("%s=%q: want 1 to 256 clients", envClients, v)
+		}
+		c.clients = n
+	}
+	if v := os.Getenv(envBackends); v != "" {
+		c.backends = strings.Split(v, ",")
+		for _, be := range c.backends {
+			if be != "sqlite" && be != "postgres" {
+				b.Fatalf("%s=%q: want sqlite, postgres or both", envBackends, v)
+			}
+		}
+	}
+	if v := os.Getenv(envWorkloads); v != "" {
+		re, err := regexp.Compile(v)
+		if err != nil {
+			b.Fatalf("%s: %v", envWorkloads, err)
+		}
+		c.only = re
+	}
+	if c.base != "" {
+		if _, err := os.Stat(c.base); err != nil {
+			b.Fatalf("%s: %v", envBase, err)
+		}
+	}
+	return c
+}
+
+// workload is one call a cell repeats under load.
+type workload struct {
+	name    string
+	clients int
+	// reqs are the calls the clients send (client i sends reqs[i%len(reqs)]): one, or one per
+	// key where one key's plan would bound the load. The first one's answer is the bare one's.
+	reqs []bench.Request
+	// pace, when not 0, sends the calls at this rate (bench.Paced) rather than in a closed loop:
+	// for the token endpoint, whose budgets refuse a key past 10 grants a second
+	// (access.DefaultUncharged). Its cell's ratio to bare is then of the p50s (bare ÷ workload).
+	pace float64
+}
+
+// cell is a workload on one server (a backend and a binary), with the bare server that serves its
+// captured answer, and what each round measured of both.
+type cell struct {
+	backend, binary string
+	workload
+	bare        []bench.Request
+	real, floor []bench.Result
+}
+
+// ratios are the per-round throughput ratios of the cell to its bare server; of a paced cell,
+// the ratios of the bare server's p50 to the cell's.
+func (c *cell) ratios() []float64 {
+	r := make([]float64, len(c.real))
+	for i := range c.real {
+		if c.pace > 0 {
+			r[i] = float64(c.floor[i].Latency.Quantile(.5)) / float64(c.real[i].Latency.Quantile(.5))
+		} else {
+			r[i] = c.real[i].PerSecond() / c.floor[i].PerSecond()
+		}
+	}
+	return r
+}
+
+// load runs r as the cell's loads run.
+func (c *cell) load(client *http.Client, d time.Duration, rs []bench.Request) bench.Result {
+	if c.pace > 0 {
+		return bench.Paced(client, c.pace, d, rs[0], http.StatusOK)
+	}
+	return bench.Closed(client, c.clients, d, http.StatusOK, rs...)
+}
+
+func (c *cell) perSecond() []float64 {
+	return mapResults(c.real, func(r bench.Result) float64 { return r.PerSecond() })
+}
+
+// speed is the per-round figure two binaries' cells are compared by, the higher the better: the
+// throughput, or of a paced cell (whose throughput is its pace), calls a second at its p50.
+func (c *cell) speed() []float64 {
+	if c.pace > 0 {
+		return mapResults(c.real, func(r bench.Result) float64 { return 1 / r.Latency.Quantile(.5).Seconds() })
+	}
+	return c.perSecond()
+}
+
+func (c *cell) quantile(q float64) []float64 {
+	return mapResults(c.real, func(r bench.Result) float64 { return ms(r.Latency.Quantile(q)) })
+}
+
+func mapResults(rs []bench.Result, f func(bench.Result) float64) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// spread is a median and the range of per-round figures.
+type spread struct{ median, lo, hi float64 }
+
+func spreadOf(v []float64) spread {
+	if len(v) == 0 {
+		return spread{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return spread{m, s[0], s[len(s)-1]}
+}
+
+func (s spread) String() string {
+	return fmt.Sprintf("%s [%s–%s]", figure(s.median), figure(s.lo), figure(s.hi))
+}
+
+// figure writes a figure with three significant digits.
+func figure(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
+// divide is a[i] / b[i], round by round.
+func divide(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+// BenchmarkWorkloads is issue 22's harness: the built binary on the embedded store (in-process
+// limiter) and on PostgreSQL + Redis (a second replica of the same database with the in-process
+// limiter for ping), each workload under a closed-loop load of our own (bench.Closed), beside a
+// bare net/http server serving the workload's captured answer (bench.Bare). The rounds are
+// interleaved (round k: workload A, bare A, workload B, bare B, …), and the table gives the
+// medians and ranges of the per-round figures; with FLIGHTGRAPH_BENCH_BASE, a second binary's
+// cells sit beside the current build's in the same rounds (alternating which goes first).
+//
+//	go test ./bench -run '^$' -bench Workloads -benchtime 1x -short   # smoke, about a minute
+//	go test ./bench -run '^$' -bench Workloads -benchtime 1x -timeout 60m
+func BenchmarkWorkloads(b *testing.B) {
+	cfg := loadWorkloadConfig(b)
+	if slices.Contains(cfg.backends, "postgres") && os.Getenv("CI") != "true" {
+		for _, env := range []string{storetest.EnvDatabaseURL, storetest.EnvRedisURL} {
+			if os.Getenv(env) == "" {
+				b.Logf("%s is not set: no PostgreSQL + Redis backend in this run (CI runs it)", env)
+				cfg.backends = slices.DeleteFunc(cfg.backends, func(be string) bool { return be == "postgres" })
+			}
+		}
+	}
+	for b.Loop() {
+		runWorkloads(b, cfg)
+	}
+}
+
+func runWorkloads(b *testing.B, cfg workloadConfig) {
+	loadBefore := bench.LoadAverage()
+	binaries := [][2]string{{"current", bench.Binary(b)}}
+	if cfg.base != "" {
+		binaries = append(binaries, [2]string{"base", cfg.base})
+	}
+	client := bench.LoadClient("127.0.0.2", time.Minute)
+	var cells []*cell
+	for _, backend := range cfg.backends {
+		// The binaries' cells of a workload sit together, so that they are measured next to
+		// each other.
+		var per [][]*cell
+		for _, bin := range binaries {
+			var cs []*cell
+			for _, w := range serversFor(b, cfg, backend, bin[1]) {
+				if cfg.only == nil || cfg.only.MatchString(w.name) {
+					cs = append(cs, prepare(b, client, backend, bin[0], w))
+				}
+			}
+			per = append(per, cs)
+		}
+		for i := range per[0] {
+			for _, cs := range per {
+				cells = append(cells, cs[i])
+			}
+		}
+	}
+	b.Logf("%d cells × %d rounds × 2 loads of %v, %d clients (heavy: %d); load average %s", len(cells), cfg.rounds, cfg.duration, cfg.clients, cfg.heavy, loadBefore)
+	for k := range cfg.rounds {
+		for i := 0; i < len(cells); {
+			j := i + 1
+			for j < len(cells) && cells[j].backend == cells[i].backend && cells[j].name == cells[i].name {
+				j++
+			}
+			group := slices.Clone(cells[i:j])
+			if k%2 == 1 {
+				slices.Reverse(group) // the base first in odd rounds
+			}
+			for _, c := range group {
+				c.real = append(c.real, c.load(client, cfg.duration, c.reqs))
+				c.floor = append(c.floor, c.load(client, cfg.duration, c.bare))
+			}
+			i = j
+		}
+	}
+	report(b, cfg, cells, loadBefore)
+}
+
+// serversFor starts the servers of a backend with bin, raises the demo key's limits and returns
+// the workloads on them.
+func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workload {
+	heavy := "--heavy-concurrency=" + strconv.Itoa(cfg.heavy)
+	switch backend {
+	case "sqlite":
+		s := bench.StartBinary(b, bin, nil, heavy)
+		keys := pingKeys(b, s)
+		return workloadsOn(b, cfg, s, keys, "ping, in-process limiter")
+	default:
+		storetest.DatabaseURL(b)
+		storetest.RedisURL(b)
+		dsn := storetest.DSN(b, store.Postgres, os.Getenv)
+		bench.SeedPostgres(b, bin, dsn)
+		dir := b.TempDir()
+		s := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL))
+		keys := pingKeys(b, s)
+		// A replica of the same database with the in-process limiter: the ping it answers is the
+		// Redis limiter's baseline, on the same store and keys.
+		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
+		ws := workloadsOn(b, cfg, s, keys, "ping, Redis limiter")
+		ping := ws[len(ws)-1]
+		ping.name, ping.reqs = "ping, in-process limiter", slices.Clone(ping.reqs)
+		for i, r := range ping.reqs {
+			r.URL = memory.URL + strings.TrimPrefix(r.URL, s.URL)
+			ping.reqs[i] = r
+		}
+		return append(ws, ping)
+	}
+}
+
+// pingKeys makes three more keys of the demo developer's for flight status, and raises their
+// limits and the demo key's: ping runs faster than the 10,000 calls a second one key may be
+// granted, and a load that meets a limit measures refusals.
+func pingKeys(b *testing.B, s *bench.Server) []string {
+	keys := approvedKeys(b, s, "flightstatus", 3)
+	s.RaiseRates(b, keys...)
+	return append([]string{s.Credentials(b)["apiKey"]}, keys...)
+}
+
+// Names of the workloads the bars read.
+const (
+	wDepartures20 = "Departures first:20"
+	wByID         = "REST flight by id"
+	wByIDHeavy    = "REST flight by id, heavy clients"
+	wInspiration  = "inspiration BCN, month"
+	wAllDeals     = "all deals BCN, week"
+	wPingRedis    = "ping, Redis limiter"
+	wPingMemory   = "ping, in-process limiter"
+	wToken        = "token, client credentials, 8/s"
+)
+
+// workloadsOn are the workloads on s, ping last (named ping).
+func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []string, ping string) []workload {
+	creds := s.Credentials(b)
+	key := http.Header{"api-key": {creds["apiKey"]}}
+	c := bench.LoadClient("127.0.0.3", time.Minute)
+	now := time.Now().UTC()
+	today := now.Format("2006-01-02")
+
+	// A flight of today, by the id the list gives.
+	status, _, body, err := bench.Request{Method: http.MethodGet, Header: key,
+		URL: s.URL + "/opendata/flightstatus?startRange=" + today + "T00:00:00Z&endRange=" + today + "T23:59:00Z&origin=AMS&pageSize=1"}.Do(context.Background(), c)
+	var list struct{ OperationalFlights []struct{ ID string } }
+	if err != nil || status != http.StatusOK || json.Unmarshal(body, &list) != nil || len(list.OperationalFlights) == 0 {
+		b.Fatalf("flight list: %v %d %.300s", err, status, body)
+	}
+	// A bearer token, for the offers API (OAuth).
+	form := []byte(url.Values{"grant_type": {"client_credentials"}, "client_id": {creds["clientId"]}, "client_secret": {creds["clientSecret"]}}.Encode())
+	tokenReq := bench.Request{Method: http.MethodPost, URL: s.URL + "/oauthcust/oauth/token", Body: form,
+		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}
+	status, _, body, err = tokenReq.Do(context.Background(), c)
+	var token struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err != nil || status != http.StatusOK || json.Unmarshal(body, &token) != nil || token.AccessToken == "" {
+		b.Fatalf("token: %v %d %.300s", err, status, body)
+	}
+	bearer := http.Header{"Authorization": {"Bearer " + token.AccessToken}, "Content-Type": {"application/json"}}
+
+	graphql := func(first int) bench.Request {
+		body, _ := json.Marshal(map[string]any{"query": departuresQuery, "variables": map[string]any{"date": today, "first": first}})
+		return bench.Request{Method: http.MethodPost, URL: s.URL + "/graphql", Body: body,
+			Header: http.Header{"api-key": {creds["apiKey"]}, "Content-Type": {"application/json"}}}
+	}
+	post := func(path string, v any) bench.Request {
+		body, _ := json.Marshal(v)
+		return bench.Request{Method: http.MethodPost, URL: s.URL + path, Body: body, Header: bearer}
+	}
+	get := func(path string) bench.Request {
+		return bench.Request{Method: http.MethodGet, URL: s.URL + path, Header: key}
+	}
+	airport := func(code string) map[string]any { return map[string]any{"airport": map[string]any{"code": code}} }
+	tomorrow := now.AddDate(0, 0, 1).Format("2006-01-02")
+	week := tomorrow + "/" + now.AddDate(0, 0, 7).Format("2006-01-02")
+	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
+	byID := get("/opendata/flightstatus/" + url.PathEscape(list.OperationalFlights[0].ID))
+	var pings []bench.Request
+	for _, k := range pingKeys {
+		pings = append(pings, bench.Request{Method: http.MethodGet, URL: s.URL + "/opendata/flightstatus/v1/ping", Header: http.Header{"api-key": {k}}})
+	}
+	n, h := cfg.clients, cfg.heavy
+	one := func(r bench.Request) []bench.Request { return []bench.Request{r} }
+	return []workload{
+		{"Departures first:5", n, one(graphql(5)), 0},
+		{wDepartures20, n, one(graphql(20)), 0},
+		{"Departures first:100", n, one(graphql(100)), 0},
+		{wByID, n, one(byID), 0},
+		{wByIDHeavy, h, one(byID), 0},
+		{"offers search AMS-NYC", n, one(post("/opendata/offers/v1/available-offers", map[string]any{
+			"commercialCabins": []string{"ALL"},
+			"passengers":       []map[string]any{{"id": 1, "type": "ADT"}, {"id": 2, "type": "ADT"}, {"id": 3, "type": "CHD"}},
+			"requestedConnections": []map[string]any{{"departureDate": tomorrow, "origin": airport("AMS"),
+				"destination": map[string]any{"city": map[string]any{"code": "NYC"}}}}})), 0},
+		{wInspiration, h, one(get("/opendata/inspire/v2/destinations/inspiration?month=" + nextMonth + "&origin=BCN&limit=200")), 0},
+		{wAllDeals, h, one(post("/opendata/offers/v1/best-fare-offers/all-deals", map[string]any{"origin": airport("BCN"), "dateInterval": week, "limit": 200})), 0},
+		{wToken, 0, one(tokenReq), 8},
+		{ping, n, pings, 0},
+	}
+}
+
+// departuresQuery is the Departures board of the issues' figures: a station's flights of a day
+// with their legs, places, aircraft, cabins and amenities (server's departures query).
+const departuresQuery = `query Departures($date: Date!, $first: Int!) {
+  flights(origin: "AMS", date: $date, first: $first) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      id
+      flightNumber
+      status
+      legs {
+        origin { code name city { code name country { code name } } }
+        destination { code name timeZone }
+        departure { scheduled estimated terminal gate }
+        arrival { scheduled estimated }
+        aircraft { typeCode typeName configuration
+          cabins { cabinClass seats amenities { category name description } } }
+      }
+    } }
+  }
+}`
+
+// prepare captures w's answer once (it must be 200), warms it with a few calls, and makes the
+// bare server that serves the captured answer.
+func prepare(b *testing.B, c *http.Client, backend, binary string, w workload) *cell {
+	var bareURL string
+	for i, r := range w.reqs {
+		status, h, body, err := r.Do(context.Background(), c)
+		if err != nil || status != http.StatusOK {
+			b.Fatalf("%s on %s (%s): %v %d %.300s", w.name, backend, binary, err, status, body)
+		}
+		if i == 0 {
+			bareURL = bench.Bare(b, status, h, body)
+		}
+		for range 3 {
+			r.Do(context.Background(), c)
+		}
+	}
+	bare := make([]bench.Request, len(w.reqs))
+	for i, r := range w.reqs {
+		r.URL = bareURL
+		bare[i] = r
+	}
+	return &cell{backend: backend, binary: binary, workload: w, bare: bare}
+}
+
+// report prints the table and the bars, and reports each cell's figures as metrics.
+func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) {
+	out := os.Stdout
+	fmt.Fprintf(out, "\nflightgraph workloads: %d rounds, loads of %v, %d clients (heavy workloads %d); %d CPUs; load average %s before, %s after\n\n",
+		cfg.rounds, cfg.duration, cfg.clients, cfg.heavy, runtime.NumCPU(), loadBefore, bench.LoadAverage())
+	find := func(backend, binary, name string) *cell {
+		for _, c := range cells {
+			if c.backend == backend && c.binary == binary && c.name == name {
+				return c
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
+	head := "backend\tbinary\tworkload\tclients\treq/s\tp50 ms\tp99 ms\tbare req/s\tvs bare, median [range]\tfailed"
+	if cfg.base != "" {
+		head += "\tvs base, median [range]"
+	}
+	fmt.Fprintln(tw, head+"\t")
+	for _, c := range cells {
+		failed := 0
+		for _, r := range c.real {
+			failed += r.Failed
+		}
+		ratio := spreadOf(c.ratios())
+		clients := strconv.Itoa(c.clients)
+		if c.pace > 0 {
+			clients = "paced" // the ratio is of the p50s
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d", c.backend, c.binary, c.name, clients,
+			figure(spreadOf(c.perSecond()).median), figure(spreadOf(c.quantile(.5)).median), figure(spreadOf(c.quantile(.99)).median),
+			figure(spreadOf(mapResults(c.floor, func(r bench.Result) float64 { return r.PerSecond() })).median), ratio, failed)
+		if cfg.base != "" {
+			vs := "–"
+			if base := find(c.backend, "base", c.name); c.binary == "current" && base != nil {
+				vs = spreadOf(divide(c.speed(), base.speed())).String()
+			}
+			line += "\t" + vs
+		}
+		fmt.Fprintln(tw, line+"\t")
+		metric := strings.NewReplacer(" ", "-", ",", "", ":", "").Replace(c.backend + "/" + c.binary + "/" + c.name)
+		b.ReportMetric(ratio.median, metric+"-vs-bare")
+		b.ReportMetric(spreadOf(c.quantile(.5)).median, metric+"-p50-ms")
+		if failed > 0 {
+			var first string
+			for _, r := range c.real {
+				if r.Failure != "" {
+					first = r.Failure
+					break
+				}
+			}
+			b.Logf("%s on %s (%s): %d failed, the first: %s", c.name, c.backend, c.binary, failed, first)
+		}
+	}
+	tw.Flush()
+
+	// The bars of issue 22, per backend and binary, from per-round figures.
+	type bar struct {
+		name   string
+		v      []float64
+		limit  float64
+		atMost bool
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "backend\tbinary\tbar\tmedian [range]\twant\tmet\t")
+	var missed []string
+	for _, backend := range cfg.backends {
+		for _, binary := range []string{"current", "base"} {
+			cellOf := func(name string) *cell { return find(backend, binary, name) }
+			var bars []bar
+			if id := cellOf(wByIDHeavy); id != nil {
+				for _, heavy := range []string{wInspiration, wAllDeals} {
+					if c := cellOf(heavy); c != nil {
+						bars = append(bars, bar{heavy + " p50 ÷ flight by id p50 (same clients)", divide(c.quantile(.5), id.quantile(.5)), 10, true})
+					}
+				}
+			}
+			if c := cellOf(wDepartures20); c != nil {
+				bars = append(bars, bar{wDepartures20 + " ÷ bare, uncached", c.ratios(), 0.10, false})
+			}
+			if r, m := cellOf(wPingRedis), cellOf(wPingMemory); r != nil && m != nil {
+				bars = append(bars, bar{"ping: Redis limiter ÷ in-process limiter", divide(r.perSecond(), m.perSecond()), 0.80, false})
+			}
+			if c := cellOf(wByID); c != nil {
+				bars = append(bars, bar{wByID + " ÷ bare", c.ratios(), 0.5, false})
+			}
+			for _, br := range bars {
+				s := spreadOf(br.v)
+				met, want := s.median >= br.limit, "≥ "+figure(br.limit)
+				if br.atMost {
+					met, want = s.median <= br.limit, "≤ "+figure(br.limit)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", backend, binary, br.name, s, want, map[bool]string{true: "yes", false: "NO"}[met])
+				if !met && binary == "current" {
+					missed = append(missed, fmt.Sprintf("%s on %s: %s, want %s", br.name, backend, s, want))
+				}
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(out)
+	if len(missed) > 0 {
+		b.Logf("bars not met: %s", strings.Join(missed, "; "))
+		if cfg.failBars {
+			b.Errorf("%d bars not met (%s=fail)", len(missed), envBars)
+		}
+	}
+}
+
+// TestSpread holds the table's medians and ranges to their definitions.
+func TestSpread(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want spread
+	}{
+		{nil, spread{}},
+		{[]float64{3}, spread{3, 3, 3}},
+		{[]float64{0.5, 0.1, 0.3}, spread{0.3, 0.1, 0.5}},
+		{[]float64{4, 1, 2, 3}, spread{2.5, 1, 4}},
+	} {
+		if got := spreadOf(c.in); got != c.want {
+			t.Errorf("spreadOf(%v) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+	if got := divide([]float64{2, 9}, []float64{4, 3}); !slices.Equal(got, []float64{0.5, 3}) {
+		t.Errorf("divide: %v", got)
+	}
+}
