@@ -43,6 +43,7 @@ type Hub struct {
 	cursor  int64 // the latest position fanned out
 	started bool
 	subs    map[*Sub]struct{}
+	index   *index        // the subs by what their filters select
 	ready   chan struct{} // closed once the cursor is read
 }
 
@@ -51,7 +52,7 @@ func NewHub(events flightgraph.FlightEventStore, log *slog.Logger) *Hub {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{Events: events, Log: log, wake: make(chan struct{}, 1), subs: map[*Sub]struct{}{}, ready: make(chan struct{})}
+	return &Hub{Events: events, Log: log, wake: make(chan struct{}, 1), subs: map[*Sub]struct{}{}, index: newIndex(), ready: make(chan struct{})}
 }
 
 // Notify tells the hub events were recorded up to position; it never blocks.
@@ -126,18 +127,22 @@ func (h *Hub) catchUp(ctx context.Context) {
 			return
 		}
 		h.mu.Lock()
+		var behind []*Sub
 		for _, e := range evs {
-			for s := range h.subs {
-				if !s.match(e) {
-					continue
-				}
+			h.index.each(e, func(s *Sub) {
 				select {
 				case s.live <- e:
 				default:
-					h.endLocked(s, flightgraph.Errorf(flightgraph.ECodeResume,
-						"the subscription fell %d events behind; subscribe again after position %d, the last one received", cap(s.live), s.lastSent()))
+					behind = append(behind, s)
 				}
+			})
+			// Ended after the event's fan-out, not during it: the index is not changed while
+			// it is walked.
+			for _, s := range behind {
+				h.endLocked(s, flightgraph.Errorf(flightgraph.ECodeResume,
+					"the subscription fell %d events behind; subscribe again after position %d, the last one received", cap(s.live), s.lastSent()))
 			}
+			behind = behind[:0]
 		}
 		h.cursor = evs[len(evs)-1].Position
 		h.mu.Unlock()
@@ -160,6 +165,7 @@ func (h *Hub) endLocked(s *Sub, err error) {
 		return
 	}
 	delete(h.subs, s)
+	h.index.remove(s)
 	s.err = err
 	close(s.ended)
 }
@@ -198,8 +204,6 @@ type Sub struct {
 	last   int64
 }
 
-func (s *Sub) match(e *flightgraph.FlightEvent) bool { return s.filter.match(e) }
-
 func (s *Sub) lastSent() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,6 +236,7 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *fli
 	h.mu.Lock()
 	liveFrom := h.cursor
 	h.subs[s] = struct{}{}
+	h.index.add(s)
 	h.mu.Unlock()
 	if after == 0 || after > liveFrom {
 		after = max(after, liveFrom)
