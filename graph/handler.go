@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -42,6 +43,9 @@ type HandlerConfig struct {
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
 	Markets flightgraph.Markets
+
+	// events are the loaders of subscription events, one set for every audience's endpoint.
+	events *eventLoaders
 }
 
 // NewHandler returns the flight subgraph's endpoint: each caller is served by the endpoint of its
@@ -49,6 +53,7 @@ type HandlerConfig struct {
 // flights.
 func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 	full := NewExecutableSchema(Config{Resolvers: resolvers})
+	c.events = newEventLoaders(c.Stores, cmp.Or(c.LoaderWait, DefaultLoaderWait))
 	return NewAudiences(full.Schema(), func(views *Views, schema *ast.Schema, v *view) http.Handler {
 		var es graphql.ExecutableSchema = full
 		if schema != full.Schema() {
@@ -106,10 +111,16 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		wait = DefaultLoaderWait
 	}
 	// Each event of a subscription reads with loaders of its own: the request's would serve
-	// every event the flight as it was at the first.
+	// every event the flight as it was at the first. The event's loaders are shared by the
+	// replica's subscribers of the event with the same selection (eventLoaders, ForEvent), so
+	// that an event costs its reads once, not once per subscriber.
+	events := c.events
+	if events == nil {
+		events = newEventLoaders(c.Stores, wait)
+	}
 	h.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+			ctx = withEventSlot(ctx, events, For(ctx))
 		}
 		return next(ctx)
 	})
@@ -118,6 +129,14 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	}
 	// Added after Answers, so around it: a kept answer gets its cache hints too.
 	h.Use(&CacheControl{})
+	// The operations of one WebSocket share its request, and so would share its loaders: each
+	// gets loaders of its own, so that one's cached rows and prefetch plan are not another's.
+	h.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if OverWebsocket(ctx) {
+			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+		}
+		return next(ctx)
+	})
 	for _, m := range around {
 		h.AroundOperations(m)
 	}
