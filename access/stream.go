@@ -2,6 +2,10 @@ package access
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/flightgraph/flightgraph"
@@ -30,6 +34,12 @@ func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 			return err
 		}
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
+	}
+	if pass.Caller != nil && Audience(pass.Caller.Role()) != Audience(caller.Role()) {
+		// The account's role changed since (a staff account demoted, a partner made a
+		// developer): the stream was opened on the schema of its former audience, whose
+		// fields it must no longer be served.
+		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the account's role changed since the stream was opened")
 	}
 	if p := product(name); p == nil || !p.VisibleTo(caller.Role()) {
 		// A staff account demoted since: an internal API is no longer its to call.
@@ -60,4 +70,24 @@ func (g *Guard) Readmit(ctx context.Context, products []string) error {
 		}
 	}
 	return nil
+}
+
+// CredentialOf names the credential of ctx's pass and the audience it was admitted for, as a
+// digest (never the secret itself): the streams of one credential are checked again together
+// (live.Service's Credential), one check for them all. "" when ctx carries no credential.
+func CredentialOf(ctx context.Context) string {
+	pass := PassFromContext(ctx)
+	if pass == nil || pass.creds == nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, k := range []string{"Api-Key", "Authorization"} {
+		for _, v := range pass.creds[k] {
+			fmt.Fprintf(h, "%s:%d:%s\n", k, len(v), v)
+		}
+	}
+	if pass.Caller != nil {
+		io.WriteString(h, Audience(pass.Caller.Role()))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -215,7 +215,7 @@ func New(cfg Config) *Services {
 			r.OnRecorded(hub.Notify)
 		}
 		s.Events, s.EventFeed = st.Events, cfg.EventFeed
-		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted}
+		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted, Credential: access.CredentialOf}
 		s.Clock = &live.Clock{Events: st.Events, Flights: st.Flights, Now: cfg.Now, Log: cfg.Log}
 	}
 	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,

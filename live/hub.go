@@ -216,6 +216,12 @@ func (s *Sub) lastSent() int64 {
 // any, is an event with only End set, saying why (ECodeResume, ECodePositionExpired,
 // ECodeSubscriptionRevoked via cut). cut ends the subscription with its error.
 func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *flightgraph.FlightEvent, func(error), error) {
+	return h.subscribe(ctx, f, after, nil)
+}
+
+// subscribe is Subscribe; ended, when set, is called once the subscription's stream is over
+// (not when it fails to open).
+func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, ended func()) (<-chan *flightgraph.FlightEvent, func(error), error) {
 	h.Start(context.Background())
 	select {
 	case <-h.ready:
@@ -249,6 +255,9 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *fli
 		h.mu.Unlock()
 	}
 	go func() {
+		if ended != nil {
+			defer ended()
+		}
 		defer close(out)
 		defer cut(nil)
 		send := func(e *flightgraph.FlightEvent) bool {
