@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -99,4 +100,90 @@ func TestLiveStatementsPerEvent(t *testing.T) {
 		f.Flight.Legs[0].Departure.Gate != "E9" {
 		t.Fatalf("the flight with its legs: %+v, want position %s, from AMS, gate E9", f, p)
 	}
+}
+
+// TestLiveSubscriptionsEndWithTheirCredential: a key on the Default plan (5 calls a second) holds
+// at most 10 subscriptions open (STREAM_429.000 for the 11th, while another key still opens
+// one); a trial key whose session signs out and a staff account made a developer have their
+// subscriptions ended within a second (STREAM_403.000): the demoted account's was opened on
+// the staff's view of the schema.
+func TestLiveSubscriptionsEndWithTheirCredential(t *testing.T) {
+	// On the wall clock: the plan's calls a second are counted in seconds that end.
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Now = time.Now })
+	op := s.oaOperator(t)
+	board := `subscription { departures(airport: "AMS") ` + liveSelection + ` }`
+	waitOpen := func(t *testing.T, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); s.srv.Live.Hub.Open() != n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d subscriptions open, want %d", s.srv.Live.Hub.Open(), n)
+			}
+		}
+	}
+	endsWithin := func(t *testing.T, sub *subscription, start time.Time) {
+		t.Helper()
+		if m := sub.next(t, 3*time.Second); m.code() != flightgraph.ECodeSubscriptionRevoked {
+			t.Fatalf("%+v, want %s", m, flightgraph.ECodeSubscriptionRevoked)
+		}
+		took := time.Since(start)
+		if took > time.Second {
+			t.Fatalf("ended %v after its credential did", took)
+		}
+		t.Logf("ended %v after its credential did", took)
+	}
+
+	t.Run("PerKeyCap", func(t *testing.T) {
+		dev := s.signUp(t, "kim@example.com", developerPassword, "Kim")
+		key := map[string]string{"api-key": dev.newKey(t, op, "flightstatus").id}
+		for i := range live.MinPerKey {
+			sub := subscribeWS(t, s.URL, key, board, nil)
+			for deadline := time.Now().Add(5 * time.Second); s.srv.Live.Hub.Open() != i+1; time.Sleep(5 * time.Millisecond) {
+				select {
+				case m := <-sub.msgs:
+					t.Fatalf("subscription %d: %+v", i+1, m)
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d subscriptions open", s.srv.Live.Hub.Open())
+				}
+			}
+			time.Sleep(250 * time.Millisecond) // within the plan's 5 calls a second: opening one is a call
+		}
+		if m := subscribeWS(t, s.URL, key, board, nil).next(t, 5*time.Second); m.code() != flightgraph.ECodeTooManyStreams {
+			t.Fatalf("the key's subscription %d: %+v, want %s", live.MinPerKey+1, m, flightgraph.ECodeTooManyStreams)
+		}
+		if sub, _ := subscribeSSE(t, s.URL, key, "/opendata/flightstatus/events?departures=AMS", "", nil); sub.next(t, 5*time.Second).code() != flightgraph.ECodeTooManyStreams {
+			t.Fatalf("the key's REST stream %d was not refused %s", live.MinPerKey+1, flightgraph.ECodeTooManyStreams)
+		}
+		subscribeWS(t, s.URL, map[string]string{"api-key": s.demo.APIKey}, board, nil)
+		waitOpen(t, live.MinPerKey+1)
+	})
+
+	t.Run("EndedTrialKey", func(t *testing.T) {
+		const email = "tess@example.com"
+		dev := s.signUp(t, email, developerPassword, "Tess")
+		k := dev.newKey(t, op, "flightstatus")
+		laptop := s.signIn(t, email, developerPassword)
+		open := s.srv.Live.Hub.Open()
+		sub := subscribeWS(t, s.URL, map[string]string{"api-key": laptop.tryKey(t, k.keyID).APIKey}, board, nil)
+		waitOpen(t, open+1)
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		laptop.do(t, `mutation { signOut }`, nil, nil)
+		endsWithin(t, sub, start)
+	})
+
+	t.Run("DemotedStaff", func(t *testing.T) {
+		const email = "sam@staff.example"
+		s.signUp(t, email, developerPassword, "Sam")
+		op.setRole(t, email, "STAFF")
+		sam := s.signIn(t, email, developerPassword)
+		open := s.srv.Live.Hub.Open()
+		sub := subscribeWS(t, s.URL, map[string]string{"api-key": sam.newKey(t, op, "flightstatus").id}, board, nil)
+		waitOpen(t, open+1)
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		op.setRole(t, email, "DEVELOPER")
+		endsWithin(t, sub, start)
+	})
 }
