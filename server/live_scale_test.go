@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -186,4 +189,164 @@ func TestLiveSubscriptionsEndWithTheirCredential(t *testing.T) {
 		op.setRole(t, email, "DEVELOPER")
 		endsWithin(t, sub, start)
 	})
+}
+
+// liveChanges is how many changes TestLiveResumeEndToEnd records: the bar of issue 21, 1,000
+// (some 30 s under -race on two cores; 300 take 16 s), or FLIGHTGRAPH_TEST_LIVE_CHANGES.
+func liveChanges(t testing.TB) int {
+	if v := os.Getenv("FLIGHTGRAPH_TEST_LIVE_CHANGES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10 {
+			t.Fatalf("FLIGHTGRAPH_TEST_LIVE_CHANGES=%q", v)
+		}
+		return n
+	}
+	return 1000
+}
+
+// TestLiveResumeEndToEnd: while 1,000 changes (liveChanges) are recorded, a
+// client over WebSocket, one over graphql-sse and one on the REST stream are each dropped 10
+// times at random and resume from the last position they received (the after argument;
+// Last-Event-ID): each receives every change once, in order. A stream that ends with
+// STREAM_409.000 (its buffer full) is resumed the same way.
+func TestLiveResumeEndToEnd(t *testing.T) {
+	changes := liveChanges(t)
+	const drops = 10
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	fs, _, err := store.NewFlightStore(s.db).FindFlights(context.Background(), flightgraph.FlightFilter{Origin: storetest.Place(t, s.db, "AMS"),
+		Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 1}})
+	if err != nil || len(fs) == 0 {
+		t.Fatal(err)
+	}
+	id := fs[0].ID
+	byID := `subscription($ids: [ID!]!, $after: String) { flightStatusChanged(ids: $ids, after: $after) { position } }`
+	restPath := "/opendata/flightstatus/events?flightIds=" + strings.ReplaceAll(id, "+", "%2B")
+	demo := map[string]string{"api-key": s.demo.APIKey}
+	vars := func(after string) map[string]any {
+		v := map[string]any{"ids": []string{id}}
+		if after != "" {
+			v["after"] = after
+		}
+		return v
+	}
+	gqlPosition := func(m liveMsg) string {
+		var d struct{ FlightStatusChanged struct{ Position string } }
+		json.Unmarshal(m.Payload.Data, &d)
+		return d.FlightStatusChanged.Position
+	}
+	clients := []struct {
+		name     string
+		open     func(after string) *subscription
+		position func(liveMsg) string
+	}{
+		{"WebSocket", func(after string) *subscription { return subscribeWS(t, s.URL, demo, byID, vars(after)) }, gqlPosition},
+		{"graphql-sse", func(after string) *subscription {
+			sub, _ := subscribeSSE(t, s.URL, demo, "", byID, vars(after))
+			return sub
+		}, gqlPosition},
+		{"REST", func(after string) *subscription {
+			h := map[string]string{"api-key": s.demo.APIKey}
+			if after != "" {
+				h["Last-Event-ID"] = after
+			}
+			sub, _ := subscribeSSE(t, s.URL, h, restPath, "", nil)
+			return sub
+		}, func(m liveMsg) string { return m.ID }},
+	}
+	type result struct {
+		got             []string
+		dropped, behind int
+		err             error
+	}
+	results := make([]result, len(clients))
+	first := make([]*subscription, len(clients))
+	for i, c := range clients {
+		first[i] = c.open("")
+	}
+	for deadline := time.Now().Add(5 * time.Second); s.srv.Live.Hub.Open() < len(clients); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions open", s.srv.Live.Hub.Open())
+		}
+	}
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			r := &results[i]
+			sub, after := first[i], ""
+			for len(r.got) < changes {
+				if sub == nil {
+					sub = c.open(after)
+				}
+				n := 1 + rand.IntN(changes/drops) // ten drops within the changes, at random
+				for len(r.got) < changes {
+					var m liveMsg
+					var ok bool
+					select {
+					case m, ok = <-sub.msgs:
+					case <-time.After(10 * time.Second):
+						r.err = fmt.Errorf("no message in 10 s after %d", len(r.got))
+						return
+					}
+					if !ok {
+						r.err = fmt.Errorf("the stream ended after %d", len(r.got))
+						return
+					}
+					if m.code() == flightgraph.ECodeResume {
+						r.behind++
+						break
+					}
+					p := c.position(m)
+					if p == "" {
+						r.err = fmt.Errorf("message %+v", m)
+						return
+					}
+					r.got, after = append(r.got, p), p
+					if n--; n == 0 && r.dropped < drops {
+						r.dropped++
+						break
+					}
+				}
+				sub.close()
+				sub = nil
+			}
+		})
+	}
+	want := make([]string, changes)
+	for i := range changes {
+		e, err := s.srv.Events.RecordOperation(context.Background(), flightgraph.FlightOperation{FlightID: id, Kind: flightgraph.EventDelay, DelayMinutes: i % 600}, storetest.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = e.Cursor()
+		if i%20 == 0 {
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	wg.Wait()
+	for i, c := range clients {
+		r := results[i]
+		if r.err != nil {
+			t.Fatalf("%s: %v", c.name, r.err)
+		}
+		seen := map[string]int{}
+		for _, p := range r.got {
+			seen[p]++
+		}
+		lost, dup := 0, 0
+		for _, p := range want {
+			if seen[p] == 0 {
+				lost++
+			}
+		}
+		for _, n := range seen {
+			dup += n - 1
+		}
+		t.Logf("%s: %d changes, dropped %d times (and %d ends to resume from a full buffer): %d lost, %d duplicated", c.name, changes, r.dropped, r.behind, lost, dup)
+		if !slices.Equal(r.got, want) {
+			t.Errorf("%s: %d lost, %d duplicated, or out of order", c.name, lost, dup)
+		}
+		if r.dropped < drops {
+			t.Errorf("%s: dropped %d times, want %d", c.name, r.dropped, drops)
+		}
+	}
 }
