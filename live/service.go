@@ -48,6 +48,8 @@ type Service struct {
 	Credential   func(ctx context.Context) string
 	RecheckEvery time.Duration
 	PerAddress   int // DefaultPerAddress when 0
+	// PerKey, when set, is the cap of every key instead of its plan's (perKey).
+	PerKey int
 
 	mu        sync.Mutex
 	byKey     map[string]int
@@ -75,6 +77,13 @@ func (s *Service) SetPerAddress(n int) {
 	s.mu.Unlock()
 }
 
+// SetPerKey changes the cap per key while subscriptions are served (0: each key's plan's).
+func (s *Service) SetPerKey(n int) {
+	s.mu.Lock()
+	s.PerKey = n
+	s.mu.Unlock()
+}
+
 // perKey is the cap of a caller's key, from its plan's calls a second.
 func perKey(c *flightgraph.Caller) int {
 	if e := c.Products[Product]; e != nil && e.Plan != nil {
@@ -96,7 +105,7 @@ func (s *Service) take(ctx context.Context) (func(), error) {
 	if s.byKey == nil {
 		s.byKey, s.byAddress = map[string]int{}, map[string]int{}
 	}
-	if n := perKey(caller); s.byKey[key] >= n {
+	if n := cmp.Or(s.PerKey, perKey(caller)); s.byKey[key] >= n {
 		return nil, flightgraph.Errorf(flightgraph.ECodeTooManyStreams, "the key has %d subscriptions open on this replica, as many as its plan allows", n)
 	}
 	if n := cmp.Or(s.PerAddress, DefaultPerAddress); s.byAddress[addr] >= n {
