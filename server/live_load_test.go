@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -30,7 +31,8 @@ import (
 // hold (the server's and this process's clients', runtime.MemStats after a GC), the Departures
 // query's p50 served in-process before, with them open, and after they are closed, and how long
 // one change takes to reach every one of them (p50 and max over 5 changes). It measures and
-// asserts nothing timed; it is skipped unless the variable is set:
+// asserts nothing timed; it runs with the collector tuned as the server is (TuneRuntime), and is
+// skipped unless the variable is set:
 //
 //	FLIGHTGRAPH_TEST_LIVE_SCALE=10000 go test ./server -run TestLiveTenThousand -v -timeout 20m
 func TestLiveTenThousand(t *testing.T) {
@@ -39,6 +41,7 @@ func TestLiveTenThousand(t *testing.T) {
 		t.Skip("set FLIGHTGRAPH_TEST_LIVE_SCALE (10000) to hold that many subscriptions open")
 	}
 	const perConn = 100
+	server.TuneRuntime(os.Getenv) // as flightgraph serve does
 	// A clock that runs from storetest.Now: the calls a second that open the subscriptions are
 	// counted in seconds that end, and today's flights stay today's.
 	start := time.Now()
