@@ -36,7 +36,7 @@ func TestIndexMatchesTheFilters(t *testing.T) {
 	}
 	check := func(t *testing.T, open []*Sub) {
 		t.Helper()
-		for range 300 {
+		for range 150 {
 			e := &flightgraph.FlightEvent{FlightID: flight(), Origins: " " + airport() + " " + airport() + " ", Destinations: " " + airport() + " " + airport() + " "}
 			got := map[*Sub]int{}
 			x.each(e, func(s *Sub) { got[s]++ })
