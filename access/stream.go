@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -48,6 +49,8 @@ func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 	if caller.Products[name] == nil && (bearer == nil || bearer.Products[name] == nil) {
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
 	}
+	// The request's later calls are admitted with the plans as they are now (Pass.callers).
+	pass.current.Store(&passCallers{caller: caller, bearer: bearer})
 	return nil
 }
 
@@ -90,4 +93,25 @@ func CredentialOf(ctx context.Context) string {
 		io.WriteString(h, Audience(pass.Caller.Role()))
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Opened returns the products the credential of ctx's pass opened when it was authenticated.
+func Opened(ctx context.Context) []string {
+	pass := PassFromContext(ctx)
+	if pass == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range []*flightgraph.Caller{pass.Caller, pass.bearer} {
+		if c == nil {
+			continue
+		}
+		for p := range c.Products {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

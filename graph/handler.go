@@ -89,7 +89,8 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// over HTTP, each on the credential of its own request.
 	if schema.Schema().Subscription != nil {
 		readLimit := int64(MaxBodyBytes)
-		h.AddTransport(websocket{transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}})
+		h.AddTransport(websocket{Websocket: transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout},
+			Recheck: c.Recheck})
 		h.AddTransport(sse{Log: c.Log})
 	}
 	h.AddTransport(HTTP{Log: c.Log})
@@ -165,10 +166,33 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 
 // websocket is gqlgen's WebSocket transport whose operations know they came over it
 // (OverWebsocket): the Gate checks the connection's credential again before each.
-type websocket struct{ transport.Websocket }
+//
+// Before each operation is read, the connection's credential is checked again for every API it
+// opened (Recheck), so that the bounds of the document (Bounds) and the Gate's are the plans'
+// as they are now (access.Pass keeps what the check found); a credential that no longer opens
+// them is refused by the Gate's own check, with its code.
+type websocket struct {
+	transport.Websocket
+	Recheck func(ctx context.Context, products []string) error
+}
 
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if t.Recheck != nil {
+		exec = rechecking{exec, t.Recheck}
+	}
 	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
+}
+
+// rechecking checks the credential of a WebSocket connection again before each operation.
+type rechecking struct {
+	graphql.GraphExecutor
+	recheck func(ctx context.Context, products []string) error
+}
+
+func (e rechecking) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	// Its error is the Gate's to report, once it knows the operation's APIs.
+	_ = e.recheck(ctx, access.Opened(ctx))
+	return e.GraphExecutor.CreateOperationContext(ctx, p)
 }
 
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's

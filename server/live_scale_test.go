@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -348,5 +349,43 @@ func TestLiveResumeEndToEnd(t *testing.T) {
 		if r.dropped < drops {
 			t.Errorf("%s: dropped %d times, want %d", c.name, r.dropped, drops)
 		}
+	}
+}
+
+// TestWebsocketOperationsSeeThePlanNow: a WebSocket connection's operations are bounded by its
+// key's plan as it is when each runs, not as the upgrade read it: an operation with more aliases
+// than the Default plan's 30 is refused; once an operator grants the key a plan of 100, the same
+// operation is served on the connection opened before (within the guard's cache, which the
+// grant empties).
+func TestWebsocketOperationsSeeThePlanNow(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	op := s.oaOperator(t)
+	dev := s.signUp(t, "pia@example.com", developerPassword, "Pia")
+	k := dev.newKey(t, op, "flightstatus")
+	var aliases strings.Builder
+	for i := range flightgraph.DefaultQueryLimits.MaxAliases + 1 {
+		fmt.Fprintf(&aliases, " a%d: id", i)
+	}
+	many := `{ flights(origin: "AMS", first: 1) { edges { node {` + aliases.String() + ` } } } }`
+	ws := dialWS(t, s.URL, map[string]string{"api-key": k.id})
+	before := ws.run(t, many, nil)
+	if code := firstCode(before); !strings.HasPrefix(code, "QUERY_") {
+		t.Fatalf("%d aliases on the Default plan: %+v, want a QUERY_ refusal", flightgraph.DefaultQueryLimits.MaxAliases+1, before.Errors)
+	}
+	start := time.Now()
+	dev.grantLimits(t, op, k.id, flightgraph.DefaultLimits, flightgraph.QueryLimits{MaxAliases: 100})
+	for {
+		r := ws.run(t, many, nil)
+		if len(r.Errors) == 0 {
+			t.Logf("the old connection's operation was bounded by the new plan %v after the grant", time.Since(start))
+			break
+		}
+		if firstCode(r) != firstCode(before) {
+			t.Fatalf("after the grant: %+v", r.Errors)
+		}
+		if time.Since(start) > 2*access.DefaultCacheTTL {
+			t.Fatalf("the connection's operations are still bounded by the plan its upgrade read %v after the grant", time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
