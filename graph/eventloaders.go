@@ -30,7 +30,8 @@ const sharedReadTimeout = 10 * time.Second
 // subscriber's answer executes, by its own view of the schema and the directives, as for any
 // request; no store that reads per caller (the portal's, offers, carts) is given to them.
 type eventLoaders struct {
-	st   Stores
+	st   Stores // the stores read the same for every caller: the shared loaders'
+	all  Stores // every store: an answer's own loaders'
 	wait time.Duration
 
 	mu        sync.Mutex
@@ -49,7 +50,8 @@ type eventEntry struct {
 }
 
 func newEventLoaders(st Stores, wait time.Duration) *eventLoaders {
-	return &eventLoaders{st: Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network}, wait: wait, m: map[eventKey]*eventEntry{}}
+	return &eventLoaders{st: Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network}, all: st, wait: wait,
+		m: map[eventKey]*eventEntry{}}
 }
 
 // get returns the loaders of the event at position for the operations selecting fields (their
@@ -95,7 +97,7 @@ func (s *eventSlot) loaders() *Loaders {
 	if l := s.cur.Load(); l != nil {
 		return l
 	}
-	l := NewLoaders(s.shared.st, s.shared.wait)
+	l := NewLoaders(s.shared.all, s.shared.wait)
 	l.fields = s.fields
 	if s.cur.CompareAndSwap(nil, l) {
 		return l
