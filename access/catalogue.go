@@ -114,6 +114,10 @@ func standardPlan(product, name string) (*flightgraph.Plan, error) {
 // known, while it is parsed.
 func QueryLimits(ctx context.Context, products []string) flightgraph.QueryLimits {
 	caller := flightgraph.CallerFromContext(ctx)
+	if pass := PassFromContext(ctx); pass != nil && caller == pass.Caller {
+		// The plans as the last check of a long-lived request's credential found them.
+		caller, _ = pass.callers()
+	}
 	of := func(e *flightgraph.Entitlement) flightgraph.QueryLimits {
 		if e == nil || e.Plan == nil {
 			return flightgraph.DefaultQueryLimits

@@ -154,6 +154,21 @@ type Pass struct {
 	leave func()
 	// decisions are the limiter's decisions of the call, by product, admitted or refused.
 	decisions map[string]Decision
+	// current holds the callers a later check of the credential found (StillAdmitted), with
+	// their plans as they are then: a long-lived request (a WebSocket connection) is admitted
+	// and bounded by them, not by the plans its upgrade read.
+	current atomic.Pointer[passCallers]
+}
+
+type passCallers struct{ caller, bearer *flightgraph.Caller }
+
+// callers returns the pass's caller and bearer: as the last check found them, else as the
+// request authenticated them.
+func (p *Pass) callers() (caller, bearer *flightgraph.Caller) {
+	if c := p.current.Load(); c != nil {
+		return c.caller, c.bearer
+	}
+	return p.Caller, p.bearer
 }
 
 // Decisions returns the limiter's decisions of the request's call, by product (see Admit).
@@ -400,10 +415,11 @@ func pairedToken(r *http.Request) (string, bool) {
 // callerFor returns the caller a product's calls are admitted with: the bearer token's for an
 // OAuth API when the request paired one with its api-key, else the request's caller.
 func (p *Pass) callerFor(prod *flightgraph.Product) *flightgraph.Caller {
-	if p.bearer != nil && prod.Auth == flightgraph.AuthOAuth {
-		return p.bearer
+	caller, bearer := p.callers()
+	if bearer != nil && prod.Auth == flightgraph.AuthOAuth {
+		return bearer
 	}
-	return p.Caller
+	return caller
 }
 
 // AsCallerOf returns ctx whose caller (flightgraph.CallerFromContext) is the one the product slug
@@ -624,7 +640,8 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 	if pass == nil {
 		return errNoPass
 	}
-	h, caller := pass.header, pass.Caller
+	h := pass.header
+	caller, _ := pass.callers()
 	if len(c.Products) == 0 {
 		if c.Heavy {
 			return errors.New("access: a heavy call that charges no API")

@@ -2,7 +2,12 @@ package access
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"net/http"
+	"slices"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -31,6 +36,12 @@ func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 		}
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
 	}
+	if pass.Caller != nil && Audience(pass.Caller.Role()) != Audience(caller.Role()) {
+		// The account's role changed since (a staff account demoted, a partner made a
+		// developer): the stream was opened on the schema of its former audience, whose
+		// fields it must no longer be served.
+		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the account's role changed since the stream was opened")
+	}
 	if p := product(name); p == nil || !p.VisibleTo(caller.Role()) {
 		// A staff account demoted since: an internal API is no longer its to call.
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
@@ -38,6 +49,8 @@ func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 	if caller.Products[name] == nil && (bearer == nil || bearer.Products[name] == nil) {
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
 	}
+	// The request's later calls are admitted with the plans as they are now (Pass.callers).
+	pass.current.Store(&passCallers{caller: caller, bearer: bearer})
 	return nil
 }
 
@@ -60,4 +73,45 @@ func (g *Guard) Readmit(ctx context.Context, products []string) error {
 		}
 	}
 	return nil
+}
+
+// CredentialOf names the credential of ctx's pass and the audience it was admitted for, as a
+// digest (never the secret itself): the streams of one credential are checked again together
+// (live.Service's Credential), one check for them all. "" when ctx carries no credential.
+func CredentialOf(ctx context.Context) string {
+	pass := PassFromContext(ctx)
+	if pass == nil || pass.creds == nil {
+		return ""
+	}
+	h := sha256.New()
+	for _, k := range []string{"Api-Key", "Authorization"} {
+		for _, v := range pass.creds[k] {
+			fmt.Fprintf(h, "%s:%d:%s\n", k, len(v), v)
+		}
+	}
+	if pass.Caller != nil {
+		io.WriteString(h, Audience(pass.Caller.Role()))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Opened returns the products the credential of ctx's pass opened when it was authenticated.
+func Opened(ctx context.Context) []string {
+	pass := PassFromContext(ctx)
+	if pass == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range []*flightgraph.Caller{pass.Caller, pass.bearer} {
+		if c == nil {
+			continue
+		}
+		for p := range c.Products {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

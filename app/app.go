@@ -226,7 +226,7 @@ func New(cfg Config) *Services {
 			r.OnRecorded(hub.Notify)
 		}
 		s.Events, s.EventFeed = st.Events, cfg.EventFeed
-		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted}
+		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted, Credential: access.CredentialOf}
 		s.Clock = &live.Clock{Events: st.Events, Flights: clockFlights, Now: cfg.Now, Log: cfg.Log}
 		if cfg.ResponseCacheBytes > 0 {
 			s.Answers = live.NewCache(hub, cfg.ResponseCacheBytes, cfg.Now)

@@ -381,6 +381,14 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 		g.Log.ErrorContext(ctx, "defect: a GraphQL operation selects a field that belongs to no API", "requestId", flightgraph.RequestIDFromContext(ctx), "err", err)
 		return refusal(flightgraph.Errorf(flightgraph.ECodeNotApproved, "the operation selects a field that no API offers"))
 	}
+	// An operation on a WebSocket connection checks its credential again first: the bounds
+	// and the plans it is charged to are the credential's as they are now, not as the
+	// connection's upgrade found them (access.Pass).
+	if g.Recheck != nil && OverWebsocket(ctx) {
+		if err := g.Recheck(ctx, c.products); err != nil {
+			return refusal(err)
+		}
+	}
 	// The bounds of the plans the operation will be charged to.
 	limits := access.QueryLimits(ctx, c.products)
 	shape, ok := oc.Stats.GetExtension(shapeExtension).(Shape)
@@ -405,11 +413,6 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	}
 	if c.authenticated {
 		if err := access.RequireCaller(ctx); err != nil {
-			return refusal(err)
-		}
-	}
-	if g.Recheck != nil && OverWebsocket(ctx) {
-		if err := g.Recheck(ctx, c.products); err != nil {
 			return refusal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -46,6 +47,9 @@ type HandlerConfig struct {
 	Markets flightgraph.Markets
 	// Responses is the response cache (Answers), nil when it is off.
 	Responses *live.Cache
+
+	// events are the loaders of subscription events, one set for every audience's endpoint.
+	events *eventLoaders
 }
 
 // NewHandler returns the flight subgraph's endpoint: each caller is served by the endpoint of its
@@ -53,6 +57,7 @@ type HandlerConfig struct {
 // flights.
 func NewHandler(resolvers ResolverRoot, c HandlerConfig) http.Handler {
 	full := NewExecutableSchema(Config{Resolvers: resolvers})
+	c.events = newEventLoaders(c.Stores, cmp.Or(c.LoaderWait, DefaultLoaderWait))
 	return NewAudiences(full.Schema(), func(views *Views, schema *ast.Schema, v *view) http.Handler {
 		var es graphql.ExecutableSchema = full
 		if schema != full.Schema() {
@@ -88,7 +93,8 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// over HTTP, each on the credential of its own request.
 	if schema.Schema().Subscription != nil {
 		readLimit := int64(MaxBodyBytes)
-		h.AddTransport(websocket{transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}})
+		h.AddTransport(websocket{Websocket: transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout},
+			Recheck: c.Recheck})
 		h.AddTransport(sse{Log: c.Log})
 	}
 	h.AddTransport(HTTP{Log: c.Log})
@@ -110,10 +116,16 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		wait = DefaultLoaderWait
 	}
 	// Each event of a subscription reads with loaders of its own: the request's would serve
-	// every event the flight as it was at the first.
+	// every event the flight as it was at the first. The event's loaders are shared by the
+	// replica's subscribers of the event with the same selection (eventLoaders, ForEvent), so
+	// that an event costs its reads once, not once per subscriber.
+	events := c.events
+	if events == nil {
+		events = newEventLoaders(c.Stores, wait)
+	}
 	h.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+			ctx = withEventSlot(ctx, events, For(ctx))
 		}
 		return next(ctx)
 	})
@@ -122,6 +134,14 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	}
 	// Added after Answers, so around it: a kept answer gets its cache hints too.
 	h.Use(&CacheControl{})
+	// The operations of one WebSocket share its request, and so would share its loaders: each
+	// gets loaders of its own, so that one's cached rows and prefetch plan are not another's.
+	h.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if OverWebsocket(ctx) {
+			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+		}
+		return next(ctx)
+	})
 	for _, m := range around {
 		h.AroundOperations(m)
 	}
@@ -164,10 +184,33 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 
 // websocket is gqlgen's WebSocket transport whose operations know they came over it
 // (OverWebsocket): the Gate checks the connection's credential again before each.
-type websocket struct{ transport.Websocket }
+//
+// Before each operation is read, the connection's credential is checked again for every API it
+// opened (Recheck), so that the bounds of the document (Bounds) and the Gate's are the plans'
+// as they are now (access.Pass keeps what the check found); a credential that no longer opens
+// them is refused by the Gate's own check, with its code.
+type websocket struct {
+	transport.Websocket
+	Recheck func(ctx context.Context, products []string) error
+}
 
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if t.Recheck != nil {
+		exec = rechecking{exec, t.Recheck}
+	}
 	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
+}
+
+// rechecking checks the credential of a WebSocket connection again before each operation.
+type rechecking struct {
+	graphql.GraphExecutor
+	recheck func(ctx context.Context, products []string) error
+}
+
+func (e rechecking) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	// Its error is the Gate's to report, once it knows the operation's APIs.
+	_ = e.recheck(ctx, access.Opened(ctx))
+	return e.GraphExecutor.CreateOperationContext(ctx, p)
 }
 
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's

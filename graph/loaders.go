@@ -77,6 +77,9 @@ type Loaders struct {
 	fields map[string]bool
 	// searches counts the network-wide searches (inspiration, deals) the request has run.
 	searches atomic.Int32
+	// key is fields as one string (fieldsKey), made once.
+	keyOnce sync.Once
+	key     string
 }
 
 // OneSearch admits a request's first network-wide search (a destinations inspiration or a
@@ -151,6 +154,10 @@ type Loader[V any] struct {
 	mu      sync.Mutex
 	fetched map[string]bool // keys already prefetched: the schema has cycles (city → airports → city)
 
+	// detach makes a batch read on a context of its own (the event loaders' shared by many
+	// subscribers: eventLoaders), not on the context of the load that started it.
+	detach bool
+
 	// primed holds the prefetched values. Load reads them under a read lock, so the hundreds of
 	// children of one level do not queue on the dataloader's mutex for values already here.
 	primedMu sync.RWMutex
@@ -160,6 +167,11 @@ type Loader[V any] struct {
 func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, then func(context.Context, []V)) *Loader[V] {
 	l := &Loader[V]{fetch: fetch, then: then}
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		if l.detach {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
+			defer cancel()
+		}
 		out := make([]*dataloader.Result[V], len(keys))
 		vals, err := l.get(ctx, keys)
 		for i := range keys {
@@ -278,11 +290,17 @@ func WithLoaders(ctx context.Context, l *Loaders) context.Context {
 	return context.WithValue(ctx, loadersKey{}, l)
 }
 
-// For returns the request's loaders. It panics when the middleware did not run: that is a wiring
-// bug, not a runtime condition.
+// For returns the request's loaders (on a subscription's answer, the answer's: ForEvent). It
+// panics when the middleware did not run: that is a wiring bug, not a runtime condition.
 func For(ctx context.Context) *Loaders {
+	if s, ok := ctx.Value(loadersKey{}).(*eventSlot); ok {
+		return s.loaders()
+	}
 	return ctx.Value(loadersKey{}).(*Loaders)
 }
+
+// detached makes the loader's batches read on a context of their own (Loader.detach).
+func (l *Loader[V]) detached() { l.detach = true }
 
 // Middleware gives each request its own loaders.
 func Middleware(st Stores, wait time.Duration, next http.Handler) http.Handler {

@@ -49,6 +49,7 @@ type Hub struct {
 	cursor  int64 // the latest position fanned out
 	started bool
 	subs    map[*Sub]struct{}
+	index   *index        // the subs by what their filters select
 	ready   chan struct{} // closed once the cursor is read
 }
 
@@ -57,7 +58,7 @@ func NewHub(events flightgraph.FlightEventStore, log *slog.Logger) *Hub {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{Events: events, Log: log, wake: make(chan struct{}, 1), subs: map[*Sub]struct{}{}, ready: make(chan struct{})}
+	return &Hub{Events: events, Log: log, wake: make(chan struct{}, 1), subs: map[*Sub]struct{}{}, index: newIndex(), ready: make(chan struct{})}
 }
 
 // Notify tells the hub events were recorded up to position; it never blocks.
@@ -166,18 +167,22 @@ func (h *Hub) catchUp(ctx context.Context) {
 		for _, f := range h.watchers {
 			f(evs)
 		}
+		var behind []*Sub
 		for _, e := range evs {
-			for s := range h.subs {
-				if !s.match(e) {
-					continue
-				}
+			h.index.each(e, func(s *Sub) {
 				select {
 				case s.live <- e:
 				default:
-					h.endLocked(s, flightgraph.Errorf(flightgraph.ECodeResume,
-						"the subscription fell %d events behind; subscribe again after position %d, the last one received", cap(s.live), s.lastSent()))
+					behind = append(behind, s)
 				}
+			})
+			// Ended after the event's fan-out, not during it: the index is not changed while
+			// it is walked.
+			for _, s := range behind {
+				h.endLocked(s, flightgraph.Errorf(flightgraph.ECodeResume,
+					"the subscription fell %d events behind; subscribe again after position %d, the last one received", cap(s.live), s.lastSent()))
 			}
+			behind = behind[:0]
 		}
 		h.cursor = evs[len(evs)-1].Position
 		h.mu.Unlock()
@@ -201,6 +206,7 @@ func (h *Hub) endLocked(s *Sub, err error) {
 		return
 	}
 	delete(h.subs, s)
+	h.index.remove(s)
 	s.err = err
 	close(s.ended)
 }
@@ -239,8 +245,6 @@ type Sub struct {
 	last   int64
 }
 
-func (s *Sub) match(e *flightgraph.FlightEvent) bool { return s.filter.match(e) }
-
 func (s *Sub) lastSent() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,6 +257,12 @@ func (s *Sub) lastSent() int64 {
 // any, is an event with only End set, saying why (ECodeResume, ECodePositionExpired,
 // ECodeSubscriptionRevoked via cut). cut ends the subscription with its error.
 func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *flightgraph.FlightEvent, func(error), error) {
+	return h.subscribe(ctx, f, after, nil)
+}
+
+// subscribe is Subscribe; ended, when set, is called once the subscription's stream is over
+// (not when it fails to open).
+func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, ended func()) (<-chan *flightgraph.FlightEvent, func(error), error) {
 	h.Start(context.Background())
 	select {
 	case <-h.ready:
@@ -273,6 +283,7 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *fli
 	h.mu.Lock()
 	liveFrom := h.cursor
 	h.subs[s] = struct{}{}
+	h.index.add(s)
 	h.mu.Unlock()
 	if after == 0 || after > liveFrom {
 		after = max(after, liveFrom)
@@ -285,6 +296,9 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *fli
 		h.mu.Unlock()
 	}
 	go func() {
+		if ended != nil {
+			defer ended()
+		}
 		defer close(out)
 		defer cut(nil)
 		send := func(e *flightgraph.FlightEvent) bool {

@@ -2,8 +2,11 @@ package live_test
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,4 +162,102 @@ func TestSlowSubscriberIsCut(t *testing.T) {
 	if last == nil || flightgraph.ErrorCode(last.End) != flightgraph.ECodeResume {
 		t.Fatalf("the slow subscriber's last value: %+v, want the end %s", last, flightgraph.ECodeResume)
 	}
+}
+
+// TestHubFansOutByFilter: subscriptions by flight ids (many ids, most of flights that never
+// change), by a departures and an arrivals board, and of all events each hear exactly the events
+// their filter selects, in order; once half of them are closed, the hub counts only the others,
+// and those still hear theirs.
+func TestHubFansOutByFilter(t *testing.T) {
+	f := newFixture(t, store.SQLite)
+	filters := []live.Filter{{}, {Departing: "AMS"}, {Departing: "JFK"}}
+	for i := range f.flights {
+		ids := []string{f.flights[i].ID}
+		for j := range live.MaxFlightIDs - 1 {
+			ids = append(ids, fmt.Sprintf("20261122+ZZ+%04d", j))
+		}
+		filters = append(filters, live.Filter{FlightIDs: ids}, live.Filter{FlightIDs: []string{f.flights[i].ID, f.flights[(i+1)%len(f.flights)].ID}})
+	}
+	// An event before the subscriptions, for the airports of its flight; heard by a probe, so
+	// that the hub has fanned it out before the others subscribe.
+	probeCtx, probeEnd := context.WithCancel(context.Background())
+	probe, _, err := f.hub.Subscribe(probeCtx, live.Filter{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := f.record(t, 0)
+	if e := <-probe; e.Position != ev.Position {
+		t.Fatalf("the probe heard %+v", e)
+	}
+	probeEnd()
+	dests := strings.Fields(ev.Destinations)
+	filters = append(filters, live.Filter{Arriving: dests[0]}, live.Filter{Arriving: "XXX"})
+	type sub struct {
+		filter live.Filter
+		ch     <-chan *flightgraph.FlightEvent
+		cancel func()
+	}
+	var subs []sub
+	for range 3 {
+		for _, fl := range filters {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			ch, _, err := f.hub.Subscribe(ctx, fl, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			subs = append(subs, sub{fl, ch, cancel})
+		}
+	}
+	round := func(t *testing.T, subs []sub, from int) {
+		t.Helper()
+		var evs []*flightgraph.FlightEvent
+		for i := from; i < from+15; i++ {
+			evs = append(evs, f.record(t, i))
+		}
+		for _, s := range subs {
+			for _, e := range evs {
+				if !matches(s.filter, e) {
+					continue
+				}
+				select {
+				case got := <-s.ch:
+					if got.Position != e.Position {
+						t.Fatalf("filter %v: position %d, want %d", s.filter.FlightIDs[:min(2, len(s.filter.FlightIDs))], got.Position, e.Position)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatalf("filter %+v: no event %d", s.filter.Departing+s.filter.Arriving, e.Position)
+				}
+			}
+			select {
+			case got := <-s.ch:
+				t.Fatalf("filter %+v heard event %d of flight %s, which it does not select", s.filter.Departing+s.filter.Arriving, got.Position, got.FlightID)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	round(t, subs, 1)
+	for _, s := range subs[len(subs)/2:] {
+		s.cancel()
+	}
+	subs = subs[:len(subs)/2]
+	for deadline := time.Now().Add(5 * time.Second); f.hub.Open() != len(subs); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions open, want %d", f.hub.Open(), len(subs))
+		}
+	}
+	round(t, subs, 20)
+}
+
+// matches is what a filter selects, as the hub's documentation says it.
+func matches(f live.Filter, e *flightgraph.FlightEvent) bool {
+	switch {
+	case len(f.FlightIDs) > 0:
+		return slices.Contains(f.FlightIDs, e.FlightID)
+	case f.Departing != "":
+		return e.Departs(f.Departing)
+	case f.Arriving != "":
+		return e.Arrives(f.Arriving)
+	}
+	return true
 }

@@ -41,12 +41,13 @@ func (r *Resolver) eventPosition(e *flightgraph.FlightEvent) (string, error) {
 	return e.Cursor(), nil
 }
 
-// eventFlight reads the flight as it is now, with the loaders of this event (graph.FreshLoaders).
+// eventFlight reads the flight as it is once the event is made, with the loaders of this event,
+// which the replica's subscribers of the event share (graph.ForEvent).
 func (r *Resolver) eventFlight(ctx context.Context, e *flightgraph.FlightEvent) (*model.Flight, error) {
 	if e.End != nil {
 		return nil, nil
 	}
-	return graph.Load(ctx, graph.For(ctx).Flight, e.FlightID)
+	return graph.Load(ctx, graph.ForEvent(ctx, e.Position).Flight, e.FlightID)
 }
 
 // recordOperation records an operations control write.
