@@ -70,16 +70,3 @@ func (r *Resolver) carrier(ctx context.Context, code string) (*flightgraph.Carri
 	}
 	return c, err
 }
-
-// legAircraft is the airframe that flies the leg, in the leg's configuration; none while the leg
-// has no airframe assigned.
-func (r *Resolver) legAircraft(ctx context.Context, l *flightgraph.FlightLeg) (*flightgraph.Airframe, error) {
-	if l.Registration == "" {
-		return nil, nil
-	}
-	a, err := graph.Load(ctx, graph.For(ctx).Aircraft, l.ConfigurationCode)
-	if err != nil || a == nil {
-		return nil, err
-	}
-	return &flightgraph.Airframe{Registration: l.Registration, Aircraft: a}, nil
-}
