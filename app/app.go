@@ -218,7 +218,7 @@ func New(cfg Config) *Services {
 		s.Live = &live.Service{Hub: hub, Recheck: s.Guard.StillAdmitted}
 		s.Clock = &live.Clock{Events: st.Events, Flights: st.Flights, Now: cfg.Now, Log: cfg.Log}
 	}
-	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
+	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access, Now: cfg.Now,
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
 		},

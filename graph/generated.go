@@ -674,8 +674,6 @@ type EntityResolver interface {
 type FlightResolver interface {
 	Carrier(ctx context.Context, obj *model.Flight) (*flightgraph.Carrier, error)
 
-	Status(ctx context.Context, obj *model.Flight) (flightgraph.FlightStatus, error)
-
 	Origin(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error)
 	Destination(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error)
 }
@@ -11690,7 +11688,7 @@ func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Flight_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Flight().Status(ctx, obj)
+			return obj.Status()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.FlightStatus) graphql.Marshaler {
@@ -11701,7 +11699,7 @@ func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Flight_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Flight", field, true, true, errors.New("field of type FlightStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Flight", field, true, false, errors.New("field of type FlightStatus does not have child fields"))
 }
 
 func (ec *executionContext) _Flight_haul(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
@@ -22082,43 +22080,10 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Flight_status(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Flight_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "haul":
 			out.Values[i] = ec._Flight_haul(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

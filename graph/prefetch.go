@@ -93,10 +93,21 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 	}
 	var legs map[string][]*model.FlightLeg
 	var legsErr map[string]error
+	var status map[string]flightgraph.FlightStatus
 	if l.wants("Flight.legs", "Flight.status") {
 		l.Legs.Prefetch(ctx, ids)
 		lists, errs := l.Legs.values(ctx, ids)
 		legs, legsErr = l.servedLegs(ctx, ids, lists, errs)
+		if l.wants("Flight.status") {
+			// The status follows the clock, read once for the flights served together.
+			now := l.now()
+			status = make(map[string]flightgraph.FlightStatus, len(ids))
+			for i, id := range ids {
+				if errs[i] == nil {
+					status[id] = flightgraph.FlightStatusAt(lists[i], now)
+				}
+			}
+		}
 	}
 	out := make([]*model.Flight, len(flights))
 	for i, f := range flights {
@@ -105,8 +116,11 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 		}
 		if legs == nil {
 			out[i] = &model.Flight{Flight: f} // its legs were not asked for
-		} else {
-			out[i] = model.NewFlight(f, legs[f.ID], legsErr[f.ID])
+			continue
+		}
+		out[i] = model.NewFlight(f, legs[f.ID], legsErr[f.ID])
+		if status != nil {
+			out[i].SetStatus(status[f.ID], legsErr[f.ID])
 		}
 	}
 	return out

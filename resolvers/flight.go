@@ -42,18 +42,6 @@ func (r *Resolver) served(ctx context.Context) func(*flightgraph.Flight, error) 
 	}
 }
 
-func (r *Resolver) legs(ctx context.Context, f *flightgraph.Flight) ([]*flightgraph.FlightLeg, error) {
-	return graph.Load(ctx, graph.For(ctx).Legs, f.ID)
-}
-
-func (r *Resolver) flightStatus(ctx context.Context, f *flightgraph.Flight) (flightgraph.FlightStatus, error) {
-	legs, err := r.legs(ctx, f)
-	if err != nil {
-		return "", err
-	}
-	return flightgraph.FlightStatusAt(legs, r.Now()), nil
-}
-
 // airport loads an airport that a row refers to; a dangling reference is an internal error.
 func (r *Resolver) airport(ctx context.Context, code string) (*flightgraph.Airport, error) {
 	a, err := graph.Load(ctx, graph.For(ctx).Airport, code)

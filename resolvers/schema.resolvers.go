@@ -56,10 +56,6 @@ func (r *flightResolver) Carrier(ctx context.Context, obj *model.Flight) (*fligh
 	return r.carrier(ctx, obj.CarrierCode)
 }
 
-func (r *flightResolver) Status(ctx context.Context, obj *model.Flight) (flightgraph.FlightStatus, error) {
-	return r.flightStatus(ctx, obj.Flight)
-}
-
 func (r *flightResolver) Origin(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error) {
 	return r.airport(ctx, obj.OriginCode)
 }

@@ -17,12 +17,24 @@ import (
 // legs.
 type Flight struct {
 	*flightgraph.Flight
-	legs hop[[]*FlightLeg]
+	legs   hop[[]*FlightLeg]
+	status hop[flightgraph.FlightStatus]
 }
 
 // NewFlight returns f with its legs, or the error of loading them.
 func NewFlight(f *flightgraph.Flight, legs []*FlightLeg, err error) *Flight {
 	return &Flight{Flight: f, legs: hop[[]*FlightLeg]{legs, err, true}}
+}
+
+// SetStatus attaches the flight's status, which the loaders worked out from its legs and the
+// clock when they served it, or the error of loading its legs.
+func (f *Flight) SetStatus(s flightgraph.FlightStatus, err error) {
+	f.status = hop[flightgraph.FlightStatus]{s, err, true}
+}
+
+// Status returns the status worked out for the flight.
+func (f *Flight) Status() (flightgraph.FlightStatus, error) {
+	return f.status.get("the status", "", f.ID)
 }
 
 // Legs returns the legs fetched for the flight.
