@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -165,13 +166,17 @@ func BenchmarkDeparturesTracing(b *testing.B) {
 // measure serves requests in-process (handler.ServeHTTP, no network) for the benchmark's loop,
 // each of which must answer 200 without errors, and reports the median and 90th percentile
 // latencies, the process's CPU time per request (cpu-ms/op: what the request cost the machine,
-// the garbage collector's work included, which varies far less than latency on a shared machine)
-// and the SQL round trips of a request beside ns/op.
+// the garbage collector's work included, which varies far less than latency on a shared machine),
+// the goroutines started per request (goroutines/op: gqlgen starts one per resolver field and per
+// element of a list of objects) and the SQL round trips of a request beside ns/op.
 func measure(b *testing.B, h http.Handler, newRequest func() *http.Request) {
 	var (
 		lat     []time.Duration
 		queries int64
 	)
+	goroutines := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(goroutines)
+	started := goroutines[0].Value
 	cpu := processCPU()
 	for b.Loop() {
 		req := newRequest()
@@ -186,9 +191,13 @@ func measure(b *testing.B, h http.Handler, newRequest func() *http.Request) {
 		queries = store.QueryCount(ctx)
 	}
 	cpu = processCPU() - cpu
+	metrics.Read(goroutines)
 	slices.Sort(lat)
 	if cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(lat)), "cpu-ms/op")
+	}
+	if started.Kind() == metrics.KindUint64 {
+		b.ReportMetric(float64(goroutines[0].Value.Uint64()-started.Uint64())/float64(len(lat)), "goroutines/op")
 	}
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
