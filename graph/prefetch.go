@@ -215,7 +215,7 @@ func (l *Loaders) FlightLegs(ctx context.Context, flightIDs []string) ([][]*mode
 
 // servedLegs pairs the legs of each flight (lists, or the error of each, by the flights' ids)
 // with the airports and the aircraft the operation asks of them, which prefetchLegs fetched when
-// the legs came: GraphQL then reads them in line, without a resolver's goroutine per leg.
+// the legs came: GraphQL then reads them in line, as plain methods rather than resolvers.
 func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*flightgraph.FlightLeg, errs []error) (map[string][]*model.FlightLeg, map[string]error) {
 	wantsAirports := l.wants("FlightLeg.origin", "FlightLeg.destination")
 	wantsAircraft := l.wants("FlightLeg.aircraft", "FlightLeg.aircraftConfiguration")
@@ -281,8 +281,8 @@ func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*fligh
 
 // Airframes hands airframes to GraphQL (nil where a frame is nil), each with its configuration's
 // cabins and their amenities as far as the operation asks for them, fetched a level at a time for
-// all of them (by the Aircraft loader's prefetch): the type Aircraft is served in line, without a
-// resolver's goroutine per airframe and per cabin.
+// all of them (by the Aircraft loader's prefetch): the type Aircraft and its cabins are read in
+// line, as plain methods rather than resolvers.
 func (l *Loaders) Airframes(ctx context.Context, frames []*flightgraph.Airframe) []*model.Airframe {
 	var cabins map[string][]*model.Cabin
 	var cabinsErr map[string]error

@@ -4,7 +4,9 @@ import "github.com/flightgraph/flightgraph"
 
 // Airframe is an airframe as the flight subgraph serves it (the GraphQL type Aircraft): made by
 // graph.Loaders, with its configuration's cabins as the loaders fetched them, so that a board's
-// aircraft and cabins are read in line, without a resolver's goroutine each.
+// aircraft and cabins are read in line as plain methods, not through gqlgen's resolver path (a
+// deferred closure and panic guard per field, and a goroutine for each but one of an object's
+// selected resolver fields).
 type Airframe struct {
 	*flightgraph.Airframe
 	cabins hop[[]*Cabin]
