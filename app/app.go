@@ -232,7 +232,7 @@ func New(cfg Config) *Services {
 			s.Answers = live.NewCache(hub, cfg.ResponseCacheBytes, cfg.Now)
 		}
 	}
-	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access,
+	s.Graph = graph.Stores{Flights: byID, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Access: st.Access, Now: cfg.Now,
 		UsageToday: func(ctx context.Context, subs []string) ([]int64, error) {
 			return s.Usage.Today(ctx, subs, cfg.Now().UTC().Format(flightgraph.DateLayout))
 		},

@@ -31,10 +31,8 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
-	Aircraft() AircraftResolver
 	AircraftConfiguration() AircraftConfigurationResolver
 	Airport() AirportResolver
-	Cabin() CabinResolver
 	CargoCapacity() CargoCapacityResolver
 	CargoLeg() CargoLegResolver
 	Carrier() CarrierResolver
@@ -639,18 +637,12 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
-type AircraftResolver interface {
-	Cabins(ctx context.Context, obj *flightgraph.Airframe) ([]*flightgraph.Cabin, error)
-}
 type AircraftConfigurationResolver interface {
-	Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error)
+	Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*model.Cabin, error)
 }
 type AirportResolver interface {
 	City(ctx context.Context, obj *flightgraph.Airport) (*flightgraph.City, error)
 	Country(ctx context.Context, obj *flightgraph.Airport) (*flightgraph.Country, error)
-}
-type CabinResolver interface {
-	Amenities(ctx context.Context, obj *flightgraph.Cabin, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error)
 }
 type CargoCapacityResolver interface {
 	Flight(ctx context.Context, obj *flightgraph.CargoCapacity) (*model.Flight, error)
@@ -667,7 +659,7 @@ type CityResolver interface {
 	Airports(ctx context.Context, obj *flightgraph.City) ([]*flightgraph.Airport, error)
 }
 type EntityResolver interface {
-	FindManyAircraftByRegistrations(ctx context.Context, reps []*model.AircraftByRegistrationsInput) ([]*flightgraph.Airframe, error)
+	FindManyAircraftByRegistrations(ctx context.Context, reps []*model.AircraftByRegistrationsInput) ([]*model.Airframe, error)
 	FindManyAircraftConfigurationByConfigurations(ctx context.Context, reps []*model.AircraftConfigurationByConfigurationsInput) ([]*flightgraph.Aircraft, error)
 	FindManyAirportByCodes(ctx context.Context, reps []*model.AirportByCodesInput) ([]*flightgraph.Airport, error)
 	FindManyCarrierByCodes(ctx context.Context, reps []*model.CarrierByCodesInput) ([]*flightgraph.Carrier, error)
@@ -682,15 +674,11 @@ type EntityResolver interface {
 type FlightResolver interface {
 	Carrier(ctx context.Context, obj *model.Flight) (*flightgraph.Carrier, error)
 
-	Status(ctx context.Context, obj *model.Flight) (flightgraph.FlightStatus, error)
-
 	Origin(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error)
 	Destination(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error)
 }
 type FlightLegResolver interface {
 	Status(ctx context.Context, obj *model.FlightLeg) (flightgraph.FlightStatus, error)
-	Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Airframe, error)
-	AircraftConfiguration(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error)
 }
 type FlightStatusEventResolver interface {
 	Position(ctx context.Context, obj *flightgraph.FlightEvent) (string, error)
@@ -7172,7 +7160,7 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Aircraft_registration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_registration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7195,7 +7183,7 @@ func (ec *executionContext) fieldContext_Aircraft_registration(_ context.Context
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7227,7 +7215,7 @@ func (ec *executionContext) fieldContext_Aircraft_aircraftConfiguration(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _Aircraft_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_configuration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7250,7 +7238,7 @@ func (ec *executionContext) fieldContext_Aircraft_configuration(_ context.Contex
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_typeCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_typeCode(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7273,7 +7261,7 @@ func (ec *executionContext) fieldContext_Aircraft_typeCode(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_typeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_typeName(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7296,7 +7284,7 @@ func (ec *executionContext) fieldContext_Aircraft_typeName(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_icao(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_icao(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7319,7 +7307,7 @@ func (ec *executionContext) fieldContext_Aircraft_icao(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_carrierCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_carrierCode(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7342,7 +7330,7 @@ func (ec *executionContext) fieldContext_Aircraft_carrierCode(_ context.Context,
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_name(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7365,7 +7353,7 @@ func (ec *executionContext) fieldContext_Aircraft_name(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_wifi(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_wifi(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7388,7 +7376,7 @@ func (ec *executionContext) fieldContext_Aircraft_wifi(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_layout(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_layout(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7411,7 +7399,7 @@ func (ec *executionContext) fieldContext_Aircraft_layout(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Aircraft", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airframe) (ret graphql.Marshaler) {
+func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7420,11 +7408,11 @@ func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.
 			return ec.fieldContext_Aircraft_cabins(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Aircraft().Cabins(ctx, obj)
+			return obj.Cabins()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Cabin) graphql.Marshaler {
-			return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Cabin) graphql.Marshaler {
+			return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabinᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7435,7 +7423,7 @@ func (ec *executionContext) fieldContext_Aircraft_cabins(_ context.Context, fiel
 		Object:     "Aircraft",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Cabin(ctx, field)
 		},
@@ -7639,8 +7627,8 @@ func (ec *executionContext) _AircraftConfiguration_cabins(ctx context.Context, f
 			return ec.Resolvers.AircraftConfiguration().Cabins(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Cabin) graphql.Marshaler {
-			return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Cabin) graphql.Marshaler {
+			return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabinᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8788,7 +8776,7 @@ func (ec *executionContext) fieldContext_BaggageSegment_products(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Cabin_cabinClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Cabin) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cabin_cabinClass(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8811,7 +8799,7 @@ func (ec *executionContext) fieldContext_Cabin_cabinClass(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Cabin", field, false, false, errors.New("field of type CabinClass does not have child fields"))
 }
 
-func (ec *executionContext) _Cabin_seats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Cabin) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cabin_seats(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8834,7 +8822,7 @@ func (ec *executionContext) fieldContext_Cabin_seats(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Cabin", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _Cabin_product(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Cabin) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cabin_product(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8857,7 +8845,7 @@ func (ec *executionContext) fieldContext_Cabin_product(_ context.Context, field 
 	return graphql.NewScalarFieldContext("Cabin", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Cabin_amenities(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Cabin) (ret graphql.Marshaler) {
+func (ec *executionContext) _Cabin_amenities(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8867,7 +8855,7 @@ func (ec *executionContext) _Cabin_amenities(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Cabin().Amenities(ctx, obj, fc.Args["category"].(*flightgraph.AmenityCategory))
+			return obj.Amenities(fc.Args["category"].(*flightgraph.AmenityCategory))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Amenity) graphql.Marshaler {
@@ -8882,7 +8870,7 @@ func (ec *executionContext) fieldContext_Cabin_amenities(ctx context.Context, fi
 		Object:     "Cabin",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Amenity(ctx, field)
 		},
@@ -10866,8 +10854,8 @@ func (ec *executionContext) _Entity_findManyAircraftByRegistrations(ctx context.
 			return ec.Resolvers.Entity().FindManyAircraftByRegistrations(ctx, fc.Args["reps"].([]*model.AircraftByRegistrationsInput))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*flightgraph.Airframe) graphql.Marshaler {
-			return ec.marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Airframe) graphql.Marshaler {
+			return ec.marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx, selections, v)
 		},
 		true,
 		false,
@@ -11700,7 +11688,7 @@ func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Flight_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Flight().Status(ctx, obj)
+			return obj.Status()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v flightgraph.FlightStatus) graphql.Marshaler {
@@ -11711,7 +11699,7 @@ func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.Co
 	)
 }
 func (ec *executionContext) fieldContext_Flight_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Flight", field, true, true, errors.New("field of type FlightStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("Flight", field, true, false, errors.New("field of type FlightStatus does not have child fields"))
 }
 
 func (ec *executionContext) _Flight_haul(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
@@ -12268,11 +12256,11 @@ func (ec *executionContext) _FlightLeg_aircraft(ctx context.Context, field graph
 			return ec.fieldContext_FlightLeg_aircraft(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().Aircraft(ctx, obj)
+			return obj.Aircraft()
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Airframe) graphql.Marshaler {
-			return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Airframe) graphql.Marshaler {
+			return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx, selections, v)
 		},
 		true,
 		false,
@@ -12283,7 +12271,7 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraft(_ context.Context, f
 		Object:     "FlightLeg",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Aircraft(ctx, field)
 		},
@@ -12300,7 +12288,7 @@ func (ec *executionContext) _FlightLeg_aircraftConfiguration(ctx context.Context
 			return ec.fieldContext_FlightLeg_aircraftConfiguration(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.FlightLeg().AircraftConfiguration(ctx, obj)
+			return obj.AircraftConfiguration()
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *flightgraph.Aircraft) graphql.Marshaler {
@@ -12315,7 +12303,7 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraftConfiguration(_ conte
 		Object:     "FlightLeg",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AircraftConfiguration(ctx, field)
 		},
@@ -19742,9 +19730,9 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 			return graphql.Null
 		}
 		return ec._AircraftConfiguration(ctx, sel, obj)
-	case flightgraph.Airframe:
+	case model.Airframe:
 		return ec._Aircraft(ctx, sel, &obj)
-	case *flightgraph.Airframe:
+	case *model.Airframe:
 		if obj == nil {
 			return graphql.Null
 		}
@@ -19764,7 +19752,7 @@ func (ec *executionContext) __Entity(ctx context.Context, sel ast.SelectionSet, 
 
 var aircraftImplementors = []string{"Aircraft", "_Entity"}
 
-func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Airframe) graphql.Marshaler {
+func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet, obj *model.Airframe) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -19777,91 +19765,58 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 		case "registration":
 			out.Values[i] = ec._Aircraft_registration(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "aircraftConfiguration":
 			out.Values[i] = ec._Aircraft_aircraftConfiguration(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "configuration":
 			out.Values[i] = ec._Aircraft_configuration(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "typeCode":
 			out.Values[i] = ec._Aircraft_typeCode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "typeName":
 			out.Values[i] = ec._Aircraft_typeName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "icao":
 			out.Values[i] = ec._Aircraft_icao(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "carrierCode":
 			out.Values[i] = ec._Aircraft_carrierCode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "name":
 			out.Values[i] = ec._Aircraft_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "wifi":
 			out.Values[i] = ec._Aircraft_wifi(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "layout":
 			out.Values[i] = ec._Aircraft_layout(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "cabins":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Aircraft_cabins(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Aircraft_cabins(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20546,7 +20501,7 @@ func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.Selecti
 
 var cabinImplementors = []string{"Cabin"}
 
-func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Cabin) graphql.Marshaler {
+func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, obj *model.Cabin) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cabinImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -20559,56 +20514,23 @@ func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, ob
 		case "cabinClass":
 			out.Values[i] = ec._Cabin_cabinClass(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "seats":
 			out.Values[i] = ec._Cabin_seats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "product":
 			out.Values[i] = ec._Cabin_product(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "amenities":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Cabin_amenities(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Cabin_amenities(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22158,43 +22080,10 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Flight_status(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Flight_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "haul":
 			out.Values[i] = ec._Flight_haul(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -22522,81 +22411,15 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "aircraft":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_aircraft(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_aircraft(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "aircraftConfiguration":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._FlightLeg_aircraftConfiguration(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._FlightLeg_aircraftConfiguration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "distanceKm":
 			out.Values[i] = ec._FlightLeg_distanceKm(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -26211,11 +26034,11 @@ func (ec *executionContext) marshalNBound2githubᚗcomᚋflightgraphᚋflightgra
 	return res
 }
 
-func (ec *executionContext) marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Cabin) graphql.Marshaler {
+func (ec *executionContext) marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabinᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Cabin) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCabin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabin(ctx, sel, v[i])
+		return ec.marshalNCabin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabin(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -26227,7 +26050,7 @@ func (ec *executionContext) marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋfli
 	return ret
 }
 
-func (ec *executionContext) marshalNCabin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabin(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Cabin) graphql.Marshaler {
+func (ec *executionContext) marshalNCabin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabin(ctx context.Context, sel ast.SelectionSet, v *model.Cabin) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -28005,20 +27828,20 @@ func (ec *executionContext) marshalNfederation__Scope2ᚕᚕstringᚄ(ctx contex
 	return ret
 }
 
-func (ec *executionContext) marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Airframe) graphql.Marshaler {
+func (ec *executionContext) marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx context.Context, sel ast.SelectionSet, v []*model.Airframe) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx, sel, v[i])
+		return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx, sel, v[i])
 	})
 
 	return ret
 }
 
-func (ec *executionContext) marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirframe(ctx context.Context, sel ast.SelectionSet, v *flightgraph.Airframe) graphql.Marshaler {
+func (ec *executionContext) marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx context.Context, sel ast.SelectionSet, v *model.Airframe) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

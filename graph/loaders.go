@@ -39,6 +39,8 @@ type Stores struct {
 	// reads whatever their number (travel.Service.Offers and Carts).
 	Offers func(ctx context.Context, ids []string) ([]*flightgraph.Offer, []error, error)
 	Carts  func(ctx context.Context, ids []string) ([]*flightgraph.ShoppingCart, []error, error)
+	// Now is the clock that flights' statuses follow (the resolvers' clock); nil: time.Now.
+	Now func() time.Time
 }
 
 // Loaders batch and cache the parent-to-child lookups of one request. They are created per
@@ -73,6 +75,8 @@ type Loaders struct {
 	// owners) in one batch; the access service decides who may read them.
 	Accounts *Loader[*flightgraph.Account]
 
+	// now is Stores.Now.
+	now func() time.Time
 	// fields holds the "Type.field" pairs the operation selects; set before resolvers run.
 	fields map[string]bool
 	// searches counts the network-wide searches (inspiration, deals) the request has run.
@@ -95,7 +99,10 @@ func (l *Loaders) OneSearch(field string) error {
 
 // NewLoaders returns fresh loaders over st that wait wait for keys.
 func NewLoaders(st Stores, wait time.Duration) *Loaders {
-	l := &Loaders{}
+	l := &Loaders{now: st.Now}
+	if l.now == nil {
+		l.now = time.Now
+	}
 	l.Flight = newLoader(func(ctx context.Context, ids []string) ([]*model.Flight, error) {
 		flights, err := st.Flights.FlightsByIDs(ctx, ids)
 		if err != nil {

@@ -96,10 +96,21 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 	}
 	var legs map[string][]*model.FlightLeg
 	var legsErr map[string]error
+	var status map[string]flightgraph.FlightStatus
 	if l.wants("Flight.legs", "Flight.status") {
 		l.Legs.Prefetch(ctx, ids)
 		lists, errs := l.Legs.values(ctx, ids)
 		legs, legsErr = l.servedLegs(ctx, ids, lists, errs)
+		if l.wants("Flight.status") {
+			// The status follows the clock, read once for the flights served together.
+			now := l.now()
+			status = make(map[string]flightgraph.FlightStatus, len(ids))
+			for i, id := range ids {
+				if errs[i] == nil {
+					status[id] = flightgraph.FlightStatusAt(lists[i], now)
+				}
+			}
+		}
 	}
 	out := make([]*model.Flight, len(flights))
 	for i, f := range flights {
@@ -108,8 +119,11 @@ func (l *Loaders) Flights(ctx context.Context, flights []*flightgraph.Flight) []
 		}
 		if legs == nil {
 			out[i] = &model.Flight{Flight: f} // its legs were not asked for
-		} else {
-			out[i] = model.NewFlight(f, legs[f.ID], legsErr[f.ID])
+			continue
+		}
+		out[i] = model.NewFlight(f, legs[f.ID], legsErr[f.ID])
+		if status != nil {
+			out[i].SetStatus(status[f.ID], legsErr[f.ID])
 		}
 	}
 	return out
@@ -203,33 +217,55 @@ func (l *Loaders) FlightLegs(ctx context.Context, flightIDs []string) ([][]*mode
 }
 
 // servedLegs pairs the legs of each flight (lists, or the error of each, by the flights' ids)
-// with the airports the operation asks of them, which prefetchLegs fetched when the legs came.
+// with the airports and the aircraft the operation asks of them, which prefetchLegs fetched when
+// the legs came: GraphQL then reads them in line, as plain methods rather than resolvers.
 func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*flightgraph.FlightLeg, errs []error) (map[string][]*model.FlightLeg, map[string]error) {
 	wantsAirports := l.wants("FlightLeg.origin", "FlightLeg.destination")
+	wantsAircraft := l.wants("FlightLeg.aircraft", "FlightLeg.aircraftConfiguration")
 	var all []*flightgraph.FlightLeg
-	var codes []string
+	var codes, configs []string
 	for _, ls := range lists {
 		for _, g := range ls {
 			all = append(all, g)
-			codes = append(codes, g.OriginCode, g.DestinationCode)
+			if wantsAirports {
+				codes = append(codes, g.OriginCode, g.DestinationCode)
+			}
+			if wantsAircraft {
+				configs = append(configs, g.ConfigurationCode)
+			}
 		}
 	}
 	var (
-		vals    []*flightgraph.Airport
-		airErrs []error
+		vals            []*flightgraph.Airport
+		configurations  []*flightgraph.Aircraft
+		airErrs, acErrs []error
 	)
 	if wantsAirports {
 		vals, airErrs = l.Airport.values(ctx, codes)
 	}
+	var airframes []*model.Airframe
+	if wantsAircraft {
+		configurations, acErrs = l.Aircraft.values(ctx, configs)
+		frames := make([]*flightgraph.Airframe, len(all))
+		for i, g := range all {
+			if acErrs[i] == nil && configurations[i] != nil && g.Registration != "" {
+				frames[i] = &flightgraph.Airframe{Registration: g.Registration, Aircraft: configurations[i]}
+			}
+		}
+		airframes = l.Airframes(ctx, frames)
+	}
 	served := make(map[*flightgraph.FlightLeg]*model.FlightLeg, len(all))
 	for i, g := range all {
-		if !wantsAirports {
-			served[g] = &model.FlightLeg{FlightLeg: g}
-			continue
+		leg := &model.FlightLeg{FlightLeg: g}
+		if wantsAirports {
+			o, oErr := referenced(vals[2*i], airErrs[2*i], codes[2*i])
+			d, dErr := referenced(vals[2*i+1], airErrs[2*i+1], codes[2*i+1])
+			leg = model.NewFlightLeg(g, o, d, oErr, dErr)
 		}
-		o, oErr := referenced(vals[2*i], airErrs[2*i], codes[2*i])
-		d, dErr := referenced(vals[2*i+1], airErrs[2*i+1], codes[2*i+1])
-		served[g] = model.NewFlightLeg(g, o, d, oErr, dErr)
+		if wantsAircraft {
+			leg.SetAircraft(configurations[i], airframes[i], acErrs[i])
+		}
+		served[g] = leg
 	}
 	legs, legsErr := make(map[string][]*model.FlightLeg, len(ids)), make(map[string]error, len(ids))
 	for i, id := range ids {
@@ -244,6 +280,93 @@ func (l *Loaders) servedLegs(ctx context.Context, ids []string, lists [][]*fligh
 		legs[id] = ls
 	}
 	return legs, legsErr
+}
+
+// Airframes hands airframes to GraphQL (nil where a frame is nil), each with its configuration's
+// cabins and their amenities as far as the operation asks for them, fetched a level at a time for
+// all of them (by the Aircraft loader's prefetch): the type Aircraft and its cabins are read in
+// line, as plain methods rather than resolvers.
+func (l *Loaders) Airframes(ctx context.Context, frames []*flightgraph.Airframe) []*model.Airframe {
+	var cabins map[string][]*model.Cabin
+	var cabinsErr map[string]error
+	if l.wants("Aircraft.cabins") {
+		var configs []string
+		for _, f := range frames {
+			if f != nil {
+				configs = append(configs, f.Configuration)
+			}
+		}
+		cabins, cabinsErr = l.servedCabins(ctx, configs)
+	}
+	out := make([]*model.Airframe, len(frames))
+	for i, f := range frames {
+		switch {
+		case f == nil:
+		case cabins == nil:
+			out[i] = &model.Airframe{Airframe: f} // its cabins were not asked for
+		default:
+			out[i] = model.NewAirframe(f, cabins[f.Configuration], cabinsErr[f.Configuration])
+		}
+	}
+	return out
+}
+
+// ServedCabins returns the cabins of a configuration as Airframes serves them, or the error of loading
+// them (AircraftConfiguration.cabins). Once the request's context is done it returns no value.
+func (l *Loaders) ServedCabins(ctx context.Context, configuration string) ([]*model.Cabin, error) {
+	if ctx.Err() != nil {
+		return nil, stopped(ctx)
+	}
+	cabins, errs := l.servedCabins(ctx, []string{configuration})
+	return cabins[configuration], errs[configuration]
+}
+
+// servedCabins returns the cabins of each configuration, by its code, with the amenities the
+// operation asks of them, or the error of loading them. The configurations' cabins are shared by
+// the airframes that fly them.
+func (l *Loaders) servedCabins(ctx context.Context, configs []string) (map[string][]*model.Cabin, map[string]error) {
+	seen := make(map[string]bool, len(configs))
+	distinct := configs[:0:0]
+	for _, c := range configs {
+		if !seen[c] {
+			seen[c] = true
+			distinct = append(distinct, c)
+		}
+	}
+	lists, errs := l.Cabins.values(ctx, distinct)
+	wantsAmenities := l.wants("Cabin.amenities")
+	var (
+		products    []string
+		amenities   [][]*flightgraph.Amenity
+		amenityErrs []error
+	)
+	if wantsAmenities {
+		for _, cabins := range lists {
+			for _, c := range cabins {
+				products = append(products, c.Product)
+			}
+		}
+		amenities, amenityErrs = l.Amenities.values(ctx, products)
+	}
+	out, outErr := make(map[string][]*model.Cabin, len(distinct)), make(map[string]error)
+	k := 0
+	for i, code := range distinct {
+		served := make([]*model.Cabin, len(lists[i]))
+		for j, c := range lists[i] {
+			if wantsAmenities {
+				served[j] = model.NewCabin(c, amenities[k], amenityErrs[k])
+				k++
+			} else {
+				served[j] = &model.Cabin{Cabin: c}
+			}
+		}
+		if errs[i] != nil {
+			outErr[code] = errs[i]
+			continue
+		}
+		out[code] = served
+	}
+	return out, outErr
 }
 
 // prefetchLegs loads what the operation asks of these legs.

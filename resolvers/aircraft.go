@@ -12,21 +12,6 @@ func (r *Resolver) amenities(ctx context.Context, configuration string, class *f
 	return r.Travel.Amenities(ctx, travel.AmenityQuery{Configuration: configuration, CabinClass: deref(class), Category: deref(category)})
 }
 
-// cabinAmenities filters a cabin product's amenities, loaded in a batch, by category.
-func (r *Resolver) cabinAmenities(ctx context.Context, c *flightgraph.Cabin, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error) {
-	all, err := graph.Load(ctx, graph.For(ctx).Amenities, c.Product)
-	if err != nil || category == nil {
-		return all, err
-	}
-	var out []*flightgraph.Amenity
-	for _, a := range all {
-		if a.Category == *category {
-			out = append(out, a)
-		}
-	}
-	return out, nil
-}
-
 // fleet is every configuration, primed into the request's loader so that their cabins and
 // amenities are read a level at a time, as _entities reads them, not in batches that depend on
 // timing.

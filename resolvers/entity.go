@@ -209,8 +209,8 @@ func (r *Resolver) entityConfigurations(ctx context.Context, codes []string) ([]
 
 // entityAirframes names each registration's configuration from the fleet's register
 // (Resolver.Airframes) and reads the configurations in one round trip.
-func (r *Resolver) entityAirframes(ctx context.Context, registrations []string) ([]*flightgraph.Airframe, error) {
-	return batch(registrations, checkRegistration, func(regs []string) ([]*flightgraph.Airframe, []error) {
+func (r *Resolver) entityAirframes(ctx context.Context, registrations []string) ([]*model.Airframe, error) {
+	return batch(registrations, checkRegistration, func(regs []string) ([]*model.Airframe, []error) {
 		configs := r.Airframes(regs)
 		var known []string
 		for _, c := range configs {
@@ -229,7 +229,7 @@ func (r *Resolver) entityAirframes(ctx context.Context, registrations []string) 
 			}
 			outErr[i], vals, errs = errs[0], vals[1:], errs[1:]
 		}
-		return out, outErr
+		return graph.For(ctx).Airframes(ctx, out), outErr
 	}, func(reg string) error {
 		return flightgraph.ParamErrorf(flightgraph.ECodeFlightConfiguration, "registration", "aircraft %s is not in the fleet", reg)
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
-func (r *entityResolver) FindManyAircraftByRegistrations(ctx context.Context, reps []*model.AircraftByRegistrationsInput) ([]*flightgraph.Airframe, error) {
+func (r *entityResolver) FindManyAircraftByRegistrations(ctx context.Context, reps []*model.AircraftByRegistrationsInput) ([]*model.Airframe, error) {
 	return r.entityAirframes(ctx, keysOf(reps, func(r *model.AircraftByRegistrationsInput) string { return r.Registration }))
 }
 

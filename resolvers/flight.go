@@ -42,18 +42,6 @@ func (r *Resolver) served(ctx context.Context) func(*flightgraph.Flight, error) 
 	}
 }
 
-func (r *Resolver) legs(ctx context.Context, f *flightgraph.Flight) ([]*flightgraph.FlightLeg, error) {
-	return graph.Load(ctx, graph.For(ctx).Legs, f.ID)
-}
-
-func (r *Resolver) flightStatus(ctx context.Context, f *flightgraph.Flight) (flightgraph.FlightStatus, error) {
-	legs, err := r.legs(ctx, f)
-	if err != nil {
-		return "", err
-	}
-	return flightgraph.FlightStatusAt(legs, r.Now()), nil
-}
-
 // airport loads an airport that a row refers to; a dangling reference is an internal error.
 func (r *Resolver) airport(ctx context.Context, code string) (*flightgraph.Airport, error) {
 	a, err := graph.Load(ctx, graph.For(ctx).Airport, code)
@@ -69,17 +57,4 @@ func (r *Resolver) carrier(ctx context.Context, code string) (*flightgraph.Carri
 		err = fmt.Errorf("resolvers: carrier %q is referenced but missing", code)
 	}
 	return c, err
-}
-
-// legAircraft is the airframe that flies the leg, in the leg's configuration; none while the leg
-// has no airframe assigned.
-func (r *Resolver) legAircraft(ctx context.Context, l *flightgraph.FlightLeg) (*flightgraph.Airframe, error) {
-	if l.Registration == "" {
-		return nil, nil
-	}
-	a, err := graph.Load(ctx, graph.For(ctx).Aircraft, l.ConfigurationCode)
-	if err != nil || a == nil {
-		return nil, err
-	}
-	return &flightgraph.Airframe{Registration: l.Registration, Aircraft: a}, nil
 }

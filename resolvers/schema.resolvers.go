@@ -16,12 +16,8 @@ import (
 	"github.com/flightgraph/flightgraph/travel"
 )
 
-func (r *aircraftResolver) Cabins(ctx context.Context, obj *flightgraph.Airframe) ([]*flightgraph.Cabin, error) {
-	return graph.Load(ctx, graph.For(ctx).Cabins, obj.Configuration)
-}
-
-func (r *aircraftConfigurationResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*flightgraph.Cabin, error) {
-	return graph.Load(ctx, graph.For(ctx).Cabins, obj.Configuration)
+func (r *aircraftConfigurationResolver) Cabins(ctx context.Context, obj *flightgraph.Aircraft) ([]*model.Cabin, error) {
+	return graph.For(ctx).ServedCabins(ctx, obj.Configuration)
 }
 
 func (r *airportResolver) City(ctx context.Context, obj *flightgraph.Airport) (*flightgraph.City, error) {
@@ -30,10 +26,6 @@ func (r *airportResolver) City(ctx context.Context, obj *flightgraph.Airport) (*
 
 func (r *airportResolver) Country(ctx context.Context, obj *flightgraph.Airport) (*flightgraph.Country, error) {
 	return r.country(ctx, obj.CountryCode)
-}
-
-func (r *cabinResolver) Amenities(ctx context.Context, obj *flightgraph.Cabin, category *flightgraph.AmenityCategory) ([]*flightgraph.Amenity, error) {
-	return r.cabinAmenities(ctx, obj, category)
 }
 
 func (r *cargoCapacityResolver) Flight(ctx context.Context, obj *flightgraph.CargoCapacity) (*model.Flight, error) {
@@ -64,10 +56,6 @@ func (r *flightResolver) Carrier(ctx context.Context, obj *model.Flight) (*fligh
 	return r.carrier(ctx, obj.CarrierCode)
 }
 
-func (r *flightResolver) Status(ctx context.Context, obj *model.Flight) (flightgraph.FlightStatus, error) {
-	return r.flightStatus(ctx, obj.Flight)
-}
-
 func (r *flightResolver) Origin(ctx context.Context, obj *model.Flight) (*flightgraph.Airport, error) {
 	return r.airport(ctx, obj.OriginCode)
 }
@@ -78,14 +66,6 @@ func (r *flightResolver) Destination(ctx context.Context, obj *model.Flight) (*f
 
 func (r *flightLegResolver) Status(ctx context.Context, obj *model.FlightLeg) (flightgraph.FlightStatus, error) {
 	return obj.StatusAt(r.Now()), nil
-}
-
-func (r *flightLegResolver) Aircraft(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Airframe, error) {
-	return r.legAircraft(ctx, obj.FlightLeg)
-}
-
-func (r *flightLegResolver) AircraftConfiguration(ctx context.Context, obj *model.FlightLeg) (*flightgraph.Aircraft, error) {
-	return graph.Load(ctx, graph.For(ctx).Aircraft, obj.ConfigurationCode)
 }
 
 func (r *flightStatusEventResolver) Position(ctx context.Context, obj *flightgraph.FlightEvent) (string, error) {
@@ -294,15 +274,11 @@ func (r *subscriptionResolver) Arrivals(ctx context.Context, airport string, aft
 	return r.subscribe(ctx, live.Filter{Arriving: airport}, after)
 }
 
-func (r *Resolver) Aircraft() graph.AircraftResolver { return &aircraftResolver{r} }
-
 func (r *Resolver) AircraftConfiguration() graph.AircraftConfigurationResolver {
 	return &aircraftConfigurationResolver{r}
 }
 
 func (r *Resolver) Airport() graph.AirportResolver { return &airportResolver{r} }
-
-func (r *Resolver) Cabin() graph.CabinResolver { return &cabinResolver{r} }
 
 func (r *Resolver) CargoCapacity() graph.CargoCapacityResolver { return &cargoCapacityResolver{r} }
 
@@ -333,10 +309,8 @@ func (r *Resolver) ScheduledLeg() graph.ScheduledLegResolver { return &scheduled
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
-	aircraftResolver              struct{ *Resolver }
 	aircraftConfigurationResolver struct{ *Resolver }
 	airportResolver               struct{ *Resolver }
-	cabinResolver                 struct{ *Resolver }
 	cargoCapacityResolver         struct{ *Resolver }
 	cargoLegResolver              struct{ *Resolver }
 	carrierResolver               struct{ *Resolver }
