@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -38,6 +39,15 @@ type HandlerConfig struct {
 	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
 	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
 	Timeout time.Duration
+	// Connect authenticates the credential a WebSocket connection's connection_init carries
+	// (access.InitCredentials read from its payload) and returns the context its operations run
+	// in (access.Guard.Connect); it refuses a connection that has none, in its payload or its
+	// upgrade's headers. Nil reads no payload: the upgrade's headers alone carry the credential.
+	Connect func(ctx context.Context, creds http.Header) (context.Context, error)
+	// Origin reports whether a WebSocket upgrade's Origin may open a connection (the CORS
+	// allow-list's rule, server.CORS.AllowsSocket). Nil: only the page's own origin, or none
+	// (gqlgen's default).
+	Origin func(r *http.Request) bool
 	// Markets, when set, checks the point of sale of every request's headers
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
@@ -84,7 +94,11 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// over HTTP, each on the credential of its own request.
 	if schema.Schema().Subscription != nil {
 		readLimit := int64(MaxBodyBytes)
-		h.AddTransport(websocket{transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}})
+		ws := transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}
+		if c.Connect != nil {
+			ws.InitFunc = initFunc(c.Connect, c.Log)
+		}
+		h.AddTransport(websocket{Websocket: ws, origin: c.Origin, log: c.Log})
 		h.AddTransport(sse{Log: c.Log})
 	}
 	h.AddTransport(HTTP{Log: c.Log})
@@ -146,10 +160,88 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 
 // websocket is gqlgen's WebSocket transport whose operations know they came over it
 // (OverWebsocket): the Gate checks the connection's credential again before each.
-type websocket struct{ transport.Websocket }
+//
+// Its upgrade is refused ECodeCrossSite (403) unless origin allows the page's Origin (nil: the
+// page's own origin only, as gqlgen's transport has it), and it closes every connection it
+// accepted when the connection's work is over: gqlgen leaves open, without a word, a connection
+// whose connection_init payload is not a JSON object, which a client could repeat to hold
+// sockets; it is closed 4400 (REQ_400.000) here.
+type websocket struct {
+	transport.Websocket
+	origin func(r *http.Request) bool
+	log    *slog.Logger
+}
 
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	accept := &accepted{}
+	if t.origin != nil {
+		if !t.origin(r) {
+			writeError(t.log, w, r, flightgraph.Errorf(flightgraph.ECodeCrossSite, "a page of the origin %.100q may not open this WebSocket: it is not one of the origins allowed to call the APIs", r.Header.Get("Origin")))
+			return
+		}
+		// The origin was checked, against the same allow-list as CORS's.
+		accept.AcceptOptions.InsecureSkipVerify = true
+	}
+	t.Implementation = accept
 	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
+	if accept.conn != nil {
+		// Closed already, as it is unless gqlgen left it open: then these fail, harmlessly.
+		accept.conn.WriteClose(4000+http.StatusBadRequest, closeReason(flightgraph.Errorf(flightgraph.ECodeBadBody, "connection_init's payload must be a JSON object")))
+		accept.conn.Close()
+	}
+}
+
+// accepted is gqlgen's coder/websocket implementation that keeps the connection it accepted.
+type accepted struct {
+	transport.CoderWebsocketImplementation
+	conn transport.WebsocketConn
+}
+
+func (a *accepted) Accept(w http.ResponseWriter, r *http.Request, options transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	conn, err := a.CoderWebsocketImplementation.Accept(w, r, options)
+	a.conn = conn
+	return conn, err
+}
+
+// initFunc reads the credential of a connection_init's payload (access.InitCredentials) and has
+// connect authenticate it. A refusal closes the connection with 4000 and the catalogue entry's
+// HTTP status (4401 for a missing or bad credential, 4403 for a credential of the wrong kind or
+// two that disagree, 4400 for a payload that cannot be read, 4429 when the refusals' window is
+// full, 45xx when a backing service failed), its reason the code and message (masked as the
+// edges mask them, Public); graphql-ws's client gives both to the page (its CloseEvent). A
+// client opens the connection again only when it has something else to send.
+func initFunc(connect func(ctx context.Context, creds http.Header) (context.Context, error), log *slog.Logger) transport.WebsocketInitFunc {
+	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		creds, err := access.InitCredentials(payload)
+		if err != nil {
+			access.Refused(ctx)
+		} else {
+			var connected context.Context
+			if connected, err = connect(ctx, creds); err == nil {
+				return connected, nil, nil
+			}
+		}
+		fe := flightgraph.Public(ctx, log, err, "path", "/graphql (connection_init)")
+		ctx = transport.WithWebsocketCloseCode(ctx, 4000+flightgraph.Lookup(fe.Code).Status)
+		return transport.AppendCloseReason(ctx, closeReason(fe)), nil, fe
+	}
+}
+
+// maxCloseReason is the most bytes a WebSocket close frame's reason holds (RFC 6455 §5.5).
+const maxCloseReason = 123
+
+// closeReason is the reason of a close frame that refuses a connection with fe: its code and
+// message, cut to what a close frame holds.
+func closeReason(fe *flightgraph.Error) string {
+	s := fe.Code + ": " + fe.Message
+	if len(s) <= maxCloseReason {
+		return s
+	}
+	s = s[:maxCloseReason-len("…")]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's
