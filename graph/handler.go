@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -183,7 +184,9 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		accept.AcceptOptions.InsecureSkipVerify = true
 	}
 	t.Implementation = accept
-	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
+	ctx := context.WithValue(context.WithValue(r.Context(), overWebsocketKey{}, true), acceptedKey{}, accept)
+	t.Websocket.Do(w, r.WithContext(ctx), uncredentialed{GraphExecutor: exec, a: accept})
+	accept.stop()
 	if accept.conn != nil {
 		// Closed already, as it is unless gqlgen left it open: then these fail, harmlessly.
 		accept.conn.WriteClose(4000+http.StatusBadRequest, closeReason(flightgraph.Errorf(flightgraph.ECodeBadBody, "connection_init's payload must be a JSON object")))
@@ -191,16 +194,114 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	}
 }
 
-// accepted is gqlgen's coder/websocket implementation that keeps the connection it accepted.
+type acceptedKey struct{}
+
+// accepted is gqlgen's coder/websocket implementation that keeps the connection it accepted,
+// and closes a connection that is refused for want of a credential (refuse) once it has told its
+// first operation why.
 type accepted struct {
 	transport.CoderWebsocketImplementation
 	conn transport.WebsocketConn
+
+	mu      sync.Mutex
+	refusal *flightgraph.Error
+	timer   *time.Timer
 }
 
 func (a *accepted) Accept(w http.ResponseWriter, r *http.Request, options transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	conn, err := a.CoderWebsocketImplementation.Accept(w, r, options)
+	if err != nil {
+		return nil, err
+	}
 	a.conn = conn
-	return conn, err
+	return guardedConn{WebsocketConn: conn, a: a}, nil
+}
+
+// refuse marks the connection as refused with fe (no credential in its connection_init nor its
+// upgrade's headers): every operation it sends is answered fe before anything of it is read
+// (uncredentialed), and the connection is closed 4401 once the first is answered, or after
+// WebsocketInitTimeout if none comes. The refusal is an operation's error, not only a close
+// frame, so that a gateway that subscribes for a client without a credential tells its client
+// the code: gateways do not pass a close frame's reason on.
+func (a *accepted) refuse(fe *flightgraph.Error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refusal = fe
+	a.timer = time.AfterFunc(WebsocketInitTimeout, a.close)
+}
+
+// refused returns the refusal of the connection, nil when it has none.
+func (a *accepted) refused() *flightgraph.Error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.refusal
+}
+
+// close closes a refused connection with its refusal.
+func (a *accepted) close() {
+	if fe := a.refused(); fe != nil {
+		a.conn.WriteClose(4000+flightgraph.Lookup(fe.Code).Status, closeReason(fe))
+		a.conn.Close()
+	}
+}
+
+// stop stops the refused connection's timer.
+func (a *accepted) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+// guardedConn is the accepted connection, which closes itself after it wrote the end of an
+// operation (complete) if the connection is refused (accepted.refuse).
+type guardedConn struct {
+	transport.WebsocketConn
+	a *accepted
+}
+
+func (c guardedConn) WriteJSON(v any) error {
+	err := c.WebsocketConn.WriteJSON(v)
+	if c.a.refused() == nil {
+		return err
+	}
+	var m struct{ Type string }
+	if b, merr := json.Marshal(v); merr == nil && json.Unmarshal(b, &m) == nil && m.Type == "complete" {
+		c.a.close()
+	}
+	return err
+}
+
+// SetReadLimit and SetReadDeadline keep the accepted connection's own: gqlgen holds messages to
+// the transport's PayloadReadLimit only through them.
+func (c guardedConn) SetReadLimit(limit int64) {
+	c.WebsocketConn.(transport.WebsocketReadLimiter).SetReadLimit(limit)
+}
+
+func (c guardedConn) SetReadDeadline(t time.Time) error {
+	return c.WebsocketConn.(transport.WebsocketReadDeadliner).SetReadDeadline(t)
+}
+
+// uncredentialed answers every operation of a refused connection (accepted.refuse) with its
+// refusal, before the operation is parsed: nothing of it runs.
+type uncredentialed struct {
+	graphql.GraphExecutor
+	a *accepted
+}
+
+func (e uncredentialed) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	if fe := e.a.refused(); fe != nil {
+		return nil, gqlerror.List{{Message: fe.Message, Extensions: extensions(fe.Code, fe.Parameter)}}
+	}
+	return e.GraphExecutor.CreateOperationContext(ctx, p)
+}
+
+func (e uncredentialed) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
+	if e.a.refused() != nil {
+		return &graphql.Response{Errors: list}
+	}
+	return e.GraphExecutor.DispatchError(ctx, list)
 }
 
 // initFunc reads the credential of a connection_init's payload (access.InitCredentials) and has
@@ -222,6 +323,11 @@ func initFunc(connect func(ctx context.Context, creds http.Header) (context.Cont
 			}
 		}
 		fe := flightgraph.Public(ctx, log, err, "path", "/graphql (connection_init)")
+		if a, ok := ctx.Value(acceptedKey{}).(*accepted); ok && fe.Code == flightgraph.ECodeMissingCredentials {
+			// Acknowledged, to refuse its first operation and close (accepted.refuse).
+			a.refuse(fe)
+			return ctx, nil, nil
+		}
 		ctx = transport.WithWebsocketCloseCode(ctx, 4000+flightgraph.Lookup(fe.Code).Status)
 		return transport.AppendCloseReason(ctx, closeReason(fe)), nil, fe
 	}

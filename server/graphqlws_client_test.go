@@ -91,8 +91,10 @@ func nextLine(t *testing.T, lines <-chan wsClientLine, d time.Duration) wsClient
 // with graphql-ws's own client (the npm package, pinned in test/gateways), which cannot set a
 // WebSocket's headers: its key travels in connectionParams. The client is acknowledged, and hears
 // a change recorded by the operations API. Without a key, with an unknown one, or from a page of
-// an origin not allowed, it is refused as the page would see it: closed 4401 with the catalogue's
-// code, or (the upgrade refused) closed 1006 without ever connecting.
+// an origin not allowed, it is refused as the page would see it: without a key, its subscription
+// is answered AUTH_401.000 and the socket closed 4401; with an unknown key, closed 4401
+// AUTH_401.001 at connection_init; from another origin (the upgrade refused), closed 1006
+// without ever connecting.
 func TestGraphQLWSClient(t *testing.T) {
 	dir, node := gatewaysTool(t)
 	for _, module := range []string{"graphql-ws", "ws"} {
@@ -139,11 +141,22 @@ func TestGraphQLWSClient(t *testing.T) {
 	} {
 		lines := graphQLWSClient(t, dir, node, s.URL, c.origin, c.params, board)
 		var heard []wsClientLine
+		told := ""
 		for l := range lines {
 			heard = append(heard, l)
-			if l.Connected || l.Next != nil {
+			if l.Next != nil && (len(l.Next.Errors) == 0 || string(l.Next.Data) != "" && string(l.Next.Data) != "null") {
 				t.Errorf("%s: the client heard %+v", c.name, l)
 			}
+			if l.Next != nil {
+				told = firstCode(*l.Next)
+			}
+			if l.Connected && c.code != flightgraph.ECodeMissingCredentials {
+				t.Errorf("%s: the client was acknowledged", c.name)
+			}
+		}
+		if c.code == flightgraph.ECodeMissingCredentials && told != c.code {
+			// Acknowledged, so that the subscription is told why (a gateway passes that on).
+			t.Errorf("%s: the subscription was told %q, want %s", c.name, told, c.code)
 		}
 		closed := false
 		for _, l := range heard {

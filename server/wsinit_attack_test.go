@@ -62,6 +62,42 @@ func tryInitWS(t testing.TB, base string, headers http.Header, init string) (*we
 	return c, string(b), nil, http.StatusSwitchingProtocols
 }
 
+// refusedOperation sends op on conn, whose connection_init was answered answer (which must be
+// its acknowledgement), and returns the code of the error it is answered, and the close frame
+// that follows.
+func refusedOperation(t testing.TB, conn *websocket.Conn, answer, op string) (string, *websocket.CloseError) {
+	t.Helper()
+	if !strings.Contains(answer, "connection_ack") {
+		t.Fatalf("connection_init answered %s, want connection_ack", answer)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn.Write(ctx, websocket.MessageText, []byte(op))
+	code := ""
+	for {
+		_, b, err := conn.Read(ctx)
+		if err != nil {
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return code, &ce
+			}
+			return code, nil
+		}
+		var m struct {
+			Type    string
+			Payload struct{ Data json.RawMessage }
+		}
+		json.Unmarshal(b, &m)
+		if m.Type == "next" && string(m.Payload.Data) != "" && string(m.Payload.Data) != "null" {
+			t.Errorf("the operation ran: %s", b)
+		}
+		var r struct{ Payload gqlResponse }
+		if json.Unmarshal(b, &r) == nil && code == "" {
+			code = firstCode(r.Payload)
+		}
+	}
+}
+
 // payloadInit is a connection_init message whose payload is v.
 func payloadInit(v any) string {
 	b, _ := json.Marshal(map[string]any{"type": "connection_init", "payload": v})
@@ -72,9 +108,9 @@ func payloadInit(v any) string {
 // connection_init's payload (connectionParams), which the guard authenticates by the code that
 // authenticates headers (Guard.Connect):
 //
-//   - no credential anywhere (payload absent, empty, or null): closed 4401 AUTH_401.000 before
-//     anything runs; without the check the connection was acknowledged and left to each
-//     operation's refusal;
+//   - no credential anywhere (payload absent, empty, or null): acknowledged, its first operation
+//     (here a subscription) is answered AUTH_401.000 before it is read, and the connection is
+//     closed 4401 AUTH_401.000; without the check it stayed open for more;
 //   - a malformed or unknown key, a token that is not one: 4401 with the catalogue's codes;
 //   - a payload that is not an object (a string, an array, a number): closed 4400 REQ_400.000,
 //     where gqlgen left the connection open without a word; members of the wrong type, or two
@@ -127,6 +163,14 @@ func TestWebsocketInitCredentials(t *testing.T) {
 		}
 		for _, c := range refused {
 			conn, answer, closed := initWS(t, s.URL, c.headers, c.init)
+			if c.code == flightgraph.ECodeMissingCredentials {
+				// Acknowledged, so that its first operation is told why; then closed.
+				if code, closed := refusedOperation(t, conn, answer, subscribe); code != c.code || closed == nil || closed.Code != c.close ||
+					!strings.HasPrefix(closed.Reason, c.code+": ") {
+					t.Errorf("%s: the operation refused %q, then closed %+v, want %s and %d", c.name, code, closed, c.code, c.close)
+				}
+				continue
+			}
 			if closed == nil {
 				// Acknowledged: nothing may run on it all the same.
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -274,9 +318,13 @@ func TestWebsocketInitRefusalsAreBounded(t *testing.T) {
 			})
 			var got []string
 			for range 4 {
-				_, answer, closed, status := tryInitWS(t, s.URL, nil, c.init)
+				conn, answer, closed, status := tryInitWS(t, s.URL, nil, c.init)
 				if closed == nil {
-					t.Fatalf("acknowledged: %s", answer)
+					// Acknowledged (no credential): its first operation is refused, then it is closed.
+					_, closed = refusedOperation(t, conn, answer, `{"id":"1","type":"subscribe","payload":{"query":"{ __typename }"}}`)
+					if closed == nil {
+						t.Fatalf("not closed after its refused operation")
+					}
 				}
 				code, _, _ := strings.Cut(closed.Reason, ":")
 				got = append(got, fmt.Sprintf("%d %d %s", status, closed.Code, code))
