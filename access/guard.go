@@ -244,8 +244,9 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 
 // enter authenticates the credential of r's headers (api-key, Authorization) for a request of
 // client, and returns the request's pass and end, to call with the status it answered once its
-// work is over (which settles its place; pass.release gives back its heavy-work slot); or the error that refuses it at once (its refusals' window is full, or the
-// credential could not be checked because a backing service failed). A credential that is
+// work is over (which settles its place; pass.release gives back its heavy-work slot); or the
+// error that refuses it at once (its refusals' window is full, or the credential could not be
+// checked because a backing service failed). A credential that is
 // refused gives a pass of an anonymous caller with the credential's error (AuthErr). header is
 // where Admit writes the limit and challenge headers.
 //

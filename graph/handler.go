@@ -310,7 +310,8 @@ func (e uncredentialed) DispatchError(ctx context.Context, list gqlerror.List) *
 // two that disagree, 4400 for a payload that cannot be read, 4429 when the refusals' window is
 // full, 45xx when a backing service failed), its reason the code and message (masked as the
 // edges mask them, Public); graphql-ws's client gives both to the page (its CloseEvent). A
-// client opens the connection again only when it has something else to send.
+// connection without any credential is acknowledged instead, to be refused at its first
+// operation and closed then (accepted.refuse).
 func initFunc(connect func(ctx context.Context, creds http.Header) (context.Context, error), log *slog.Logger) transport.WebsocketInitFunc {
 	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		creds, err := access.InitCredentials(payload)
