@@ -161,3 +161,24 @@ func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context
 	})
 	return WithPass(ctx, pass), nil
 }
+
+// ForOperation returns ctx with a pass of its own for one operation of a long-lived connection
+// (a WebSocket's), made from the connection's pass in ctx: the same caller, credential and client,
+// and the connection's place in the refusals' windows, but the products admitted for this
+// operation alone and a hold on heavy work of its own, which end gives back when the operation is
+// over. With the connection's pass itself, the first heavy operation held its heavy-work slot
+// until the connection closed (the key's other heavy calls refused meanwhile), and the
+// connection's later heavy operations ran on it without taking any. Without a pass in ctx it
+// returns ctx: Admit then refuses, as it refuses whatever no guard authenticated.
+func ForOperation(ctx context.Context) (_ context.Context, end func()) {
+	conn := PassFromContext(ctx)
+	if conn == nil {
+		return ctx, func() {}
+	}
+	conn.mu.Lock()
+	onAdmit := conn.onAdmit
+	conn.mu.Unlock()
+	p := NewPass(conn.Caller, conn.AuthErr, nil)
+	p.bearer, p.client, p.creds, p.onAdmit = conn.bearer, conn.client, conn.creds, onAdmit
+	return WithPass(ctx, p), p.release
+}

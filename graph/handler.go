@@ -120,6 +120,16 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	if wait == 0 {
 		wait = DefaultLoaderWait
 	}
+	// Each operation over a WebSocket reads with loaders of its own, which the prefetch plan
+	// (around) is made on: the request is the connection's, whose loaders would serve every
+	// later operation what the first read, count one network-wide search (Loaders.OneSearch) for
+	// the connection's life, and take the plans of operations that run at once.
+	h.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if OverWebsocket(ctx) {
+			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+		}
+		return next(ctx)
+	})
 	// Each event of a subscription reads with loaders of its own: the request's would serve
 	// every event the flight as it was at the first.
 	h.AroundResponses(func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -283,18 +293,48 @@ func (c guardedConn) SetReadDeadline(t time.Time) error {
 	return c.WebsocketConn.(transport.WebsocketReadDeadliner).SetReadDeadline(t)
 }
 
-// uncredentialed answers every operation of a refused connection (accepted.refuse) with its
-// refusal, before the operation is parsed: nothing of it runs.
+// uncredentialed runs the operations of a WebSocket connection: each on a pass of its own
+// (access.ForOperation), admitted and holding heavy work for itself, given back when it ends;
+// and every operation of a refused connection (accepted.refuse) answered with its refusal, before
+// the operation is parsed: nothing of it runs.
 type uncredentialed struct {
 	graphql.GraphExecutor
 	a *accepted
+}
+
+// operationPass is where an operation's own pass waits, in its OperationContext, between its
+// admission and its execution.
+const operationPass = "WebsocketOperationPass"
+
+type ownPass struct {
+	pass *access.Pass
+	end  func()
 }
 
 func (e uncredentialed) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
 	if fe := e.a.refused(); fe != nil {
 		return nil, gqlerror.List{{Message: fe.Message, Extensions: extensions(fe.Code, fe.Parameter)}}
 	}
-	return e.GraphExecutor.CreateOperationContext(ctx, p)
+	ctx, end := access.ForOperation(ctx)
+	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
+	if errs != nil || rc == nil {
+		end()
+		return rc, errs
+	}
+	rc.Stats.SetExtension(operationPass, ownPass{pass: access.PassFromContext(ctx), end: end})
+	return rc, nil
+}
+
+// DispatchOperation runs the operation on its own pass, which it gives back once the
+// operation's context ends (the transport cancels it when the operation is over).
+func (e uncredentialed) DispatchOperation(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	if own, ok := rc.Stats.GetExtension(operationPass).(ownPass); ok {
+		if own.pass != nil {
+			ctx = access.WithPass(ctx, own.pass)
+		}
+		context.AfterFunc(ctx, own.end)
+	}
+	return e.GraphExecutor.DispatchOperation(ctx, rc)
 }
 
 func (e uncredentialed) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {

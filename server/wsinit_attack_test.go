@@ -391,3 +391,64 @@ func TestWebsocketOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestWebsocketHeavyOperationsGiveTheirSlotBack: a heavy operation over a WebSocket holds a
+// heavy-work slot while it runs and gives it back when it is answered, as over HTTP. On the
+// connection's own pass the first one held its slot until the connection closed: the key's heavy
+// calls elsewhere were refused LIMIT_429.002 (one at a time per key) for as long as the client
+// kept the socket open.
+func TestWebsocketHeavyOperationsGiveTheirSlotBack(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	heavy := `{ destinations(origin: "AMS", month: "` + inspirationMonth + `", limit: 1) { __typename } }`
+	ws := dialWSInit(t, s.URL, nil, map[string]any{"api-key": s.demo.APIKey})
+	for i := range 2 {
+		if r := ws.run(t, heavy, nil); len(r.Errors) > 0 {
+			t.Fatalf("heavy query %d over the WebSocket: %+v", i+1, r.Errors)
+		}
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if n, _ := s.srv.Guard.Heavy.Taken(); n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				n, _ := s.srv.Guard.Heavy.Taken()
+				t.Fatalf("%d heavy-work slots still taken after the query %d over the WebSocket was answered", n, i+1)
+			}
+		}
+	}
+	if r := s.query(t, heavy, nil); len(r.Errors) > 0 {
+		t.Errorf("the key's heavy query over HTTP while its WebSocket is open: %+v", r.Errors)
+	}
+}
+
+// TestWebsocketOperationsReadFresh: each operation over a WebSocket reads the store afresh, as
+// a request over HTTP does: a gate changed by the operations API between two queries on one
+// connection is the new gate in the second. With the connection's loaders, the second was
+// answered from what the first had read.
+func TestWebsocketOperationsReadFresh(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	ops := staffOps(t, s, s.oaOperator(t))
+	id := amsFlight(t, s)
+	const q = `query($id: ID!) { flight(id: $id) { legs { departure { gate } } } }`
+	ws := dialWSInit(t, s.URL, nil, map[string]any{"apiKey": s.demo.APIKey})
+	gate := func() string {
+		t.Helper()
+		r := ws.run(t, q, map[string]any{"id": id})
+		var out struct {
+			Flight struct {
+				Legs []struct{ Departure struct{ Gate *string } }
+			}
+		}
+		if len(r.Errors) > 0 || json.Unmarshal(r.Data, &out) != nil || len(out.Flight.Legs) == 0 {
+			t.Fatalf("flight %s: %s %+v", id, r.Data, r.Errors)
+		}
+		if g := out.Flight.Legs[0].Departure.Gate; g != nil {
+			return *g
+		}
+		return ""
+	}
+	before := gate()
+	record(t, s, ops, map[string]any{"flightId": id, "kind": "GATE", "gate": "Z99"})
+	if after := gate(); after != "Z99" {
+		t.Errorf("the gate over the same connection after the change: %q (before %q), want Z99", after, before)
+	}
+}
