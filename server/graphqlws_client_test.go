@@ -102,6 +102,9 @@ func TestGraphQLWSClient(t *testing.T) {
 			t.Fatalf("%s=%s has no %s: run npm ci --prefix test/gateways", envGateways, dir, module)
 		}
 	}
+	if _, err := os.Stat(filepath.Join(dir, "graphqlws.mjs")); err != nil {
+		t.Fatalf("%s=%s has no graphqlws.mjs: point it at this checkout's test/gateways", envGateways, dir)
+	}
 	const page = "https://board.example"
 	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
 		c.Server.CORSOrigins = []string{page}
