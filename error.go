@@ -72,7 +72,7 @@ const (
 	ECodeMethodNotAllowed = "REQ_405.000" // the method is not allowed here, e.g. a mutation over GET, a POST on a GET path
 	ECodeBodyTimeout      = "REQ_408.000" // the request body did not arrive in time
 	ECodeBodyTooLarge     = "REQ_413.000" // the request body is too large
-	ECodeCrossSite        = "REQ_403.000" // a portal page's form was sent from another site
+	ECodeCrossSite        = "REQ_403.000" // a portal page's form was sent from another site; a page of an origin not allowed opened a WebSocket
 	ECodeBadMediaType     = "REQ_415.000" // the request body's media type is not one the endpoint takes
 
 	ECodePositionExpired     = "STREAM_410.000" // the position resumed from is older than the retention: start over
@@ -149,7 +149,7 @@ func init() {
 	entry(ECodeMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "The method is not allowed here: the Allow header names those that are (a GraphQL mutation takes POST).")
 	entry(ECodeBodyTimeout, http.StatusRequestTimeout, "BODY_TIMEOUT", "The request body did not arrive in time.")
 	entry(ECodeBodyTooLarge, http.StatusRequestEntityTooLarge, "BODY_TOO_LARGE", "The request body is too large.")
-	entry(ECodeCrossSite, http.StatusForbidden, "CROSS_SITE", "A portal form was sent from another site; send it from the portal's own page.")
+	entry(ECodeCrossSite, http.StatusForbidden, "CROSS_SITE", "A portal form was sent from another site, or a page of an origin not allowed to call the APIs opened a WebSocket; send it from the portal's own page, or from an allowed origin.")
 	entry(ECodeBadMediaType, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "The request body's media type is not one the endpoint takes.")
 	entry(ECodeTooManySignIns, http.StatusTooManyRequests, "TOO_MANY_SIGN_INS", "Too many failed sign-ins; try again later.")
 	entry(ECodePositionExpired, http.StatusGone, "POSITION_EXPIRED", "The position resumed from is older than the events kept (see the retention): subscribe again without one.")

@@ -244,58 +244,74 @@ func (g *Guard) Authenticated(fail Failure) func(http.Handler) http.Handler {
 				g.serve(w, r, next, client, &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}, nil)
 				return
 			}
-			// One place is held for the request's work: in its credential's window when the
-			// credential authenticated lately, else in its client address's.
-			hash := credentialHash(r)
-			recent := g.Refusals.Recent(hash)
-			done, refusedNow := g.Refusals.Reserve(r.Context(), client, hash)
-			if refusedNow != nil {
-				fail(w, r, refusedNow)
+			sw := statusOf(w)
+			pass, end, err := g.enter(r, client, sw.Header())
+			if err != nil {
+				fail(w, r, err)
 				return
 			}
-			caller := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
-			var bearer *flightgraph.Caller
-			if hash != "" {
-				var authErr error
-				if caller, bearer, authErr = g.authenticate(r); authErr != nil {
-					// A lookup that failed, or was abandoned, keeps its place. A credential
-					// refused is no longer one that authenticated lately; one that could not be
-					// checked still is, and must not go on as anonymous, which would tell a
-					// signed-in user to sign in again.
-					done(true)
-					if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
-						fail(w, r, authErr)
-						return
-					}
-					g.Refusals.Failed(hash)
-					g.serve(w, r, next, client, caller, authErr)
-					return
-				}
-				if !recent {
-					// It authenticated: its address's place is free for the next, and its own
-					// window holds its work from here.
-					done(false)
-					g.Refusals.Authenticated(hash)
-					if done, refusedNow = g.Refusals.ReserveCredential(r.Context(), hash); refusedNow != nil {
-						fail(w, r, refusedNow)
-						return
-					}
-				}
-			}
-			// The place is held until the call is admitted (its body read, parsed and checked),
-			// not while it runs, so that a credential's calls in parallel do not fill it; and
-			// those that find it full of calls being admitted wait for them (Refusals.Reserve).
-			var once sync.Once
-			settle := func(refused bool) { once.Do(func() { done(refused) }) }
-			sw := statusOf(w)
-			pass := NewPass(caller, nil, sw.Header())
-			pass.client, pass.onAdmit, pass.bearer = client, func() { settle(false) }, bearer
-			pass.creds = http.Header{"Api-Key": r.Header.Values("api-key"), "Authorization": r.Header.Values("Authorization")}
 			defer pass.release()
 			next.ServeHTTP(sw, r.WithContext(WithPass(r.Context(), pass)))
-			settle(refused(pass, sw.Status))
+			end(sw.Status)
 		})
 	}
+}
+
+// enter authenticates the credential of r's headers (api-key, Authorization) for a request of
+// client, and returns the request's pass and end, to call with the status it answered once its
+// work is over (which settles its place; pass.release gives back its heavy-work slot); or the
+// error that refuses it at once (its refusals' window is full, or the credential could not be
+// checked because a backing service failed). A credential that is
+// refused gives a pass of an anonymous caller with the credential's error (AuthErr). header is
+// where Admit writes the limit and challenge headers.
+//
+// One place is held for the request's work: in its credential's window when the credential
+// authenticated lately, else in its client address's (see Authenticated).
+func (g *Guard) enter(r *http.Request, client string, header http.Header) (*Pass, func(status int), error) {
+	hash := credentialHash(r)
+	recent := g.Refusals.Recent(hash)
+	done, refusedNow := g.Refusals.Reserve(r.Context(), client, hash)
+	if refusedNow != nil {
+		return nil, nil, refusedNow
+	}
+	creds := http.Header{"Api-Key": r.Header.Values("api-key"), "Authorization": r.Header.Values("Authorization")}
+	caller := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
+	var bearer *flightgraph.Caller
+	if hash != "" {
+		var authErr error
+		if caller, bearer, authErr = g.authenticate(r); authErr != nil {
+			// A lookup that failed, or was abandoned, keeps its place. A credential
+			// refused is no longer one that authenticated lately; one that could not be
+			// checked still is, and must not go on as anonymous, which would tell a
+			// signed-in user to sign in again.
+			done(true)
+			if flightgraph.Lookup(flightgraph.ErrorCode(authErr)).Status >= http.StatusInternalServerError {
+				return nil, nil, authErr
+			}
+			g.Refusals.Failed(hash)
+			pass := NewPass(caller, authErr, header)
+			pass.client, pass.creds = client, creds
+			return pass, func(int) {}, nil
+		}
+		if !recent {
+			// It authenticated: its address's place is free for the next, and its own
+			// window holds its work from here.
+			done(false)
+			g.Refusals.Authenticated(hash)
+			if done, refusedNow = g.Refusals.ReserveCredential(r.Context(), hash); refusedNow != nil {
+				return nil, nil, refusedNow
+			}
+		}
+	}
+	// The place is held until the call is admitted (its body read, parsed and checked),
+	// not while it runs, so that a credential's calls in parallel do not fill it; and
+	// those that find it full of calls being admitted wait for them (Refusals.Reserve).
+	var once sync.Once
+	settle := func(refused bool) { once.Do(func() { done(refused) }) }
+	pass := NewPass(caller, nil, header)
+	pass.client, pass.onAdmit, pass.bearer = client, func() { settle(false) }, bearer
+	pass.creds = creds
+	return pass, func(status int) { settle(refused(pass, status)) }, nil
 }
 
 // credentialHash is the hash the refusals know the request's credential by (CredentialHash): its

@@ -115,3 +115,124 @@ func Opened(ctx context.Context) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The names a graphql-transport-ws client's connection_init payload (graphql-ws's
+// connectionParams) carries the credential under, for clients that cannot set a WebSocket's
+// headers (a browser's): the api-key as "api-key" or "apiKey", an OAuth access token as
+// "Authorization" or "authorization" ("Bearer <token>"), the headers' names and values. Any other
+// member of the payload is not read.
+var initNames = map[string]string{"api-key": "Api-Key", "apiKey": "Api-Key", "Authorization": "Authorization", "authorization": "Authorization"}
+
+// InitCredentials reads the credential of a connection_init payload (see initNames) as the
+// headers that would carry it (api-key, Authorization); an empty value is none, as an empty
+// header is. A member that is not a string, or two spellings of one header with different
+// values, refuse the payload with ECodeBadBody: a payload that could be read two ways is not
+// read at all.
+func InitCredentials(payload map[string]any) (http.Header, error) {
+	creds := http.Header{}
+	for name, v := range payload {
+		header, ok := initNames[name]
+		if !ok {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, flightgraph.Errorf(flightgraph.ECodeBadBody, "connection_init's payload: %s must be a string", name)
+		}
+		if s == "" {
+			continue
+		}
+		if prev := creds.Get(header); prev != "" && prev != s {
+			return nil, flightgraph.Errorf(flightgraph.ECodeBadBody, "connection_init's payload names the %s credential twice, with different values: send one", header)
+		}
+		creds.Set(header, s)
+	}
+	return creds, nil
+}
+
+// named reports whether creds (api-key, Authorization headers) name a credential.
+func named(creds http.Header) bool {
+	return creds.Get("Api-Key") != "" || creds.Get("Authorization") != ""
+}
+
+// Connect authenticates the credential that a WebSocket connection presents in its
+// connection_init (creds, from InitCredentials), after its upgrade passed Authenticated, and
+// returns the context its operations run in. It is Authenticated's work, by the same code
+// (enter): the credential takes a place in the refusals' windows (the upgrade's own place, which
+// its anonymous request held, is given back first: the connection's work is the credential's
+// now), a credential that is refused keeps it, and the connection's pass, with the credential's
+// caller, goes into the context, where the Gate, Readmit and StillAdmitted find it exactly as they
+// find a pass of headers.
+//
+// It fails closed: a connection with a credential neither in its upgrade's headers nor in creds
+// is refused ECodeMissingCredentials; one whose payload names a credential other than its
+// headers' is refused ECodeWrongCredential (two credentials that disagree are none); a credential
+// refused gives its error (ECodeInvalidKey, ECodeInvalidToken, …), a full refusals' window
+// ECodePerSecondLimit. Every refusal is counted as one (Refused). A payload that repeats the
+// headers' credential changes nothing. The pass lives as long as ctx (the upgrade's request).
+func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context, error) {
+	upgrade := PassFromContext(ctx)
+	if upgrade == nil {
+		return ctx, errNoPass
+	}
+	inHeaders := named(upgrade.creds)
+	switch {
+	case !named(creds) && inHeaders:
+		return ctx, nil
+	case !named(creds):
+		Refused(ctx)
+		return ctx, flightgraph.Errorf(flightgraph.ECodeMissingCredentials,
+			"the connection takes a credential: an api-key (or an OAuth access token as Authorization: Bearer) in connection_init's payload or the upgrade's headers")
+	case inHeaders:
+		if upgrade.creds.Get("Api-Key") == creds.Get("Api-Key") && upgrade.creds.Get("Authorization") == creds.Get("Authorization") {
+			return ctx, nil
+		}
+		Refused(ctx)
+		return ctx, flightgraph.Errorf(flightgraph.ECodeWrongCredential,
+			"connection_init's payload and the upgrade's headers carry different credentials: send one of them")
+	}
+	upgrade.mu.Lock()
+	onAdmit := upgrade.onAdmit
+	upgrade.mu.Unlock()
+	if onAdmit != nil {
+		onAdmit()
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	if err != nil {
+		return ctx, err
+	}
+	r.Header = creds
+	pass, end, err := g.enter(r, upgrade.client, nil)
+	if err != nil {
+		return ctx, err
+	}
+	if pass.AuthErr != nil {
+		return ctx, pass.AuthErr // enter kept its place
+	}
+	context.AfterFunc(ctx, func() {
+		end(http.StatusSwitchingProtocols)
+		pass.release()
+	})
+	return WithPass(ctx, pass), nil
+}
+
+// ForOperation returns ctx with a pass of its own for one operation of a long-lived connection
+// (a WebSocket's), made from the connection's pass in ctx: the same caller, credential and client,
+// and the connection's place in the refusals' windows, but the products admitted for this
+// operation alone and a hold on heavy work of its own, which end gives back when the operation is
+// over. With the connection's pass itself, the first heavy operation held its heavy-work slot
+// until the connection closed (the key's other heavy calls refused meanwhile), and the
+// connection's later heavy operations ran on it without taking any. Without a pass in ctx it
+// returns ctx: Admit then refuses, as it refuses whatever no guard authenticated.
+func ForOperation(ctx context.Context) (_ context.Context, end func()) {
+	conn := PassFromContext(ctx)
+	if conn == nil {
+		return ctx, func() {}
+	}
+	conn.mu.Lock()
+	onAdmit := conn.onAdmit
+	conn.mu.Unlock()
+	p := NewPass(conn.Caller, conn.AuthErr, nil)
+	p.bearer, p.client, p.creds, p.onAdmit = conn.bearer, conn.client, conn.creds, onAdmit
+	return WithPass(ctx, p), p.release
+}

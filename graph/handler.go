@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -41,6 +43,15 @@ type HandlerConfig struct {
 	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
 	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
 	Timeout time.Duration
+	// Connect authenticates the credential a WebSocket connection's connection_init carries
+	// (access.InitCredentials read from its payload) and returns the context its operations run
+	// in (access.Guard.Connect); it refuses a connection that has none, in its payload or its
+	// upgrade's headers. Nil reads no payload: the upgrade's headers alone carry the credential.
+	Connect func(ctx context.Context, creds http.Header) (context.Context, error)
+	// Origin reports whether a WebSocket upgrade's Origin may open a connection (the CORS
+	// allow-list's rule, server.CORS.AllowsSocket). Nil: only the page's own origin, or none
+	// (gqlgen's default).
+	Origin func(r *http.Request) bool
 	// Markets, when set, checks the point of sale of every request's headers
 	// (flightgraph.PointOfSaleOf), which the resolvers then read from the context; a bad one
 	// refuses the request. The portal sells nothing and has none.
@@ -93,8 +104,11 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// over HTTP, each on the credential of its own request.
 	if schema.Schema().Subscription != nil {
 		readLimit := int64(MaxBodyBytes)
-		h.AddTransport(websocket{Websocket: transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout},
-			Recheck: c.Recheck})
+		ws := transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}
+		if c.Connect != nil {
+			ws.InitFunc = initFunc(c.Connect, c.Log)
+		}
+		h.AddTransport(websocket{Websocket: ws, origin: c.Origin, log: c.Log, Recheck: c.Recheck})
 		h.AddTransport(sse{Log: c.Log})
 	}
 	h.AddTransport(HTTP{Log: c.Log})
@@ -115,6 +129,16 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	if wait == 0 {
 		wait = DefaultLoaderWait
 	}
+	// Each operation over a WebSocket reads with loaders of its own, which the prefetch plan
+	// (around) is made on: the request is the connection's, whose loaders would serve every
+	// later operation what the first read, count one network-wide search (Loaders.OneSearch) for
+	// the connection's life, and take the plans of operations that run at once.
+	h.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		if OverWebsocket(ctx) {
+			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
+		}
+		return next(ctx)
+	})
 	// Each event of a subscription reads with loaders of its own: the request's would serve
 	// every event the flight as it was at the first. The event's loaders are shared by the
 	// replica's subscribers of the event with the same selection (eventLoaders, ForEvent), so
@@ -134,14 +158,6 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	}
 	// Added after Answers, so around it: a kept answer gets its cache hints too.
 	h.Use(&CacheControl{})
-	// The operations of one WebSocket share its request, and so would share its loaders: each
-	// gets loaders of its own, so that one's cached rows and prefetch plan are not another's.
-	h.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		if OverWebsocket(ctx) {
-			ctx = WithLoaders(ctx, NewLoaders(c.Stores, wait))
-		}
-		return next(ctx)
-	})
 	for _, m := range around {
 		h.AroundOperations(m)
 	}
@@ -185,20 +201,232 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 // websocket is gqlgen's WebSocket transport whose operations know they came over it
 // (OverWebsocket): the Gate checks the connection's credential again before each.
 //
+// Its upgrade is refused ECodeCrossSite (403) unless origin allows the page's Origin (nil: the
+// page's own origin only, as gqlgen's transport has it), and it closes every connection it
+// accepted when the connection's work is over: gqlgen leaves open, without a word, a connection
+// whose connection_init payload is not a JSON object, which a client could repeat to hold
+// sockets; it is closed 4400 (REQ_400.000) here.
+//
 // Before each operation is read, the connection's credential is checked again for every API it
-// opened (Recheck), so that the bounds of the document (Bounds) and the Gate's are the plans'
-// as they are now (access.Pass keeps what the check found); a credential that no longer opens
-// them is refused by the Gate's own check, with its code.
+// opened (Recheck, on the operation's own pass), so that the bounds of the document (Bounds) and
+// the Gate's are the plans' as they are now (access.Pass keeps what the check found); a
+// credential that no longer opens them is refused by the Gate's own check, with its code.
 type websocket struct {
 	transport.Websocket
+	origin  func(r *http.Request) bool
+	log     *slog.Logger
 	Recheck func(ctx context.Context, products []string) error
 }
 
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if t.Recheck != nil {
-		exec = rechecking{exec, t.Recheck}
+	accept := &accepted{}
+	if t.origin != nil {
+		if !t.origin(r) {
+			writeError(t.log, w, r, flightgraph.Errorf(flightgraph.ECodeCrossSite, "a page of the origin %.100q may not open this WebSocket: it is not one of the origins allowed to call the APIs", r.Header.Get("Origin")))
+			return
+		}
+		// The origin was checked, against the same allow-list as CORS's.
+		accept.AcceptOptions.InsecureSkipVerify = true
 	}
-	t.Websocket.Do(w, r.WithContext(context.WithValue(r.Context(), overWebsocketKey{}, true)), exec)
+	t.Implementation = accept
+	ctx := context.WithValue(context.WithValue(r.Context(), overWebsocketKey{}, true), acceptedKey{}, accept)
+	if t.Recheck != nil {
+		exec = rechecking{exec, t.Recheck} // inside: it rechecks on the operation's own pass
+	}
+	t.Websocket.Do(w, r.WithContext(ctx), uncredentialed{GraphExecutor: exec, a: accept})
+	accept.stop()
+	if accept.conn != nil {
+		// Closed already, as it is unless gqlgen left it open: then these fail, harmlessly.
+		accept.conn.WriteClose(4000+http.StatusBadRequest, closeReason(flightgraph.Errorf(flightgraph.ECodeBadBody, "connection_init's payload must be a JSON object")))
+		accept.conn.Close()
+	}
+}
+
+type acceptedKey struct{}
+
+// accepted is gqlgen's coder/websocket implementation that keeps the connection it accepted,
+// and closes a connection that is refused for want of a credential (refuse) once it has told its
+// first operation why.
+type accepted struct {
+	transport.CoderWebsocketImplementation
+	conn transport.WebsocketConn
+
+	mu      sync.Mutex
+	refusal *flightgraph.Error
+	timer   *time.Timer
+}
+
+func (a *accepted) Accept(w http.ResponseWriter, r *http.Request, options transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	conn, err := a.CoderWebsocketImplementation.Accept(w, r, options)
+	if err != nil {
+		return nil, err
+	}
+	a.conn = conn
+	return guardedConn{WebsocketConn: conn, a: a}, nil
+}
+
+// refuse marks the connection as refused with fe (no credential in its connection_init nor its
+// upgrade's headers): every operation it sends is answered fe before anything of it is read
+// (uncredentialed), and the connection is closed 4401 once the first is answered, or after
+// WebsocketInitTimeout if none comes. The refusal is an operation's error, not only a close
+// frame, so that a gateway that subscribes for a client without a credential tells its client
+// the code: gateways do not pass a close frame's reason on.
+func (a *accepted) refuse(fe *flightgraph.Error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refusal = fe
+	a.timer = time.AfterFunc(WebsocketInitTimeout, a.close)
+}
+
+// refused returns the refusal of the connection, nil when it has none.
+func (a *accepted) refused() *flightgraph.Error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.refusal
+}
+
+// close closes a refused connection with its refusal.
+func (a *accepted) close() {
+	if fe := a.refused(); fe != nil {
+		a.conn.WriteClose(4000+flightgraph.Lookup(fe.Code).Status, closeReason(fe))
+		a.conn.Close()
+	}
+}
+
+// stop stops the refused connection's timer.
+func (a *accepted) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+}
+
+// guardedConn is the accepted connection, which closes itself after it wrote the end of an
+// operation (complete) if the connection is refused (accepted.refuse).
+type guardedConn struct {
+	transport.WebsocketConn
+	a *accepted
+}
+
+func (c guardedConn) WriteJSON(v any) error {
+	err := c.WebsocketConn.WriteJSON(v)
+	if c.a.refused() == nil {
+		return err
+	}
+	var m struct{ Type string }
+	if b, merr := json.Marshal(v); merr == nil && json.Unmarshal(b, &m) == nil && m.Type == "complete" {
+		c.a.close()
+	}
+	return err
+}
+
+// SetReadLimit and SetReadDeadline keep the accepted connection's own: gqlgen holds messages to
+// the transport's PayloadReadLimit only through them.
+func (c guardedConn) SetReadLimit(limit int64) {
+	c.WebsocketConn.(transport.WebsocketReadLimiter).SetReadLimit(limit)
+}
+
+func (c guardedConn) SetReadDeadline(t time.Time) error {
+	return c.WebsocketConn.(transport.WebsocketReadDeadliner).SetReadDeadline(t)
+}
+
+// uncredentialed runs the operations of a WebSocket connection: each on a pass of its own
+// (access.ForOperation), admitted and holding heavy work for itself, given back when it ends;
+// and every operation of a refused connection (accepted.refuse) answered with its refusal, before
+// the operation is parsed: nothing of it runs.
+type uncredentialed struct {
+	graphql.GraphExecutor
+	a *accepted
+}
+
+// operationPass is where an operation's own pass waits, in its OperationContext, between its
+// admission and its execution.
+const operationPass = "WebsocketOperationPass"
+
+type ownPass struct {
+	pass *access.Pass
+	end  func()
+}
+
+func (e uncredentialed) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	if fe := e.a.refused(); fe != nil {
+		return nil, gqlerror.List{{Message: fe.Message, Extensions: extensions(fe.Code, fe.Parameter)}}
+	}
+	ctx, end := access.ForOperation(ctx)
+	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
+	if errs != nil || rc == nil {
+		end()
+		return rc, errs
+	}
+	rc.Stats.SetExtension(operationPass, ownPass{pass: access.PassFromContext(ctx), end: end})
+	return rc, nil
+}
+
+// DispatchOperation runs the operation on its own pass, which it gives back once the
+// operation's context ends (the transport cancels it when the operation is over).
+func (e uncredentialed) DispatchOperation(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	if own, ok := rc.Stats.GetExtension(operationPass).(ownPass); ok {
+		if own.pass != nil {
+			ctx = access.WithPass(ctx, own.pass)
+		}
+		context.AfterFunc(ctx, own.end)
+	}
+	return e.GraphExecutor.DispatchOperation(ctx, rc)
+}
+
+func (e uncredentialed) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
+	if e.a.refused() != nil {
+		return &graphql.Response{Errors: list}
+	}
+	return e.GraphExecutor.DispatchError(ctx, list)
+}
+
+// initFunc reads the credential of a connection_init's payload (access.InitCredentials) and has
+// connect authenticate it. A refusal closes the connection with 4000 and the catalogue entry's
+// HTTP status (4401 for a missing or bad credential, 4403 for a credential of the wrong kind or
+// two that disagree, 4400 for a payload that cannot be read, 4429 when the refusals' window is
+// full, 45xx when a backing service failed), its reason the code and message (masked as the
+// edges mask them, Public); graphql-ws's client gives both to the page (its CloseEvent). A
+// connection without any credential is acknowledged instead, to be refused at its first
+// operation and closed then (accepted.refuse).
+func initFunc(connect func(ctx context.Context, creds http.Header) (context.Context, error), log *slog.Logger) transport.WebsocketInitFunc {
+	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		creds, err := access.InitCredentials(payload)
+		if err != nil {
+			access.Refused(ctx)
+		} else {
+			var connected context.Context
+			if connected, err = connect(ctx, creds); err == nil {
+				return connected, nil, nil
+			}
+		}
+		fe := flightgraph.Public(ctx, log, err, "path", "/graphql (connection_init)")
+		if a, ok := ctx.Value(acceptedKey{}).(*accepted); ok && fe.Code == flightgraph.ECodeMissingCredentials {
+			// Acknowledged, to refuse its first operation and close (accepted.refuse).
+			a.refuse(fe)
+			return ctx, nil, nil
+		}
+		ctx = transport.WithWebsocketCloseCode(ctx, 4000+flightgraph.Lookup(fe.Code).Status)
+		return transport.AppendCloseReason(ctx, closeReason(fe)), nil, fe
+	}
+}
+
+// maxCloseReason is the most bytes a WebSocket close frame's reason holds (RFC 6455 §5.5).
+const maxCloseReason = 123
+
+// closeReason is the reason of a close frame that refuses a connection with fe: its code and
+// message, cut to what a close frame holds.
+func closeReason(fe *flightgraph.Error) string {
+	s := fe.Code + ": " + fe.Message
+	if len(s) <= maxCloseReason {
+		return s
+	}
+	s = s[:maxCloseReason-len("…")]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 // rechecking checks the credential of a WebSocket connection again before each operation.

@@ -134,6 +134,25 @@ func (c *CORS) allowOrigin(r *http.Request) string {
 	return ""
 }
 
+// AllowsSocket reports whether r, a WebSocket upgrade of /graphql, may open its connection: by
+// the allow-list of the pages that may call the APIs, which a WebSocket's upgrade escapes (a
+// browser sends no preflight for it, and reads its answer whatever CORS says). A page of an
+// allowed origin (any, when none are configured) may; so may a page of the server's own origin
+// (its playground), and a client that names no Origin (a browser always does; a server, a
+// gateway or a CLI has no page to protect). A page of any other origin may not: the server
+// refuses its upgrade. Nothing ambient authenticates a connection either way: its credential is
+// in its headers or its connection_init, never a cookie.
+func (c *CORS) AllowsSocket(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	if u, err := url.Parse(o); err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	return c.allowOrigin(r) != ""
+}
+
 // Handler wraps next, the server's routes.
 func (c *CORS) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

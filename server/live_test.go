@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -95,6 +96,15 @@ func (s *subscription) next(t testing.TB, d time.Duration) liveMsg {
 // subscribeWS opens a graphql-transport-ws subscription at base with headers on the upgrade.
 func subscribeWS(t testing.TB, base string, headers map[string]string, query string, vars map[string]any) *subscription {
 	t.Helper()
+	return subscribeWSInit(t, base, headers, nil, query, vars)
+}
+
+// subscribeWSInit is subscribeWS whose connection_init carries payload (none when nil). A
+// connection the server closes with a code of its own (4000 and up, see graph's initFunc) ends
+// the subscription with a message whose error is the close frame's: its reason's code, and the
+// close code in extensions.closeCode.
+func subscribeWSInit(t testing.TB, base string, headers map[string]string, payload any, query string, vars map[string]any) *subscription {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	h := http.Header{}
 	for k, v := range headers {
@@ -116,7 +126,11 @@ func subscribeWS(t testing.TB, base string, headers map[string]string, query str
 			t.Errorf("write: %v", err)
 		}
 	}
-	write(map[string]any{"type": "connection_init"})
+	if payload != nil {
+		write(map[string]any{"type": "connection_init", "payload": payload})
+	} else {
+		write(map[string]any{"type": "connection_init"})
+	}
 	write(map[string]any{"id": "1", "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})
 	s := &subscription{msgs: make(chan liveMsg, 1000), close: func() { cancel(); c.CloseNow() }}
 	go func() {
@@ -124,6 +138,9 @@ func subscribeWS(t testing.TB, base string, headers map[string]string, query str
 		for {
 			_, b, err := c.Read(ctx)
 			if err != nil {
+				if m, ok := closeMsg(err); ok {
+					s.msgs <- m
+				}
 				return
 			}
 			var m struct {
@@ -150,6 +167,21 @@ func subscribeWS(t testing.TB, base string, headers map[string]string, query str
 	}()
 	t.Cleanup(s.close)
 	return s
+}
+
+// closeMsg is the message of a close frame the server sent with a code of its own (4000 and
+// up): its reason is "CODE: message".
+func closeMsg(err error) (liveMsg, bool) {
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code < 4000 {
+		return liveMsg{}, false
+	}
+	code, msg, _ := strings.Cut(ce.Reason, ": ")
+	b, _ := json.Marshal([]map[string]any{{"message": msg, "extensions": map[string]any{"code": code, "closeCode": int(ce.Code)}}})
+	var m liveMsg
+	m.Event = "close"
+	json.Unmarshal(b, &m.Payload.Errors)
+	return m, true
 }
 
 // subscribeSSE opens a stream of server-sent events: a graphql-sse subscription (query set,

@@ -75,6 +75,7 @@ type Server struct {
 	duration *prometheus.HistogramVec
 	draining atomic.Bool // Run is draining: not ready, and answers close their connections
 	conns    *connLimiter
+	cors     *CORS
 	// inFlight counts the API requests being served, for Shutdown.Interactive.
 	inFlight atomic.Int64
 }
@@ -90,7 +91,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	s := &Server{Services: svc, cfg: cfg}
+	s := &Server{Services: svc, cfg: cfg, cors: NewCORS(cfg.CORSOrigins)}
 	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flightgraph_http_requests_total", Help: "HTTP requests by route, method and status code.",
 	}, []string{"route", "method", "code"})
@@ -174,7 +175,7 @@ func New(cfg Config, svc *app.Services) *Server {
 	// Outermost first: request id and timeout, then the trace, then metrics and the access log,
 	// then CORS, which answers the APIs' preflights before the access guard sees them, then
 	// compression (inside them all, so that they see the status and time of the answer as sent).
-	h := s.observe(NewCORS(cfg.CORSOrigins).Handler(compress(mux)))
+	h := s.observe(s.cors.Handler(compress(mux)))
 	if cfg.Trace != nil {
 		h = cfg.Trace(h)
 	}
@@ -223,7 +224,7 @@ func (s *Server) portalGraphQL() http.Handler {
 
 func (s *Server) graphConfig() graph.HandlerConfig {
 	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout,
-		Recheck: s.Guard.Readmit}
+		Recheck: s.Guard.Readmit, Connect: s.Guard.Connect, Origin: s.cors.AllowsSocket}
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -132,6 +132,12 @@ type wsConn struct {
 
 func dialWS(t testing.TB, base string, headers map[string]string) *wsConn {
 	t.Helper()
+	return dialWSInit(t, base, headers, nil)
+}
+
+// dialWSInit is dialWS whose connection_init carries payload (none when nil).
+func dialWSInit(t testing.TB, base string, headers map[string]string, payload any) *wsConn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	h := http.Header{}
@@ -144,7 +150,12 @@ func dialWS(t testing.TB, base string, headers map[string]string) *wsConn {
 	}
 	t.Cleanup(func() { c.CloseNow() })
 	c.SetReadLimit(1 << 20)
-	c.Write(ctx, websocket.MessageText, []byte(`{"type":"connection_init"}`))
+	init := map[string]any{"type": "connection_init"}
+	if payload != nil {
+		init["payload"] = payload
+	}
+	b, _ := json.Marshal(init)
+	c.Write(ctx, websocket.MessageText, b)
 	if _, b, err := c.Read(ctx); err != nil || !strings.Contains(string(b), "connection_ack") {
 		t.Fatalf("init: %s %v", b, err)
 	}
