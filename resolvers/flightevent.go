@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"strings"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
@@ -28,7 +27,16 @@ func (r *Resolver) subscribe(ctx context.Context, f live.Filter, after *string) 
 		}
 		f.FlightIDs[i] = fid.String()
 	}
-	f.Departing, f.Arriving = strings.ToUpper(f.Departing), strings.ToUpper(f.Arriving)
+	for _, code := range []*string{&f.Departing, &f.Arriving} {
+		if *code == "" {
+			continue
+		}
+		c, err := r.Travel.BoardAirport(ctx, "airport", *code)
+		if err != nil {
+			return nil, err
+		}
+		*code = c
+	}
 	return r.Live.Subscribe(ctx, f, deref(after))
 }
 

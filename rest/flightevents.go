@@ -47,7 +47,10 @@ func (a *API) flightEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var f live.Filter
+	var (
+		f   live.Filter
+		err error
+	)
 	switch {
 	case q.Get("flightIds") != "":
 		ids := strings.Split(q.Get("flightIds"), ",")
@@ -64,9 +67,15 @@ func (a *API) flightEvents(w http.ResponseWriter, r *http.Request) {
 			f.FlightIDs = append(f.FlightIDs, fid.String())
 		}
 	case q.Get("departures") != "":
-		f.Departing = strings.ToUpper(q.Get("departures"))
+		if f.Departing, err = a.Travel.BoardAirport(r.Context(), "departures", q.Get("departures")); err != nil {
+			a.Error(w, r, err)
+			return
+		}
 	case q.Get("arrivals") != "":
-		f.Arriving = strings.ToUpper(q.Get("arrivals"))
+		if f.Arriving, err = a.Travel.BoardAirport(r.Context(), "arrivals", q.Get("arrivals")); err != nil {
+			a.Error(w, r, err)
+			return
+		}
 	default:
 		a.Error(w, r, flightgraph.ParamErrorf(flightgraph.ECodeMissingParameter, "flightIds", "give flightIds, departures or arrivals"))
 		return

@@ -461,3 +461,28 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	}
 	t.Logf("a key revoked through A: its subscriptions on A and B ended within %v", time.Since(start))
 }
+
+// TestLiveBoardsCheckTheirAirport: a departures or arrivals board of an airport that does not
+// exist, or of a code that is not one, is refused when it is opened, with the catalogue's code,
+// on both edges, instead of a stream that never hears anything.
+func TestLiveBoardsCheckTheirAirport(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	demo := map[string]string{"api-key": s.demo.APIKey}
+	for airport, want := range map[string]string{"ZZZ": flightgraph.ECodeIATANotFound, "A1": flightgraph.ECodeBadFormat, "AMSX": flightgraph.ECodeBadFormat} {
+		q := `subscription($a: String!) { departures(airport: $a) ` + liveSelection + ` }`
+		if m := subscribeWS(t, s.URL, demo, q, map[string]any{"a": airport}).next(t, 5*time.Second); m.code() != want {
+			t.Errorf("departures(%q) over WebSocket: %+v, want %s", airport, m, want)
+		}
+		for _, board := range []string{"departures", "arrivals"} {
+			sub, status := subscribeSSE(t, s.URL, demo, "/opendata/flightstatus/events?"+board+"="+airport, "", nil)
+			if m := sub.next(t, 5*time.Second); m.code() != want || status != flightgraph.Lookup(want).Status {
+				t.Errorf("REST %s=%s: %d %+v, want %s", board, airport, status, m, want)
+			}
+		}
+	}
+	// A good code in lower case opens the board.
+	sub, status := subscribeSSE(t, s.URL, demo, "/opendata/flightstatus/events?arrivals=ams", "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("arrivals=ams: %d %+v", status, sub.next(t, time.Second))
+	}
+}

@@ -149,6 +149,21 @@ func (s *Service) Airport(ctx context.Context, code string) (*flightgraph.Airpor
 	return one(ctx, s.Places.AirportsByCodes, c, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, "code", "airport %s is not found", c))
 }
 
+// BoardAirport checks the airport of a board (a departures or arrivals stream, whose parameter
+// is param) and returns its code: ECodeBadFormat for a malformed code, ECodeIATANotFound for an
+// unknown one. A board of an airport that does not exist would never hear anything.
+func (s *Service) BoardAirport(ctx context.Context, param, code string) (string, error) {
+	c, err := flightgraph.NormalizeIATACode(param, code)
+	if err != nil {
+		return "", err
+	}
+	a, err := one(ctx, s.Places.AirportsByCodes, c, flightgraph.ParamErrorf(flightgraph.ECodeIATANotFound, param, "airport %s is not found", c))
+	if err != nil {
+		return "", err
+	}
+	return a.Code, nil
+}
+
 // FindAirports returns one page of airports and the number of all matches.
 func (s *Service) FindAirports(ctx context.Context, f flightgraph.AirportFilter) ([]*flightgraph.Airport, int, error) {
 	f.Country, f.City = strings.ToUpper(f.Country), strings.ToUpper(f.City)
