@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -485,4 +487,59 @@ func TestLiveBoardsCheckTheirAirport(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("arrivals=ams: %d %+v", status, sub.next(t, time.Second))
 	}
+}
+
+// TestLiveClockFeedsTheBoards: the status clock's transitions reach a departures board end to
+// end, as the operations API's changes do: a tick over the next two hours records the boarding
+// and departures of AMS's flights, and a board subscribed before hears them as STATUS events, each
+// with the status the flight changed to, in position order, once each.
+func TestLiveClockFeedsTheBoards(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	demo := map[string]string{"api-key": s.demo.APIKey}
+	board := subscribeWS(t, s.URL, demo, `subscription { departures(airport: "AMS") { position kind status flight { id } } }`, nil)
+	time.Sleep(200 * time.Millisecond) // the subscription is open before the tick records
+	// Ticks of a minute, as the clock's own 5 s ticks come: a single tick over two hours would
+	// put more of AMS's transitions at once than a subscription's buffer holds (its end, with
+	// STREAM_409.000, tells the client to resume, which TestResumeLosesNothing covers).
+	var n atomic.Int64
+	ticked := make(chan error, 1)
+	go func() {
+		for from := storetest.Now; from.Before(storetest.Now.Add(2 * time.Hour)); from = from.Add(time.Minute) {
+			k, err := s.srv.Clock.Tick(context.Background(), from, from.Add(time.Minute))
+			if err != nil {
+				ticked <- err
+				return
+			}
+			n.Add(int64(k))
+			time.Sleep(10 * time.Millisecond)
+		}
+		ticked <- nil
+	}()
+	t.Cleanup(func() { <-ticked })
+	seen, last := map[string]bool{}, int64(0)
+	statuses := map[string]int{}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		m := board.next(t, 10*time.Second)
+		var data struct {
+			Departures struct {
+				Position, Kind, Status string
+				Flight                 struct{ ID string }
+			}
+		}
+		if err := json.Unmarshal(m.Payload.Data, &data); err != nil || m.code() != "" {
+			t.Fatalf("board message: %+v (%v)", m, err)
+		}
+		e := data.Departures
+		pos, _ := strconv.ParseInt(e.Position, 10, 64)
+		if e.Kind != "STATUS" || pos <= last || seen[e.Flight.ID+e.Status] {
+			t.Fatalf("event %+v after position %d: want STATUS events in order, each once", e, last)
+		}
+		last, seen[e.Flight.ID+e.Status] = pos, true
+		statuses[e.Status]++
+		if statuses["BOARDING"] > 0 && statuses["DEPARTED"] > 0 {
+			t.Logf("the ticks recorded %d transitions so far; the AMS board heard %v", n.Load(), statuses)
+			return
+		}
+	}
+	t.Fatalf("the AMS board heard %v, want boardings and departures", statuses)
 }
