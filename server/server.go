@@ -289,6 +289,11 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 	})
 }
 
+// MaxHeaderBytes bounds a request's line and headers on the API's listener: a GET's query string
+// with them, so that the operation of a GraphQL GET (over the HTTP transport or graphql-sse) is
+// held to 64 KiB before any handler reads it; past it, Go's server answers 431.
+const MaxHeaderBytes = 64 << 10
+
 // streaming reports whether r opens a subscription: a WebSocket upgrade of /graphql, a
 // graphql-sse request to /graphql (a POST with a JSON body or a GET, accepting
 // text/event-stream: graph.SSERequest, the transport's own test), or the REST events stream.
@@ -413,7 +418,7 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 		WriteTimeout:      s.cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout:       s.cfg.Conns.IdleTimeout,
 		ConnState:         s.conns.connState,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          errorLog,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
