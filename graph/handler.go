@@ -504,7 +504,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	if errs != nil {
 		access.Refused(ctx)
 		for _, e := range errs {
-			if code := flightgraph.ErrorCode(e.Err); e.Err != nil && code == flightgraph.ECodeMethodNotAllowed {
+			if code := flightgraph.ErrorCode(e.Err); code == flightgraph.ECodeMethodNotAllowed {
 				w.Header().Set("Allow", "POST") // the operation is a mutation
 				w.Header().Set("Content-Type", "application/json")
 				flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore)
