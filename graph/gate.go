@@ -367,7 +367,7 @@ func (g *Gate) operationCalls(oc *graphql.OperationContext) (c calls, err error)
 func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.OperationContext) *gqlerror.Error {
 	// The request's record (its trace) learns which operation this is, admitted or not.
 	flightgraph.RecordFromContext(ctx).NoteOperation(string(oc.Operation.Operation), oc.Operation.Name)
-	if getOnly(ctx) && oc.Operation.Operation != ast.Query {
+	if getRefuses(ctx, oc.Operation.Operation) {
 		return refusal(flightgraph.Errorf(flightgraph.ECodeMethodNotAllowed, "a %s takes POST", oc.Operation.Operation))
 	}
 	if err := conditions(oc); err != nil {
@@ -480,6 +480,8 @@ type refusedAtExecution struct{ error }
 
 func (r refusedAtExecution) Unwrap() error { return r.error }
 
+// getOnlyKey marks an operation read from a GET request (getRefuses): false over the HTTP
+// transport, true over graphql-sse.
 type getOnlyKey struct{}
 
 // representations returns _entities' argument as gqlgen coerces it: a single representation
@@ -488,11 +490,12 @@ func representations(args map[string]any) []any {
 	return graphql.CoerceList(args["representations"])
 }
 
-// getOnly reports whether the transport read the operation from a GET request, which must not
-// change anything.
-func getOnly(ctx context.Context) bool {
-	v, _ := ctx.Value(getOnlyKey{}).(bool)
-	return v
+// getRefuses reports whether op is one that the GET request the transport read it from must not
+// run: a GET must not change anything, so it carries a query, or, as graphql-sse's stream (whose
+// mark is true), a query or a subscription. A mutation over GET is refused 405.
+func getRefuses(ctx context.Context, op ast.Operation) bool {
+	stream, get := ctx.Value(getOnlyKey{}).(bool)
+	return get && op != ast.Query && !(stream && op == ast.Subscription)
 }
 
 type overWebsocketKey struct{}

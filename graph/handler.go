@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -94,7 +93,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h := handler.New(schema)
 	// The first transport that supports a request answers it: subscriptions over WebSocket
 	// (graphql-transport-ws, the upgrade's headers carrying the credential) and over server-sent
-	// events (graphql-sse: a POST accepting text/event-stream), then HTTP, which takes every
+	// events (graphql-sse: a POST or a GET accepting text/event-stream; SSERequest), then HTTP, which takes every
 	// method but OPTIONS (HEAD included, refused with its Allow), and Options the preflights.
 	// A message is held to the body bound of the HTTP transports (gqlgen's default is 1 MiB), and
 	// a connection that does not say connection_init within WebsocketInitTimeout is closed:
@@ -444,48 +443,94 @@ func (e rechecking) CreateOperationContext(ctx context.Context, p *graphql.RawPa
 // sse is gqlgen's graphql-sse transport over a writer that flushes through the middleware's
 // wrappers: gqlgen asks the writer itself for http.Flusher, which they implement by Unwrap.
 //
-// The body is read here, as the HTTP transport reads it (at most MaxBodyBytes, one JSON object,
-// gzip inflated within the bound), and refused in the same way: gqlgen's own reading takes a
-// body of any size into memory (io.ReadAll, twice over as a string), and logs a body it cannot
-// decode whole, a sign-in's password with it.
+// It takes both requests of graphql-sse's distinct connections mode (SSERequest): a POST whose
+// JSON body is the operation, as gqlgen's transport does, and a GET whose query string is
+// (query, operationName, variables, extensions), which Hive Gateway sends by default and gqlgen's
+// transport does not take. Either is read by the HTTP transport's reading (HTTP.read), bounded as
+// it is: a body at most MaxBodyBytes, one JSON object, gzip inflated within the bound; a query
+// string within the server's header bound; refused in the catalogue's shape. gqlgen's own reading
+// took a body of any size into memory (io.ReadAll, twice over as a string), and logged a body it
+// could not decode whole, a sign-in's password with it.
+//
+// The operation is then prepared here (CreateOperationContext: parsed, validated, admitted by the
+// Gate) and handed to gqlgen's transport, which streams it. A refusal before execution is counted
+// in the refusals' windows (access.Refused), as the HTTP transport counts it: graphql-sse answers
+// it 200 with an event, and without the mark a client could send refused operations (a hidden
+// API's, no credential's, an exhausted plan's) without end. A mutation over GET is refused 405
+// with Allow: POST before any stream opens, as over the HTTP transport: a GET must not change
+// anything (graphql-sse's protocol asks the same). A query over GET, as over POST, is answered as
+// a stream of one event then complete (what graphql-sse's own server does), within the
+// operation timeout of a stream's queries (OperationTimeout).
 type sse struct {
 	transport.SSE
 	Log *slog.Logger
 }
 
-func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	p := &graphql.RawParams{}
-	err := flightgraph.ReadJSON(w, r, MaxBodyBytes, p, "the body must be one JSON object {query, operationName, variables, extensions}")
-	if err == nil {
-		err = hasQuery(p)
+// SSERequest reports whether r is a graphql-sse request, which the GraphQL endpoints with
+// subscriptions answer as a stream: a POST with a JSON body (what gqlgen's transport.SSE takes)
+// or a GET, either accepting text/event-stream. It is the one reading of the question, for the
+// transport and for the server, which lifts the request's timeout only for streams.
+func SSERequest(r *http.Request) bool {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		return false
 	}
+	switch r.Method {
+	case http.MethodGet:
+		return !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") // the WebSocket transport's
+	case http.MethodPost:
+		return transport.SSE{}.Supports(r)
+	}
+	return false
+}
+
+// Supports implements graphql.Transport.
+func (sse) Supports(r *http.Request) bool { return SSERequest(r) }
+
+func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	start := graphql.Now()
+	p, err := HTTP{Log: t.Log}.read(w, r)
 	if err != nil {
 		HTTP{Log: t.Log}.refuse(w, r, err)
 		return
 	}
-	body, err := json.Marshal(p)
-	if err != nil {
-		HTTP{Log: t.Log}.refuse(w, r, flightgraph.Errorf(flightgraph.ECodeBadBody, "the body cannot be read again: %s", err))
-		return
+	p.Headers = r.Header
+	p.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	ctx := r.Context()
+	if r.Method == http.MethodGet {
+		ctx = context.WithValue(ctx, getOnlyKey{}, true)
+		r = r.WithContext(ctx)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.Header.Del("Content-Encoding")
-	t.SSE.Do(flusher{w}, r, refusing{exec})
-}
-
-// refusing marks a request whose operation is refused before execution as refused
-// (access.Refused), as the HTTP transport does: graphql-sse answers a refusal 200 with an event,
-// and without the mark the refusals' windows of the client's address and credential would never
-// count it, so that a client could send refused operations (a hidden API's, no credential's, an
-// exhausted plan's) without end.
-type refusing struct{ graphql.GraphExecutor }
-
-func (e refusing) CreateOperationContext(ctx context.Context, p *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
-	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
+	rc, errs := exec.CreateOperationContext(ctx, p)
 	if errs != nil {
 		access.Refused(ctx)
+		for _, e := range errs {
+			if code := flightgraph.ErrorCode(e.Err); code == flightgraph.ECodeMethodNotAllowed {
+				w.Header().Set("Allow", "POST") // the operation is a mutation
+				w.Header().Set("Content-Type", "application/json")
+				flightgraph.SetCacheHeaders(w.Header(), flightgraph.NoStore)
+				w.WriteHeader(flightgraph.Lookup(code).Status)
+				writeResponse(w, &graphql.Response{Errors: gqlerror.List{{Message: flightgraph.ErrorMessage(e.Err), Extensions: extensions(code, "")}}})
+				return
+			}
+		}
 	}
-	return rc, errs
+	// gqlgen's transport reads a body, which the prepared executor does not look at: the
+	// operation is the one read and prepared above.
+	r.Body = io.NopCloser(strings.NewReader("{}"))
+	r.Header.Del("Content-Encoding")
+	t.SSE.Do(flusher{w}, r, prepared{exec, rc, errs})
+}
+
+// prepared is an executor whose operation has already been prepared (sse.Do): gqlgen's SSE
+// transport asks for it by CreateOperationContext.
+type prepared struct {
+	graphql.GraphExecutor
+	rc   *graphql.OperationContext
+	errs gqlerror.List
+}
+
+func (e prepared) CreateOperationContext(context.Context, *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	return e.rc, e.errs
 }
 
 // flusher flushes with http.ResponseController, which finds the Flusher under wrappers.

@@ -77,7 +77,7 @@ func (t HTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	if r.Method == http.MethodGet {
-		ctx = context.WithValue(ctx, getOnlyKey{}, true)
+		ctx = context.WithValue(ctx, getOnlyKey{}, false)
 	}
 	mediaType := responseType(r.Header.Get("Accept"))
 	if mediaType == "" {

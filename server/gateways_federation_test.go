@@ -252,6 +252,24 @@ func TestGatewayFederation(t *testing.T) {
 			t.Logf("through Hive Gateway, %s to the subgraph: %d changes recorded on flightgraph reached the subscriber: p50 %v, p99 %v, max %v",
 				h.name, changes, lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
 		})
+		if h.name == "graphql-sse" {
+			// Hive Gateway subscribed as it does by default, by GET (graphql-sse's distinct
+			// connections mode): the request is counted once its stream has ended (499: the
+			// gateway went away when its client did). Nothing else GETs /graphql before the
+			// WebSocket gateway's upgrade; the queries come by POST.
+			const byGET = `method="GET",route="/graphql"}`
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(s.metrics(t), byGET); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					var seen []string
+					for _, l := range strings.Split(s.metrics(t), "\n") {
+						if strings.Contains(l, `route="/graphql"`) && strings.HasPrefix(l, "flightgraph_http_requests_total") {
+							seen = append(seen, l)
+						}
+					}
+					t.Fatalf("the gateway did not subscribe by GET: no %s in %q", byGET, seen)
+				}
+			}
+		}
 	}
 
 	// Access, for the subscription and for the query that crosses from ground to flightgraph.

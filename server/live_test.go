@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -186,13 +187,16 @@ func closeMsg(err error) (liveMsg, bool) {
 	return m, true
 }
 
-// subscribeSSE opens a stream of server-sent events: a graphql-sse subscription (query set,
-// POST /graphql) or the REST stream (path set).
+// subscribeSSE opens a stream of server-sent events: a graphql-sse subscription (query set: a
+// POST to /graphql, or, when path is /graphql, the GET of graphql-sse's distinct connections mode
+// with the operation in the query string) or the REST stream (path set).
 func subscribeSSE(t testing.TB, base string, headers map[string]string, path, query string, vars map[string]any) (*subscription, int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var req *http.Request
-	if query != "" {
+	if query != "" && path == "/graphql" {
+		req, _ = http.NewRequestWithContext(ctx, http.MethodGet, base+"/graphql?"+sseGET(query, vars).Encode(), nil)
+	} else if query != "" {
 		b, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 		req, _ = http.NewRequestWithContext(ctx, http.MethodPost, base+"/graphql", strings.NewReader(string(b)))
 		req.Header.Set("Content-Type", "application/json")
@@ -246,6 +250,16 @@ func subscribeSSE(t testing.TB, base string, headers map[string]string, path, qu
 		}
 	}()
 	return s, resp.StatusCode
+}
+
+// sseGET returns the query string of a graphql-sse GET: the operation and its variables.
+func sseGET(query string, vars map[string]any) url.Values {
+	q := url.Values{"query": {query}}
+	if vars != nil {
+		b, _ := json.Marshal(vars)
+		q.Set("variables", string(b))
+	}
+	return q
 }
 
 // staffOps returns the api-key headers of a staff account's key of the Flight Operations API.
@@ -309,17 +323,21 @@ func TestLiveFlightStatus(t *testing.T) {
 
 	ws := subscribeWS(t, s.URL, demo, byID, map[string]any{"ids": []string{id}})
 	sse, _ := subscribeSSE(t, s.URL, demo, "", board, nil)
+	sseByGET, status := subscribeSSE(t, s.URL, demo, "/graphql", board, nil)
+	if status != http.StatusOK {
+		t.Fatalf("graphql-sse by GET: %d %+v", status, sseByGET.next(t, time.Second))
+	}
 	restPath := "/opendata/flightstatus/events?flightIds=" + strings.ReplaceAll(id, "+", "%2B")
 	rest, _ := subscribeSSE(t, s.URL, demo, restPath, "", nil)
-	// The subscriptions are open once the hub has them: wait until it counts three.
-	for deadline := time.Now().Add(5 * time.Second); s.srv.Live.Hub.Open() < 3; time.Sleep(5 * time.Millisecond) {
+	// The subscriptions are open once the hub has them: wait until it counts four.
+	for deadline := time.Now().Add(5 * time.Second); s.srv.Live.Hub.Open() < 4; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d subscriptions open", s.srv.Live.Hub.Open())
 		}
 	}
 	p1 := record(t, s, ops, map[string]any{"flightId": id, "kind": "DELAY", "delayMinutes": 30})
 	p2 := record(t, s, ops, map[string]any{"flightId": id, "kind": "GATE", "gate": "D7"})
-	for name, sub := range map[string]*subscription{"WebSocket": ws, "graphql-sse": sse} {
+	for name, sub := range map[string]*subscription{"WebSocket": ws, "graphql-sse": sse, "graphql-sse by GET": sseByGET} {
 		e1, e2 := sub.next(t, 5*time.Second).event(t), sub.next(t, 5*time.Second).event(t)
 		if e1.Position != p1 || e1.Kind != "DELAY" || e1.Flight.ID != id || e2.Position != p2 || e2.Kind != "GATE" ||
 			e2.Flight.Legs[0].Departure.Gate == nil || *e2.Flight.Legs[0].Departure.Gate != "D7" {

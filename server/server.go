@@ -11,7 +11,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -290,21 +289,29 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 	})
 }
 
+// MaxHeaderBytes bounds a request's line and headers on the API's listener: a GET's query string
+// with them, so that the operation of a GraphQL GET (over the HTTP transport or graphql-sse) is
+// held to 64 KiB before any handler reads it; past it, Go's server answers 431.
+const MaxHeaderBytes = 64 << 10
+
 // streaming reports whether r opens a subscription: a WebSocket upgrade of /graphql, a
-// graphql-sse POST to /graphql, or the REST events stream. Nothing else is: an Accept naming
-// text/event-stream on any other route (a search, a sign-in, the portal's API) must not lift the
-// request's timeout and read deadline, or a client could hold a connection and a heavy-work slot
-// for as long as it likes by trickling its body or by asking a slow question.
+// graphql-sse request to /graphql (a POST with a JSON body or a GET, accepting
+// text/event-stream: graph.SSERequest, the transport's own test), or the REST events stream.
+// Nothing else is: an Accept naming text/event-stream on any other route (a search, a sign-in,
+// the portal's API) must not lift the request's timeout and read deadline, or a client could hold
+// a connection and a heavy-work slot for as long as it likes by trickling its body or by asking a
+// slow question. A query or mutation that comes over graphql-sse is held to the request timeout
+// all the same (graph.OperationTimeout); a GET's operation is in its query string, which the
+// server's header bound holds (MaxHeaderBytes) before any handler runs.
 func streaming(r *http.Request) bool {
 	switch r.URL.Path {
 	case "/graphql":
-		if r.Method == http.MethodGet {
-			return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+			return true
 		}
-		// What gqlgen's SSE transport takes (transport.SSE.Supports): anything else is answered
-		// by the HTTP transport, within the request's time.
-		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream") && mt == "application/json"
+		// What the SSE transport takes: anything else is answered by the HTTP transport,
+		// within the request's time.
+		return graph.SSERequest(r)
 	case rest.EventsPath:
 		return r.Method == http.MethodGet
 	}
@@ -411,7 +418,7 @@ func (s *Server) Run(ctx context.Context, ln, metrics net.Listener, sd Shutdown)
 		WriteTimeout:      s.cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout:       s.cfg.Conns.IdleTimeout,
 		ConnState:         s.conns.connState,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          errorLog,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

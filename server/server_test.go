@@ -103,11 +103,13 @@ func newServerWith(t testing.TB, db *store.DB, tweak func(*serverConfig)) *testS
 	// Count the SQL round trips of each request so tests and benchmarks can read them. The count
 	// is published as the answer starts too: a client may read a short answer before the handler
 	// has returned.
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := store.WithQueryCounter(r.Context())
 		h.ServeHTTP(&countingWriter{w, ctx, &s.queries}, r.WithContext(ctx))
 		s.queries.Store(store.QueryCount(ctx))
 	}))
+	s.Config.MaxHeaderBytes = server.MaxHeaderBytes // as Run's listener
+	s.Start()
 	t.Cleanup(s.Close)
 	if !cfg.DefaultPlans {
 		s.raiseLimits(t)

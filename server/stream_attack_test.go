@@ -27,7 +27,14 @@ import (
 //   - a graphql-sse POST whose body is over the GraphQL body bound: refused REQ_413.000, as the
 //     HTTP transport refuses it, where gqlgen's SSE transport read any size into memory;
 //   - a graphql-sse POST whose body is not JSON: refused REQ_400.000 in the catalogue's shape,
-//     where gqlgen's answered its own error and logged the body (a sign-in's password with it).
+//     where gqlgen's answered its own error and logged the body (a sign-in's password with it);
+//   - graphql-sse's GET form (the operation in the query string), read as the HTTP transport
+//     reads a GET: 101 ids refused as by POST; no credential refused AUTH_401.000 and a document
+//     that does not parse refused, each in an event, nothing subscribed; no query, or variables
+//     that are not JSON, refused 400 before any stream; a query string past the header bound
+//     (100 KiB) refused 431 by the server before any handler; a mutation refused 405 with Allow:
+//     POST before any stream (a GET changes nothing); a query answered as one event, then
+//     complete.
 func TestStreamHostileShapes(t *testing.T) {
 	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
 	demo := map[string]string{"api-key": s.demo.APIKey}
@@ -48,6 +55,70 @@ func TestStreamHostileShapes(t *testing.T) {
 		sub.next(t, time.Second).code() != flightgraph.ECodeInvalidParameter {
 		t.Errorf("101 ids on the REST stream: %d", status)
 	}
+	if sub, status := subscribeSSE(t, s.URL, demo, "/graphql", byID, map[string]any{"ids": ids}); status != http.StatusOK ||
+		sub.next(t, 3*time.Second).code() != flightgraph.ECodeInvalidParameter {
+		t.Errorf("101 ids over graphql-sse by GET were not refused %s: %d", flightgraph.ECodeInvalidParameter, status)
+	}
+	if sub, status := subscribeSSE(t, s.URL, nil, "/graphql", byID, map[string]any{"ids": ids[:1]}); status != http.StatusOK ||
+		sub.next(t, 3*time.Second).code() != flightgraph.ECodeMissingCredentials {
+		t.Errorf("no credential over graphql-sse by GET was not refused %s: %d", flightgraph.ECodeMissingCredentials, status)
+	}
+	if sub, status := subscribeSSE(t, s.URL, demo, "/graphql", `subscription { departures(airport: `, nil); status != http.StatusOK ||
+		len(sub.next(t, 3*time.Second).Payload.Errors) == 0 {
+		t.Errorf("a document cut short over graphql-sse by GET was not refused: %d", status)
+	}
+	get := func(q string) (*http.Response, gqlResponse, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/graphql?"+q, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("api-key", s.demo.APIKey)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		var r gqlResponse
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			json.Unmarshal(b, &r)
+			return resp, r, ""
+		}
+		_, data, _ := strings.Cut(string(b), "data: ")
+		data, _, _ = strings.Cut(data, "\n")
+		json.Unmarshal([]byte(data), &r)
+		return resp, r, string(b)
+	}
+	for _, c := range []struct {
+		name, query string
+		status      int
+		code        string
+	}{
+		{"no query", "variables=%7B%7D", http.StatusBadRequest, flightgraph.ECodeMissingParameter},
+		{"variables not JSON", sseGET(byID, nil).Encode() + "&variables=%7Bids", http.StatusBadRequest, flightgraph.ECodeBadBody},
+		{"a mutation", sseGET(`mutation { __typename }`, nil).Encode(), http.StatusMethodNotAllowed, flightgraph.ECodeMethodNotAllowed},
+		{"a 100 KiB query string", sseGET("{ __typename }", map[string]any{"pad": strings.Repeat("x", 100<<10)}).Encode(), http.StatusRequestHeaderFieldsTooLarge, ""},
+	} {
+		resp, r, _ := get(c.query)
+		if resp.StatusCode != c.status || firstCode(r) != c.code {
+			t.Errorf("%s over graphql-sse by GET: %d %s, want %d %s", c.name, resp.StatusCode, firstCode(r), c.status, c.code)
+		}
+		if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "text/event-stream") {
+			t.Errorf("%s over graphql-sse by GET opened a stream", c.name)
+		}
+		if c.status == http.StatusMethodNotAllowed && resp.Header.Get("Allow") != "POST" {
+			t.Errorf("%s over graphql-sse by GET: Allow %q, want POST", c.name, resp.Header.Get("Allow"))
+		}
+	}
+	if resp, r, stream := get(sseGET(`{ airports(first: 1) { edges { node { code } } } }`, nil).Encode()); resp.StatusCode != http.StatusOK ||
+		len(r.Errors) > 0 || !strings.Contains(string(r.Data), "code") || strings.Count(stream, "event: next") != 1 || !strings.HasSuffix(stream, "event: complete\n\n") {
+		t.Errorf("a query over graphql-sse by GET: %d %s %+v %q", resp.StatusCode, r.Data, r.Errors, stream)
+	}
+	if n := s.srv.Live.Hub.Open(); n != 0 {
+		t.Errorf("%d subscriptions open after the refusals", n)
+	}
+
 	// 100 are taken.
 	subscribeWS(t, s.URL, demo, byID, map[string]any{"ids": ids[:100]})
 	for deadline := time.Now().Add(3 * time.Second); s.srv.Live.Hub.Open() == 0; time.Sleep(5 * time.Millisecond) {
@@ -249,17 +320,20 @@ func TestWebsocketOperationsRecheckTheCredential(t *testing.T) {
 			t.Errorf("a demoted account recorded an operation over its old connection: %s", r.Data)
 		}
 
-		// The portal takes no stream.
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/portal/graphql", strings.NewReader(`{"query":"{ apis { slug } }"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			t.Errorf("the portal's API answered graphql-sse: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		// The portal takes no stream, by POST or by GET.
+		post, _ := http.NewRequest(http.MethodPost, s.URL+"/portal/graphql", strings.NewReader(`{"query":"{ apis { slug } }"}`))
+		post.Header.Set("Content-Type", "application/json")
+		get, _ := http.NewRequest(http.MethodGet, s.URL+"/portal/graphql?query=%7B%20apis%20%7B%20slug%20%7D%20%7D", nil)
+		for _, req := range []*http.Request{post, get} {
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Errorf("the portal's API answered graphql-sse by %s: %d %s", req.Method, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
 		}
 		if c, resp, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(s.URL, "http")+"/portal/graphql",
 			&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}}); err == nil {
@@ -269,32 +343,38 @@ func TestWebsocketOperationsRecheckTheCredential(t *testing.T) {
 	})
 }
 
-// TestRefusedStreamsAreBounded: an operation refused over graphql-sse is answered 200 with an
-// event, as the transport has it; it counts in the refusals' window of its client all the same,
+// TestRefusedStreamsAreBounded: an operation refused over graphql-sse (a POST or a GET) is
+// answered 200 with an event, as the transport has it; it counts in the refusals' window of its client all the same,
 // as a refused POST does, so that the window bounds them (here 3 a second from an address; the
 // test clock never moves) instead of letting a client send refused operations without end.
 func TestRefusedStreamsAreBounded(t *testing.T) {
-	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
-		c.Refusals = access.RefusalLimits{PerAddress: 3, PerCredential: 3}
-	})
-	body := `{"query":"subscription { departures(airport: \"AMS\") { position } }"}`
-	statuses := []int{}
-	for range 6 {
-		req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-		if err != nil {
+	const query = `subscription { departures(airport: "AMS") { position } }`
+	for _, method := range []string{http.MethodPost, http.MethodGet} { // graphql-sse's two forms
+		s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+			c.Refusals = access.RefusalLimits{PerAddress: 3, PerCredential: 3}
+		})
+		body, _ := json.Marshal(map[string]string{"query": query})
+		statuses := []int{}
+		for range 6 {
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/graphql", strings.NewReader(string(body)))
+			req.Header.Set("Content-Type", "application/json")
+			if method == http.MethodGet {
+				req, _ = http.NewRequest(http.MethodGet, s.URL+"/graphql?"+sseGET(query, nil).Encode(), nil)
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+			if err != nil {
+				cancel()
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body) // the refusal's event, then complete
+			resp.Body.Close()
 			cancel()
-			t.Fatal(err)
+			statuses = append(statuses, resp.StatusCode)
 		}
-		io.Copy(io.Discard, resp.Body) // the refusal's event, then complete
-		resp.Body.Close()
-		cancel()
-		statuses = append(statuses, resp.StatusCode)
-	}
-	if statuses[len(statuses)-1] != http.StatusTooManyRequests {
-		t.Errorf("6 refused graphql-sse requests from one address answered %v; want the last ones 429", statuses)
+		if statuses[0] != http.StatusOK || statuses[len(statuses)-1] != http.StatusTooManyRequests {
+			t.Errorf("6 refused graphql-sse requests (%s) from one address answered %v; want the first 200, the last ones 429", method, statuses)
+		}
 	}
 }

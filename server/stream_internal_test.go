@@ -16,6 +16,12 @@ func TestStreamingRoutes(t *testing.T) {
 	}{
 		{"GraphQL over WebSocket", "GET", "/graphql", map[string]string{"Upgrade": "websocket"}, true},
 		{"graphql-sse", "POST", "/graphql", map[string]string{"Accept": "text/event-stream", "Content-Type": "application/json"}, true},
+		{"graphql-sse by GET", "GET", "/graphql?query=subscription%7Bx%7D", map[string]string{"Accept": "text/event-stream"}, true},
+		{"a GraphQL GET", "GET", "/graphql?query=%7Bx%7D", map[string]string{"Accept": "application/json"}, false},
+		{"a GraphQL GET, no Accept", "GET", "/graphql?query=%7Bx%7D", nil, false},
+		{"HEAD asking for events", "HEAD", "/graphql?query=%7Bx%7D", map[string]string{"Accept": "text/event-stream"}, false},
+		{"DELETE asking for events", "DELETE", "/graphql", map[string]string{"Accept": "text/event-stream"}, false},
+		{"the portal's API by GET", "GET", "/portal/graphql?query=%7Bx%7D", map[string]string{"Accept": "text/event-stream"}, false},
 		{"REST events", "GET", "/opendata/flightstatus/events", map[string]string{"Accept": "text/event-stream"}, true},
 		{"REST events, any Accept", "GET", "/opendata/flightstatus/events", nil, true},
 		{"a GraphQL query", "POST", "/graphql", map[string]string{"Accept": "application/json", "Content-Type": "application/json"}, false},

@@ -9,9 +9,10 @@
 // Subscriptions: clients subscribe to the gateway over server-sent events (POST or GET with
 // Accept: text/event-stream), and the gateway subscribes to the subgraph over server-sent events
 // too, forwarding the same credentials (propagateHeaders applies to every request to a subgraph,
-// subscriptions included). Hive Gateway's HTTP transport asks for a subscription with a GET by
-// default; flightgraph takes graphql-sse subscriptions as POSTs (gqlgen's transport), so every
-// subgraph is called with POST, queries and subscriptions alike. With "ws" the gateway subscribes
+// subscriptions included). The subgraphs are called as Hive Gateway calls them by default: queries
+// and mutations by POST, subscriptions by GET (graphql-sse's distinct connections mode, the
+// operation in the query string, Accept: text/event-stream), which flightgraph takes as it takes
+// the POST form. With "ws" the gateway subscribes
 // to the subgraphs over graphql-transport-ws instead, one connection per client credential, whose
 // upgrade request carries the client's api-key and Authorization headers. With "both", one
 // process serves the two (it prints "hive gateway ready on PORT ws PORT2").
@@ -25,7 +26,7 @@ const [supergraph, port = '0', subscriptions = 'sse'] = process.argv.slice(2);
 
 /** gateway returns a Hive Gateway runtime that subscribes to the subgraphs over kind. */
 function gateway(kind) {
-  const options = { method: 'POST' };
+  const options = {};
   if (kind === 'ws') {
     options.subscriptions = {
       kind: 'ws',
