@@ -85,8 +85,19 @@ func testConfig(db *store.DB, logs io.Writer) serverConfig {
 			// access.DefaultMailLimits.
 			MailLimits: generousMail,
 		},
-		Server: server.Config{Registry: prometheus.NewRegistry(), DB: db, Version: "test"},
+		Server: server.Config{Registry: prometheus.NewRegistry(), DB: db, Version: "test", RequestTimeout: testRequestTimeout()},
 	}
+}
+
+// testRequestTimeout is the test servers' request timeout: the default, but three times it under
+// the race detector, which slows a cold search (a month's inspiration on SQLite, a first fare
+// index entry) five to ten times, past the default on a loaded machine. The deadline's own tests
+// set theirs (TestDeadlineStopsTheWork).
+func testRequestTimeout() time.Duration {
+	if raceDetector {
+		return 3 * server.DefaultRequestTimeout
+	}
+	return server.DefaultRequestTimeout
 }
 
 // newServerWith is newServer with the configuration changed by tweak first. The demo key gets
