@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -218,21 +219,42 @@ func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context
 
 // ForOperation returns ctx with a pass of its own for one operation of a long-lived connection
 // (a WebSocket's), made from the connection's pass in ctx: the same caller, credential and client,
-// and the connection's place in the refusals' windows, but the products admitted for this
-// operation alone and a hold on heavy work of its own, which end gives back when the operation is
-// over. With the connection's pass itself, the first heavy operation held its heavy-work slot
-// until the connection closed (the key's other heavy calls refused meanwhile), and the
-// connection's later heavy operations ran on it without taking any. Without a pass in ctx it
-// returns ctx: Admit then refuses, as it refuses whatever no guard authenticated.
-func ForOperation(ctx context.Context) (_ context.Context, end func()) {
+// but the products admitted for this operation alone, a hold on heavy work of its own, and a
+// place of its own in the refusals' windows (the credential's when it authenticated lately, else
+// the client address's), taken before any work as a request's is (Refusals.Reserve), given back
+// once the operation is admitted, kept when it is refused (Refused, before end). end gives back
+// the heavy-work slot and settles the place when the operation is over. With the connection's
+// pass itself, the first heavy operation held its heavy-work slot until the connection closed
+// (the key's other heavy calls refused meanwhile), the connection's later heavy operations ran
+// on it without taking any, and its refused operations counted nowhere: one connection could send
+// documents that do not validate, or calls of APIs it may not make, without end. A full window
+// refuses the operation with ECodePerSecondLimit (and its wait) before anything of it is read.
+// Without a pass in ctx it returns ctx: Admit then refuses, as it refuses whatever no guard
+// authenticated.
+func ForOperation(ctx context.Context) (_ context.Context, end func(), _ error) {
 	conn := PassFromContext(ctx)
 	if conn == nil {
-		return ctx, func() {}
+		return ctx, func() {}, nil
 	}
+	done, refusedNow := conn.refusals.Reserve(ctx, conn.client, conn.hash)
+	if refusedNow != nil {
+		return ctx, func() {}, refusedNow
+	}
+	var once sync.Once
+	settle := func(refused bool) { once.Do(func() { done(refused) }) }
 	conn.mu.Lock()
-	onAdmit := conn.onAdmit
+	connAdmit := conn.onAdmit
 	conn.mu.Unlock()
 	p := NewPass(conn.Caller, conn.AuthErr, nil)
-	p.bearer, p.client, p.creds, p.onAdmit = conn.bearer, conn.client, conn.creds, onAdmit
-	return WithPass(ctx, p), p.release
+	p.bearer, p.client, p.creds, p.refusals, p.hash = conn.bearer, conn.client, conn.creds, conn.refusals, conn.hash
+	p.onAdmit = func() {
+		if connAdmit != nil {
+			connAdmit()
+		}
+		settle(false)
+	}
+	return WithPass(ctx, p), func() {
+		p.release()
+		settle(refused(p, 0))
+	}, nil
 }

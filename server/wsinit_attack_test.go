@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -450,5 +451,57 @@ func TestWebsocketOperationsReadFresh(t *testing.T) {
 	record(t, s, ops, map[string]any{"flightId": id, "kind": "GATE", "gate": "Z99"})
 	if after := gate(); after != "Z99" {
 		t.Errorf("the gate over the same connection after the change: %q (before %q), want Z99", after, before)
+	}
+}
+
+// TestWebsocketOperationRefusalsAreBounded: each operation over a WebSocket takes a place in the
+// refusals' windows as a request over HTTP does (here 3 a second; the test clock never moves),
+// kept when it is refused: after three operations that do not validate on one connection, the
+// next is refused LIMIT_429.000 before it is read, as the key's next request over HTTP is, and
+// so is an operation on another connection of the key. Operations that are admitted give their
+// place back: many of them never fill it. Without the place, one connection sent refused
+// operations (each read, parsed and validated) without end.
+func TestWebsocketOperationRefusalsAreBounded(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		payload any
+	}{
+		{"the key in the payload", nil, map[string]any{"api-key": "KEY"}},
+		{"the key in the upgrade's headers", map[string]string{"api-key": "KEY"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+				c.Refusals = access.RefusalLimits{PerAddress: 3, PerCredential: 3}
+			})
+			key := s.demo.APIKey
+			headers := map[string]string{}
+			for k := range c.headers {
+				headers[k] = key
+			}
+			var payload any
+			if c.payload != nil {
+				payload = map[string]any{"api-key": key}
+			}
+			ws := dialWSInit(t, s.URL, headers, payload)
+			for i := range 10 {
+				if r := ws.run(t, `{ __typename }`, nil); len(r.Errors) > 0 {
+					t.Fatalf("admitted operation %d: %+v", i+1, r.Errors)
+				}
+			}
+			var got []string
+			for range 4 {
+				got = append(got, firstCode(ws.run(t, `{ noSuchField }`, nil)))
+			}
+			if got[3] != flightgraph.ECodePerSecondLimit || slices.Contains(got[:3], flightgraph.ECodePerSecondLimit) {
+				t.Errorf("4 operations that do not validate on one connection: %v; want the fourth refused %s", got, flightgraph.ECodePerSecondLimit)
+			}
+			if code := firstCode(ws.run(t, `{ __typename }`, nil)); code != flightgraph.ECodePerSecondLimit {
+				t.Errorf("an operation after them: %q, want %s", code, flightgraph.ECodePerSecondLimit)
+			}
+			if r := s.queryAs(t, map[string]string{"api-key": key}, `{ __typename }`, nil); firstCode(r) != flightgraph.ECodePerSecondLimit {
+				t.Errorf("the key's request over HTTP after them: %+v, want %s", r.Errors, flightgraph.ECodePerSecondLimit)
+			}
+		})
 	}
 }
