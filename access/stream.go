@@ -21,27 +21,9 @@ import (
 // while nothing changes. It returns ECodeSubscriptionRevoked when the credential no longer may,
 // and a backing service's failure as it is.
 func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
-	pass := PassFromContext(ctx)
-	if pass == nil || pass.creds == nil {
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the subscription has no credential to check")
-	}
-	r, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, "/", nil)
+	caller, bearer, err := g.stillAuthenticated(ctx)
 	if err != nil {
 		return err
-	}
-	r.Header = pass.creds
-	caller, bearer, err := g.authenticate(r)
-	if err != nil {
-		if flightgraph.Lookup(flightgraph.ErrorCode(err)).Status >= http.StatusInternalServerError {
-			return err
-		}
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
-	}
-	if pass.Caller != nil && Audience(pass.Caller.Role()) != Audience(caller.Role()) {
-		// The account's role changed since (a staff account demoted, a partner made a
-		// developer): the stream was opened on the schema of its former audience, whose
-		// fields it must no longer be served.
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the account's role changed since the stream was opened")
 	}
 	if p := product(name); p == nil || !p.VisibleTo(caller.Role()) {
 		// A staff account demoted since: an internal API is no longer its to call.
@@ -51,20 +33,53 @@ func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
 	}
 	// The request's later calls are admitted with the plans as they are now (Pass.callers).
-	pass.current.Store(&passCallers{caller: caller, bearer: bearer})
+	PassFromContext(ctx).current.Store(&passCallers{caller: caller, bearer: bearer})
 	return nil
+}
+
+// stillAuthenticated authenticates the credential of ctx's pass again, as a new call would be,
+// and returns its callers as they are now; ECodeSubscriptionRevoked when it no longer
+// authenticates, or its account's audience changed since (a staff account demoted, a partner made
+// a developer): the request was opened on the schema of its former audience, whose fields it must
+// no longer be served.
+func (g *Guard) stillAuthenticated(ctx context.Context) (caller, bearer *flightgraph.Caller, _ error) {
+	pass := PassFromContext(ctx)
+	if pass == nil || pass.creds == nil {
+		return nil, nil, flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the subscription has no credential to check")
+	}
+	r, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, "/", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Header = pass.creds
+	caller, bearer, err = g.authenticate(r)
+	if err != nil {
+		if flightgraph.Lookup(flightgraph.ErrorCode(err)).Status >= http.StatusInternalServerError {
+			return nil, nil, err
+		}
+		return nil, nil, flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
+	}
+	if pass.Caller != nil && Audience(pass.Caller.Role()) != Audience(caller.Role()) {
+		return nil, nil, flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the account's role changed since the stream was opened")
+	}
+	return caller, bearer, nil
 }
 
 // Readmit checks again, for each of products that the credential of ctx's pass opened when it
 // was authenticated, that it still does (StillAdmitted): an operation on a long-lived
 // connection (a WebSocket's) runs on the caller its upgrade found, which a revocation, an ended
 // trial or a demotion since must not keep. A product the credential did not open is left to
-// Admit, which refuses it with its usual code.
+// Admit, which refuses it with its usual code. An operation that calls none of them (one that
+// charges no API: an introspection) has the credential itself checked again, that it still
+// authenticates for the same audience, and is then held to its callers as they are now (Admit's
+// uncharged rules: a key approved for nothing any more is refused as over HTTP); without it, a
+// revoked key's or a demoted account's connection went on reading its former audience's schema.
 func (g *Guard) Readmit(ctx context.Context, products []string) error {
 	pass := PassFromContext(ctx)
 	if pass == nil || pass.Caller == nil {
 		return nil
 	}
+	checked := false
 	for _, p := range products {
 		if pass.Caller.Products[p] == nil && (pass.bearer == nil || pass.bearer.Products[p] == nil) {
 			continue
@@ -72,7 +87,17 @@ func (g *Guard) Readmit(ctx context.Context, products []string) error {
 		if err := g.StillAdmitted(ctx, p); err != nil {
 			return err
 		}
+		checked = true
 	}
+	if checked || pass.AuthErr != nil || pass.Caller.Kind == flightgraph.CallerAnonymous {
+		// An anonymous caller, or a credential refused already, is Admit's to refuse.
+		return nil
+	}
+	caller, bearer, err := g.stillAuthenticated(ctx)
+	if err != nil {
+		return err
+	}
+	pass.current.Store(&passCallers{caller: caller, bearer: bearer})
 	return nil
 }
 

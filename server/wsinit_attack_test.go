@@ -505,3 +505,51 @@ func TestWebsocketOperationRefusalsAreBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestWebsocketUnchargedOperationsAreRechecked: an operation that charges no API (an
+// introspection) over a connection is held, as every other one, to the connection's credential
+// as it is now: once the key is revoked it is refused STREAM_403.000, and once a staff account is
+// demoted its connection no longer reads the internal audience's schema. The Gate re-checked
+// only the APIs an operation calls, and the uncharged admission read the caller the upgrade
+// found: such an operation ran on for as long as the client kept its socket.
+func TestWebsocketUnchargedOperationsAreRechecked(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	op := s.oaOperator(t)
+	const q = `{ __schema { queryType { name } } }`
+	refusedWithin := func(t *testing.T, ws *wsConn, what string) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			r := ws.run(t, q, nil)
+			if firstCode(r) == flightgraph.ECodeSubscriptionRevoked && (string(r.Data) == "" || string(r.Data) == "null") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("an introspection over the connection of %s: %s %+v, want %s", what, r.Data, r.Errors, flightgraph.ECodeSubscriptionRevoked)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	t.Run("a revoked key", func(t *testing.T) {
+		dev := s.signUp(t, "ursula@example.com", developerPassword, "Ursula")
+		k := dev.newKey(t, op, "flightstatus")
+		ws := dialWSInit(t, s.URL, nil, map[string]any{"api-key": k.id})
+		if r := ws.run(t, q, nil); len(r.Errors) > 0 {
+			t.Fatalf("an introspection over the key's connection: %+v", r.Errors)
+		}
+		dev.revokeKey(t, k.keyID)
+		refusedWithin(t, ws, "a revoked key")
+	})
+	t.Run("a demoted staff account", func(t *testing.T) {
+		s.signUp(t, "vera@staff.example", developerPassword, "Vera")
+		op.setRole(t, "vera@staff.example", "STAFF")
+		k := s.signIn(t, "vera@staff.example", developerPassword).newKey(t, op, "flightstatus")
+		ws := dialWSInit(t, s.URL, nil, map[string]any{"api-key": k.id})
+		if r := ws.run(t, q, nil); len(r.Errors) > 0 {
+			t.Fatalf("an introspection over staff's connection: %+v", r.Errors)
+		}
+		op.setRole(t, "vera@staff.example", "DEVELOPER")
+		refusedWithin(t, ws, "a demoted staff account")
+	})
+}
