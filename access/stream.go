@@ -193,7 +193,7 @@ func named(creds http.Header) bool {
 // It fails closed: a connection with a credential neither in its upgrade's headers nor in creds
 // is refused ECodeMissingCredentials; one whose payload names a credential other than its
 // headers' is refused ECodeWrongCredential (two credentials that disagree are none); a credential
-// refused gives its error (ECodeInvalidKey, ECodeInvalidToken, …), a full refusals' window
+// refused, in the payload or the upgrade's headers, gives its error (ECodeInvalidKey, ECodeInvalidToken, …), a full refusals' window
 // ECodePerSecondLimit. Every refusal is counted as one (Refused). A payload that repeats the
 // headers' credential changes nothing. The pass lives as long as ctx (the upgrade's request).
 func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context, error) {
@@ -204,14 +204,16 @@ func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context
 	inHeaders := named(upgrade.creds)
 	switch {
 	case !named(creds) && inHeaders:
-		return ctx, nil
+		// A headers' credential that was refused (the upgrade's enter counted it) refuses the
+		// connection at once, as the same credential in the payload does.
+		return ctx, upgrade.AuthErr
 	case !named(creds):
 		Refused(ctx)
 		return ctx, flightgraph.Errorf(flightgraph.ECodeMissingCredentials,
 			"the connection takes a credential: an api-key (or an OAuth access token as Authorization: Bearer) in connection_init's payload or the upgrade's headers")
 	case inHeaders:
 		if upgrade.creds.Get("Api-Key") == creds.Get("Api-Key") && upgrade.creds.Get("Authorization") == creds.Get("Authorization") {
-			return ctx, nil
+			return ctx, upgrade.AuthErr
 		}
 		Refused(ctx)
 		return ctx, flightgraph.Errorf(flightgraph.ECodeWrongCredential,

@@ -553,3 +553,24 @@ func TestWebsocketUnchargedOperationsAreRechecked(t *testing.T) {
 		refusedWithin(t, ws, "a demoted staff account")
 	})
 }
+
+// TestWebsocketBadHeaderCredentialIsRefusedAtInit: a credential in the upgrade's headers that is
+// refused (an unknown key), alone or repeated in the payload, closes the connection at
+// connection_init 4401 with its code, as the same credential in the payload alone does. It was
+// acknowledged: the connection stayed open on a credential the guard had refused, each of its
+// operations refused one by one.
+func TestWebsocketBadHeaderCredentialIsRefusedAtInit(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	unknownKey := access.NewCredential(access.KindAPIKey)
+	for name, init := range map[string]string{
+		"headers alone":           `{"type":"connection_init"}`,
+		"repeated in the payload": payloadInit(map[string]any{"api-key": unknownKey}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, answer, closed := initWS(t, s.URL, http.Header{"Api-Key": {unknownKey}}, init)
+			if closed == nil || closed.Code != 4401 || !strings.HasPrefix(closed.Reason, flightgraph.ECodeInvalidKey) {
+				t.Errorf("an unknown key in the upgrade's headers: %s %+v, want closed 4401 %s", answer, closed, flightgraph.ECodeInvalidKey)
+			}
+		})
+	}
+}
