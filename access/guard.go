@@ -140,6 +140,10 @@ type Pass struct {
 	// creds are the request's credential headers, which a long-lived request (a subscription)
 	// is checked again with (StillAdmitted).
 	creds http.Header
+	// refusals and hash are the guard's refusals' windows and the credential's hash there, in
+	// which each operation of a long-lived connection takes a place of its own (ForOperation).
+	refusals *Refusals
+	hash     string
 
 	mu       sync.Mutex
 	admitted map[string]bool
@@ -290,7 +294,7 @@ func (g *Guard) enter(r *http.Request, client string, header http.Header) (*Pass
 			}
 			g.Refusals.Failed(hash)
 			pass := NewPass(caller, authErr, header)
-			pass.client, pass.creds = client, creds
+			pass.client, pass.creds, pass.refusals, pass.hash = client, creds, g.Refusals, hash
 			return pass, func(int) {}, nil
 		}
 		if !recent {
@@ -310,7 +314,7 @@ func (g *Guard) enter(r *http.Request, client string, header http.Header) (*Pass
 	settle := func(refused bool) { once.Do(func() { done(refused) }) }
 	pass := NewPass(caller, nil, header)
 	pass.client, pass.onAdmit, pass.bearer = client, func() { settle(false) }, bearer
-	pass.creds = creds
+	pass.creds, pass.refusals, pass.hash = creds, g.Refusals, hash
 	return pass, func(status int) { settle(refused(pass, status)) }, nil
 }
 

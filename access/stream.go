@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -20,27 +21,9 @@ import (
 // while nothing changes. It returns ECodeSubscriptionRevoked when the credential no longer may,
 // and a backing service's failure as it is.
 func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
-	pass := PassFromContext(ctx)
-	if pass == nil || pass.creds == nil {
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the subscription has no credential to check")
-	}
-	r, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, "/", nil)
+	caller, bearer, err := g.stillAuthenticated(ctx)
 	if err != nil {
 		return err
-	}
-	r.Header = pass.creds
-	caller, bearer, err := g.authenticate(r)
-	if err != nil {
-		if flightgraph.Lookup(flightgraph.ErrorCode(err)).Status >= http.StatusInternalServerError {
-			return err
-		}
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
-	}
-	if pass.Caller != nil && Audience(pass.Caller.Role()) != Audience(caller.Role()) {
-		// The account's role changed since (a staff account demoted, a partner made a
-		// developer): the stream was opened on the schema of its former audience, whose
-		// fields it must no longer be served.
-		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the account's role changed since the stream was opened")
 	}
 	if p := product(name); p == nil || !p.VisibleTo(caller.Role()) {
 		// A staff account demoted since: an internal API is no longer its to call.
@@ -50,20 +33,53 @@ func (g *Guard) StillAdmitted(ctx context.Context, name string) error {
 		return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential no longer opens %s", name)
 	}
 	// The request's later calls are admitted with the plans as they are now (Pass.callers).
-	pass.current.Store(&passCallers{caller: caller, bearer: bearer})
+	PassFromContext(ctx).current.Store(&passCallers{caller: caller, bearer: bearer})
 	return nil
+}
+
+// stillAuthenticated authenticates the credential of ctx's pass again, as a new call would be,
+// and returns its callers as they are now; ECodeSubscriptionRevoked when it no longer
+// authenticates, or its account's audience changed since (a staff account demoted, a partner made
+// a developer): the request was opened on the schema of its former audience, whose fields it must
+// no longer be served.
+func (g *Guard) stillAuthenticated(ctx context.Context) (caller, bearer *flightgraph.Caller, _ error) {
+	pass := PassFromContext(ctx)
+	if pass == nil || pass.creds == nil {
+		return nil, nil, flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the subscription has no credential to check")
+	}
+	r, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, "/", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.Header = pass.creds
+	caller, bearer, err = g.authenticate(r)
+	if err != nil {
+		if flightgraph.Lookup(flightgraph.ErrorCode(err)).Status >= http.StatusInternalServerError {
+			return nil, nil, err
+		}
+		return nil, nil, flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the credential is no longer valid: %s", flightgraph.ErrorMessage(err))
+	}
+	if pass.Caller != nil && Audience(pass.Caller.Role()) != Audience(caller.Role()) {
+		return nil, nil, flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "the account's role changed since the stream was opened")
+	}
+	return caller, bearer, nil
 }
 
 // Readmit checks again, for each of products that the credential of ctx's pass opened when it
 // was authenticated, that it still does (StillAdmitted): an operation on a long-lived
 // connection (a WebSocket's) runs on the caller its upgrade found, which a revocation, an ended
 // trial or a demotion since must not keep. A product the credential did not open is left to
-// Admit, which refuses it with its usual code.
+// Admit, which refuses it with its usual code. An operation that calls none of them (one that
+// charges no API: an introspection) has the credential itself checked again, that it still
+// authenticates for the same audience, and is then held to its callers as they are now (Admit's
+// uncharged rules: a key approved for nothing any more is refused as over HTTP); without it, a
+// revoked key's or a demoted account's connection went on reading its former audience's schema.
 func (g *Guard) Readmit(ctx context.Context, products []string) error {
 	pass := PassFromContext(ctx)
 	if pass == nil || pass.Caller == nil {
 		return nil
 	}
+	checked := false
 	for _, p := range products {
 		if pass.Caller.Products[p] == nil && (pass.bearer == nil || pass.bearer.Products[p] == nil) {
 			continue
@@ -71,7 +87,17 @@ func (g *Guard) Readmit(ctx context.Context, products []string) error {
 		if err := g.StillAdmitted(ctx, p); err != nil {
 			return err
 		}
+		checked = true
 	}
+	if checked || pass.AuthErr != nil || pass.Caller.Kind == flightgraph.CallerAnonymous {
+		// An anonymous caller, or a credential refused already, is Admit's to refuse.
+		return nil
+	}
+	caller, bearer, err := g.stillAuthenticated(ctx)
+	if err != nil {
+		return err
+	}
+	pass.current.Store(&passCallers{caller: caller, bearer: bearer})
 	return nil
 }
 
@@ -167,7 +193,7 @@ func named(creds http.Header) bool {
 // It fails closed: a connection with a credential neither in its upgrade's headers nor in creds
 // is refused ECodeMissingCredentials; one whose payload names a credential other than its
 // headers' is refused ECodeWrongCredential (two credentials that disagree are none); a credential
-// refused gives its error (ECodeInvalidKey, ECodeInvalidToken, …), a full refusals' window
+// refused, in the payload or the upgrade's headers, gives its error (ECodeInvalidKey, ECodeInvalidToken, …), a full refusals' window
 // ECodePerSecondLimit. Every refusal is counted as one (Refused). A payload that repeats the
 // headers' credential changes nothing. The pass lives as long as ctx (the upgrade's request).
 func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context, error) {
@@ -178,14 +204,16 @@ func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context
 	inHeaders := named(upgrade.creds)
 	switch {
 	case !named(creds) && inHeaders:
-		return ctx, nil
+		// A headers' credential that was refused (the upgrade's enter counted it) refuses the
+		// connection at once, as the same credential in the payload does.
+		return ctx, upgrade.AuthErr
 	case !named(creds):
 		Refused(ctx)
 		return ctx, flightgraph.Errorf(flightgraph.ECodeMissingCredentials,
 			"the connection takes a credential: an api-key (or an OAuth access token as Authorization: Bearer) in connection_init's payload or the upgrade's headers")
 	case inHeaders:
 		if upgrade.creds.Get("Api-Key") == creds.Get("Api-Key") && upgrade.creds.Get("Authorization") == creds.Get("Authorization") {
-			return ctx, nil
+			return ctx, upgrade.AuthErr
 		}
 		Refused(ctx)
 		return ctx, flightgraph.Errorf(flightgraph.ECodeWrongCredential,
@@ -218,21 +246,42 @@ func (g *Guard) Connect(ctx context.Context, creds http.Header) (context.Context
 
 // ForOperation returns ctx with a pass of its own for one operation of a long-lived connection
 // (a WebSocket's), made from the connection's pass in ctx: the same caller, credential and client,
-// and the connection's place in the refusals' windows, but the products admitted for this
-// operation alone and a hold on heavy work of its own, which end gives back when the operation is
-// over. With the connection's pass itself, the first heavy operation held its heavy-work slot
-// until the connection closed (the key's other heavy calls refused meanwhile), and the
-// connection's later heavy operations ran on it without taking any. Without a pass in ctx it
-// returns ctx: Admit then refuses, as it refuses whatever no guard authenticated.
-func ForOperation(ctx context.Context) (_ context.Context, end func()) {
+// but the products admitted for this operation alone, a hold on heavy work of its own, and a
+// place of its own in the refusals' windows (the credential's when it authenticated lately, else
+// the client address's), taken before any work as a request's is (Refusals.Reserve), given back
+// once the operation is admitted, kept when it is refused (Refused, before end). end gives back
+// the heavy-work slot and settles the place when the operation is over. With the connection's
+// pass itself, the first heavy operation held its heavy-work slot until the connection closed
+// (the key's other heavy calls refused meanwhile), the connection's later heavy operations ran
+// on it without taking any, and its refused operations counted nowhere: one connection could send
+// documents that do not validate, or calls of APIs it may not make, without end. A full window
+// refuses the operation with ECodePerSecondLimit (and its wait) before anything of it is read.
+// Without a pass in ctx it returns ctx: Admit then refuses, as it refuses whatever no guard
+// authenticated.
+func ForOperation(ctx context.Context) (_ context.Context, end func(), _ error) {
 	conn := PassFromContext(ctx)
 	if conn == nil {
-		return ctx, func() {}
+		return ctx, func() {}, nil
 	}
+	done, refusedNow := conn.refusals.Reserve(ctx, conn.client, conn.hash)
+	if refusedNow != nil {
+		return ctx, func() {}, refusedNow
+	}
+	var once sync.Once
+	settle := func(refused bool) { once.Do(func() { done(refused) }) }
 	conn.mu.Lock()
-	onAdmit := conn.onAdmit
+	connAdmit := conn.onAdmit
 	conn.mu.Unlock()
 	p := NewPass(conn.Caller, conn.AuthErr, nil)
-	p.bearer, p.client, p.creds, p.onAdmit = conn.bearer, conn.client, conn.creds, onAdmit
-	return WithPass(ctx, p), p.release
+	p.bearer, p.client, p.creds, p.refusals, p.hash = conn.bearer, conn.client, conn.creds, conn.refusals, conn.hash
+	p.onAdmit = func() {
+		if connAdmit != nil {
+			connAdmit()
+		}
+		settle(false)
+	}
+	return WithPass(ctx, p), func() {
+		p.release()
+		settle(refused(p, 0))
+	}, nil
 }

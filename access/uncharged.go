@@ -103,10 +103,12 @@ func admitBudgets(ctx context.Context, l Limiter, budgets []budget) (Decision, e
 // admitUncharged holds a call of no product to its caller's uncharged budgets and writes the
 // limit headers; a key or token approved for no API is refused (NotApprovedForAny).
 func (g *Guard) admitUncharged(ctx context.Context, pass *Pass) error {
-	if err := NotApprovedForAny(pass.Caller); err != nil {
+	// The caller as the last check of a long-lived request's credential found it (Readmit).
+	caller, _ := pass.callers()
+	if err := NotApprovedForAny(caller); err != nil {
 		return err
 	}
-	d, err := admitBudgets(ctx, g.Limiter, g.Uncharged.budgets(pass.Caller, pass.client))
+	d, err := admitBudgets(ctx, g.Limiter, g.Uncharged.budgets(caller, pass.client))
 	if err != nil {
 		return err
 	}

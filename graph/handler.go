@@ -232,7 +232,7 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	if t.Recheck != nil {
 		exec = rechecking{exec, t.Recheck} // inside: it rechecks on the operation's own pass
 	}
-	t.Websocket.Do(w, r.WithContext(ctx), uncredentialed{GraphExecutor: exec, a: accept})
+	t.Websocket.Do(w, r.WithContext(ctx), uncredentialed{GraphExecutor: exec, a: accept, log: t.log})
 	accept.stop()
 	if accept.conn != nil {
 		// Closed already, as it is unless gqlgen left it open: then these fail, harmlessly.
@@ -331,12 +331,14 @@ func (c guardedConn) SetReadDeadline(t time.Time) error {
 }
 
 // uncredentialed runs the operations of a WebSocket connection: each on a pass of its own
-// (access.ForOperation), admitted and holding heavy work for itself, given back when it ends;
+// (access.ForOperation), admitted and holding heavy work for itself, given back when it ends, and
+// taking its place in the refusals' windows, kept when it is refused;
 // and every operation of a refused connection (accepted.refuse) answered with its refusal, before
 // the operation is parsed: nothing of it runs.
 type uncredentialed struct {
 	graphql.GraphExecutor
-	a *accepted
+	a   *accepted
+	log *slog.Logger
 }
 
 // operationPass is where an operation's own pass waits, in its OperationContext, between its
@@ -352,9 +354,23 @@ func (e uncredentialed) CreateOperationContext(ctx context.Context, p *graphql.R
 	if fe := e.a.refused(); fe != nil {
 		return nil, gqlerror.List{{Message: fe.Message, Extensions: extensions(fe.Code, fe.Parameter)}}
 	}
-	ctx, end := access.ForOperation(ctx)
+	ctx, end, err := access.ForOperation(ctx)
+	if err != nil {
+		// Its refusals' window is full: refused before anything of it is read.
+		fe := flightgraph.Public(ctx, e.log, err, "path", "/graphql (WebSocket operation)")
+		ext := extensions(fe.Code, fe.Parameter)
+		if n := fe.RetryAfterSeconds(); n > 0 {
+			ext["retryAfter"] = n
+		}
+		return nil, gqlerror.List{{Message: fe.Message, Extensions: ext}}
+	}
 	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, p)
 	if errs != nil || rc == nil {
+		if errs != nil {
+			// Nothing executes: a refusal, which keeps its place (access.ForOperation), as a
+			// refused request's does (the HTTP transport's, graphql-sse's refusing).
+			access.Refused(ctx)
+		}
 		end()
 		return rc, errs
 	}
@@ -375,7 +391,9 @@ func (e uncredentialed) DispatchOperation(ctx context.Context, rc *graphql.Opera
 }
 
 func (e uncredentialed) DispatchError(ctx context.Context, list gqlerror.List) *graphql.Response {
-	if e.a.refused() != nil {
+	if e.a.refused() != nil || !graphql.HasOperationContext(ctx) {
+		// Refused before it was read (a refused connection's, a full refusals' window): the
+		// errors are made for the wire already, and nothing of the operation is known.
 		return &graphql.Response{Errors: list}
 	}
 	return e.GraphExecutor.DispatchError(ctx, list)

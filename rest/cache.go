@@ -104,7 +104,10 @@ func (w *cacheWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // answered serves a GET route whose policy p is public from the response cache (API.Answers), or
 // runs next and keeps its 200 answer there: under the caller's audience, the point of sale, the
-// media type and the path with its query (parameters sorted), tagged with the flights it read.
+// media type and the request's URI as sent (path and query spelled as they came), tagged with the
+// flights it read. The URI is not normalised (parameters sorted, escapes decoded): the answer
+// echoes it as sent (its HAL self link), so two spellings of one request are two answers, else
+// the first spelling's caller chose what every later one was told.
 // It runs inside the guard, which has admitted and charged the call (a hit is counted as any call
 // is), and inside the contract, which read the point of sale and the media type. A kept answer
 // is sent with the headers the handler made it with and its Age; Cache-Control is the route's
@@ -121,7 +124,7 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, next http.Hand
 		ctx := r.Context()
 		pos := flightgraph.PointOfSaleFromContext(ctx)
 		key := live.KeyOf("rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
-			pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.Path, r.URL.Query().Encode())
+			pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.RequestURI())
 		if kept, hit := a.Answers.Get(key); hit {
 			h := w.Header()
 			for name, vs := range kept.Header {

@@ -289,3 +289,38 @@ func TestResponseCacheKeepsNoPrivateAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseCacheKeysTheRequestAsSent: a kept REST answer names the request it answers
+// (its HAL self link is the request's URI as sent); a request spelled otherwise (its query
+// parameters in another order, a value percent-encoded, a pair the query's parsing drops) is
+// another request, answered with its own link, not with the first's: else a caller chose what
+// everyone's kept answer said.
+func TestResponseCacheKeysTheRequestAsSent(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	s := newServerWith(t, db, withResponseCache(8<<20))
+	settle(t, s.srv)
+	dev := map[string]string{"api-key": s.demo.APIKey}
+	base := "/opendata/flightstatus/" + amsFlight(t, db)
+	first := s.restAnswer(t, dev, base+"?a=1&b=2")
+	if first.code != http.StatusOK {
+		t.Fatalf("%d %.300s", first.code, first.body)
+	}
+	if again := s.restAnswer(t, dev, base+"?a=1&b=2"); !again.kept() {
+		t.Fatalf("the same request again is not kept: Age %q", again.header.Get("Age"))
+	}
+	for _, q := range []string{"?b=2&a=1", "?a=%31&b=2", "?a=1&b=2&x;y=z"} {
+		a := s.restAnswer(t, dev, base+q)
+		if a.code != http.StatusOK {
+			t.Fatalf("%s: %d %.300s", q, a.code, a.body)
+		}
+		var doc struct {
+			Links struct{ Self struct{ Href string } } `json:"_links"`
+		}
+		if err := json.Unmarshal([]byte(a.body), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Links.Self.Href != base+q {
+			t.Errorf("%s: self link %q (kept: %v)", q, doc.Links.Self.Href, a.kept())
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -450,5 +451,126 @@ func TestWebsocketOperationsReadFresh(t *testing.T) {
 	record(t, s, ops, map[string]any{"flightId": id, "kind": "GATE", "gate": "Z99"})
 	if after := gate(); after != "Z99" {
 		t.Errorf("the gate over the same connection after the change: %q (before %q), want Z99", after, before)
+	}
+}
+
+// TestWebsocketOperationRefusalsAreBounded: each operation over a WebSocket takes a place in the
+// refusals' windows as a request over HTTP does (here 3 a second; the test clock never moves),
+// kept when it is refused: after three operations that do not validate on one connection, the
+// next is refused LIMIT_429.000 before it is read, as the key's next request over HTTP is, and
+// so is an operation on another connection of the key. Operations that are admitted give their
+// place back: many of them never fill it. Without the place, one connection sent refused
+// operations (each read, parsed and validated) without end.
+func TestWebsocketOperationRefusalsAreBounded(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		headers map[string]string
+		payload any
+	}{
+		{"the key in the payload", nil, map[string]any{"api-key": "KEY"}},
+		{"the key in the upgrade's headers", map[string]string{"api-key": "KEY"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+				c.Refusals = access.RefusalLimits{PerAddress: 3, PerCredential: 3}
+			})
+			key := s.demo.APIKey
+			headers := map[string]string{}
+			for k := range c.headers {
+				headers[k] = key
+			}
+			var payload any
+			if c.payload != nil {
+				payload = map[string]any{"api-key": key}
+			}
+			ws := dialWSInit(t, s.URL, headers, payload)
+			for i := range 10 {
+				if r := ws.run(t, `{ __typename }`, nil); len(r.Errors) > 0 {
+					t.Fatalf("admitted operation %d: %+v", i+1, r.Errors)
+				}
+			}
+			var got []string
+			for range 4 {
+				got = append(got, firstCode(ws.run(t, `{ noSuchField }`, nil)))
+			}
+			if got[3] != flightgraph.ECodePerSecondLimit || slices.Contains(got[:3], flightgraph.ECodePerSecondLimit) {
+				t.Errorf("4 operations that do not validate on one connection: %v; want the fourth refused %s", got, flightgraph.ECodePerSecondLimit)
+			}
+			if code := firstCode(ws.run(t, `{ __typename }`, nil)); code != flightgraph.ECodePerSecondLimit {
+				t.Errorf("an operation after them: %q, want %s", code, flightgraph.ECodePerSecondLimit)
+			}
+			if r := s.queryAs(t, map[string]string{"api-key": key}, `{ __typename }`, nil); firstCode(r) != flightgraph.ECodePerSecondLimit {
+				t.Errorf("the key's request over HTTP after them: %+v, want %s", r.Errors, flightgraph.ECodePerSecondLimit)
+			}
+		})
+	}
+}
+
+// TestWebsocketUnchargedOperationsAreRechecked: an operation that charges no API (an
+// introspection) over a connection is held, as every other one, to the connection's credential
+// as it is now: once the key is revoked it is refused STREAM_403.000, and once a staff account is
+// demoted its connection no longer reads the internal audience's schema. The Gate re-checked
+// only the APIs an operation calls, and the uncharged admission read the caller the upgrade
+// found: such an operation ran on for as long as the client kept its socket.
+func TestWebsocketUnchargedOperationsAreRechecked(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	op := s.oaOperator(t)
+	const q = `{ __schema { queryType { name } } }`
+	refusedWithin := func(t *testing.T, ws *wsConn, what string) {
+		t.Helper()
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			r := ws.run(t, q, nil)
+			if firstCode(r) == flightgraph.ECodeSubscriptionRevoked && (string(r.Data) == "" || string(r.Data) == "null") {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("an introspection over the connection of %s: %s %+v, want %s", what, r.Data, r.Errors, flightgraph.ECodeSubscriptionRevoked)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	t.Run("a revoked key", func(t *testing.T) {
+		dev := s.signUp(t, "ursula@example.com", developerPassword, "Ursula")
+		k := dev.newKey(t, op, "flightstatus")
+		ws := dialWSInit(t, s.URL, nil, map[string]any{"api-key": k.id})
+		if r := ws.run(t, q, nil); len(r.Errors) > 0 {
+			t.Fatalf("an introspection over the key's connection: %+v", r.Errors)
+		}
+		dev.revokeKey(t, k.keyID)
+		refusedWithin(t, ws, "a revoked key")
+	})
+	t.Run("a demoted staff account", func(t *testing.T) {
+		s.signUp(t, "vera@staff.example", developerPassword, "Vera")
+		op.setRole(t, "vera@staff.example", "STAFF")
+		k := s.signIn(t, "vera@staff.example", developerPassword).newKey(t, op, "flightstatus")
+		ws := dialWSInit(t, s.URL, nil, map[string]any{"api-key": k.id})
+		if r := ws.run(t, q, nil); len(r.Errors) > 0 {
+			t.Fatalf("an introspection over staff's connection: %+v", r.Errors)
+		}
+		op.setRole(t, "vera@staff.example", "DEVELOPER")
+		refusedWithin(t, ws, "a demoted staff account")
+	})
+}
+
+// TestWebsocketBadHeaderCredentialIsRefusedAtInit: a credential in the upgrade's headers that is
+// refused (an unknown key), alone or repeated in the payload, closes the connection at
+// connection_init 4401 with its code, as the same credential in the payload alone does. It was
+// acknowledged: the connection stayed open on a credential the guard had refused, each of its
+// operations refused one by one.
+func TestWebsocketBadHeaderCredentialIsRefusedAtInit(t *testing.T) {
+	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	unknownKey := access.NewCredential(access.KindAPIKey)
+	for name, init := range map[string]string{
+		"headers alone":           `{"type":"connection_init"}`,
+		"repeated in the payload": payloadInit(map[string]any{"api-key": unknownKey}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, answer, closed := initWS(t, s.URL, http.Header{"Api-Key": {unknownKey}}, init)
+			if closed == nil || closed.Code != 4401 || !strings.HasPrefix(closed.Reason, flightgraph.ECodeInvalidKey) {
+				t.Errorf("an unknown key in the upgrade's headers: %s %+v, want closed 4401 %s", answer, closed, flightgraph.ECodeInvalidKey)
+			}
+		})
 	}
 }
