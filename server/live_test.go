@@ -413,18 +413,8 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	storetest.DatabaseURL(t)
 	dsn := seededDSN(t)
 	name := fmt.Sprintf("fgtest-live-%d", time.Now().UnixNano()%1e6)
-	a := startFeedReplica(t, dsn, name+"-a", 0)
-	b := startFeedReplica(t, dsn, name+"-b", time.Hour)
+	a, b := startReplicaPair(t, dsn, name, time.Hour, nil)
 	ctx := context.Background()
-	if err := a.srv.Access.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	demo, err := a.srv.Access.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.demo, b.demo = demo, demo
-	a.raiseLimits(t)
 	op := a.oaOperator(t)
 	ops := staffOps(t, a.testServer, op)
 	fs, _, err := store.NewFlightStore(a.db).FindFlights(ctx, flightgraph.FlightFilter{Origin: storetest.Place(t, a.db, "AMS"),
@@ -433,7 +423,7 @@ func TestLiveAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := fs[0].ID
-	keyB := map[string]string{"api-key": demo.APIKey}
+	keyB := map[string]string{"api-key": b.demo.APIKey}
 	byID := `subscription($ids: [ID!]!) { flightStatusChanged(ids: $ids) ` + liveSelection + ` }`
 	ws := subscribeWS(t, b.URL, keyB, byID, map[string]any{"ids": []string{id}})
 	sse, _ := subscribeSSE(t, b.URL, keyB, "", byID, map[string]any{"ids": []string{id}})

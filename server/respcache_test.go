@@ -211,23 +211,12 @@ func TestResponseCacheAcrossReplicas(t *testing.T) {
 	dsn := seededDSN(t)
 	name := fmt.Sprintf("fgtest-cache-%d", time.Now().UnixNano()%1e6)
 	on := withResponseCache(8 << 20)
-	a := startFeedReplicaWith(t, dsn, name+"-a", 0, on)
-	b := startFeedReplicaWith(t, dsn, name+"-b", 0, on)
-	ctx := context.Background()
-	if err := a.srv.Access.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	demo, err := a.srv.Access.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.demo, b.demo = demo, demo
-	a.raiseLimits(t)
+	a, b := startReplicaPair(t, dsn, name, 0, on)
 	ops := staffOps(t, a.testServer, a.oaOperator(t))
 	id := amsFlight(t, a.db)
 	settle(t, a.srv)
 	settle(t, b.srv)
-	dev := map[string]string{"api-key": demo.APIKey}
+	dev := map[string]string{"api-key": a.demo.APIKey}
 	path := "/opendata/flightstatus/" + id
 	vars := departuresVars(20)
 	read := func(r *feedReplica) (answer, answer) {

@@ -51,6 +51,26 @@ func startFeedReplica(t *testing.T, dsn, name string, cacheTTL time.Duration) *f
 	return startFeedReplicaWith(t, dsn, name, cacheTTL, nil)
 }
 
+// startReplicaPair starts two replicas over the schema name of dsn (startFeedReplicaWith: a with
+// no access cache, b with bTTL, both changed by tweak), synchronises the catalogue, seeds the demo
+// accounts for both and raises the demo key's limits.
+func startReplicaPair(t *testing.T, dsn, name string, bTTL time.Duration, tweak func(*serverConfig)) (a, b *feedReplica) {
+	t.Helper()
+	a = startFeedReplicaWith(t, dsn, name+"-a", 0, tweak)
+	b = startFeedReplicaWith(t, dsn, name+"-b", bTTL, tweak)
+	ctx := context.Background()
+	if err := a.srv.Access.SyncCatalogue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	demo, err := a.srv.Access.SeedDemo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.demo, b.demo = demo, demo
+	a.raiseLimits(t)
+	return a, b
+}
+
 // startFeedReplicaWith is startFeedReplica with the configuration changed by tweak first.
 func startFeedReplicaWith(t *testing.T, dsn, name string, cacheTTL time.Duration, tweak func(*serverConfig)) *feedReplica {
 	t.Helper()
@@ -161,18 +181,8 @@ func TestRevocationReachesEveryReplica(t *testing.T) {
 	var b [4]byte
 	rand.Read(b[:])
 	name := "fgtest-" + hex.EncodeToString(b[:])
-	a := startFeedReplica(t, dsn, name+"-a", 0)
-	rb := startFeedReplica(t, dsn, name+"-b", time.Hour)
+	a, rb := startReplicaPair(t, dsn, name, time.Hour, nil)
 	ctx := context.Background()
-	if err := a.srv.Access.SyncCatalogue(ctx); err != nil {
-		t.Fatal(err)
-	}
-	demo, err := a.srv.Access.SeedDemo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.demo, rb.demo = demo, demo
-	a.raiseLimits(t)
 	op := a.oaOperator(t)
 	dev := a.oaSignUp(t, "grace@example.com")
 	newKey := func(t *testing.T) oaKey {
