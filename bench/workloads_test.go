@@ -200,7 +200,8 @@ func divide(a, b []float64) []float64 {
 
 // BenchmarkWorkloads is issue 22's harness: the built binary on the embedded store (in-process
 // limiter) and on PostgreSQL + Redis (a second replica of the same database with the in-process
-// limiter for ping), each workload under a closed-loop load of our own (bench.Closed), beside a
+// limiter for ping), with on each store one more server with the response cache off for the
+// uncached rows, each workload under a closed-loop load of our own (bench.Closed), beside a
 // bare net/http server serving the workload's captured answer (bench.Bare). The rounds are
 // interleaved (round k: workload A, bare A, workload B, bare B, …), and the table gives the
 // medians and ranges of the per-round figures; with FLIGHTGRAPH_BENCH_BASE, a second binary's
