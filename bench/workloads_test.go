@@ -200,7 +200,8 @@ func divide(a, b []float64) []float64 {
 
 // BenchmarkWorkloads is issue 22's harness: the built binary on the embedded store (in-process
 // limiter) and on PostgreSQL + Redis (a second replica of the same database with the in-process
-// limiter for ping), each workload under a closed-loop load of our own (bench.Closed), beside a
+// limiter for ping), with on each store one more server with the response cache off for the
+// uncached rows, each workload under a closed-loop load of our own (bench.Closed), beside a
 // bare net/http server serving the workload's captured answer (bench.Bare). The rounds are
 // interleaved (round k: workload A, bare A, workload B, bare B, …), and the table gives the
 // medians and ranges of the per-round figures; with FLIGHTGRAPH_BENCH_BASE, a second binary's
@@ -279,7 +280,9 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 	case "sqlite":
 		s := bench.StartBinary(b, bin, nil, heavy)
 		keys := pingKeys(b, s)
-		return workloadsOn(b, cfg, s, keys, "ping, in-process limiter")
+		off := bench.StartBinary(b, bin, nil, heavy, noCache)
+		off.RaiseRates(b)
+		return withUncached(workloadsOn(b, cfg, s, keys, "ping, in-process limiter"), s, off)
 	default:
 		storetest.DatabaseURL(b)
 		storetest.RedisURL(b)
@@ -291,7 +294,8 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		// A replica of the same database with the in-process limiter: the ping it answers is the
 		// Redis limiter's baseline, on the same store and keys.
 		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
-		ws := workloadsOn(b, cfg, s, keys, "ping, Redis limiter")
+		off := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL), noCache)
+		ws := withUncached(workloadsOn(b, cfg, s, keys, "ping, Redis limiter"), s, off)
 		ping := ws[len(ws)-1]
 		ping.name, ping.reqs = "ping, in-process limiter", slices.Clone(ping.reqs)
 		for i, r := range ping.reqs {
@@ -300,6 +304,35 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		}
 		return append(ws, ping)
 	}
+}
+
+// noCache turns the response cache off (README, "The response cache"); the servers of the other
+// workloads run with its default, on.
+const noCache = "--response-cache-mb=0"
+
+// cacheable are the workloads measured both with the response cache (", cached") and without
+// (", uncached"), for the bars of each.
+var cacheable = []string{"Departures first:5", wDepartures20, "Departures first:100", wByID}
+
+// withUncached renames each cacheable workload of ws, on s, to its cached row and puts beside it
+// its uncached row: the same calls to off, a server of the same store with the cache off.
+func withUncached(ws []workload, s, off *bench.Server) []workload {
+	var out []workload
+	for _, w := range ws {
+		if !slices.Contains(cacheable, w.name) {
+			out = append(out, w)
+			continue
+		}
+		u := w
+		u.name, u.reqs = w.name+uncached, slices.Clone(w.reqs)
+		for i, r := range u.reqs {
+			r.URL = off.URL + strings.TrimPrefix(r.URL, s.URL)
+			u.reqs[i] = r
+		}
+		w.name += cached
+		out = append(out, u, w)
+	}
+	return out
 }
 
 // pingKeys makes three more keys of the demo developer's for flight status, and raises their
@@ -313,6 +346,8 @@ func pingKeys(b *testing.B, s *bench.Server) []string {
 
 // Names of the workloads the bars read.
 const (
+	cached        = ", cached"
+	uncached      = ", uncached"
 	wDepartures20 = "Departures first:20"
 	wByID         = "REST flight by id"
 	wByIDHeavy    = "REST flight by id, heavy clients"
@@ -516,14 +551,17 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 					}
 				}
 			}
-			if c := cellOf(wDepartures20); c != nil {
+			if c := cellOf(wDepartures20 + uncached); c != nil {
 				bars = append(bars, bar{wDepartures20 + " ÷ bare, uncached", c.ratios(), 0.10, false})
+			}
+			if c := cellOf(wDepartures20 + cached); c != nil {
+				bars = append(bars, bar{wDepartures20 + " ÷ bare, cached", c.ratios(), 0.5, false})
 			}
 			if r, m := cellOf(wPingRedis), cellOf(wPingMemory); r != nil && m != nil {
 				bars = append(bars, bar{"ping: Redis limiter ÷ in-process limiter", divide(r.perSecond(), m.perSecond()), 0.80, false})
 			}
-			if c := cellOf(wByID); c != nil {
-				bars = append(bars, bar{wByID + " ÷ bare", c.ratios(), 0.5, false})
+			if c := cellOf(wByID + uncached); c != nil {
+				bars = append(bars, bar{wByID + " ÷ bare, uncached", c.ratios(), 0.5, false})
 			}
 			for _, br := range bars {
 				s := spreadOf(br.v)
