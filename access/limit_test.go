@@ -1101,9 +1101,14 @@ func TestRedisLimiter_Batches(t *testing.T) {
 	}
 	ds := make([]access.Decision, len(calls))
 	start := make(chan struct{})
-	var wg sync.WaitGroup
+	// Every call waits at start before any is let go: a goroutine that a loaded machine (or the
+	// race detector) had not yet run when start closed would come late, find no batch at Redis
+	// and send one of its own, which is batching working, not failing (209 runs in one loaded CI).
+	var wg, ready sync.WaitGroup
+	ready.Add(len(calls))
 	for i, cl := range calls {
 		wg.Go(func() {
+			ready.Done()
 			<-start
 			d, err := l.Admit(t.Context(), cl.sub, cl.limits, cl.calls)
 			if err != nil {
@@ -1112,6 +1117,7 @@ func TestRedisLimiter_Batches(t *testing.T) {
 			ds[i] = d
 		})
 	}
+	ready.Wait()
 	close(start)
 	wg.Wait()
 	admitted := map[string]int{}
