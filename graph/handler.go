@@ -169,7 +169,7 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 		// and lives long: it records nothing.
 		inner := loaded
 		loaded = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			if r.Header.Get("Upgrade") != "" || SSERequest(r) {
 				inner.ServeHTTP(w, r)
 				return
 			}
