@@ -50,7 +50,7 @@ type eventEntry struct {
 }
 
 func newEventLoaders(st Stores, wait time.Duration) *eventLoaders {
-	return &eventLoaders{st: Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network}, all: st, wait: wait,
+	return &eventLoaders{st: Stores{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: st.Now}, all: st, wait: wait,
 		m: map[eventKey]*eventEntry{}}
 }
 
