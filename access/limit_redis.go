@@ -36,18 +36,23 @@ const (
 // admitScript decides a batch of calls atomically, in order, on the Redis server's clock, so that
 // every replica shares one clock and one count (see RedisLimiter for why a batch).
 //
-// For the i-th call (from 1), KEYS[2i-1] is its window: a sorted set of the calls admitted in the
-// last second, scored by their time in microseconds; members add a nonce and the place's rank to
-// the time so that two calls in one microsecond stay two. KEYS[2i] is its day counter's key
-// without the day, which the script appends from TIME. ARGV[1] is the windows' lifetime in ms;
-// then each call has five: the per-second limit, the per-day limit, the nonce, the calls the call
-// costs against the day and the places it takes in the window (see Limiter).
+// KEYS name each subscription of the batch once: KEYS[2k-1] is the k-th one's window, KEYS[2k]
+// its day counter's key without the day, which the script appends from TIME. ARGV[1] is the
+// windows' lifetime in ms, ARGV[2] the batch's nonce; then each call has five: its subscription's
+// k, the per-second limit, the per-day limit, the calls the call costs against the day and the
+// places it takes in the window (see Limiter).
+//
+// A window is a sorted set of the places admitted in the last second, scored by their time in
+// microseconds. The places one batch admits for a subscription share the batch's time, so they
+// are one member, "<time>:<nonce>:<k>:<cumulative>:<places>": its places, and the count of places
+// the window has admitted up to and including it (it restarts when the window expires), so that
+// the window's count is the newest member's cumulative count less what preceded the oldest. A
+// batch thus costs Redis one write to a window however many of its calls it admits, and a handful
+// of reads of the window's ends, not one sorted-set insert per call.
 //
 // It returns {TIME seconds, TIME microseconds, day}, then five integers a call: status, second
 // used, day used, retry after µs, second reset µs. A missing day counter is reported as status -1
-// instead of being started from 0, so that the caller seeds it from durable storage. The calls of
-// one subscription in a batch read its window and day counter once, and write its day counter and
-// the window's lifetime once.
+// instead of being started from 0, so that the caller seeds it from durable storage.
 const admitScript = `
 local function civil(days)
   -- Howard Hinnant's days_from_civil inverse: the proleptic Gregorian date of a day number.
@@ -68,88 +73,120 @@ local t = redis.call('TIME')
 local sec = tonumber(t[1])
 local usec = tonumber(t[2])
 local now = sec * 1000000 + usec
+-- A call exactly one second old has left the window.
+local cutoff = now - 1000000
 local day = civil(math.floor(sec / 86400))
-local stamp = t[1] .. string.format('%06d', usec) .. ':'
-local out = {sec, usec, day}
+local stamp = t[1] .. string.format('%06d', usec) .. ':' .. ARGV[2] .. ':'
 
--- What the batch learnt of each window and day counter, so that the calls of one subscription
--- in a batch cost one read of each: a window's count and oldest time, a day's count (false when
--- Redis does not hold it), the day's calls to add and the windows to keep alive once at the end.
-local windows = {}
-local days = {}
-local added = {}
-local touched = {}
+-- A member's cumulative places and its own places: "<stamp>:<nonce>:<sub>:<cumulative>:<places>".
+local function parse(member)
+  local cum, places = string.match(member, ':(%d+):(%d+)$')
+  return tonumber(cum), tonumber(places)
+end
 
-for c = 1, #KEYS / 2 do
-  local window = KEYS[2 * c - 1]
-  local dayKey = KEYS[2 * c] .. day
-  local a = 1 + 5 * (c - 1)
-  local used = days[dayKey]
-  if used == nil then
-    used = redis.call('GET', dayKey)
-    used = used and tonumber(used) or false
-    days[dayKey] = used
+-- What the batch knows of subscription k: its window's places (n), the time its oldest call
+-- leaves (oldest), its newest member's cumulative count (cum), how many places its live members
+-- hold (stored), its day's count (used, false when Redis does not hold it), and what the batch adds.
+local subs = {}
+local function load(k)
+  local window = KEYS[2 * k - 1]
+  local s = {window = window, dayKey = KEYS[2 * k] .. day, n = 0, cum = 0, stored = 0, added = 0, placed = 0}
+  local used = redis.call('GET', s.dayKey)
+  s.used = used and tonumber(used) or false
+  if not s.used then return s end
+  local head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+  local expired = 0
+  for i = 2, #head, 2 do
+    if tonumber(head[i]) <= cutoff then expired = expired + 1 end
   end
-  if not used then
+  if expired == 8 then
+    -- Eight or more members left: remove them all, then read the head again.
+    redis.call('ZREMRANGEBYSCORE', window, '-inf', cutoff)
+    head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+    expired = 0
+  elseif expired > 0 then
+    redis.call('ZREMRANGEBYRANK', window, 0, expired - 1)
+  end
+  local first = 2 * expired + 1
+  if first < #head then
+    local cum, places = parse(head[first])
+    s.oldest = tonumber(head[first + 1])
+    local newest = head[#head - 1]
+    if #head == 16 then newest = redis.call('ZRANGE', window, -1, -1)[1] end
+    s.cum = parse(newest)
+    s.n = s.cum - (cum - places)
+    s.stored = s.n
+  elseif #head > 0 then
+    s.cum = parse(head[#head - 1])
+  end
+  return s
+end
+
+local function leaves(at)
+  if not at then return 0 end
+  local d = at + 1000000 - now
+  if d < 0 then return 0 end
+  if d > 1000000 then return 1000000 end
+  return d
+end
+
+-- The time the call at rank (from 0, oldest first) of the window's live calls leaves it.
+local function leavesAt(s, rank)
+  if rank >= s.stored then return leaves(now) end
+  local members = redis.call('ZRANGE', s.window, 0, rank, 'WITHSCORES')
+  local before = s.cum - s.stored
+  for i = 1, #members, 2 do
+    if parse(members[i]) - before > rank then return leaves(tonumber(members[i + 1])) end
+  end
+  return leaves(now)
+end
+
+local out = {}
+for c = 0, (#ARGV - 2) / 5 - 1 do
+  local a = 3 + 5 * c
+  local k = tonumber(ARGV[a])
+  local s = subs[k]
+  if not s then
+    s = load(k)
+    subs[k] = s
+  end
+  if not s.used then
     out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0
   else
     local perSecond = tonumber(ARGV[a + 1])
     local perDay = tonumber(ARGV[a + 2])
-    local calls = tonumber(ARGV[a + 4])
-    local places = tonumber(ARGV[a + 5])
-
-    local w = windows[window]
-    if not w then
-      -- A call exactly one second old has left the window.
-      redis.call('ZREMRANGEBYSCORE', window, '-inf', now - 1000000)
-      w = {n = redis.call('ZCARD', window)}
-      if w.n > 0 then
-        w.oldest = tonumber(redis.call('ZRANGE', window, 0, 0, 'WITHSCORES')[2])
-      end
-      windows[window] = w
-    end
-    local function leaves(at)
-      if not at then return 0 end
-      local d = at + 1000000 - now
-      if d < 0 then return 0 end
-      if d > 1000000 then return 1000000 end
-      return d
-    end
-
+    local calls = tonumber(ARGV[a + 3])
+    local places = tonumber(ARGV[a + 4])
     local status, retry = 1, 0
-    if used + calls > perDay then
+    if s.used + calls > perDay then
       status = 2
-    elseif w.n + places > perSecond then
+    elseif s.n + places > perSecond then
       status, retry = 0, 1000000
       if perSecond > 0 then
         -- The window has room for the call's places once all but perSecond-places of its
         -- calls have left it.
-        local rank = w.n + places - perSecond - 1
-        local e = redis.call('ZRANGE', window, rank, rank, 'WITHSCORES')
-        retry = leaves(e[2] and tonumber(e[2]))
+        retry = leavesAt(s, s.n + places - perSecond - 1)
       end
     else
-      local member = stamp .. ARGV[a + 3] .. ':'
-      for i = 1, places do
-        redis.call('ZADD', window, now, member .. i)
-      end
-      w.n = w.n + places
-      if not w.oldest then w.oldest = now end
-      touched[window] = true
-      used = used + calls
-      days[dayKey] = used
-      added[dayKey] = (added[dayKey] or 0) + calls
+      s.n = s.n + places
+      s.placed = s.placed + places
+      if not s.oldest then s.oldest = now end
+      s.used = s.used + calls
+      s.added = s.added + calls
     end
-    out[#out + 1] = status; out[#out + 1] = w.n; out[#out + 1] = used; out[#out + 1] = retry
-    out[#out + 1] = leaves(w.oldest)
+    out[#out + 1] = status; out[#out + 1] = s.n; out[#out + 1] = s.used; out[#out + 1] = retry; out[#out + 1] = leaves(s.oldest)
   end
 end
-for window in pairs(touched) do
-  redis.call('PEXPIRE', window, ARGV[1])
+for k, s in pairs(subs) do
+  if s.placed > 0 then
+    redis.call('ZADD', s.window, now, stamp .. k .. ':' .. (s.cum + s.placed) .. ':' .. s.placed)
+    redis.call('PEXPIRE', s.window, ARGV[1])
+  end
+  if s.added > 0 then
+    redis.call('INCRBY', s.dayKey, s.added)
+  end
 end
-for dayKey, n in pairs(added) do
-  redis.call('INCRBY', dayKey, n)
-end
+table.insert(out, 1, day); table.insert(out, 1, usec); table.insert(out, 1, sec)
 return out
 `
 
@@ -177,8 +214,10 @@ const (
 // would have failed, and every decision queued behind it: a Redis that hangs costs a call one
 // client timeout at most, not one per batch queued before its own.
 //
-// The keys of one subscription are prefix + "{subscription}:w" (the window) and prefix +
-// "{subscription}:d:2026-11-22" (the day counter). A batch names the keys of several
+// The keys of one subscription are prefix + "{subscription}:w" (the window, a member for each
+// batch that admitted calls of it in the last second) and prefix + "{subscription}:d:2026-11-22"
+// (the day counter). A batch names each subscription's keys once however many of its calls it
+// decides, and has one nonce for all. A batch names the keys of several
 // subscriptions, so the limiter needs one Redis server (a redis.Client, as cmd/flightgraph
 // builds), not a Redis Cluster.
 type RedisLimiter struct {
@@ -194,8 +233,8 @@ type RedisLimiter struct {
 
 // redisCall is one decision waiting in a RedisLimiter's queue, and then its answer.
 type redisCall struct {
-	window, day string // keys: the window's, and the day counter's without its day
-	args        [5]any // per-second and per-day limits, nonce, calls, places
+	subscription string
+	args         [4]int64 // per-second and per-day limits, calls, places
 
 	done   chan struct{} // closed once the answer is in
 	status int64
@@ -215,10 +254,8 @@ func NewRedisLimiter(client *redis.Client, prefix string, usage DayUsage) *Redis
 // decision may still be made (and the call counted), as when a round trip of its own is cut.
 func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error) {
 	calls, places := callsAndPlaces(calls, limits)
-	base := r.prefix + "{" + subscription + "}:"
-	c := &redisCall{window: base + "w", day: base + "d:"}
+	c := &redisCall{subscription: subscription, args: [4]int64{int64(limits.PerSecond), int64(limits.PerDay), int64(calls), int64(places)}}
 	for range redisSeedAttempts {
-		c.args = [5]any{limits.PerSecond, limits.PerDay, rand.Uint64(), calls, places}
 		c.done = make(chan struct{})
 		r.decide(c)
 		select {
@@ -242,7 +279,7 @@ func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits fl
 			}
 		}
 		// NX because another replica may have seeded it, and counted calls on top, meanwhile.
-		if err := r.client.SetNX(ctx, c.day+day, used, redisDayTTL).Err(); err != nil {
+		if err := r.client.SetNX(ctx, r.dayKey(subscription)+day, used, redisDayTTL).Err(); err != nil {
 			return Decision{}, limiterStoreError(err)
 		}
 	}
@@ -300,14 +337,30 @@ func (r *RedisLimiter) send(first bool) {
 	}
 }
 
+// windowKey and dayKey are a subscription's keys: its window, and its day counter's without the
+// day.
+func (r *RedisLimiter) windowKey(subscription string) string {
+	return r.prefix + "{" + subscription + "}:w"
+}
+
+func (r *RedisLimiter) dayKey(subscription string) string {
+	return r.prefix + "{" + subscription + "}:d:"
+}
+
 // run decides a batch with one script run and hands each call its answer.
 func (r *RedisLimiter) run(batch []*redisCall) {
-	keys := make([]string, 0, 2*len(batch))
-	args := make([]any, 1, 1+5*len(batch))
-	args[0] = redisWindowTTL.Milliseconds()
+	index := make(map[string]int64, len(batch))
+	var keys []string
+	args := make([]any, 2, 2+5*len(batch))
+	args[0], args[1] = redisWindowTTL.Milliseconds(), rand.Uint64()
 	for _, c := range batch {
-		keys = append(keys, c.window, c.day)
-		args = append(args, c.args[:]...)
+		k, ok := index[c.subscription]
+		if !ok {
+			keys = append(keys, r.windowKey(c.subscription), r.dayKey(c.subscription))
+			k = int64(len(keys) / 2)
+			index[c.subscription] = k
+		}
+		args = append(args, k, c.args[0], c.args[1], c.args[2], c.args[3])
 	}
 	// The batch is everyone's: no one caller's context may cut it. The client's read and write
 	// timeouts bound it.
@@ -365,7 +418,7 @@ func (r *RedisLimiter) CatchUp(ctx context.Context, days []SubscriptionDay) ([]S
 	for i, d := range days {
 		used, err := r.usage(ctx, d.Subscription, d.Day)
 		if err == nil {
-			err = raiseDay.Run(ctx, r.client, []string{r.prefix + "{" + d.Subscription + "}:d:" + d.Day}, used).Err()
+			err = raiseDay.Run(ctx, r.client, []string{r.dayKey(d.Subscription) + d.Day}, used).Err()
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -385,25 +438,33 @@ func parseAdmit(res []any, batch []*redisCall) error {
 	if len(res) != 3+5*len(batch) {
 		return fmt.Errorf("the limiter script returned %d values for %d calls, want %d", len(res), len(batch), 3+5*len(batch))
 	}
-	ints := make([]int64, len(res))
-	for i, v := range res {
-		if i == 2 {
-			continue
-		}
-		n, ok := v.(int64)
-		if !ok {
-			return fmt.Errorf("the limiter script returned %T at %d, want an integer", v, i)
-		}
-		ints[i] = n
-	}
 	day, ok := res[2].(string)
 	if !ok {
 		return fmt.Errorf("the limiter script returned %T for the day, want a string", res[2])
 	}
-	at := time.Unix(ints[0], ints[1]*int64(time.Microsecond)).UTC()
-	dayReset := time.Unix((limitFloorDiv(ints[0], 86400)+1)*86400, 0).UTC()
+	integer := func(i int) (int64, error) {
+		n, ok := res[i].(int64)
+		if !ok {
+			return 0, fmt.Errorf("the limiter script returned %T at %d, want an integer", res[i], i)
+		}
+		return n, nil
+	}
+	var n [5]int64
+	for i := range 2 {
+		var err error
+		if n[i], err = integer(i); err != nil {
+			return err
+		}
+	}
+	at := time.Unix(n[0], n[1]*int64(time.Microsecond)).UTC()
+	dayReset := time.Unix((limitFloorDiv(n[0], 86400)+1)*86400, 0).UTC()
 	for i, c := range batch {
-		n := ints[3+5*i : 8+5*i]
+		for j := range n {
+			var err error
+			if n[j], err = integer(3 + 5*i + j); err != nil {
+				return err
+			}
+		}
 		d := Decision{
 			Allowed:     n[0] == redisAdmitted,
 			SecondUsed:  int(n[1]),

@@ -1147,3 +1147,69 @@ func TestRedisLimiter_Batches(t *testing.T) {
 		t.Logf("%d script runs for %d calls", n, len(calls))
 	}
 }
+
+// TestRedisLimiter_WindowMembers holds the window's counting when a batch's admitted places are
+// one member of the sorted set: counts past the eight members the script reads at the window's
+// head, a weighted member's places leaving together, a refusal's RetryAfter walking the members,
+// and more than eight members leaving at once.
+func TestRedisLimiter_WindowMembers(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	prefix := storetest.RedisPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 20, PerDay: 1000}
+	window := prefix + "{sub}:w"
+
+	// 12 calls one after another: 12 members, each counted.
+	var first time.Time
+	for i := 1; i <= 12; i++ {
+		d := mustLimiterAdmit(t, l, "sub", limits)
+		if !d.Allowed || d.SecondUsed != i || d.DayUsed != int64(i) {
+			t.Fatalf("call %d: %+v, want admitted with SecondUsed=DayUsed=%d", i, d, i)
+		}
+		if i == 1 {
+			first = d.At
+		}
+	}
+	if n := c.ZCard(t.Context(), window).Val(); n != 12 {
+		t.Fatalf("the window holds %d members, want 12", n)
+	}
+	// A weighted call of 5 places is one member; 3 more places fit, a fourth is refused until
+	// the first call leaves.
+	d, err := l.Admit(t.Context(), "sub", limits, 5)
+	if err != nil || !d.Allowed || d.SecondUsed != 17 {
+		t.Fatalf("a call of 5: %+v, %v; want admitted with SecondUsed 17", d, err)
+	}
+	for i := 18; i <= 20; i++ {
+		if d := mustLimiterAdmit(t, l, "sub", limits); !d.Allowed || d.SecondUsed != i {
+			t.Fatalf("call %d: %+v, want admitted", i, d)
+		}
+	}
+	d = mustLimiterAdmit(t, l, "sub", limits)
+	assertLimitRefused(t, d, flightgraph.ECodePerSecondLimit)
+	if want := first.Add(time.Second).Sub(d.At); d.SecondUsed != 20 || d.RetryAfter <= 0 || d.RetryAfter > want+time.Millisecond || d.RetryAfter < want-time.Millisecond {
+		t.Fatalf("the 21st call: %+v, want refused, SecondUsed 20, RetryAfter %v (the first call leaves)", d, want)
+	}
+	// A call of 15 places waits for the 15th place to leave: the weighted member's third.
+	d, err = l.Admit(t.Context(), "sub", limits, 15)
+	if err != nil || d.Allowed {
+		t.Fatalf("a call of 15: %+v, %v; want refused", d, err)
+	}
+	scores := c.ZRangeWithScores(t.Context(), window, 12, 12).Val()
+	if len(scores) != 1 {
+		t.Fatalf("the window's 13th member: %v", scores)
+	}
+	weighted := time.UnixMicro(int64(scores[0].Score))
+	if want := weighted.Add(time.Second).Sub(d.At); d.RetryAfter < want-time.Millisecond || d.RetryAfter > want+time.Millisecond {
+		t.Fatalf("a call of 15: RetryAfter %v, want %v (the weighted member leaves)", d.RetryAfter, want)
+	}
+
+	// All 16 members leave at once: the window starts again from nothing.
+	time.Sleep(time.Until(d.At.Add(time.Second + 50*time.Millisecond)))
+	if d := mustLimiterAdmit(t, l, "sub", limits); !d.Allowed || d.SecondUsed != 1 || d.DayUsed != 21 {
+		t.Fatalf("after a second: %+v, want admitted with SecondUsed 1, DayUsed 21", d)
+	}
+	if n := c.ZCard(t.Context(), window).Val(); n != 1 {
+		t.Fatalf("the window holds %d members after they left, want 1", n)
+	}
+}

@@ -178,13 +178,26 @@ func launch(tb testing.TB, bin, dir string, env []string, args ...string) *Serve
 		if err := s.Stop(); err != nil {
 			tb.Logf("stop: %v", err)
 		}
+		// The server logs at WARN: what it said is what went wrong, or the run's conditions.
+		var said []string
+		for line := range strings.Lines(s.Log.String()) {
+			if strings.Contains(line, "level=") && len(said) < 20 {
+				said = append(said, line)
+			}
+		}
+		if len(said) > 0 {
+			tb.Logf("%s %s logged (the first 20 lines at most):\n%s", filepath.Base(bin), strings.Join(args, " "), strings.Join(said, ""))
+		}
 	})
 	return s
 }
 
+// start runs bin serve over dir. Its fare index is not warmed in the background: warming the
+// hubs' months takes a core for tens of seconds from 10 s after the start, in the middle of the
+// measurements, on every server of a run; a workload warms what it reads with its first calls.
 func start(bin, dir string, env []string, args ...string) (*Server, error) {
 	args = append([]string{"serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--data-dir", dir,
-		"--drain-period=0", "--log-level", "warn"}, args...)
+		"--drain-period=0", "--log-level", "warn", "--warm-fares=false"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	s := &Server{DataDir: dir, Cmd: cmd, Log: &Buffer{}, exited: make(chan struct{})}
