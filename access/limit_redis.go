@@ -214,9 +214,11 @@ const (
 // would have failed, and every decision queued behind it: a Redis that hangs costs a call one
 // client timeout at most, not one per batch queued before its own.
 //
-// The keys of one subscription are prefix + "{subscription}:w" (the window, a member for each
+// The keys of one subscription are prefix + "{subscription}:win" (the window, a member for each
 // batch that admitted calls of it in the last second) and prefix + "{subscription}:d:2026-11-22"
-// (the day counter). A batch names each subscription's keys once however many of its calls it
+// (the day counter). The window's name is not the ":w" of the versions before its members were
+// weighted: in a rolling deploy the two kinds of replica count in windows of their own for a
+// second or two rather than misread each other's members. A batch names each subscription's keys once however many of its calls it
 // decides, and has one nonce for all. A batch names the keys of several
 // subscriptions, so the limiter needs one Redis server (a redis.Client, as cmd/flightgraph
 // builds), not a Redis Cluster.
@@ -340,7 +342,7 @@ func (r *RedisLimiter) send(first bool) {
 // windowKey and dayKey are a subscription's keys: its window, and its day counter's without the
 // day.
 func (r *RedisLimiter) windowKey(subscription string) string {
-	return r.prefix + "{" + subscription + "}:w"
+	return r.prefix + "{" + subscription + "}:win"
 }
 
 func (r *RedisLimiter) dayKey(subscription string) string {

@@ -299,7 +299,7 @@ func TestRedisLimiter_Keys(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(keys)
-	want := []string{limitDayKey(prefix, "sub-1", d.At), prefix + "{sub-1}:w"}
+	want := []string{limitDayKey(prefix, "sub-1", d.At), prefix + "{sub-1}:win"}
 	if !slices.Equal(keys, want) {
 		t.Fatalf("keys %q, want %q", keys, want)
 	}
@@ -1158,7 +1158,7 @@ func TestRedisLimiter_WindowMembers(t *testing.T) {
 	prefix := storetest.RedisPrefix(t, c)
 	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 20, PerDay: 1000}
-	window := prefix + "{sub}:w"
+	window := prefix + "{sub}:win"
 
 	// 12 calls one after another: 12 members, each counted.
 	var first time.Time
