@@ -924,16 +924,53 @@ func StatusOf(d Decision) LimitStatus {
 	}
 }
 
+// setLimitHeaders writes d's limit headers. Every answer carries them, so they are built without
+// fmt and stored under their canonical names (what Header.Set would store) without canonicalising
+// them again; TestLimitHeaders holds their names and values.
 func setLimitHeaders(h http.Header, d Decision) {
 	secLeft := max(d.Limits.PerSecond-d.SecondUsed, 0)
 	dayLeft := max(int64(d.Limits.PerDay)-d.DayUsed, 0)
-	dayReset := int(d.DayReset.Sub(d.At).Seconds() + 0.999)
-	secReset := flightgraph.Seconds(d.SecondReset)
-	h.Set("RateLimit-Policy", fmt.Sprintf(`"second";q=%d;w=1, "day";q=%d;w=86400`, d.Limits.PerSecond, d.Limits.PerDay))
-	h.Set("RateLimit", fmt.Sprintf(`"second";r=%d;t=%d, "day";r=%d;t=%d`, secLeft, secReset, dayLeft, dayReset))
-	h.Set("X-Packagekey-Qps-Allotted", strconv.Itoa(d.Limits.PerSecond))
-	h.Set("X-Packagekey-Qps-Current", strconv.Itoa(d.SecondUsed))
-	h.Set("X-Packagekey-Quota-Allotted", strconv.Itoa(d.Limits.PerDay))
-	h.Set("X-Packagekey-Quota-Current", strconv.FormatInt(d.DayUsed, 10))
-	h.Set("X-Plan-Quota-Reset", d.DayReset.UTC().Format("Monday, January 2, 2006 3:04:05 PM GMT"))
+	dayReset := int64(d.DayReset.Sub(d.At).Seconds() + 0.999)
+	secReset := int64(flightgraph.Seconds(d.SecondReset))
+	b := make([]byte, 0, 160)
+	b = append(b, `"second";q=`...)
+	b = strconv.AppendInt(b, int64(d.Limits.PerSecond), 10)
+	b = append(b, `;w=1, "day";q=`...)
+	b = strconv.AppendInt(b, int64(d.Limits.PerDay), 10)
+	b = append(b, `;w=86400`...)
+	policy := len(b)
+	b = append(b, `"second";r=`...)
+	b = strconv.AppendInt(b, int64(secLeft), 10)
+	b = append(b, `;t=`...)
+	b = strconv.AppendInt(b, secReset, 10)
+	b = append(b, `, "day";r=`...)
+	b = strconv.AppendInt(b, dayLeft, 10)
+	b = append(b, `;t=`...)
+	b = strconv.AppendInt(b, dayReset, 10)
+	all := string(b)
+	h["Ratelimit-Policy"] = []string{all[:policy]}
+	h["Ratelimit"] = []string{all[policy:]}
+	h["X-Packagekey-Qps-Allotted"] = []string{strconv.Itoa(d.Limits.PerSecond)}
+	h["X-Packagekey-Qps-Current"] = []string{strconv.Itoa(d.SecondUsed)}
+	h["X-Packagekey-Quota-Allotted"] = []string{strconv.Itoa(d.Limits.PerDay)}
+	h["X-Packagekey-Quota-Current"] = []string{strconv.FormatInt(d.DayUsed, 10)}
+	h["X-Plan-Quota-Reset"] = []string{planQuotaReset(d.DayReset)}
 }
+
+// planQuotaReset is X-Plan-Quota-Reset's value for a day's reset: the same for every call of a
+// day, so the last one is kept.
+func planQuotaReset(t time.Time) string {
+	if last := lastQuotaReset.Load(); last != nil && last.at.Equal(t) {
+		return last.text
+	}
+	r := &quotaReset{at: t, text: t.UTC().Format("Monday, January 2, 2006 3:04:05 PM GMT")}
+	lastQuotaReset.Store(r)
+	return r.text
+}
+
+type quotaReset struct {
+	at   time.Time
+	text string
+}
+
+var lastQuotaReset atomic.Pointer[quotaReset]

@@ -2,6 +2,10 @@ package access
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -265,5 +269,32 @@ func TestGuardCachesATrialNoLongerThanItLasts(t *testing.T) {
 	g.Forget("k")
 	if c, _ := g.lookup(&g.keys, ka.TrialHash, now); c != nil {
 		t.Error("a change to the key leaves its trial cached")
+	}
+}
+
+// TestLimitHeaders holds setLimitHeaders, built without fmt and Header.Set, to what those build:
+// the same names on the wire and the same values, across days and limits.
+func TestLimitHeaders(t *testing.T) {
+	at := time.Date(2026, 11, 22, 13, 4, 5, 0, time.UTC)
+	for i, d := range []Decision{
+		{Limits: flightgraph.Limits{PerSecond: 5, PerDay: 5000}, SecondUsed: 2, DayUsed: 17, SecondReset: 300 * time.Millisecond, At: at, DayReset: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
+		{Limits: flightgraph.Limits{PerSecond: 10000, PerDay: 100000000}, SecondUsed: 10001, DayUsed: 100000001, At: at, DayReset: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
+		{Limits: flightgraph.Limits{PerSecond: 0, PerDay: 0}, At: at.AddDate(0, 1, 0), DayReset: time.Date(2026, 12, 23, 0, 0, 0, 0, time.UTC)},
+		{Limits: flightgraph.Limits{PerSecond: 5, PerDay: 5000}, SecondUsed: 5, DayUsed: 5000, SecondReset: time.Second, At: at, DayReset: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)},
+	} {
+		want := http.Header{}
+		want.Set("RateLimit-Policy", fmt.Sprintf(`"second";q=%d;w=1, "day";q=%d;w=86400`, d.Limits.PerSecond, d.Limits.PerDay))
+		want.Set("RateLimit", fmt.Sprintf(`"second";r=%d;t=%d, "day";r=%d;t=%d`, max(d.Limits.PerSecond-d.SecondUsed, 0),
+			flightgraph.Seconds(d.SecondReset), max(int64(d.Limits.PerDay)-d.DayUsed, 0), int(d.DayReset.Sub(d.At).Seconds()+0.999)))
+		want.Set("X-Packagekey-Qps-Allotted", fmt.Sprint(d.Limits.PerSecond))
+		want.Set("X-Packagekey-Qps-Current", fmt.Sprint(d.SecondUsed))
+		want.Set("X-Packagekey-Quota-Allotted", fmt.Sprint(d.Limits.PerDay))
+		want.Set("X-Packagekey-Quota-Current", fmt.Sprint(d.DayUsed))
+		want.Set("X-Plan-Quota-Reset", d.DayReset.Format("Monday, January 2, 2006 3:04:05 PM GMT"))
+		got := http.Header{}
+		setLimitHeaders(got, d)
+		if !maps.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("decision %d: headers\n%v\nwant\n%v", i, got, want)
+		}
 	}
 }

@@ -300,10 +300,39 @@ func WithLoaders(ctx context.Context, l *Loaders) context.Context {
 // For returns the request's loaders (on a subscription's answer, the answer's: ForEvent). It
 // panics when the middleware did not run: that is a wiring bug, not a runtime condition.
 func For(ctx context.Context) *Loaders {
-	if s, ok := ctx.Value(loadersKey{}).(*eventSlot); ok {
-		return s.loaders()
+	switch v := ctx.Value(loadersKey{}).(type) {
+	case *eventSlot:
+		return v.loaders()
+	case *lazyLoaders:
+		return v.get()
 	}
 	return ctx.Value(loadersKey{}).(*Loaders)
+}
+
+// loadersOf returns the loaders ctx carries, nil when there are none or they are not made yet.
+func loadersOf(ctx context.Context) *Loaders {
+	switch v := ctx.Value(loadersKey{}).(type) {
+	case *Loaders:
+		return v
+	case *lazyLoaders:
+		return v.get()
+	}
+	return nil
+}
+
+// lazyLoaders are a request's loaders, made when first asked for: a request the response cache
+// answers, or the guard or the Gate refuses, never reads with them, and making them is a sixth of
+// such a request's work.
+type lazyLoaders struct {
+	once sync.Once
+	st   Stores
+	wait time.Duration
+	l    *Loaders
+}
+
+func (z *lazyLoaders) get() *Loaders {
+	z.once.Do(func() { z.l = NewLoaders(z.st, z.wait) })
+	return z.l
 }
 
 // detached makes the loader's batches read on a context of their own (Loader.detach).
@@ -312,7 +341,7 @@ func (l *Loader[V]) detached() { l.detach = true }
 // Middleware gives each request its own loaders.
 func Middleware(st Stores, wait time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(WithLoaders(r.Context(), NewLoaders(st, wait))))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, &lazyLoaders{st: st, wait: wait})))
 	})
 }
 

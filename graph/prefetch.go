@@ -30,7 +30,7 @@ func PlanPrefetch(schema *ast.Schema) graphql.OperationMiddleware {
 			return next(ctx) // answered from the response cache: nothing executes (Answers)
 		}
 		if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Operation != nil {
-			if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+			if l := loadersOf(ctx); l != nil {
 				l.fields = map[string]bool{}
 				collectFields(oc.Operation.SelectionSet, l.fields, 0)
 			}
