@@ -163,7 +163,9 @@ func SeedPostgres(tb testing.TB, bin, dsn string) {
 // writes the demo credentials: replicas of one database may share it.
 func StartPostgres(tb testing.TB, bin, dsn, dir string, env []string, args ...string) *Server {
 	tb.Helper()
-	env = append([]string{"FLIGHTGRAPH_DATABASE_URL=" + dsn, "FLIGHTGRAPH_OFFER_KEY=" + offerKey}, env...)
+	// Six servers of one database (a run with FLIGHTGRAPH_BENCH_BASE) at 20 connections each
+	// would pass PostgreSQL's 100; 10 each, and the feeds' two, stay under it.
+	env = append([]string{"FLIGHTGRAPH_DATABASE_URL=" + dsn, "FLIGHTGRAPH_OFFER_KEY=" + offerKey, "FLIGHTGRAPH_DB_MAX_CONNS=10"}, env...)
 	return launch(tb, bin, dir, env, append([]string{"--demo"}, args...)...)
 }
 

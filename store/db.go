@@ -127,6 +127,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Dialect returns SQLite or Postgres.
 func (s *DB) Dialect() string { return s.dialect }
 
+// SetMaxConns sets the most connections the store holds open and idle (PostgreSQL: 20 unless
+// set; the LISTEN feeds' connections are their own).
+func (s *DB) SetMaxConns(n int) {
+	s.db.SetMaxOpenConns(n)
+	s.db.SetMaxIdleConns(n)
+}
+
 // Close closes the store and its cached statements.
 func (s *DB) Close() error {
 	s.stmts.Range(func(k, v any) bool {

@@ -24,6 +24,7 @@ type config struct {
 	metricsAddr    string
 	dataDir        string
 	databaseURL    string
+	dbMaxConns     int
 	logFormat      string
 	logLevel       string
 	loaderWait     time.Duration
@@ -68,6 +69,7 @@ func flags(fs *flag.FlagSet) *config {
 	c := &config{}
 	fs.StringVar(&c.dataDir, "data-dir", "flightgraph-data", "folder of the embedded store (FLIGHTGRAPH_DATA_DIR)")
 	fs.StringVar(&c.databaseURL, "database-url", "", "postgres://… to use PostgreSQL; empty for the embedded SQLite store in --data-dir (FLIGHTGRAPH_DATABASE_URL)")
+	fs.IntVar(&c.dbMaxConns, "db-max-conns", 0, "the most connections to PostgreSQL this process holds for queries, besides one per LISTEN feed; keep replicas × it under the server's max_connections; 0 for the default, 20 (FLIGHTGRAPH_DB_MAX_CONNS)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "text or json (FLIGHTGRAPH_LOG_FORMAT)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error (FLIGHTGRAPH_LOG_LEVEL)")
 	return c
@@ -129,9 +131,15 @@ func (c *config) logger(w io.Writer) (*slog.Logger, error) {
 
 // open opens the store and counts its queries in reg.
 func (c *config) open(ctx context.Context, reg *prometheus.Registry) (*store.DB, error) {
+	if c.dbMaxConns < 0 {
+		return nil, fmt.Errorf("--db-max-conns %d: want 0 (the default) or more", c.dbMaxConns)
+	}
 	db, err := store.Open(ctx, c.dsn())
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", redact(c.dsn()), err)
+	}
+	if c.dbMaxConns > 0 && db.Dialect() == store.Postgres {
+		db.SetMaxConns(c.dbMaxConns)
 	}
 	if reg != nil {
 		queries := prometheus.NewCounter(prometheus.CounterOpts{Name: "flightgraph_db_queries_total", Help: "SQL round trips to the store."})
