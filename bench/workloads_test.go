@@ -330,9 +330,12 @@ func withUncached(ws []workload, s, off *bench.Server, keys, offKeys []string) [
 		u.name, u.reqs = w.name+uncached, slices.Clone(w.reqs)
 		for i, r := range u.reqs {
 			r.URL = off.URL + strings.TrimPrefix(r.URL, s.URL)
-			if k := slices.Index(keys, r.Header.Get("api-key")); k >= 0 {
-				r.Header = r.Header.Clone()
-				r.Header.Set("api-key", offKeys[k])
+			// The requests' header names are as sent ("api-key"), not canonical.
+			if v := r.Header["api-key"]; len(v) == 1 {
+				if k := slices.Index(keys, v[0]); k >= 0 {
+					r.Header = r.Header.Clone()
+					r.Header["api-key"] = []string{offKeys[k]}
+				}
 			}
 			u.reqs[i] = r
 		}
