@@ -240,11 +240,11 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cells, err := e.cheapest(ctx, s, p.Place, days, pr, d.now)
-		if err != nil {
-			return nil, err
-		}
 		if byDay {
+			cells, err := e.cheapest(ctx, s, p.Place, days, pr, d.now)
+			if err != nil {
+				return nil, err
+			}
 			for _, day := range days {
 				if c := cells[day]; c.trip != nil {
 					list.Deals = append(list.Deals, &flightgraph.Deal{Destination: p, Zone: zone, Period: day, Offer: e.offer(s, c, pr, d.now)})
@@ -252,7 +252,11 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 			}
 			continue
 		}
-		o := e.offer(s, bestOver(cells, days), pr, d.now)
+		best, err := e.best(ctx, s, p.Place, days, pr, d.now)
+		if err != nil {
+			return nil, err
+		}
+		o := e.offer(s, best, pr, d.now)
 		if o == nil && len(d.dests) == 0 {
 			continue // all deals list the destinations that have one
 		}

@@ -112,6 +112,14 @@ type destPlan struct {
 	place *flightgraph.Place
 	trips map[string][][]*flightgraph.Flight
 	cells map[string]map[string]*cell // pricingKey, day
+	best  map[string]keptBest         // pricingKey and days (bestKey): what best found
+}
+
+// keptBest is the first cheapest cell over a run of days, which holds while every cell of the run
+// holds: from the latest of their at to the earliest of their until (inclusive).
+type keptBest struct {
+	c         *cell
+	at, until time.Time
 }
 
 // cell is a day's cheapest trip for one pricing, as priced at instant at, which holds for every
@@ -122,6 +130,9 @@ type cell struct {
 	total     int64
 	departure time.Time
 	segments  int
+	// offer is the trip's cheapest offer as first built for an answer (offer), its ID unset:
+	// the same for every call in [at, until) but for when it was quoted.
+	offer atomic.Pointer[flightgraph.Offer]
 }
 
 // before is before() on cells: cheaper, else leaving first, else fewer segments.
@@ -362,6 +373,48 @@ func (e *indexEntry) cheapest(ctx context.Context, s *Service, p *flightgraph.Pl
 	return out, nil
 }
 
+// best is bestOver(cheapest(…), days): the first cheapest cell over days, kept until a cell of
+// them changes, so that a warm inspiration or deals call visits a cell per destination rather
+// than one per destination and day (5,700 for a month to 190 destinations).
+func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place, days []string, pr pricing, now time.Time) (*cell, error) {
+	key := bestKey(pr, days)
+	e.mu.Lock()
+	if dp := e.plans[placeKey(p)]; dp != nil {
+		if b, ok := dp.best[key]; ok && !now.Before(b.at) && !now.After(b.until) {
+			e.mu.Unlock()
+			return b.c, nil
+		}
+	}
+	e.mu.Unlock()
+	cells, err := e.cheapest(ctx, s, p, days, pr, now)
+	if err != nil {
+		return nil, err
+	}
+	kept := keptBest{c: bestOver(cells, days), at: now, until: now.Add(day)}
+	for _, c := range cells {
+		if c.at.After(kept.at) {
+			kept.at = c.at
+		}
+		if c.until.Before(kept.until) {
+			kept.until = c.until
+		}
+	}
+	e.mu.Lock()
+	if dp := e.plans[placeKey(p)]; dp != nil {
+		if dp.best == nil {
+			dp.best = map[string]keptBest{}
+		}
+		dp.best[key] = kept
+	}
+	e.mu.Unlock()
+	return kept.c, nil
+}
+
+// bestKey names a pricing and a run of days.
+func bestKey(pr pricing, days []string) string {
+	return pr.key() + "|" + strings.Join(days, ",")
+}
+
 // price works out a day's cell at now: each trip's cheapest offer (cheapestOf, as the calendar
 // finds it), the first cheapest in the search's order (before), and until when the prices hold.
 // When a kept trip's first flight has left the booking lead, the day is planned again at now.
@@ -432,9 +485,21 @@ func (e *indexEntry) offer(s *Service, c *cell, pr pricing, now time.Time) *flig
 	if c == nil || c.trip == nil {
 		return nil
 	}
-	b := e.t.refs
-	r := &refs{airports: b.airports, countries: b.countries, cabins: b.cabins, cur: pr.cur, lines: map[chargeKey][]*flightgraph.PriceLine{}}
-	return s.cheapestOf(r, itineraryOf(c.trip, e.t.legs), pr.cabins, pr.counts, now, flightgraph.Outbound)
+	o := c.offer.Load()
+	if o == nil || now.Before(c.at) || !now.Before(c.until) {
+		b := e.t.refs
+		r := &refs{airports: b.airports, countries: b.countries, cabins: b.cabins, cur: pr.cur, lines: map[chargeKey][]*flightgraph.PriceLine{}}
+		if o = s.cheapestOf(r, itineraryOf(c.trip, e.t.legs), pr.cabins, pr.counts, now, flightgraph.Outbound); o == nil {
+			return nil
+		}
+		c.offer.Store(o)
+	}
+	// Within the cell's life its price and seats hold (price marks until where either moves):
+	// the offer built once is the one of now, quoted now. Callers sign and label their copy; the
+	// segments and price they share are read only.
+	quoted := *o
+	quoted.QuotedAt, quoted.ExpiresAt = now, now.Add(flightgraph.OfferValidity)
+	return &quoted
 }
 
 // bestOver is the first cheapest of cells over days, in their order; nil when none.

@@ -102,11 +102,11 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cells, err := e.cheapest(ctx, s, p, days, pr, now)
+		best, err := e.best(ctx, s, p, days, pr, now)
 		if err != nil {
 			return nil, err
 		}
-		if best := bestOver(cells, days); best != nil && (!capped || best.total <= maxPrice.Minor) {
+		if best != nil && (!capped || best.total <= maxPrice.Minor) {
 			cheapest = append(cheapest, found{p, best})
 		}
 	}
