@@ -1141,7 +1141,11 @@ func TestRedisLimiter_Batches(t *testing.T) {
 		t.Errorf("second: %d admitted, want at least 5", admitted["second"])
 	}
 	assertSlidingWindow(t, seconds, 5)
-	if n := runs.n.Load(); n >= int64(len(calls))/2 {
+	// Unbatched, every call is at least one run (two when its day counter is seeded first).
+	// Batched, a quiet machine takes 9-31 runs under -race; a CI machine loaded by other
+	// packages' tests let the goroutines reach the limiter in trickles (222 runs in one): fewer
+	// runs than calls is what tells batching from none without failing on a slow scheduler.
+	if n := runs.n.Load(); n >= int64(len(calls)) {
 		t.Errorf("%d script runs for %d calls decided at once, want them batched", n, len(calls))
 	} else {
 		t.Logf("%d script runs for %d calls", n, len(calls))
