@@ -141,7 +141,7 @@ local function leavesAt(s, rank)
   return leaves(now)
 end
 
-local out = {}
+local out = {sec, usec, day}
 for c = 0, (#ARGV - 2) / 5 - 1 do
   local a = 3 + 5 * c
   local k = tonumber(ARGV[a])
@@ -186,7 +186,6 @@ for k, s in pairs(subs) do
     redis.call('INCRBY', s.dayKey, s.added)
   end
 end
-table.insert(out, 1, day); table.insert(out, 1, usec); table.insert(out, 1, sec)
 return out
 `
 
@@ -216,12 +215,11 @@ const (
 //
 // The keys of one subscription are prefix + "{subscription}:win" (the window, a member for each
 // batch that admitted calls of it in the last second) and prefix + "{subscription}:d:2026-11-22"
-// (the day counter). The window's name is not the ":w" of the versions before its members were
+// (the day counter). The window is not the ":w" of the versions before its members were
 // weighted: in a rolling deploy the two kinds of replica count in windows of their own for a
-// second or two rather than misread each other's members. A batch names each subscription's keys once however many of its calls it
-// decides, and has one nonce for all. A batch names the keys of several
-// subscriptions, so the limiter needs one Redis server (a redis.Client, as cmd/flightgraph
-// builds), not a Redis Cluster.
+// second or two rather than misread each other's members. A batch names each subscription's keys
+// once, however many of its calls it decides, and the keys of several subscriptions, so the
+// limiter needs one Redis server (a redis.Client, as cmd/flightgraph builds), not a Redis Cluster.
 type RedisLimiter struct {
 	client *redis.Client
 	prefix string
@@ -440,33 +438,25 @@ func parseAdmit(res []any, batch []*redisCall) error {
 	if len(res) != 3+5*len(batch) {
 		return fmt.Errorf("the limiter script returned %d values for %d calls, want %d", len(res), len(batch), 3+5*len(batch))
 	}
+	ints := make([]int64, len(res))
+	for i, v := range res {
+		if i == 2 {
+			continue
+		}
+		n, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("the limiter script returned %T at %d, want an integer", v, i)
+		}
+		ints[i] = n
+	}
 	day, ok := res[2].(string)
 	if !ok {
 		return fmt.Errorf("the limiter script returned %T for the day, want a string", res[2])
 	}
-	integer := func(i int) (int64, error) {
-		n, ok := res[i].(int64)
-		if !ok {
-			return 0, fmt.Errorf("the limiter script returned %T at %d, want an integer", res[i], i)
-		}
-		return n, nil
-	}
-	var n [5]int64
-	for i := range 2 {
-		var err error
-		if n[i], err = integer(i); err != nil {
-			return err
-		}
-	}
-	at := time.Unix(n[0], n[1]*int64(time.Microsecond)).UTC()
-	dayReset := time.Unix((limitFloorDiv(n[0], 86400)+1)*86400, 0).UTC()
+	at := time.Unix(ints[0], ints[1]*int64(time.Microsecond)).UTC()
+	dayReset := time.Unix((limitFloorDiv(ints[0], 86400)+1)*86400, 0).UTC()
 	for i, c := range batch {
-		for j := range n {
-			var err error
-			if n[j], err = integer(3 + 5*i + j); err != nil {
-				return err
-			}
-		}
+		n := ints[3+5*i : 8+5*i]
 		d := Decision{
 			Allowed:     n[0] == redisAdmitted,
 			SecondUsed:  int(n[1]),
