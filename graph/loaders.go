@@ -300,16 +300,17 @@ func WithLoaders(ctx context.Context, l *Loaders) context.Context {
 // For returns the request's loaders (on a subscription's answer, the answer's: ForEvent). It
 // panics when the middleware did not run: that is a wiring bug, not a runtime condition.
 func For(ctx context.Context) *Loaders {
-	switch v := ctx.Value(loadersKey{}).(type) {
-	case *eventSlot:
-		return v.loaders()
-	case *lazyLoaders:
-		return v.get()
+	if s, ok := ctx.Value(loadersKey{}).(*eventSlot); ok {
+		return s.loaders()
 	}
-	return ctx.Value(loadersKey{}).(*Loaders)
+	if l := loadersOf(ctx); l != nil {
+		return l
+	}
+	panic("graph: no loaders in the request's context: graph.Middleware did not run")
 }
 
-// loadersOf returns the loaders ctx carries, nil when there are none or they are not made yet.
+// loadersOf returns the request's loaders (made now if they were not yet), nil when ctx carries
+// none or a subscription event's.
 func loadersOf(ctx context.Context) *Loaders {
 	switch v := ctx.Value(loadersKey{}).(type) {
 	case *Loaders:
