@@ -1,12 +1,16 @@
 package access
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -295,6 +299,26 @@ func TestLimitHeaders(t *testing.T) {
 		setLimitHeaders(got, d)
 		if !maps.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("decision %d: headers\n%v\nwant\n%v", i, got, want)
+		}
+	}
+}
+
+// TestAccessFeedDownLogs: the feed stopped with the server (its context canceled) is no outage
+// and is not logged as a warning; any other end is.
+func TestAccessFeedDownLogs(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("the access feed stopped: %w", context.Canceled), "level=INFO"},
+		{errors.New("the access feed's connection is lost"), "level=WARN"},
+	} {
+		var logs bytes.Buffer
+		g := &Guard{Log: slog.New(slog.NewTextHandler(&logs, nil))}
+		g.feedUp.Store(true)
+		cacheWatcher{g}.AccessFeedDown(c.err)
+		if !strings.Contains(logs.String(), c.want) || g.feedUp.Load() {
+			t.Errorf("%v: logged %q, feed up %v; want %s and the feed down", c.err, logs.String(), g.feedUp.Load(), c.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"errors"
 
 	"github.com/flightgraph/flightgraph"
 )
@@ -46,7 +47,12 @@ func (w cacheWatcher) AccessFeedUp() {
 func (w cacheWatcher) AccessFeedDown(err error) {
 	w.g.feedUp.Store(false)
 	w.g.forgetAll()
-	if w.g.Log != nil {
+	switch {
+	case w.g.Log == nil:
+	case errors.Is(err, context.Canceled):
+		// The server stops: no outage to warn of.
+		w.g.Log.Info("access: the access feed stopped; keys and tokens are read from the store on every call", "err", err)
+	default:
 		w.g.Log.Warn("access: the access feed is down; keys and tokens are read from the store on every call until it is back", "err", err)
 	}
 }

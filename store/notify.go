@@ -151,7 +151,13 @@ func (f *AccessFeed) Watch(ctx context.Context, w flightgraph.AccessWatcher) err
 	})
 	defer func() {
 		l.Close()
-		st.update(func() { st.connected = false }, errors.New("the access feed stopped"))
+		// Stopped with ctx (the server shuts down): the error says so, and the guard does not
+		// warn of an outage.
+		stopped := errors.New("the access feed stopped")
+		if ctx.Err() != nil {
+			stopped = fmt.Errorf("the access feed stopped: %w", context.Cause(ctx))
+		}
+		st.update(func() { st.connected = false }, stopped)
 	}()
 	go func() {
 		// Listen waits for the connection; Close ends the wait.
