@@ -112,7 +112,7 @@ type destPlan struct {
 	place *flightgraph.Place
 	trips map[string][][]*flightgraph.Flight
 	cells map[string]map[string]*cell // pricingKey, day
-	best  map[string]keptBest         // pricingKey and days (bestKey): what best found
+	best  map[string]keptBest         // pricingKey and days: what best found
 }
 
 // keptBest is the first cheapest cell over a run of days, which holds while every cell of the run
@@ -131,7 +131,7 @@ type cell struct {
 	departure time.Time
 	segments  int
 	// offer is the trip's cheapest offer as first built for an answer (offer), its ID unset:
-	// the same for every call in [at, until) but for when it was quoted.
+	// the same for every call from at to until but for when it was quoted.
 	offer atomic.Pointer[flightgraph.Offer]
 }
 
@@ -373,11 +373,13 @@ func (e *indexEntry) cheapest(ctx context.Context, s *Service, p *flightgraph.Pl
 	return out, nil
 }
 
-// best is bestOver(cheapest(…), days): the first cheapest cell over days, kept until a cell of
-// them changes, so that a warm inspiration or deals call visits a cell per destination rather
-// than one per destination and day (5,700 for a month to 190 destinations).
+// best is bestOver(cheapest(…), days): the first cheapest cell over days, kept per pricing and
+// days until a cell of them changes, so that a warm inspiration or deals call visits a cell per
+// destination rather than one per destination and day (5,700 for a month to 190 destinations).
+// The days are the entry's (an entry is one run of days, indexKey) or, for deals of a type
+// (weekends, last minute), some of them: a few keys an entry, beside cheapest's one per day.
 func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place, days []string, pr pricing, now time.Time) (*cell, error) {
-	key := bestKey(pr, days)
+	key := pr.key() + "|" + strings.Join(days, ",")
 	e.mu.Lock()
 	if dp := e.plans[placeKey(p)]; dp != nil {
 		if b, ok := dp.best[key]; ok && !now.Before(b.at) && !now.After(b.until) {
@@ -408,11 +410,6 @@ func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place,
 	}
 	e.mu.Unlock()
 	return kept.c, nil
-}
-
-// bestKey names a pricing and a run of days.
-func bestKey(pr pricing, days []string) string {
-	return pr.key() + "|" + strings.Join(days, ",")
 }
 
 // price works out a day's cell at now: each trip's cheapest offer (cheapestOf, as the calendar
@@ -486,7 +483,7 @@ func (e *indexEntry) offer(s *Service, c *cell, pr pricing, now time.Time) *flig
 		return nil
 	}
 	o := c.offer.Load()
-	if o == nil || now.Before(c.at) || !now.Before(c.until) {
+	if o == nil || now.Before(c.at) || now.After(c.until) {
 		b := e.t.refs
 		r := &refs{airports: b.airports, countries: b.countries, cabins: b.cabins, cur: pr.cur, lines: map[chargeKey][]*flightgraph.PriceLine{}}
 		if o = s.cheapestOf(r, itineraryOf(c.trip, e.t.legs), pr.cabins, pr.counts, now, flightgraph.Outbound); o == nil {
