@@ -501,6 +501,7 @@ func TestBadInvocations(t *testing.T) {
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--mail-retention", "-1h"}, "--mail-retention -1h0m0s: want a positive duration"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--queue-wait", "0"}, "--queue-wait 0s: want a positive duration under --request-timeout"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--heavy-concurrency", "-1"}, "--heavy-concurrency -1: want 0 (the default) or more"},
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--db-max-conns", "-1"}, "--db-max-conns -1: want 0 (the default) or more"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "developer.example.com"}, "--public-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--public-url", "https://developer.example.com/?a=b"}, "--public-url"},
 		{[]string{"serve", "--addr", "127.0.0.1:0", "--cors-origins", "https://app.example.com/"}, `--cors-origins: origin "https://app.example.com/": want scheme://host[:port]`},
