@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -158,6 +159,11 @@ func (c *cell) quantile(q float64) []float64 {
 	return mapResults(c.real, func(r bench.Result) float64 { return ms(r.Latency.Quantile(q)) })
 }
 
+// bareQuantile is quantile of the cell's bare server.
+func (c *cell) bareQuantile(q float64) []float64 {
+	return mapResults(c.floor, func(r bench.Result) float64 { return ms(r.Latency.Quantile(q)) })
+}
+
 func mapResults(rs []bench.Result, f func(bench.Result) float64) []float64 {
 	out := make([]float64, len(rs))
 	for i, r := range rs {
@@ -284,7 +290,11 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		// places of the requests.
 		off := bench.StartBinary(b, bin, nil, heavy, noCache)
 		offKeys := pingKeys(b, off)
-		return withUncached(workloadsOn(b, cfg, s, keys, "ping, in-process limiter"), s, off, keys, offKeys)
+		swap := map[string]string{bearerOf(b, s): bearerOf(b, off)}
+		for i, k := range keys {
+			swap[k] = offKeys[i]
+		}
+		return withUncached(workloadsOn(b, cfg, s, keys, "ping, in-process limiter"), s, off, swap)
 	default:
 		storetest.DatabaseURL(b)
 		storetest.RedisURL(b)
@@ -297,7 +307,7 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		// Redis limiter's baseline, on the same store and keys.
 		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
 		off := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL), noCache)
-		ws := withUncached(workloadsOn(b, cfg, s, keys, "ping, Redis limiter"), s, off, nil, nil)
+		ws := withUncached(workloadsOn(b, cfg, s, keys, "ping, Redis limiter"), s, off, nil)
 		ping := ws[len(ws)-1]
 		ping.name, ping.reqs = "ping, in-process limiter", slices.Clone(ping.reqs)
 		for i, r := range ping.reqs {
@@ -314,12 +324,13 @@ const noCache = "--response-cache-mb=0"
 
 // cacheable are the workloads measured both with the response cache (", cached") and without
 // (", uncached"), for the bars of each.
-var cacheable = []string{"Departures first:5", wDepartures20, "Departures first:100", wByID}
+var cacheable = []string{"Departures first:5", wDepartures20, "Departures first:100", wByID, wByIDHeavy, wInspiration, wAllDeals}
 
 // withUncached renames each cacheable workload of ws, on s, to its cached row and puts beside it
 // its uncached row: the same calls to off, a server of the same store with the cache off, with
-// each of keys replaced by the offKeys at its index (a server of a store of its own).
-func withUncached(ws []workload, s, off *bench.Server, keys, offKeys []string) []workload {
+// the credentials of s (an api-key, a bearer token: their values as sent) replaced by off's that
+// swap gives (off a server of a store of its own).
+func withUncached(ws []workload, s, off *bench.Server, swap map[string]string) []workload {
 	var out []workload
 	for _, w := range ws {
 		if !slices.Contains(cacheable, w.name) {
@@ -331,10 +342,10 @@ func withUncached(ws []workload, s, off *bench.Server, keys, offKeys []string) [
 		for i, r := range u.reqs {
 			r.URL = off.URL + strings.TrimPrefix(r.URL, s.URL)
 			// The requests' header names are as sent ("api-key"), not canonical.
-			if v := r.Header["api-key"]; len(v) == 1 {
-				if k := slices.Index(keys, v[0]); k >= 0 {
+			for _, name := range []string{"api-key", "Authorization"} {
+				if v := r.Header[name]; len(v) == 1 && swap[v[0]] != "" {
 					r.Header = r.Header.Clone()
-					r.Header["api-key"] = []string{offKeys[k]}
+					r.Header[name] = []string{swap[v[0]]}
 				}
 			}
 			u.reqs[i] = r
@@ -368,6 +379,37 @@ const (
 	wToken        = "token, client credentials, 8/s"
 )
 
+// tokenRequest is the token endpoint's call for a client-credentials token of s's demo key.
+func tokenRequest(b *testing.B, s *bench.Server) bench.Request {
+	creds := s.Credentials(b)
+	form := []byte(url.Values{"grant_type": {"client_credentials"}, "client_id": {creds["clientId"]}, "client_secret": {creds["clientSecret"]}}.Encode())
+	return bench.Request{Method: http.MethodPost, URL: s.URL + "/oauthcust/oauth/token", Body: form,
+		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}
+}
+
+// bearerOf is the Authorization of a token of s's demo key, made once per server.
+func bearerOf(b *testing.B, s *bench.Server) string {
+	bearersMu.Lock()
+	defer bearersMu.Unlock()
+	if v, ok := bearers[s]; ok {
+		return v
+	}
+	status, _, body, err := tokenRequest(b, s).Do(context.Background(), bench.LoadClient("127.0.0.3", time.Minute))
+	var token struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err != nil || status != http.StatusOK || json.Unmarshal(body, &token) != nil || token.AccessToken == "" {
+		b.Fatalf("token: %v %d %.300s", err, status, body)
+	}
+	bearers[s] = "Bearer " + token.AccessToken
+	return bearers[s]
+}
+
+var (
+	bearersMu sync.Mutex
+	bearers   = map[*bench.Server]string{}
+)
+
 // workloadsOn are the workloads on s, ping last (named ping).
 func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []string, ping string) []workload {
 	creds := s.Credentials(b)
@@ -384,17 +426,8 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []s
 		b.Fatalf("flight list: %v %d %.300s", err, status, body)
 	}
 	// A bearer token, for the offers API (OAuth).
-	form := []byte(url.Values{"grant_type": {"client_credentials"}, "client_id": {creds["clientId"]}, "client_secret": {creds["clientSecret"]}}.Encode())
-	tokenReq := bench.Request{Method: http.MethodPost, URL: s.URL + "/oauthcust/oauth/token", Body: form,
-		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}
-	status, _, body, err = tokenReq.Do(context.Background(), c)
-	var token struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err != nil || status != http.StatusOK || json.Unmarshal(body, &token) != nil || token.AccessToken == "" {
-		b.Fatalf("token: %v %d %.300s", err, status, body)
-	}
-	bearer := http.Header{"Authorization": {"Bearer " + token.AccessToken}, "Content-Type": {"application/json"}}
+	tokenReq := tokenRequest(b, s)
+	bearer := http.Header{"Authorization": {bearerOf(b, s)}, "Content-Type": {"application/json"}}
 
 	graphql := func(first int) bench.Request {
 		body, _ := json.Marshal(map[string]any{"query": departuresQuery, "variables": map[string]any{"date": today, "first": first}})
@@ -548,6 +581,7 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 		v      []float64
 		limit  float64
 		atMost bool
+		info   bool // a figure beside the bars, no bar of its own
 	}
 	fmt.Fprintln(out)
 	tw = tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
@@ -557,24 +591,31 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 		for _, binary := range []string{"current", "base"} {
 			cellOf := func(name string) *cell { return find(backend, binary, name) }
 			var bars []bar
-			if id := cellOf(wByIDHeavy); id != nil {
-				for _, heavy := range []string{wInspiration, wAllDeals} {
-					if c := cellOf(heavy); c != nil {
-						bars = append(bars, bar{heavy + " p50 ÷ flight by id p50 (same clients)", divide(c.quantile(.5), id.quantile(.5)), 10, true})
+			for _, kept := range []string{cached, uncached} {
+				if id := cellOf(wByIDHeavy + kept); id != nil {
+					for _, heavy := range []string{wInspiration, wAllDeals} {
+						if c := cellOf(heavy + kept); c != nil {
+							bars = append(bars, bar{heavy + kept + " p50 ÷ flight by id p50 (same clients)", divide(c.quantile(.5), id.quantile(.5)), 10, true, false})
+							if kept == cached {
+								// What serving the answer's bytes costs, whatever makes them: the
+								// floor of the bar above (an answer of 190 deals is ~580 KB).
+								bars = append(bars, bar{heavy + ", their bare servers' p50s ÷", divide(c.bareQuantile(.5), id.bareQuantile(.5)), 0, true, true})
+							}
+						}
 					}
 				}
 			}
 			if c := cellOf(wDepartures20 + uncached); c != nil {
-				bars = append(bars, bar{wDepartures20 + " ÷ bare, uncached", c.ratios(), 0.10, false})
+				bars = append(bars, bar{wDepartures20 + " ÷ bare, uncached", c.ratios(), 0.10, false, false})
 			}
 			if c := cellOf(wDepartures20 + cached); c != nil {
-				bars = append(bars, bar{wDepartures20 + " ÷ bare, cached", c.ratios(), 0.5, false})
+				bars = append(bars, bar{wDepartures20 + " ÷ bare, cached", c.ratios(), 0.5, false, false})
 			}
 			if r, m := cellOf(wPingRedis), cellOf(wPingMemory); r != nil && m != nil {
-				bars = append(bars, bar{"ping: Redis limiter ÷ in-process limiter", divide(r.perSecond(), m.perSecond()), 0.80, false})
+				bars = append(bars, bar{"ping: Redis limiter ÷ in-process limiter", divide(r.perSecond(), m.perSecond()), 0.80, false, false})
 			}
 			if c := cellOf(wByID + uncached); c != nil {
-				bars = append(bars, bar{wByID + " ÷ bare, uncached", c.ratios(), 0.5, false})
+				bars = append(bars, bar{wByID + " ÷ bare, uncached", c.ratios(), 0.5, false, false})
 			}
 			for _, br := range bars {
 				s := spreadOf(br.v)
@@ -582,7 +623,11 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 				if br.atMost {
 					met, want = s.median <= br.limit, "≤ "+figure(br.limit)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", backend, binary, br.name, s, want, map[bool]string{true: "yes", false: "NO"}[met])
+				verdict := map[bool]string{true: "yes", false: "NO"}[met]
+				if br.info {
+					met, want, verdict = true, "–", "–"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", backend, binary, br.name, s, want, verdict)
 				if !met && binary == "current" {
 					missed = append(missed, fmt.Sprintf("%s on %s: %s, want %s", br.name, backend, s, want))
 				}

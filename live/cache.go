@@ -18,9 +18,11 @@ import (
 // dropped the moment the status feed says that something they show changed. Both edges keep their
 // answers here (graph.Answers for GraphQL queries, rest's routes for REST), each under a key that
 // names everything the answer depends on: the caller's audience, the point of sale, the
-// normalised request. It keeps only public policies: a private answer (a price, the caller's own
-// data) is the caller's alone, and keeping it per caller would hold memory for answers that are
-// seldom asked twice.
+// normalised request. It keeps public policies up to their max-age; a private answer (the caller's
+// own data) is the caller's alone, and keeping it per caller would hold memory for answers that
+// are seldom asked twice. The one exception is a quote that is the same for every caller of the
+// key within the second it was made in (a heavy search's prices, rest's answered): kept with
+// Until, for that second only.
 //
 // It lives with the hub because the hub is what makes it correct: every event the hub reads, on
 // this replica or another (PostgreSQL LISTEN/NOTIFY, or the hub's poll within PollEvery), evicts
@@ -73,11 +75,22 @@ type Kept struct {
 	Header http.Header
 	// Policy is the answer's cache policy: it is kept at most Policy.MaxAge.
 	Policy flightgraph.CachePolicy
+	// Until, when set, is when the answer stops being fresh instead (exclusive): a quote's, kept
+	// for the second it was quoted in whatever its policy (see Cache).
+	Until time.Time
 	// Extra is what an edge keeps beside the body (GraphQL: the cache hints of the extensions).
 	Extra  any
 	Stored time.Time
 	tags   []string
 	size   int
+}
+
+// expires is the instant the answer stops being fresh: Until, else Stored and the max-age.
+func (k *Kept) expires() time.Time {
+	if !k.Until.IsZero() {
+		return k.Until
+	}
+	return k.Stored.Add(time.Duration(k.Policy.MaxAge) * time.Second)
 }
 
 // Age is how long ago the answer was made, in whole seconds (the Age header).
@@ -131,7 +144,7 @@ func (c *Cache) Get(key CacheKey) (*Kept, bool) {
 	}
 	c.mu.Lock()
 	k, ok := c.kept.Get(key)
-	if ok && !c.now().Before(k.Stored.Add(time.Duration(k.Policy.MaxAge)*time.Second)) {
+	if ok && !c.now().Before(k.expires()) {
 		c.kept.Remove(key)
 		ok = false
 	}
@@ -158,11 +171,12 @@ func (c *Cache) Begin() Ticket {
 	return Ticket{gen: c.gen, ok: settled}
 }
 
-// Put keeps k under key with tags, unless its policy is not public and cacheable, it is too
+// Put keeps k under key with tags, unless its policy is not public and cacheable (and it is not a
+// quote kept Until the end of its second), it is too
 // large, or an event evicted one of its tags since t was taken (the answer may show what the
 // event changed), or the hub had events to apply when t was taken.
 func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
-	if !t.ok || !k.Policy.Cacheable() || k.Policy.Private {
+	if !t.ok || k.Until.IsZero() && (!k.Policy.Cacheable() || k.Policy.Private) {
 		return false
 	}
 	k.tags = tags

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
@@ -102,29 +103,54 @@ func (w *cacheWriter) Flush() {
 // Unwrap gives http.ResponseController the writer underneath.
 func (w *cacheWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// answered serves a GET route whose policy p is public from the response cache (API.Answers), or
-// runs next and keeps its 200 answer there: under the caller's audience, the point of sale, the
-// media type and the request's URI as sent (path and query spelled as they came), tagged with the
-// flights it read. The URI is not normalised (parameters sorted, escapes decoded): the answer
-// echoes it as sent (its HAL self link), so two spellings of one request are two answers, else
-// the first spelling's caller chose what every later one was told.
+// answered serves a route from the response cache (API.Answers), or runs next and keeps its 200
+// answer there, under everything the answer depends on: the caller's audience, the point of sale,
+// the media type and the request's URI as sent (path and query spelled as they came), and for a
+// quote its method and body (below). It keeps two kinds of answers:
+//
+//   - a GET route's whose policy p is public, tagged with the flights it read and kept up to p's
+//     max-age (the status feed evicts it before, live.Cache);
+//   - a heavy route's (quote: an inspiration, a calendar, deals, the feed), which prices offers
+//     at the second it runs: the same for every caller of an audience and point of sale within
+//     that second (the offers' ids and quotes name the second, not the caller), and kept for that
+//     second only (live.Kept.Until), and only when made within it. Many callers asking the same
+//     search in one second (a home page's deals) make one; the body is read and bounded as
+//     arrived reads it (peek), and a body that did not arrive whole is not looked up.
+//
+// The URI is not normalised (parameters sorted, escapes decoded): the answer echoes it as sent
+// (its HAL self link), so two spellings of one request are two answers, else the first spelling's
+// caller chose what every later one was told.
 // It runs inside the guard, which has admitted and charged the call (a hit is counted as any call
 // is), and inside the contract, which read the point of sale and the media type. A kept answer
 // is sent with the headers the handler made it with and its Age; Cache-Control is the route's
 // (cached), the limit headers the guard's of this call.
-func (a *API) answered(pattern string, p flightgraph.CachePolicy, next http.HandlerFunc) http.HandlerFunc {
-	if a.Answers == nil || !p.Cacheable() || p.Private {
+func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, next http.HandlerFunc) http.HandlerFunc {
+	public := p.Cacheable() && !p.Private
+	if a.Answers == nil || !public && !quote {
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
+		ctx := r.Context()
+		pos := flightgraph.PointOfSaleFromContext(ctx)
+		parts := []string{"rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+			pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.RequestURI()}
+		now := a.Answers.Now()
+		var until time.Time
+		switch {
+		case quote && (r.Method == http.MethodGet || r.Method == http.MethodPost):
+			body, whole := peek(r)
+			if !whole {
+				next(w, r)
+				return
+			}
+			until = now.Truncate(time.Second).Add(time.Second)
+			// The second is not in the key: each second's answer takes the place of the last.
+			parts = append(parts, "quote", r.Method, r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding"), string(body))
+		case !public || r.Method != http.MethodGet:
 			next(w, r)
 			return
 		}
-		ctx := r.Context()
-		pos := flightgraph.PointOfSaleFromContext(ctx)
-		key := live.KeyOf("rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
-			pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.RequestURI())
+		key := live.KeyOf(parts...)
 		if kept, hit := a.Answers.Get(key); hit {
 			h := w.Header()
 			for name, vs := range kept.Header {
@@ -139,9 +165,17 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, next http.Hand
 		ticket := a.Answers.Begin()
 		rec := &keeping{ResponseWriter: w, before: w.Header().Clone()}
 		next(rec, r.WithContext(ctx))
-		if rec.status == http.StatusOK && !rec.failed && ctx.Err() == nil {
-			a.Answers.Put(ticket, key, &live.Kept{Body: rec.body.Bytes(), Header: rec.made, Policy: p, Stored: a.Answers.Now()}, tags.List())
+		if rec.status != http.StatusOK || rec.failed || ctx.Err() != nil {
+			return
 		}
+		k := &live.Kept{Body: rec.body.Bytes(), Header: rec.made, Policy: p, Stored: a.Answers.Now()}
+		if quote {
+			if !k.Stored.Before(until) {
+				return // quoted in a later second, perhaps: its own second's callers make their own
+			}
+			k.Stored, k.Until = now, until
+		}
+		a.Answers.Put(ticket, key, k, tags.List())
 	}
 }
 

@@ -119,7 +119,7 @@ func (a *API) Register(mux *http.ServeMux) {
 			}
 			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: weight.Heavy}, nil
 		}
-		handle := a.answered(rt.Pattern, RouteCache[rt.Pattern], rt.handle(a))
+		handle := a.answered(rt.Pattern, RouteCache[rt.Pattern], rt.Weight.Heavy, rt.handle(a))
 		required := func(w http.ResponseWriter, r *http.Request) {
 			if err := access.Require(r.Context(), productOf(r)); err != nil {
 				a.Log.ErrorContext(r.Context(), "defect: a REST handler was reached without its API admitted",
@@ -136,10 +136,15 @@ func (a *API) Register(mux *http.ServeMux) {
 // arrived reads what arrives of a heavy call's body (at most maxSearchBytes+1 bytes, as sent)
 // before the call takes a heavy-work slot, so that a client who sends its headers and then
 // dribbles its body, or never sends it, holds no slot while nothing runs. The handler reads the
-// same bytes, and the same read error after them, from r.Body as it would have.
-func arrived(r *http.Request) {
+// same bytes, and the same read error after them, from r.Body as it would have (peek).
+func arrived(r *http.Request) { peek(r) }
+
+// peek reads r's body, at most maxSearchBytes+1 bytes of it, and puts them back: whoever reads
+// r.Body next reads the same bytes, and the same read error after them. whole reports that the
+// body ended within maxSearchBytes without an error (no body is a whole empty one).
+func peek(r *http.Request) (body []byte, whole bool) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return
+		return nil, true
 	}
 	got, err := io.ReadAll(io.LimitReader(r.Body, maxSearchBytes+1))
 	rest := io.Reader(r.Body)
@@ -150,6 +155,7 @@ func arrived(r *http.Request) {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(got), rest), r.Body}
+	return got, err == nil && len(got) <= maxSearchBytes
 }
 
 type errReader struct{ err error }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -311,5 +314,91 @@ func TestResponseCacheKeysTheRequestAsSent(t *testing.T) {
 		if doc.Links.Self.Href != base+q {
 			t.Errorf("%s: self link %q (kept: %v)", q, doc.Links.Self.Href, a.kept())
 		}
+	}
+}
+
+// TestResponseCacheKeepsQuotesForTheirSecond: a heavy search's answer (all deals by POST,
+// destinations inspiration by GET) is made once a second for everyone of an audience and point of
+// sale who asks the same: the same bytes again within the second (Age 0), counted as a call each;
+// another body, point of sale or audience is another answer (an internal caller's is not a
+// developer's); the next second makes its own, quoted
+// then (the offers' ids name their second). Off, every call makes its own.
+func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+			var clock atomic.Int64
+			clock.Store(storetest.Now.UnixNano())
+			s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+				c.Config.ResponseCacheBytes = map[bool]int{true: 8 << 20}[on]
+				c.Config.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+			})
+			settle(t, s.srv)
+			bearer := oaBearer(s.bearerToken(t, ""))
+			bearer["Content-Type"] = "application/json"
+			week := storetest.Now.AddDate(0, 0, 1).Format(flightgraph.DateLayout) + "/" + storetest.Now.AddDate(0, 0, 7).Format(flightgraph.DateLayout)
+			deals := func(headers map[string]string, limit int) answer {
+				t.Helper()
+				code, h, body := s.call(t, http.MethodPost, "/opendata/offers/v1/best-fare-offers/all-deals", headers,
+					jsonOf(map[string]any{"origin": map[string]any{"airport": map[string]any{"code": "BCN"}}, "dateInterval": week, "limit": limit}))
+				if code != http.StatusOK {
+					t.Fatalf("all deals: %d %.300s", code, body)
+				}
+				return answer{code: code, header: h, body: body}
+			}
+			check := func(what string, a answer, wantKept bool) {
+				t.Helper()
+				if a.kept() != (wantKept && on) || a.kept() && a.header.Get("Age") != "0" {
+					t.Errorf("%s: Age %q (want kept: %v)", what, a.header.Get("Age"), wantKept && on)
+				}
+			}
+			used := func(a answer) int {
+				n, err := strconv.Atoi(a.header.Get("X-Packagekey-Quota-Current"))
+				if err != nil {
+					t.Fatalf("X-Packagekey-Quota-Current %q", a.header.Get("X-Packagekey-Quota-Current"))
+				}
+				return n
+			}
+
+			first := deals(bearer, 50)
+			check("all deals", first, false)
+			clock.Add(int64(900 * time.Millisecond)) // the same second still
+			again := deals(bearer, 50)
+			check("all deals again in the second", again, true)
+			if again.body != first.body {
+				t.Errorf("the kept deals differ:\n%.300s\n%.300s", again.body, first.body)
+			}
+			if used(again) != used(first)+5 {
+				t.Errorf("the kept answer was not charged its 5 calls: day count %d after %d", used(again), used(first))
+			}
+			check("all deals of another limit", deals(bearer, 49), false)
+			nl := maps.Clone(bearer)
+			nl["svc-travel-country"] = "NL"
+			check("all deals sold in NL", deals(nl, 50), false)
+
+			clock.Add(int64(100 * time.Millisecond)) // the next second
+			next := deals(bearer, 50)
+			check("all deals in the next second", next, false)
+			if next.body == first.body {
+				t.Error("the next second's deals are the last second's: its offers were quoted then")
+			}
+			check("all deals again in the next second", deals(bearer, 50), true)
+
+			// A GET quote, and an internal caller's audience.
+			path := inspirationPath + "?origin=BCN&limit=20"
+			dev := map[string]string{"api-key": s.demo.APIKey}
+			check("inspiration", s.restAnswer(t, dev, path), false)
+			check("inspiration again", s.restAnswer(t, dev, path), true)
+			op := s.oaOperator(t)
+			s.signUp(t, "ida@staff.example", developerPassword, "Ida")
+			op.setRole(t, "ida@staff.example", "STAFF")
+			staff := map[string]string{"api-key": s.signIn(t, "ida@staff.example", developerPassword).newKey(t, op, "inspire").id}
+			// (The staff key is on the Default plan: one inspiration fills its second.)
+			if a := s.restAnswer(t, staff, path); a.code != http.StatusOK {
+				t.Fatalf("staff's inspiration: %d %.300s", a.code, a.body)
+			} else {
+				check("staff's inspiration after a developer's", a, false)
+			}
+			check("the developer's inspiration after staff's", s.restAnswer(t, dev, path), true)
+		})
 	}
 }
