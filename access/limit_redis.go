@@ -48,7 +48,10 @@ const (
 // the window has admitted up to and including it (it restarts when the window expires), so that
 // the window's count is the newest member's cumulative count less what preceded the oldest. A
 // batch thus costs Redis one write to a window however many of its calls it admits, and a handful
-// of reads of the window's ends, not one sorted-set insert per call.
+// of reads of the window's ends, not one sorted-set insert per call. A window's times grow
+// strictly with its members (when Redis's clock is at or behind the newest member, the window's
+// time is just past it), so that its cumulative counts grow with their ranks: what the count, the
+// expiry at the head and a refusal's RetryAfter (found by halves in a long window) rely on.
 //
 // It returns {TIME seconds, TIME microseconds, day}, then five integers a call: status, second
 // used, day used, retry after µs, second reset µs. A missing day counter is reported as status -1
@@ -73,8 +76,6 @@ local t = redis.call('TIME')
 local sec = tonumber(t[1])
 local usec = tonumber(t[2])
 local now = sec * 1000000 + usec
--- A call exactly one second old has left the window.
-local cutoff = now - 1000000
 local day = civil(math.floor(sec / 86400))
 local stamp = t[1] .. string.format('%06d', usec) .. ':' .. ARGV[2] .. ':'
 
@@ -84,17 +85,38 @@ local function parse(member)
   return tonumber(cum), tonumber(places)
 end
 
--- What the batch knows of subscription k: its window's places (n), the time its oldest call
--- leaves (oldest), its newest member's cumulative count (cum), how many places its live members
--- hold (stored), its day's count (used, false when Redis does not hold it), and what the batch adds.
+-- What the batch knows of subscription k: the time of its window (now, below), its window's
+-- places (n), the time its oldest call leaves (oldest), its newest member's cumulative count
+-- (cum), how many places its live members hold (stored), its day's count (used, false when Redis
+-- does not hold it), and what the batch adds.
 local subs = {}
 local function load(k)
   local window = KEYS[2 * k - 1]
-  local s = {window = window, dayKey = KEYS[2 * k] .. day, n = 0, cum = 0, stored = 0, added = 0, placed = 0}
+  local s = {window = window, dayKey = KEYS[2 * k] .. day, now = now, n = 0, cum = 0, stored = 0, added = 0, placed = 0}
   local used = redis.call('GET', s.dayKey)
   s.used = used and tonumber(used) or false
   if not s.used then return s end
   local head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+  if #head == 0 then return s end
+  local newest, top = head[#head - 1], tonumber(head[#head])
+  if #head == 16 then
+    local last = redis.call('ZRANGE', window, -1, -1, 'WITHSCORES')
+    newest, top = last[1], tonumber(last[2])
+  end
+  if top >= now then
+    -- Redis's clock went back (a step, a failover to a replica behind it), or stands at the
+    -- newest member's microsecond: the count reads the members in the order of their times, so
+    -- this window's time stands just past its newest member until the clock passes it. A
+    -- window more than a second ahead is dropped, as the in-process limiter drops its own
+    -- (MemoryLimiter.windowNow): else it would hold the caller shut until the clock caught up.
+    if top - now >= 1000000 then
+      redis.call('DEL', window)
+      return s
+    end
+    s.now = top + 1
+  end
+  -- A call exactly one second old has left the window.
+  local cutoff = s.now - 1000000
   local expired = 0
   for i = 2, #head, 2 do
     if tonumber(head[i]) <= cutoff then expired = expired + 1 end
@@ -107,17 +129,14 @@ local function load(k)
   elseif expired > 0 then
     redis.call('ZREMRANGEBYRANK', window, 0, expired - 1)
   end
+  -- The count goes on from the newest member, left or not.
+  s.cum = parse(newest)
   local first = 2 * expired + 1
   if first < #head then
     local cum, places = parse(head[first])
     s.oldest = tonumber(head[first + 1])
-    local newest = head[#head - 1]
-    if #head == 16 then newest = redis.call('ZRANGE', window, -1, -1)[1] end
-    s.cum = parse(newest)
     s.n = s.cum - (cum - places)
     s.stored = s.n
-  elseif #head > 0 then
-    s.cum = parse(head[#head - 1])
   end
   return s
 end
@@ -130,15 +149,33 @@ local function leaves(at)
   return d
 end
 
--- The time the call at rank (from 0, oldest first) of the window's live calls leaves it.
+-- The time the call at rank (from 0, oldest first) of the window's live calls leaves it: the
+-- time of the first member whose cumulative count passes it. A member holds one place or more,
+-- so it is among the first rank+1 members: read at once when few, else found by halves (the
+-- cumulative counts grow with the times), so that a refusal reads a few members, not a window of
+-- thousands.
 local function leavesAt(s, rank)
-  if rank >= s.stored then return leaves(now) end
-  local members = redis.call('ZRANGE', s.window, 0, rank, 'WITHSCORES')
+  if rank >= s.stored then return leaves(s.now) end
   local before = s.cum - s.stored
-  for i = 1, #members, 2 do
-    if parse(members[i]) - before > rank then return leaves(tonumber(members[i + 1])) end
+  if rank < 16 then
+    local members = redis.call('ZRANGE', s.window, 0, rank, 'WITHSCORES')
+    for i = 1, #members, 2 do
+      if parse(members[i]) - before > rank then return leaves(tonumber(members[i + 1])) end
+    end
+    return leaves(s.now)
   end
-  return leaves(now)
+  local lo, hi, at = 0, rank, nil
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', s.window, mid, mid, 'WITHSCORES')
+    if #m == 0 or parse(m[1]) - before > rank then
+      if #m > 0 then at = tonumber(m[2]) end
+      hi = mid - 1
+    else
+      lo = mid + 1
+    end
+  end
+  return leaves(at or s.now)
 end
 
 local out = {sec, usec, day}
@@ -170,7 +207,7 @@ for c = 0, (#ARGV - 2) / 5 - 1 do
     else
       s.n = s.n + places
       s.placed = s.placed + places
-      if not s.oldest then s.oldest = now end
+      if not s.oldest then s.oldest = s.now end
       s.used = s.used + calls
       s.added = s.added + calls
     end
@@ -179,7 +216,7 @@ for c = 0, (#ARGV - 2) / 5 - 1 do
 end
 for k, s in pairs(subs) do
   if s.placed > 0 then
-    redis.call('ZADD', s.window, now, stamp .. k .. ':' .. (s.cum + s.placed) .. ':' .. s.placed)
+    redis.call('ZADD', s.window, s.now, stamp .. k .. ':' .. (s.cum + s.placed) .. ':' .. s.placed)
     redis.call('PEXPIRE', s.window, ARGV[1])
   end
   if s.added > 0 then

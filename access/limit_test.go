@@ -1247,3 +1247,146 @@ attempts:
 		t.Fatalf("the window holds %d members after they left, want 1", n)
 	}
 }
+
+// TestRedisLimiter_ClockStepsBack: the window is read in the order of its members' times, so
+// when Redis's clock goes back (a step, a failover to a replica behind it) a window's time stands
+// just past its newest member: a step within a second admits no call the window has no room for,
+// and a step of more than a second drops the window (as MemoryLimiter does), rather than holding
+// the caller shut until the clock catches up. The steps are made by moving the members ahead.
+func TestRedisLimiter_ClockStepsBack(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	prefix := storetest.RedisPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+	ahead := func(sub string, by time.Duration) {
+		t.Helper()
+		window := prefix + "{" + sub + "}:win"
+		for _, m := range c.ZRangeWithScores(t.Context(), window, 0, -1).Val() {
+			c.ZAdd(t.Context(), window, redis.Z{Score: m.Score + float64(by.Microseconds()), Member: m.Member})
+		}
+		c.PExpire(t.Context(), window, by+2*time.Second)
+	}
+
+	// 700 ms back, with 2 places taken: 3 more calls are admitted in the rest of the second.
+	mustLimiterAdmit(t, l, "small", limits)
+	mustLimiterAdmit(t, l, "small", limits)
+	ahead("small", 700*time.Millisecond)
+	admitted := 2
+	for range 20 {
+		if d := mustLimiterAdmit(t, l, "small", limits); d.Allowed {
+			admitted++
+		}
+	}
+	if admitted != limits.PerSecond {
+		t.Errorf("after a step back of 700 ms: %d calls admitted in the window, want %d", admitted, limits.PerSecond)
+	}
+	ms := c.ZRangeWithScores(t.Context(), prefix+"{small}:win", 0, -1).Val()
+	for i := 1; i < len(ms); i++ {
+		if ms[i].Score <= ms[i-1].Score {
+			t.Errorf("members %d and %d share or reverse their times: %v", i-1, i, ms)
+		}
+	}
+
+	// 10 s back, with the window full: the caller is not held shut for 10 s.
+	for range limits.PerSecond {
+		mustLimiterAdmit(t, l, "far", limits)
+	}
+	ahead("far", 10*time.Second)
+	if d := mustLimiterAdmit(t, l, "far", limits); !d.Allowed || d.SecondUsed != 1 {
+		t.Errorf("after a step back of 10 s: %+v, want admitted with SecondUsed 1 (the window dropped)", d)
+	}
+}
+
+// TestRedisLimiter_RetryAfterDeepInTheWindow: a refusal that waits for a member past the first 16
+// finds it by halves: at a weighted member, and at a single call after it.
+func TestRedisLimiter_RetryAfterDeepInTheWindow(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	prefix := storetest.RedisPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 40, PerDay: 5000}
+	for attempt := 1; ; attempt++ {
+		if attempt > 3 {
+			t.Fatal("in 3 tries the calls never came within 700 ms: Redis answered too slowly")
+		}
+		// The members are 3 ms apart, so that a RetryAfter one member off is told apart.
+		sub := fmt.Sprintf("deep-%d", attempt)
+		first := mustLimiterAdmit(t, l, sub, limits)
+		for range 19 {
+			time.Sleep(3 * time.Millisecond)
+			mustLimiterAdmit(t, l, sub, limits)
+		}
+		time.Sleep(3 * time.Millisecond)
+		if d, err := l.Admit(t.Context(), sub, limits, 5); err != nil || !d.Allowed || d.SecondUsed != 25 {
+			t.Fatalf("a call of 5: %+v %v", d, err)
+		}
+		for range 10 {
+			time.Sleep(3 * time.Millisecond)
+			mustLimiterAdmit(t, l, sub, limits)
+		}
+		// 35 places in 31 members; the weighted one (the 21st member) holds places 21 to 25.
+		members := c.ZRangeWithScores(t.Context(), prefix+"{"+sub+"}:win", 0, -1).Val()
+		if len(members) != 31 {
+			t.Fatalf("%d members, want 31", len(members))
+		}
+		for _, w := range []struct {
+			calls, member int
+		}{{30, 20}, {28, 20}, {31, 21}, {40, 30}} {
+			// calls places need 35+calls-40 places to leave: the member holding the last of them.
+			d, err := l.Admit(t.Context(), sub, limits, w.calls)
+			if err != nil || d.Allowed {
+				t.Fatalf("a call of %d: %+v %v, want refused", w.calls, d, err)
+			}
+			if d.At.Sub(first.At) > 700*time.Millisecond {
+				break
+			}
+			want := time.UnixMicro(int64(members[w.member].Score)).Add(time.Second).Sub(d.At)
+			if d.RetryAfter < want-time.Millisecond || d.RetryAfter > want+time.Millisecond {
+				t.Fatalf("a call of %d: RetryAfter %v, want %v (member %d leaves)", w.calls, d.RetryAfter, want, w.member)
+			}
+		}
+		if d := mustLimiterAdmit(t, l, sub, limits); d.At.Sub(first.At) <= 700*time.Millisecond {
+			return
+		}
+	}
+}
+
+// BenchmarkRedisLimiterRefusal is a refusal of a 10,000-call plan's whole second whose window holds
+// 10,000 single calls: what one such refusal costs Redis (its RetryAfter finds the member to wait
+// for by halves, where a walk read the whole window).
+func BenchmarkRedisLimiterRefusal(b *testing.B) {
+	c := mustLimitRedis(b, storetest.RedisURL(b))
+	prefix := storetest.RedisPrefix(b, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 10_000, PerDay: 1 << 40}
+	mustLimiterAdmit(b, l, "big", limits)
+	window := prefix + "{big}:win"
+	var seeded time.Time
+	seed := func() {
+		now, err := c.Time(b.Context()).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Del(b.Context(), window)
+		zs := make([]redis.Z, 0, limits.PerSecond)
+		for i := 1; i <= limits.PerSecond; i++ {
+			at := now.UnixMicro() - 200_000 + int64(i)*10
+			zs = append(zs, redis.Z{Score: float64(at), Member: fmt.Sprintf("%d:%d:1:%d:1", at, i, i)})
+		}
+		c.ZAdd(b.Context(), window, zs...)
+		c.PExpire(b.Context(), window, 2*time.Second)
+		seeded = time.Now()
+	}
+	seed()
+	for b.Loop() {
+		if time.Since(seeded) > 400*time.Millisecond {
+			b.StopTimer()
+			seed()
+			b.StartTimer()
+		}
+		if d, err := l.Admit(b.Context(), "big", limits, limits.PerSecond); err != nil || d.Allowed || d.SecondUsed != limits.PerSecond {
+			b.Fatalf("%+v %v", d, err)
+		}
+	}
+}
