@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -33,7 +34,10 @@ import (
 // the answer of any other query whose cache policy (CacheControl) is public and cacheable, per
 // audience, point of sale, document, operation name and variables, up to its max-age; the
 // flights it read tag it, so that the status feed evicts it (live.Cache). A private answer is not
-// kept: it is the caller's own. A kept answer is served with its policy and its Age (the
+// kept: it is the caller's own; but for a quote (every root field heavy work: inspiration,
+// calendars, deals, the feed), which prices its offers at the second it runs and is the same for
+// every caller of the key within that second, kept for that second only, as REST keeps its heavy
+// routes' (rest.API.answered). A kept answer is served with its policy and its Age (the
 // transport); the per-call extensions (cost, limits) are the Gate's, outside, on every call.
 type Answers struct {
 	responses *live.Cache
@@ -129,6 +133,7 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 		return next(ctx)
 	}
 	if kept := tag.found; kept != nil {
+		// A quote's age is 0: it is served in the second it was made.
 		tag.policy, tag.age, tag.kept = kept.Policy, kept.Age(a.responses.Now()), true
 		ext := map[string]any{}
 		for k, v := range graphql.GetExtensions(ctx) {
@@ -142,8 +147,14 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 	if resp == nil || len(resp.Errors) > 0 || len(resp.Data) == 0 || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || ctx.Err() != nil {
 		return resp
 	}
-	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()},
-		flightgraph.CacheTagsFromContext(ctx).List())
+	k := &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()}
+	if !tag.until.IsZero() {
+		if !k.Stored.Before(tag.until) {
+			return resp // quoted in a later second, perhaps: its own second's callers make their own
+		}
+		k.Stored, k.Until = tag.until.Add(-time.Second), tag.until
+	}
+	a.responses.Put(ticket, key, k, flightgraph.CacheTagsFromContext(ctx).List())
 	return resp
 }
 
@@ -178,13 +189,18 @@ func (a *Answers) lookup(ctx context.Context) (tag *answerTag, key live.CacheKey
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !admittedWhole(ctx, oc) {
 		return tag, key, false
 	}
+	quote := ""
+	if adm, _ := oc.Stats.GetExtension(costExtension).(admitted); adm.quote {
+		// The second is not in the key: each second's answer takes the place of the last.
+		quote, tag.until = "quote", a.responses.Now().Truncate(time.Second).Add(time.Second)
+	}
 	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
 	if err != nil {
 		return tag, key, false
 	}
 	pos := flightgraph.PointOfSaleFromContext(ctx)
 	tag.key = live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
-		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars))
+		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars), quote)
 	tag.keyed = true
 	tag.found, _ = a.responses.Get(tag.key)
 	return tag, tag.key, true
@@ -257,10 +273,11 @@ type answerTag struct {
 	kept bool
 	age  int
 	// The response cache's lookup (Answers.lookup): done once, the key when keyed, and the
-	// kept answer found.
+	// kept answer found; for a quote, the end of the second it is kept for.
 	looked, keyed bool
 	key           live.CacheKey
 	found         *live.Kept
+	until         time.Time
 }
 
 // answerKept reports whether the operation of ctx will be answered from the response cache.

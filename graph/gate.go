@@ -85,6 +85,9 @@ type admitted struct {
 	charge access.Charge
 	cost   int                     // the operation's cost (objects it can return)
 	limits flightgraph.QueryLimits // the bounds it was held to
+	// quote says that every root field is heavy work (a search priced at the second it runs):
+	// the answer is a quote of its second, which Answers keeps for that second.
+	quote bool
 }
 
 // Cost is extensions.cost of an admitted operation's answer: what it costs, the bounds of the
@@ -218,6 +221,8 @@ type calls struct {
 	weighted      map[string]int
 	heavy         bool
 	authenticated bool
+	// light says that a root field is not heavy work (nor __typename).
+	light bool
 }
 
 // charge is what the operation is charged: per product, the calls of its fields that declare
@@ -238,6 +243,7 @@ func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string
 		return nil
 	}
 	if f.Name == "_entities" {
+		into.light = true
 		// Every representation must be an entity the resolvers will resolve, so that the
 		// products charged are exactly those resolved: a representation gqlgen would refuse
 		// later is refused here, before anything runs.
@@ -264,8 +270,9 @@ func (g *Gate) fieldCalls(root string, f graphql.CollectedField, vars map[string
 	case !ok:
 		return fmt.Errorf("graph: %s.%s belongs to no API and is not a portal field", root, f.Name)
 	case rf.authenticated:
-		into.authenticated = true
+		into.authenticated, into.light = true, true
 	case rf.product != "":
+		into.light = into.light || !rf.weight.Heavy
 		into.add(rf.product)
 		if rf.weight.Calls > 0 {
 			if into.weighted == nil {
@@ -420,7 +427,7 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 	if err := g.Admit(ctx, charge); err != nil {
 		return refusal(err)
 	}
-	oc.Stats.SetExtension(costExtension, admitted{charge: charge, cost: cost, limits: limits})
+	oc.Stats.SetExtension(costExtension, admitted{charge: charge, cost: cost, limits: limits, quote: c.heavy && !c.light})
 	oc.DisableIntrospection = flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -382,6 +383,25 @@ func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
 				t.Error("the next second's deals are the last second's: its offers were quoted then")
 			}
 			check("all deals again in the next second", deals(bearer, 50), true)
+
+			// GraphQL: an operation of heavy fields alone is a quote; one with a light field beside
+			// them is the caller's (private), not kept.
+			gql := func(query string) answer {
+				t.Helper()
+				code, h, body := s.call(t, http.MethodPost, "/graphql", bearer, jsonBody(query, map[string]any{"s": map[string]any{"origin": "BCN", "dateInterval": week}}))
+				if code != http.StatusOK || !strings.Contains(body, `"data":{`) || strings.Contains(body, `"errors"`) {
+					t.Fatalf("%s: %d %.300s", query, code, body)
+				}
+				return answer{code: code, header: h, body: body}
+			}
+			quote := `query($s: DealSearchInput!) { allDeals(search: $s, limit: 20) { destination offer { id price { total { amount } } } } }`
+			check("GraphQL all deals", gql(quote), false)
+			check("GraphQL all deals again in the second", gql(quote), true)
+			mixed := `query($s: DealSearchInput!) { allDeals(search: $s, limit: 20) { destination } offersReferenceData { market } }`
+			gql(mixed)
+			check("GraphQL all deals beside a light field, again", gql(mixed), false)
+			clock.Add(int64(time.Second))
+			check("GraphQL all deals in the next second", gql(quote), false)
 
 			// A GET quote, and an internal caller's audience.
 			path := inspirationPath + "?origin=BCN&limit=20"
