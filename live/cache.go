@@ -34,7 +34,10 @@ import (
 //
 // Memory is bounded: at most MaxBytes of kept answers, counted as their bodies, headers and tags
 // plus entryOverhead each, the least recently used going first; an answer larger than a
-// sixteenth of that is not kept. Limits and usage are the edges' business: each asks the cache
+// sixteenth of that is not kept. Quotes (kept with an Until, for the second they were made in)
+// hold at most a quarter of it: a quote's Put first drops the quotes past their second, then the
+// oldest ones until it fits, so that heavy searches, however many and however large, never push
+// out more than a quarter of the answers that stay fresh for minutes. Limits and usage are the edges' business: each asks the cache
 // only after the caller was admitted and charged, so a hit is counted as any call is.
 type Cache struct {
 	hub *Hub
@@ -45,6 +48,11 @@ type Cache struct {
 	kept  *simplelru.LRU[CacheKey, *Kept]
 	bytes int
 	byTag map[string]map[CacheKey]struct{}
+	// quotes are the kept answers with an Until (quotes of a second), and their bytes: at most
+	// a quarter of max (maxQuoteShare), so that answers fresh for a second never push out more
+	// than that of the answers fresh for minutes.
+	quotes     map[CacheKey]*Kept
+	quoteBytes int
 	// gen counts the batches of events applied; evicted holds, per tag, the gen of the last
 	// batch that evicted it, since floor (evicted is cleared when it grows past maxEvicted).
 	gen, floor uint64
@@ -115,7 +123,8 @@ func NewCache(hub *Hub, maxBytes int, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	c := &Cache{hub: hub, now: now, max: maxBytes, byTag: map[string]map[CacheKey]struct{}{}, evicted: map[string]uint64{}}
+	c := &Cache{hub: hub, now: now, max: maxBytes, byTag: map[string]map[CacheKey]struct{}{}, evicted: map[string]uint64{},
+		quotes: map[CacheKey]*Kept{}}
 	c.kept, _ = simplelru.NewLRU(max(maxBytes/entryOverhead, 1), c.dropped)
 	hub.Watch(c.apply)
 	return c
@@ -124,6 +133,10 @@ func NewCache(hub *Hub, maxBytes int, now func() time.Time) *Cache {
 // dropped unindexes an answer the LRU removes; mu is held.
 func (c *Cache) dropped(key CacheKey, k *Kept) {
 	c.bytes -= k.size
+	if !k.Until.IsZero() {
+		delete(c.quotes, key)
+		c.quoteBytes -= k.size
+	}
 	for _, tag := range k.tags {
 		if keys := c.byTag[tag]; keys != nil {
 			delete(keys, key)
@@ -206,6 +219,11 @@ func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
 	if old, ok := c.kept.Peek(key); ok {
 		c.dropped(key, old) // Add replaces it without evicting
 	}
+	if !k.Until.IsZero() {
+		c.makeRoomForQuote(k.size)
+		c.quotes[key] = k
+		c.quoteBytes += k.size
+	}
 	c.kept.Add(key, k)
 	c.bytes += k.size
 	for _, tag := range tags {
@@ -220,6 +238,30 @@ func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
 		c.kept.RemoveOldest()
 	}
 	return true
+}
+
+// maxQuoteShare is the share of a Cache's bytes that quotes may hold: one in maxQuoteShare.
+const maxQuoteShare = 4
+
+// makeRoomForQuote drops the quotes past their second, then the oldest until a quote of size
+// fits in the quotes' share; mu is held.
+func (c *Cache) makeRoomForQuote(size int) {
+	now := c.now()
+	for key, q := range c.quotes {
+		if !now.Before(q.Until) {
+			c.kept.Remove(key) // dropped unindexes it
+		}
+	}
+	for c.quoteBytes+size > c.max/maxQuoteShare && len(c.quotes) > 0 {
+		var oldest CacheKey
+		var at time.Time
+		for key, q := range c.quotes {
+			if at.IsZero() || q.Stored.Before(at) {
+				oldest, at = key, q.Stored
+			}
+		}
+		c.kept.Remove(oldest)
+	}
 }
 
 // apply evicts what evs change: the hub's watcher.
@@ -244,14 +286,17 @@ func (c *Cache) apply(evs []*flightgraph.FlightEvent) {
 // CacheStats is what a Cache holds and has served.
 type CacheStats struct {
 	Entries, Bytes, MaxBytes int
-	Hits, Misses             int64
+	// Quotes and QuoteBytes are the quotes among them (Kept.Until).
+	Quotes, QuoteBytes int
+	Hits, Misses       int64
 }
 
 // Stats returns what c holds and has served.
 func (c *Cache) Stats() CacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Entries: c.kept.Len(), Bytes: c.bytes, MaxBytes: c.max, Hits: c.hits.Load(), Misses: c.misses.Load()}
+	return CacheStats{Entries: c.kept.Len(), Bytes: c.bytes, MaxBytes: c.max, Quotes: len(c.quotes), QuoteBytes: c.quoteBytes,
+		Hits: c.hits.Load(), Misses: c.misses.Load()}
 }
 
 // TagFlights returns flights recording, in the tags of the request (flightgraph.CacheTags), what

@@ -120,3 +120,46 @@ func TestCacheBounds(t *testing.T) {
 		t.Error("an answer was served past its max-age")
 	}
 }
+
+// TestCacheBoundsQuotes: quotes (kept for their second, Until) hold at most a quarter of the
+// cache: many large ones push out the oldest quotes, never the answers fresh for minutes; a
+// quote past its second is dropped at the next quote's Put, not left to hold its bytes.
+func TestCacheBoundsQuotes(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	var now atomic.Int64
+	now.Store(storetest.Now.UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	const bound = 64 << 10
+	c := live.NewCache(f.hub, bound, clock)
+	settled(t, f.hub)
+	for i := range 30 {
+		c.Put(c.Begin(), live.KeyOf("public", fmt.Sprint(i)), &live.Kept{Body: make([]byte, 1000), Policy: public, Stored: clock()}, nil)
+	}
+	second := func() time.Time { return clock().Truncate(time.Second).Add(time.Second) }
+	for i := range 50 {
+		now.Add(int64(time.Millisecond))
+		q := &live.Kept{Body: make([]byte, bound/16-512), Policy: public.AsPrivate(), Stored: clock(), Until: second()}
+		if !c.Put(c.Begin(), live.KeyOf("quote", fmt.Sprint(i)), q, nil) {
+			t.Fatalf("quote %d not kept", i)
+		}
+		if st := c.Stats(); st.QuoteBytes > bound/4 || st.Bytes > bound {
+			t.Fatalf("after %d quotes: %+v, quotes over a quarter of %d", i+1, st, bound)
+		}
+	}
+	for i := range 30 {
+		if _, ok := c.Get(live.KeyOf("public", fmt.Sprint(i))); !ok {
+			t.Fatalf("public answer %d was pushed out by quotes (%+v)", i, c.Stats())
+		}
+	}
+	if _, ok := c.Get(live.KeyOf("quote", "49")); !ok {
+		t.Error("the newest quote is not served in its second")
+	}
+	if _, ok := c.Get(live.KeyOf("quote", "0")); ok {
+		t.Error("the oldest quote is still kept past the quotes' share")
+	}
+	now.Store(second().UnixNano())
+	c.Put(c.Begin(), live.KeyOf("quote", "next"), &live.Kept{Body: []byte("x"), Policy: public.AsPrivate(), Stored: clock(), Until: second()}, nil)
+	if st := c.Stats(); st.Quotes != 1 {
+		t.Errorf("a second later, %d quotes kept (%d bytes), want the new one alone", st.Quotes, st.QuoteBytes)
+	}
+}

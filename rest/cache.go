@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flightgraph/flightgraph"
@@ -145,7 +146,11 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 			}
 			until = now.Truncate(time.Second).Add(time.Second)
 			// The second is not in the key: each second's answer takes the place of the last.
-			parts = append(parts, "quote", r.Method, r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding"), string(body))
+			// The body's headers as a handler reads them: every Content-Encoding (flightgraph's
+			// readBody joins them) and the Content-Types (ReadJSON reads the first), each list
+			// joined by a line feed, which no header value holds.
+			parts = append(parts, "quote", r.Method, strings.Join(r.Header.Values("Content-Type"), "\n"),
+				strings.Join(r.Header.Values("Content-Encoding"), "\n"), string(body))
 		case !public || r.Method != http.MethodGet:
 			next(w, r)
 			return

@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -375,6 +378,42 @@ func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
 			nl := maps.Clone(bearer)
 			nl["svc-travel-country"] = "NL"
 			check("all deals sold in NL", deals(nl, 50), false)
+			// The body's headers as the handler reads them, every value: a gzipped search is kept
+			// under its coding, and the same bytes sent as "gzip" and "br" (refused: two codings)
+			// or with a second Content-Type (the handler reads the first) are requests of their
+			// own, answered on their own, not with the kept answer.
+			var zipped bytes.Buffer
+			zw := gzip.NewWriter(&zipped)
+			zw.Write([]byte(jsonOf(map[string]any{"origin": map[string]any{"airport": map[string]any{"code": "BCN"}}, "dateInterval": week, "limit": 50})))
+			zw.Close()
+			post := func(header http.Header) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodPost, s.URL+"/opendata/offers/v1/best-fare-offers/all-deals", bytes.NewReader(zipped.Bytes()))
+				req.Header = header
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Read whole: a call whose client went away before its answer was made is not kept.
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp
+			}
+			gz := http.Header{"Authorization": {bearer["Authorization"]}, "Content-Type": {"application/json"}, "Content-Encoding": {"gzip"}}
+			post(gz)
+			if resp := post(gz); resp.StatusCode != http.StatusOK || (resp.Header.Get("Age") != "") != on {
+				t.Errorf("a gzipped search again: %d, Age %q", resp.StatusCode, resp.Header.Get("Age"))
+			}
+			for h, c := range map[string]struct {
+				value string
+				want  int
+			}{"Content-Encoding": {"br", http.StatusUnsupportedMediaType}, "Content-Type": {"text/plain", http.StatusOK}} {
+				header := gz.Clone()
+				header.Add(h, c.value)
+				if resp := post(header); resp.StatusCode != c.want || resp.Header.Get("Age") != "" {
+					t.Errorf("a gzipped search with a second %s: %d, Age %q; want %d, its own answer", h, resp.StatusCode, resp.Header.Get("Age"), c.want)
+				}
+			}
 
 			clock.Add(int64(100 * time.Millisecond)) // the next second
 			next := deals(bearer, 50)
