@@ -104,7 +104,8 @@ type Config struct {
 	// access.Refusals); zero fields take the defaults.
 	Refusals access.RefusalLimits
 	// ResponseCacheBytes bounds the response cache (live.Cache: the public answers many callers
-	// read, evicted by the status feed); 0 turns it off, and every answer is computed.
+	// read, evicted by the status feed, and heavy searches' quotes for their second); 0 turns it
+	// off, and every answer is computed.
 	ResponseCacheBytes int
 	// Trace, when set, starts the spans of the search engines' work (travel.Service.Trace,
 	// tracing.Tracer.Work); nil traces nothing.
