@@ -737,6 +737,17 @@ func pairing(err error, products []string, pass *Pass) error {
 	return flightgraph.Errorf(fe.Code, "%s; the operation calls API-key and OAuth APIs: send the api-key header and an access token issued to the same key (Authorization: Bearer) together", fe.Message)
 }
 
+// EnterHeavy takes a heavy-work slot for the request of ctx when it holds none, as Admit does for
+// a heavy call: for a call admitted as light work that turns out to need one (rest's heavy routes
+// admit a call a kept quote answers without one). Its errors are Admit's for a slot.
+func (g *Guard) EnterHeavy(ctx context.Context) error {
+	pass := PassFromContext(ctx)
+	if pass == nil {
+		return errNoPass
+	}
+	return g.enterHeavy(ctx, pass)
+}
+
 // enterHeavy takes a heavy-work slot for the request of pass, once: a caller is known by its key,
 // else its application, else its client address.
 func (g *Guard) enterHeavy(ctx context.Context, pass *Pass) error {

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -133,10 +134,11 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		pos := flightgraph.PointOfSaleFromContext(ctx)
-		parts := []string{"rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
-			pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.RequestURI()}
 		now := a.Answers.Now()
-		var until time.Time
+		var (
+			until time.Time
+			key   live.CacheKey
+		)
 		switch {
 		case quote && (r.Method == http.MethodGet || r.Method == http.MethodPost):
 			body, whole := peek(r)
@@ -145,25 +147,29 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 				return
 			}
 			until = now.Truncate(time.Second).Add(time.Second)
-			// The second is not in the key: each second's answer takes the place of the last.
-			// The body's headers as a handler reads them: every Content-Encoding (flightgraph's
-			// readBody joins them) and the Content-Types (ReadJSON reads the first), each list
-			// joined by a line feed, which no header value holds.
-			parts = append(parts, "quote", r.Method, strings.Join(r.Header.Values("Content-Type"), "\n"),
-				strings.Join(r.Header.Values("Content-Encoding"), "\n"), string(body))
+			key = quoteKey(r, contentType(ctx), pos, pattern, body)
+			if h, _ := ctx.Value(quoteHitKey{}).(*quoteHit); h != nil && h.kept != nil {
+				if h.key == key {
+					serveKept(w, h.kept, a.Answers.Now())
+					return
+				}
+				// Admitted without a slot for a kept quote that is not this answer's: it takes
+				// its slot now, before any heavy work (quoteKept and this key disagree only if
+				// the request's media type or point of sale were read otherwise).
+				if err := a.Guard.EnterHeavy(ctx); err != nil {
+					a.Error(w, r, err)
+					return
+				}
+			}
 		case !public || r.Method != http.MethodGet:
 			next(w, r)
 			return
+		default:
+			key = live.KeyOf("rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+				pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.RequestURI())
 		}
-		key := live.KeyOf(parts...)
 		if kept, hit := a.Answers.Get(key); hit {
-			h := w.Header()
-			for name, vs := range kept.Header {
-				h[name] = slices.Clone(vs)
-			}
-			h.Set("Age", strconv.Itoa(kept.Age(a.Answers.Now())))
-			w.WriteHeader(http.StatusOK)
-			w.Write(kept.Body)
+			serveKept(w, kept, a.Answers.Now())
 			return
 		}
 		ctx, tags := flightgraph.WithCacheTags(ctx)
@@ -182,6 +188,74 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 		}
 		a.Answers.Put(ticket, key, k, tags.List())
 	}
+}
+
+// serveKept sends a kept answer: the headers the handler made it with, its Age at now, its body.
+func serveKept(w http.ResponseWriter, kept *live.Kept, now time.Time) {
+	h := w.Header()
+	for name, vs := range kept.Header {
+		h[name] = slices.Clone(vs)
+	}
+	h.Set("Age", strconv.Itoa(kept.Age(now)))
+	w.WriteHeader(http.StatusOK)
+	w.Write(kept.Body)
+}
+
+// quoteKey is the key of a heavy route's answer (a quote, see answered): the caller's audience,
+// the point of sale, the media type, the route, the URI as sent, the method, and the body with
+// its headers as a handler reads them: every Content-Encoding (flightgraph's readBody joins them)
+// and the Content-Types (ReadJSON reads the first), each list joined by a line feed, which no
+// header value holds. The second is not in it: each second's answer takes the place of the last.
+func quoteKey(r *http.Request, ct string, pos flightgraph.PointOfSale, pattern string, body []byte) live.CacheKey {
+	return live.KeyOf("rest", access.Audience(flightgraph.CallerFromContext(r.Context()).Role()),
+		pos.Country, pos.Currency, string(pos.Language), pos.Brand, ct, pattern, r.URL.RequestURI(),
+		"quote", r.Method, strings.Join(r.Header.Values("Content-Type"), "\n"), strings.Join(r.Header.Values("Content-Encoding"), "\n"), string(body))
+}
+
+// quoteHit is where a heavy route's classification leaves the kept quote that answers the call
+// (quoteKept), under its key, for answered to serve.
+type quoteHit struct {
+	key  live.CacheKey
+	kept *live.Kept
+}
+
+type quoteHitKey struct{}
+
+// withQuoteHit gives each request of next a place for its kept quote.
+func withQuoteHit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), quoteHitKey{}, &quoteHit{})))
+	})
+}
+
+// quoteKept reports whether a kept quote answers the heavy call r of the route pattern, looked up
+// as answered will look it up (with the media type and point of sale the contract will read), and
+// leaves it in the request's quoteHit for answered: such a call is admitted without a heavy-work
+// slot. The guard has authenticated the call: its caller is known.
+func (a *API) quoteKept(r *http.Request, pattern string) bool {
+	h, _ := r.Context().Value(quoteHitKey{}).(*quoteHit)
+	if a.Answers == nil || h == nil || r.Method != http.MethodGet && r.Method != http.MethodPost {
+		return false
+	}
+	ct, ok := acceptable(r.Header.Get("Accept"))
+	if !ok || ct == eventStream {
+		return false
+	}
+	pos, err := flightgraph.PointOfSaleOf(r.Context(), r.Header, a.Travel, true)
+	if err != nil {
+		return false
+	}
+	body, whole := peek(r)
+	if !whole {
+		return false
+	}
+	key := quoteKey(r, ct, pos, pattern, body)
+	kept, ok := a.Answers.Get(key)
+	if !ok {
+		return false
+	}
+	h.key, h.kept = key, kept
+	return true
 }
 
 // keeping passes an answer through and keeps a copy: its status, the headers its handler set

@@ -114,10 +114,15 @@ func (a *API) Register(mux *http.ServeMux) {
 			if weight == light {
 				return access.Light(p), nil
 			}
-			if weight.Heavy {
+			heavy := weight.Heavy
+			if heavy {
 				arrived(r)
+				// A call a kept quote answers does no heavy work: charged as ever, it takes no
+				// heavy-work slot, so that it never waits behind, or is shed for, the searches
+				// that make quotes (answered serves it).
+				heavy = !a.quoteKept(r, rt.Pattern)
 			}
-			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: weight.Heavy}, nil
+			return access.Charge{Products: []string{p}, Calls: map[string]int{p: weight.Charged()}, Heavy: heavy}, nil
 		}
 		handle := a.answered(rt.Pattern, RouteCache[rt.Pattern], rt.Weight.Heavy, rt.handle(a))
 		required := func(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +134,7 @@ func (a *API) Register(mux *http.ServeMux) {
 			}
 			handle(w, r)
 		}
-		mux.Handle(rt.Pattern, cached(RouteCache[rt.Pattern], a.Guard.Middleware(classify, a.Error)(a.contract(http.HandlerFunc(required)))))
+		mux.Handle(rt.Pattern, cached(RouteCache[rt.Pattern], withQuoteHit(a.Guard.Middleware(classify, a.Error)(a.contract(http.HandlerFunc(required))))))
 	}
 }
 

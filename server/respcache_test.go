@@ -461,3 +461,38 @@ func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseCacheQuotesTakeNoHeavySlot: a heavy call that a kept quote answers does no heavy
+// work, so it takes no heavy-work slot: with every slot busy (another caller's search running), it
+// is answered from memory and charged its calls, where a search not kept is shed, uncharged.
+func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Config.ResponseCacheBytes = 8 << 20
+		c.HeavyConcurrency = 1
+		c.QueueWait = 20 * time.Millisecond
+	})
+	settle(t, s.srv)
+	dev := map[string]string{"api-key": s.demo.APIKey}
+	kept := inspirationPath + "?origin=BCN&limit=5&month=" + inspirationMonth
+	if a := s.restAnswer(t, dev, kept); a.code != http.StatusOK || a.kept() {
+		t.Fatalf("the first inspiration: %d, Age %q: %.200s", a.code, a.header.Get("Age"), a.body)
+	}
+	leave, err := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	a := s.restAnswer(t, dev, kept)
+	if a.code != http.StatusOK || !a.kept() {
+		t.Fatalf("the kept inspiration with every slot busy: %d, Age %q: %.200s", a.code, a.header.Get("Age"), a.body)
+	}
+	if a.header.Get("X-Packagekey-Quota-Current") == "" {
+		t.Error("the kept inspiration was not charged (no limit headers)")
+	}
+	if a := s.restAnswer(t, dev, kept+"&limit=6"); a.code != http.StatusServiceUnavailable {
+		t.Errorf("another inspiration with every slot busy: %d, want 503 (shed): %.200s", a.code, a.body)
+	}
+	if slots, callers := s.srv.Guard.Heavy.Taken(); slots != 1 || callers != 1 {
+		t.Errorf("%d slots and %d callers' turns taken, want the other caller's alone", slots, callers)
+	}
+}
