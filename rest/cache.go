@@ -142,25 +142,27 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 		switch {
 		case quote && (r.Method == http.MethodGet || r.Method == http.MethodPost):
 			body, whole := peek(r)
-			if !whole {
-				next(w, r)
-				return
+			if whole {
+				key = quoteKey(r, contentType(ctx), pos, pattern, body)
 			}
-			until = now.Truncate(time.Second).Add(time.Second)
-			key = quoteKey(r, contentType(ctx), pos, pattern, body)
 			if h, _ := ctx.Value(quoteHitKey{}).(*quoteHit); h != nil && h.kept != nil {
-				if h.key == key {
+				if whole && h.key == key {
 					serveKept(w, h.kept, a.Answers.Now())
 					return
 				}
 				// Admitted without a slot for a kept quote that is not this answer's: it takes
-				// its slot now, before any heavy work (quoteKept and this key disagree only if
-				// the request's media type or point of sale were read otherwise).
+				// its slot now, before any heavy work (quoteKept and this reading disagree only
+				// if the request's media type, point of sale or body were read otherwise).
 				if err := a.Guard.EnterHeavy(ctx); err != nil {
 					a.Error(w, r, err)
 					return
 				}
 			}
+			if !whole {
+				next(w, r)
+				return
+			}
+			until = now.Truncate(time.Second).Add(time.Second)
 		case !public || r.Method != http.MethodGet:
 			next(w, r)
 			return
