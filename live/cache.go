@@ -170,6 +170,19 @@ func (c *Cache) Get(key CacheKey) (*Kept, bool) {
 	return k, true
 }
 
+// Fresh reports whether Get would find an answer under key now, without counting a lookup or
+// using the answer: for an edge that decides how to admit a call by whether it will be answered
+// from memory, then asks Get.
+func (c *Cache) Fresh(key CacheKey) bool {
+	if !c.hub.Settled() {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k, ok := c.kept.Peek(key)
+	return ok && c.now().Before(k.expires())
+}
+
 // Ticket is taken before an answer is computed and given to Put with it.
 type Ticket struct {
 	gen uint64

@@ -136,8 +136,9 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 		pos := flightgraph.PointOfSaleFromContext(ctx)
 		now := a.Answers.Now()
 		var (
-			until time.Time
-			key   live.CacheKey
+			until  time.Time
+			key    live.CacheKey
+			looked bool // Get was asked already
 		)
 		switch {
 		case quote && (r.Method == http.MethodGet || r.Method == http.MethodPost):
@@ -145,14 +146,18 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 			if whole {
 				key = quoteKey(r, contentType(ctx), pos, pattern, body)
 			}
-			if h, _ := ctx.Value(quoteHitKey{}).(*quoteHit); h != nil && h.kept != nil {
+			if h, _ := ctx.Value(quoteHitKey{}).(*quoteHit); h != nil && h.found {
 				if whole && h.key == key {
-					serveKept(w, h.kept, a.Answers.Now())
-					return
+					if kept, hit := a.Answers.Get(key); hit {
+						serveKept(w, kept, a.Answers.Now())
+						return
+					}
+					looked = true
 				}
-				// Admitted without a slot for a kept quote that is not this answer's: it takes
-				// its slot now, before any heavy work (quoteKept and this reading disagree only
-				// if the request's media type, point of sale or body were read otherwise).
+				// Admitted without a slot for a kept quote that is not, or no longer, this
+				// call's answer (its second ended meanwhile, a change evicted it; or quoteKept and
+				// this reading disagree, which they do only if the request's media type, point
+				// of sale or body were read otherwise): it takes its slot now, before any work.
 				if err := a.Guard.EnterHeavy(ctx); err != nil {
 					a.Error(w, r, err)
 					return
@@ -170,9 +175,11 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 			key = live.KeyOf("rest", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
 				pos.Country, pos.Currency, string(pos.Language), pos.Brand, contentType(ctx), pattern, r.URL.RequestURI())
 		}
-		if kept, hit := a.Answers.Get(key); hit {
-			serveKept(w, kept, a.Answers.Now())
-			return
+		if !looked {
+			if kept, hit := a.Answers.Get(key); hit {
+				serveKept(w, kept, a.Answers.Now())
+				return
+			}
 		}
 		ctx, tags := flightgraph.WithCacheTags(ctx)
 		ticket := a.Answers.Begin()
@@ -214,11 +221,11 @@ func quoteKey(r *http.Request, ct string, pos flightgraph.PointOfSale, pattern s
 		"quote", r.Method, strings.Join(r.Header.Values("Content-Type"), "\n"), strings.Join(r.Header.Values("Content-Encoding"), "\n"), string(body))
 }
 
-// quoteHit is where a heavy route's classification leaves the kept quote that answers the call
-// (quoteKept), under its key, for answered to serve.
+// quoteHit is where a heavy route's classification leaves the key of the kept quote it found to
+// answer the call (quoteKept): answered serves it if it is still there.
 type quoteHit struct {
-	key  live.CacheKey
-	kept *live.Kept
+	key   live.CacheKey
+	found bool
 }
 
 type quoteHitKey struct{}
@@ -232,11 +239,17 @@ func withQuoteHit(next http.Handler) http.Handler {
 
 // quoteKept reports whether a kept quote answers the heavy call r of the route pattern, looked up
 // as answered will look it up (with the media type and point of sale the contract will read), and
-// leaves it in the request's quoteHit for answered: such a call is admitted without a heavy-work
-// slot. The guard has authenticated the call: its caller is known.
+// leaves its key in the request's quoteHit for answered: such a call is admitted without a
+// heavy-work slot. The guard has authenticated the call; a call it will refuse for its credential
+// (none, or a bad one) is not looked up, so that it costs no point-of-sale read before its refusal.
+// It counts no lookup (live.Cache.Fresh): answered's is the call's.
 func (a *API) quoteKept(r *http.Request, pattern string) bool {
 	h, _ := r.Context().Value(quoteHitKey{}).(*quoteHit)
 	if a.Answers == nil || h == nil || r.Method != http.MethodGet && r.Method != http.MethodPost {
+		return false
+	}
+	if pass := access.PassFromContext(r.Context()); pass == nil || pass.AuthErr != nil ||
+		flightgraph.CallerFromContext(r.Context()).Kind == flightgraph.CallerAnonymous {
 		return false
 	}
 	ct, ok := acceptable(r.Header.Get("Accept"))
@@ -252,11 +265,10 @@ func (a *API) quoteKept(r *http.Request, pattern string) bool {
 		return false
 	}
 	key := quoteKey(r, ct, pos, pattern, body)
-	kept, ok := a.Answers.Get(key)
-	if !ok {
+	if !a.Answers.Fresh(key) {
 		return false
 	}
-	h.key, h.kept = key, kept
+	h.key, h.found = key, true
 	return true
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -465,17 +466,43 @@ func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
 // TestResponseCacheQuotesTakeNoHeavySlot: a heavy call that a kept quote answers does no heavy
 // work, so it takes no heavy-work slot: with every slot busy (another caller's search running), it
 // is answered from memory and charged its calls, where a search not kept is shed, uncharged.
+//
+// The quote is looked up as the call is admitted, and served only if it is still there: a call
+// whose second ends while it is admitted (here: inside the limiter) makes its own quote, with its
+// slot. A call refused for its credential is not looked up: no point-of-sale read before its 401.
+// A call counts one lookup.
 func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
+	var clock atomic.Int64
+	var step atomic.Bool
+	clock.Store(storetest.Now.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
 		c.Config.ResponseCacheBytes = 8 << 20
 		c.HeavyConcurrency = 1
 		c.QueueWait = 20 * time.Millisecond
+		c.Config.Now = now
+		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
+			return secondEndingLimiter{access.NewMemoryLimiter(u, now), &clock, &step}
+		}
 	})
 	settle(t, s.srv)
 	dev := map[string]string{"api-key": s.demo.APIKey}
 	kept := inspirationPath + "?origin=BCN&limit=5&month=" + inspirationMonth
+	before := s.srv.Answers.Stats()
 	if a := s.restAnswer(t, dev, kept); a.code != http.StatusOK || a.kept() {
 		t.Fatalf("the first inspiration: %d, Age %q: %.200s", a.code, a.header.Get("Age"), a.body)
+	}
+	if st := s.srv.Answers.Stats(); st.Misses != before.Misses+1 || st.Hits != before.Hits {
+		t.Errorf("one call missed: stats %+v after %+v, want one miss more", st, before)
+	}
+	step.Store(true)
+	if a := s.restAnswer(t, dev, kept); a.code != http.StatusOK || a.kept() {
+		t.Fatalf("the inspiration again, its second ending as it is admitted: %d, Age %q; want a quote of its own second", a.code, a.header.Get("Age"))
+	}
+	s.queries.Store(0)
+	anonymous := map[string]string{"svc-travel-country": "NL", "Accept-Language": "nl-NL"}
+	if a := s.restAnswer(t, anonymous, kept); a.code != http.StatusUnauthorized || s.queries.Load() != 0 {
+		t.Errorf("an anonymous inspiration: %d after %d queries, want 401 after none", a.code, s.queries.Load())
 	}
 	leave, err := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
 	if err != nil {
@@ -495,4 +522,18 @@ func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
 	if slots, callers := s.srv.Guard.Heavy.Taken(); slots != 1 || callers != 1 {
 		t.Errorf("%d slots and %d callers' turns taken, want the other caller's alone", slots, callers)
 	}
+}
+
+// secondEndingLimiter ends the clock's second inside the next decision after step is set, once.
+type secondEndingLimiter struct {
+	access.Limiter
+	clock *atomic.Int64
+	step  *atomic.Bool
+}
+
+func (l secondEndingLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits, calls int) (access.Decision, error) {
+	if l.step.CompareAndSwap(true, false) {
+		l.clock.Add(int64(time.Second))
+	}
+	return l.Limiter.Admit(ctx, sub, limits, calls)
 }
