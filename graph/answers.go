@@ -133,7 +133,6 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 		return next(ctx)
 	}
 	if kept := tag.found; kept != nil {
-		// A quote's age is 0: it is served in the second it was made.
 		tag.policy, tag.age, tag.kept = kept.Policy, kept.Age(a.responses.Now()), true
 		ext := map[string]any{}
 		for k, v := range graphql.GetExtensions(ctx) {
@@ -147,14 +146,8 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 	if resp == nil || len(resp.Errors) > 0 || len(resp.Data) == 0 || resp.HasNext != nil || resp.Label != "" || resp.Path != nil || ctx.Err() != nil {
 		return resp
 	}
-	k := &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now()}
-	if !tag.until.IsZero() {
-		if !k.Stored.Before(tag.until) {
-			return resp // quoted in a later second, perhaps: its own second's callers make their own
-		}
-		k.Stored, k.Until = tag.until.Add(-time.Second), tag.until
-	}
-	a.responses.Put(ticket, key, k, flightgraph.CacheTagsFromContext(ctx).List())
+	a.responses.Put(ticket, key, &live.Kept{Body: resp.Data, Policy: tag.policy, Extra: resp.Extensions["cacheControl"], Stored: a.responses.Now(),
+		Until: tag.until}, flightgraph.CacheTagsFromContext(ctx).List())
 	return resp
 }
 
@@ -192,7 +185,7 @@ func (a *Answers) lookup(ctx context.Context) (tag *answerTag, key live.CacheKey
 	quote := ""
 	if adm, _ := oc.Stats.GetExtension(costExtension).(admitted); adm.quote {
 		// The second is not in the key: each second's answer takes the place of the last.
-		quote, tag.until = "quote", a.responses.Now().Truncate(time.Second).Add(time.Second)
+		quote, tag.until = "quote", a.responses.QuoteUntil()
 	}
 	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
 	if err != nil {

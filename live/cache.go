@@ -197,12 +197,16 @@ func (c *Cache) Begin() Ticket {
 	return Ticket{gen: c.gen, ok: settled}
 }
 
+// QuoteUntil is the Until of a quote begun now: the end of the cache clock's second.
+func (c *Cache) QuoteUntil() time.Time { return c.now().Truncate(time.Second).Add(time.Second) }
+
 // Put keeps k under key with tags, unless its policy is not public and cacheable (and it is not a
-// quote kept Until the end of its second), it is too
+// quote kept Until the end of its second, which it must be made within: QuoteUntil when it was
+// begun, and Put before then, else it is a later second's), it is too
 // large, or an event evicted one of its tags since t was taken (the answer may show what the
 // event changed), or the hub had events to apply when t was taken.
 func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
-	if !t.ok || k.Until.IsZero() && (!k.Policy.Cacheable() || k.Policy.Private) {
+	if !t.ok || k.Until.IsZero() && (!k.Policy.Cacheable() || k.Policy.Private) || !k.Until.IsZero() && !c.now().Before(k.Until) {
 		return false
 	}
 	k.tags = tags

@@ -123,7 +123,8 @@ func TestCacheBounds(t *testing.T) {
 
 // TestCacheBoundsQuotes: quotes (kept for their second, Until) hold at most a quarter of the
 // cache: many large ones push out the oldest quotes, never the answers fresh for minutes; a
-// quote past its second is dropped at the next quote's Put, not left to hold its bytes.
+// quote past its second is dropped at the next quote's Put, not left to hold its bytes; a quote
+// finished after its second is not kept.
 func TestCacheBoundsQuotes(t *testing.T) {
 	f := newFixture(t, "sqlite")
 	var now atomic.Int64
@@ -157,7 +158,11 @@ func TestCacheBoundsQuotes(t *testing.T) {
 	if _, ok := c.Get(live.KeyOf("quote", "0")); ok {
 		t.Error("the oldest quote is still kept past the quotes' share")
 	}
+	late := &live.Kept{Body: []byte("x"), Policy: public.AsPrivate(), Stored: clock(), Until: c.QuoteUntil()}
 	now.Store(second().UnixNano())
+	if c.Put(c.Begin(), live.KeyOf("quote", "late"), late, nil) {
+		t.Error("a quote begun in the last second was kept in this one")
+	}
 	c.Put(c.Begin(), live.KeyOf("quote", "next"), &live.Kept{Body: []byte("x"), Policy: public.AsPrivate(), Stored: clock(), Until: second()}, nil)
 	if st := c.Stats(); st.Quotes != 1 {
 		t.Errorf("a second later, %d quotes kept (%d bytes), want the new one alone", st.Quotes, st.QuoteBytes)

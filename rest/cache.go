@@ -134,7 +134,6 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		pos := flightgraph.PointOfSaleFromContext(ctx)
-		now := a.Answers.Now()
 		var (
 			until  time.Time
 			key    live.CacheKey
@@ -155,9 +154,8 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 					looked = true
 				}
 				// Admitted without a slot for a kept quote that is not, or no longer, this
-				// call's answer (its second ended meanwhile, a change evicted it; or quoteKept and
-				// this reading disagree, which they do only if the request's media type, point
-				// of sale or body were read otherwise): it takes its slot now, before any work.
+				// call's answer (its second ended meanwhile, a change evicted it, or its body
+				// read otherwise the second time): it takes its slot now, before any work.
 				if err := a.Guard.EnterHeavy(ctx); err != nil {
 					a.Error(w, r, err)
 					return
@@ -167,7 +165,7 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 				next(w, r)
 				return
 			}
-			until = now.Truncate(time.Second).Add(time.Second)
+			until = a.Answers.QuoteUntil()
 		case !public || r.Method != http.MethodGet:
 			next(w, r)
 			return
@@ -188,14 +186,7 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 		if rec.status != http.StatusOK || rec.failed || ctx.Err() != nil {
 			return
 		}
-		k := &live.Kept{Body: rec.body.Bytes(), Header: rec.made, Policy: p, Stored: a.Answers.Now()}
-		if quote {
-			if !k.Stored.Before(until) {
-				return // quoted in a later second, perhaps: its own second's callers make their own
-			}
-			k.Stored, k.Until = now, until
-		}
-		a.Answers.Put(ticket, key, k, tags.List())
+		a.Answers.Put(ticket, key, &live.Kept{Body: rec.body.Bytes(), Header: rec.made, Policy: p, Stored: a.Answers.Now(), Until: until}, tags.List())
 	}
 }
 
@@ -222,10 +213,15 @@ func quoteKey(r *http.Request, ct string, pos flightgraph.PointOfSale, pattern s
 }
 
 // quoteHit is where a heavy route's classification leaves the key of the kept quote it found to
-// answer the call (quoteKept): answered serves it if it is still there.
+// answer the call (quoteKept), for answered to serve if it is still there, and what it read of
+// the request to find it, for the contract (negotiate).
 type quoteHit struct {
 	key   live.CacheKey
 	found bool
+
+	negotiated bool
+	ct         string
+	pos        flightgraph.PointOfSale
 }
 
 type quoteHitKey struct{}
@@ -238,7 +234,7 @@ func withQuoteHit(next http.Handler) http.Handler {
 }
 
 // quoteKept reports whether a kept quote answers the heavy call r of the route pattern, looked up
-// as answered will look it up (with the media type and point of sale the contract will read), and
+// as answered will look it up (with the media type and point of sale the contract reads: negotiate), and
 // leaves its key in the request's quoteHit for answered: such a call is admitted without a
 // heavy-work slot. The guard has authenticated the call; a call it will refuse for its credential
 // (none, or a bad one) is not looked up, so that it costs no point-of-sale read before its refusal.
@@ -252,11 +248,7 @@ func (a *API) quoteKept(r *http.Request, pattern string) bool {
 		flightgraph.CallerFromContext(r.Context()).Kind == flightgraph.CallerAnonymous {
 		return false
 	}
-	ct, ok := acceptable(r.Header.Get("Accept"))
-	if !ok || ct == eventStream {
-		return false
-	}
-	pos, err := flightgraph.PointOfSaleOf(r.Context(), r.Header, a.Travel, true)
+	ct, pos, err := a.negotiate(r)
 	if err != nil {
 		return false
 	}

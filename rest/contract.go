@@ -30,23 +30,39 @@ const halJSON = "application/hal+json"
 // (and English for an error, whose words are; see Error).
 func (a *API) contract(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ct, ok := acceptable(r.Header.Get("Accept"))
-		if ct == eventStream && r.URL.Path != EventsPath {
-			ok = false // only the events stream answers server-sent events
-		}
-		if !ok {
-			a.Error(w, r, flightgraph.Errorf(flightgraph.ECodeNotAcceptable, "this API answers application/hal+json or application/json, not %s", r.Header.Get("Accept")))
-			return
-		}
-		ctx := context.WithValue(r.Context(), contentTypeKey{}, ct)
-		pos, err := flightgraph.PointOfSaleOf(ctx, r.Header, a.Travel, true)
+		ct, pos, err := a.negotiate(r)
 		if err != nil {
 			a.Error(w, r, err)
 			return
 		}
+		ctx := context.WithValue(r.Context(), contentTypeKey{}, ct)
 		w.Header().Set("Content-Language", string(pos.Language))
 		next.ServeHTTP(w, r.WithContext(flightgraph.WithPointOfSale(ctx, pos)))
 	})
+}
+
+// negotiate reads what the contract reads of r: the media type to answer with and the point of
+// sale; once a request, since a heavy route's admission reads them first (quoteKept), and the
+// point of sale may be read from the store.
+func (a *API) negotiate(r *http.Request) (ct string, pos flightgraph.PointOfSale, err error) {
+	h, _ := r.Context().Value(quoteHitKey{}).(*quoteHit)
+	if h != nil && h.negotiated {
+		return h.ct, h.pos, nil
+	}
+	ct, ok := acceptable(r.Header.Get("Accept"))
+	if ct == eventStream && r.URL.Path != EventsPath {
+		ok = false // only the events stream answers server-sent events
+	}
+	if !ok {
+		return "", pos, flightgraph.Errorf(flightgraph.ECodeNotAcceptable, "this API answers application/hal+json or application/json, not %s", r.Header.Get("Accept"))
+	}
+	if pos, err = flightgraph.PointOfSaleOf(r.Context(), r.Header, a.Travel, true); err != nil {
+		return "", pos, err
+	}
+	if h != nil {
+		h.ct, h.pos, h.negotiated = ct, pos, true
+	}
+	return ct, pos, nil
 }
 
 // acceptable picks the media type to answer with: HAL unless the client asked for plain JSON
