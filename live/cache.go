@@ -37,8 +37,9 @@ import (
 // sixteenth of that is not kept. Quotes (kept with an Until, for the second they were made in)
 // hold at most a quarter of it: a quote's Put first drops the quotes past their second, then the
 // oldest ones until it fits, so that heavy searches, however many and however large, never push
-// out more than a quarter of the answers that stay fresh for minutes. Limits and usage are the edges' business: each asks the cache
-// only after the caller was admitted and charged, so a hit is counted as any call is.
+// out more than a quarter of the answers that stay fresh for minutes. Limits and usage are the
+// edges' business: each asks the cache only after the caller was admitted and charged, so a hit
+// is counted as any call is.
 type Cache struct {
 	hub *Hub
 	now func() time.Time
@@ -53,6 +54,7 @@ type Cache struct {
 	// than that of the answers fresh for minutes.
 	quotes     map[CacheKey]*Kept
 	quoteBytes int
+	quoteOrder []quoteRef // the quotes as kept, oldest first (makeRoomForQuote)
 	// gen counts the batches of events applied; evicted holds, per tag, the gen of the last
 	// batch that evicted it, since floor (evicted is cleared when it grows past maxEvicted).
 	gen, floor uint64
@@ -206,7 +208,9 @@ func (c *Cache) QuoteUntil() time.Time { return c.now().Truncate(time.Second).Ad
 // large, or an event evicted one of its tags since t was taken (the answer may show what the
 // event changed), or the hub had events to apply when t was taken.
 func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
-	if !t.ok || k.Until.IsZero() && (!k.Policy.Cacheable() || k.Policy.Private) || !k.Until.IsZero() && !c.now().Before(k.Until) {
+	quote := !k.Until.IsZero()
+	switch {
+	case !t.ok, quote && !c.now().Before(k.Until), !quote && (!k.Policy.Cacheable() || k.Policy.Private):
 		return false
 	}
 	k.tags = tags
@@ -236,10 +240,11 @@ func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
 	if old, ok := c.kept.Peek(key); ok {
 		c.dropped(key, old) // Add replaces it without evicting
 	}
-	if !k.Until.IsZero() {
+	if quote {
 		c.makeRoomForQuote(k.size)
 		c.quotes[key] = k
 		c.quoteBytes += k.size
+		c.quoteOrder = append(c.quoteOrder, quoteRef{key, k})
 	}
 	c.kept.Add(key, k)
 	c.bytes += k.size
@@ -260,25 +265,30 @@ func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
 // maxQuoteShare is the share of a Cache's bytes that quotes may hold: one in maxQuoteShare.
 const maxQuoteShare = 4
 
-// makeRoomForQuote drops the quotes past their second, then the oldest until a quote of size
-// fits in the quotes' share; mu is held.
+// makeRoomForQuote drops the quotes past their second, then the oldest, until a quote of size
+// fits in the quotes' share; mu is held. The quotes are dropped in the order they were kept
+// (quoteOrder), whose front holds those past their second: a Put visits those it drops and the
+// references left by quotes gone otherwise (replaced, evicted), not every quote kept.
 func (c *Cache) makeRoomForQuote(size int) {
 	now := c.now()
-	for key, q := range c.quotes {
-		if !now.Before(q.Until) {
-			c.kept.Remove(key) // dropped unindexes it
+	for len(c.quoteOrder) > 0 {
+		q := c.quoteOrder[0]
+		switch {
+		case c.quotes[q.key] != q.kept: // gone already
+		case !now.Before(q.kept.Until) || c.quoteBytes+size > c.max/maxQuoteShare:
+			c.kept.Remove(q.key) // dropped unindexes it
+		default:
+			return
 		}
+		c.quoteOrder[0] = quoteRef{}
+		c.quoteOrder = c.quoteOrder[1:]
 	}
-	for c.quoteBytes+size > c.max/maxQuoteShare && len(c.quotes) > 0 {
-		var oldest CacheKey
-		var at time.Time
-		for key, q := range c.quotes {
-			if at.IsZero() || q.Stored.Before(at) {
-				oldest, at = key, q.Stored
-			}
-		}
-		c.kept.Remove(oldest)
-	}
+}
+
+// quoteRef is a quote in the order quotes were kept.
+type quoteRef struct {
+	key  CacheKey
+	kept *Kept
 }
 
 // apply evicts what evs change: the hub's watcher.
