@@ -23,6 +23,21 @@ func settled(t *testing.T, h *live.Hub) {
 
 var public = flightgraph.CacheStatus
 
+// bound is boundedCache's.
+const bound = 64 << 10
+
+// boundedCache is a cache of bound bytes on a settled hub, with a clock the test moves (now).
+func boundedCache(t *testing.T) (c *live.Cache, now *atomic.Int64, clock func() time.Time) {
+	t.Helper()
+	f := newFixture(t, "sqlite")
+	now = &atomic.Int64{}
+	now.Store(storetest.Now.UnixNano())
+	clock = func() time.Time { return time.Unix(0, now.Load()) }
+	c = live.NewCache(f.hub, bound, clock)
+	settled(t, f.hub)
+	return c, now, clock
+}
+
 func kept(body string) *live.Kept {
 	return &live.Kept{Body: []byte(body), Policy: public, Stored: storetest.Now}
 }
@@ -76,13 +91,7 @@ func TestCacheEvictsByEvent(t *testing.T) {
 // answer over a sixteenth of it, a private one and one of max-age 0 are not kept; a kept answer
 // is served until its max-age and not after.
 func TestCacheBounds(t *testing.T) {
-	f := newFixture(t, "sqlite")
-	var now atomic.Int64
-	now.Store(storetest.Now.UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	const bound = 64 << 10
-	c := live.NewCache(f.hub, bound, clock)
-	settled(t, f.hub)
+	c, now, clock := boundedCache(t)
 	body := string(make([]byte, 1000))
 	for i := range 1000 {
 		c.Put(c.Begin(), live.KeyOf(fmt.Sprint(i)), &live.Kept{Body: []byte(body), Policy: public, Stored: clock()},
@@ -126,13 +135,7 @@ func TestCacheBounds(t *testing.T) {
 // quote past its second is dropped at the next quote's Put, not left to hold its bytes; a quote
 // finished after its second is not kept.
 func TestCacheBoundsQuotes(t *testing.T) {
-	f := newFixture(t, "sqlite")
-	var now atomic.Int64
-	now.Store(storetest.Now.UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	const bound = 64 << 10
-	c := live.NewCache(f.hub, bound, clock)
-	settled(t, f.hub)
+	c, now, clock := boundedCache(t)
 	for i := range 30 {
 		c.Put(c.Begin(), live.KeyOf("public", fmt.Sprint(i)), &live.Kept{Body: make([]byte, 1000), Policy: public, Stored: clock()}, nil)
 	}
