@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -290,11 +289,12 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		// places of the requests.
 		off := bench.StartBinary(b, bin, nil, heavy, noCache)
 		offKeys := pingKeys(b, off)
-		swap := map[string]string{bearerOf(b, s): bearerOf(b, off)}
+		bearer := bearerOf(b, s)
+		swap := map[string]string{bearer: bearerOf(b, off)}
 		for i, k := range keys {
 			swap[k] = offKeys[i]
 		}
-		return withUncached(workloadsOn(b, cfg, s, keys, "ping, in-process limiter"), s, off, swap)
+		return withUncached(workloadsOn(b, cfg, s, bearer, keys, "ping, in-process limiter"), s, off, swap)
 	default:
 		storetest.DatabaseURL(b)
 		storetest.RedisURL(b)
@@ -307,7 +307,7 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 		// Redis limiter's baseline, on the same store and keys.
 		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
 		off := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL), noCache)
-		ws := withUncached(workloadsOn(b, cfg, s, keys, "ping, Redis limiter"), s, off, nil)
+		ws := withUncached(workloadsOn(b, cfg, s, bearerOf(b, s), keys, "ping, Redis limiter"), s, off, nil)
 		ping := ws[len(ws)-1]
 		ping.name, ping.reqs = "ping, in-process limiter", slices.Clone(ping.reqs)
 		for i, r := range ping.reqs {
@@ -387,13 +387,8 @@ func tokenRequest(b *testing.B, s *bench.Server) bench.Request {
 		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}
 }
 
-// bearerOf is the Authorization of a token of s's demo key, made once per server.
+// bearerOf is the Authorization of a new token of s's demo key.
 func bearerOf(b *testing.B, s *bench.Server) string {
-	bearersMu.Lock()
-	defer bearersMu.Unlock()
-	if v, ok := bearers[s]; ok {
-		return v
-	}
 	status, _, body, err := tokenRequest(b, s).Do(context.Background(), bench.LoadClient("127.0.0.3", time.Minute))
 	var token struct {
 		AccessToken string `json:"access_token"`
@@ -401,17 +396,12 @@ func bearerOf(b *testing.B, s *bench.Server) string {
 	if err != nil || status != http.StatusOK || json.Unmarshal(body, &token) != nil || token.AccessToken == "" {
 		b.Fatalf("token: %v %d %.300s", err, status, body)
 	}
-	bearers[s] = "Bearer " + token.AccessToken
-	return bearers[s]
+	return "Bearer " + token.AccessToken
 }
 
-var (
-	bearersMu sync.Mutex
-	bearers   = map[*bench.Server]string{}
-)
-
-// workloadsOn are the workloads on s, ping last (named ping).
-func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []string, ping string) []workload {
+// workloadsOn are the workloads on s, ping last (named ping); the offers API's with the
+// Authorization bearer.
+func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer string, pingKeys []string, ping string) []workload {
 	creds := s.Credentials(b)
 	key := http.Header{"api-key": {creds["apiKey"]}}
 	c := bench.LoadClient("127.0.0.3", time.Minute)
@@ -427,7 +417,7 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []s
 	}
 	// A bearer token, for the offers API (OAuth).
 	tokenReq := tokenRequest(b, s)
-	bearer := http.Header{"Authorization": {bearerOf(b, s)}, "Content-Type": {"application/json"}}
+	oauth := http.Header{"Authorization": {bearer}, "Content-Type": {"application/json"}}
 
 	graphql := func(first int) bench.Request {
 		body, _ := json.Marshal(map[string]any{"query": departuresQuery, "variables": map[string]any{"date": today, "first": first}})
@@ -436,7 +426,7 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, pingKeys []s
 	}
 	post := func(path string, v any) bench.Request {
 		body, _ := json.Marshal(v)
-		return bench.Request{Method: http.MethodPost, URL: s.URL + path, Body: body, Header: bearer}
+		return bench.Request{Method: http.MethodPost, URL: s.URL + path, Body: body, Header: oauth}
 	}
 	get := func(path string) bench.Request {
 		return bench.Request{Method: http.MethodGet, URL: s.URL + path, Header: key}
