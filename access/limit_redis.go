@@ -44,14 +44,25 @@ const (
 //
 // A window is a sorted set of the places admitted in the last second, scored by their time in
 // microseconds. The places one batch admits for a subscription share the batch's time, so they
-// are one member, "<time>:<nonce>:<k>:<cumulative>:<places>": its places, and the count of places
-// the window has admitted up to and including it (it restarts when the window expires), so that
-// the window's count is the newest member's cumulative count less what preceded the oldest. A
-// batch thus costs Redis one write to a window however many of its calls it admits, and a handful
-// of reads of the window's ends, not one sorted-set insert per call. A window's times grow
-// strictly with its members (when Redis's clock is at or behind the newest member, the window's
-// time is just past it), so that its cumulative counts grow with their ranks: what the count, the
-// expiry at the head and a refusal's RetryAfter (found by halves in a long window) rely on.
+// are one member, "<time>:<nonce>:<k>:<lifetime set>:<cumulative>:<places>": its places, and the
+// count of places the window has admitted up to and including it (it restarts when the window
+// expires), so that the window's count is the newest member's cumulative count less what
+// preceded the oldest. A batch thus costs Redis one write to a window however many of its calls
+// it admits, and a handful of reads of the window's ends, not one sorted-set insert per call. A
+// window's times grow strictly with its members (when Redis's clock is at or behind the newest
+// member, the window's time is just past it), so that its cumulative counts grow with their
+// ranks: what the count, the expiry at the head and a refusal's RetryAfter (found by halves in a
+// long window) rely on.
+//
+// Each redis.call costs a script about as much as the command's own work, so a batch makes as
+// few per subscription as it can: four in the common case (the day's count, the window's two
+// ends, the write, and the day's increment). Members that left the window stay until eight have
+// left, and are then removed in one call (the count and RetryAfter skip them by their cumulative
+// counts). The window's lifetime is set again only when the time it was last set, which each
+// member carries on from the newest, is half a second old or more (or unknown, as in a new
+// window or a member of the versions before it was kept): the window then outlives each member
+// it holds by more than a second, as one PEXPIRE a batch did. (Members of those versions end in
+// the same cumulative count and places, so replicas of both kinds read each other's windows.)
 //
 // It returns {TIME seconds, TIME microseconds, day}, then five integers a call: status, second
 // used, day used, retry after µs, second reset µs. A missing day counter is reported as status -1
@@ -77,32 +88,51 @@ local sec = tonumber(t[1])
 local usec = tonumber(t[2])
 local now = sec * 1000000 + usec
 local day = civil(math.floor(sec / 86400))
-local stamp = t[1] .. string.format('%06d', usec) .. ':' .. ARGV[2] .. ':'
 
--- A member's cumulative places and its own places: "<stamp>:<nonce>:<sub>:<cumulative>:<places>".
-local function parse(member)
-  local cum, places = string.match(member, ':(%d+):(%d+)$')
-  return tonumber(cum), tonumber(places)
+-- What a batch costs Redis is mostly this script's own work, not its commands' (a GET is a
+-- quarter of a microsecond): reading a score WITHSCORES costs a C library float printing, a
+-- pattern not anchored at the start is tried at every character. So times are whole
+-- microseconds in decimals of our own, a member's time is read from its start, and its other
+-- fields with one pattern anchored at both ends.
+local function decimal(us)
+  return string.format('%d%06d', math.floor(us / 1000000), us % 1000000)
 end
+
+-- A member's cumulative places, its own places, and when its window's lifetime was set (nil in
+-- a member of the versions before it was kept, "<time>:<nonce>:<sub>:<cumulative>:<places>"):
+-- "<time>:<nonce>:<sub>:<lifetime set>:<cumulative>:<places>".
+local function parse(member)
+  local set, cum, places = string.match(member, '^%d+:%d+:%d+:(%d+):(%d+):(%d+)$')
+  if not cum then cum, places = string.match(member, ':(%d+):(%d+)$') end
+  return tonumber(cum), tonumber(places), tonumber(set)
+end
+
+-- A member's time, its score: the decimal it starts with.
+local function timeOf(member)
+  return tonumber(string.sub(member, 1, string.find(member, ':', 1, true) - 1))
+end
+
+-- The window's lifetime is set again when it was set this long ago (µs): then it outlives by
+-- more than a second each member it holds (ARGV[1] is two seconds).
+local lifetimeAgain = 500000
 
 -- What the batch knows of subscription k: the time of its window (now, below), its window's
 -- places (n), the time its oldest call leaves (oldest), its newest member's cumulative count
--- (cum), how many places its live members hold (stored), its day's count (used, false when Redis
--- does not hold it), and what the batch adds.
+-- (cum), how many places its live members hold (stored), how many members that left it are still
+-- at its head (gone), when its lifetime was last set (set, false when unknown), its day's count
+-- (used, false when Redis does not hold it), and what the batch adds.
 local subs = {}
 local function load(k)
   local window = KEYS[2 * k - 1]
-  local s = {window = window, dayKey = KEYS[2 * k] .. day, now = now, n = 0, cum = 0, stored = 0, added = 0, placed = 0}
+  local s = {window = window, dayKey = KEYS[2 * k] .. day, now = now, n = 0, cum = 0, stored = 0, gone = 0, set = false, added = 0, placed = 0}
   local used = redis.call('GET', s.dayKey)
   s.used = used and tonumber(used) or false
   if not s.used then return s end
-  local head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+  local head = redis.call('ZRANGE', window, '0', '7')
   if #head == 0 then return s end
-  local newest, top = head[#head - 1], tonumber(head[#head])
-  if #head == 16 then
-    local last = redis.call('ZRANGE', window, -1, -1, 'WITHSCORES')
-    newest, top = last[1], tonumber(last[2])
-  end
+  local newest = head[#head]
+  if #head == 8 then newest = redis.call('ZRANGE', window, '-1', '-1')[1] end
+  local top = timeOf(newest)
   if top >= now then
     -- Redis's clock went back (a step, a failover to a replica behind it), or stands at the
     -- newest member's microsecond: the count reads the members in the order of their times, so
@@ -118,23 +148,28 @@ local function load(k)
   -- A call exactly one second old has left the window.
   local cutoff = s.now - 1000000
   local expired = 0
-  for i = 2, #head, 2 do
-    if tonumber(head[i]) <= cutoff then expired = expired + 1 end
+  for i = 1, #head do
+    if timeOf(head[i]) > cutoff then break end
+    expired = i
   end
+  -- The count goes on from the newest member, left or not; so does the time the window's
+  -- lifetime was set, while the window is there.
+  local cum, _, set = parse(newest)
+  s.cum = cum
+  if set and set <= now and now - set < lifetimeAgain then s.set = set end
   if expired == 8 then
-    -- Eight or more members left: remove them all, then read the head again.
-    redis.call('ZREMRANGEBYSCORE', window, '-inf', cutoff)
-    head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+    -- Eight or more members left: remove them all, then read the head again. A window they
+    -- all left is gone with them: the next write makes a new one, whose lifetime is unset.
+    redis.call('ZREMRANGEBYSCORE', window, '-inf', decimal(cutoff))
+    head = redis.call('ZRANGE', window, '0', '7')
     expired = 0
-  elseif expired > 0 then
-    redis.call('ZREMRANGEBYRANK', window, 0, expired - 1)
+    if #head == 0 then s.set = false end
   end
-  -- The count goes on from the newest member, left or not.
-  s.cum = parse(newest)
-  local first = 2 * expired + 1
-  if first < #head then
+  s.gone = expired
+  local first = expired + 1
+  if first <= #head then
     local cum, places = parse(head[first])
-    s.oldest = tonumber(head[first + 1])
+    s.oldest = timeOf(head[first])
     s.n = s.cum - (cum - places)
     s.stored = s.n
   end
@@ -157,19 +192,22 @@ end
 local function leavesAt(s, rank)
   if rank >= s.stored then return leaves(s.now) end
   local before = s.cum - s.stored
+  -- The members that left the window, still at its head, are below the live ones: a cumulative
+  -- count of theirs never passes before.
   if rank < 16 then
-    local members = redis.call('ZRANGE', s.window, 0, rank, 'WITHSCORES')
-    for i = 1, #members, 2 do
-      if parse(members[i]) - before > rank then return leaves(tonumber(members[i + 1])) end
+    local members = redis.call('ZRANGE', s.window, '0', string.format('%d', rank + s.gone))
+    for i = 1, #members do
+      if parse(members[i]) - before > rank then return leaves(timeOf(members[i])) end
     end
     return leaves(s.now)
   end
-  local lo, hi, at = 0, rank, nil
+  local lo, hi, at = 0, rank + s.gone, nil
   while lo <= hi do
     local mid = math.floor((lo + hi) / 2)
-    local m = redis.call('ZRANGE', s.window, mid, mid, 'WITHSCORES')
+    local i = string.format('%d', mid)
+    local m = redis.call('ZRANGE', s.window, i, i)
     if #m == 0 or parse(m[1]) - before > rank then
-      if #m > 0 then at = tonumber(m[2]) end
+      if #m > 0 then at = timeOf(m[1]) end
       hi = mid - 1
     else
       lo = mid + 1
@@ -187,8 +225,9 @@ for c = 0, (#ARGV - 2) / 5 - 1 do
     s = load(k)
     subs[k] = s
   end
+  local o = 4 + 5 * c
   if not s.used then
-    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0
+    out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0, 0
   else
     local perSecond = tonumber(ARGV[a + 1])
     local perDay = tonumber(ARGV[a + 2])
@@ -211,16 +250,18 @@ for c = 0, (#ARGV - 2) / 5 - 1 do
       s.used = s.used + calls
       s.added = s.added + calls
     end
-    out[#out + 1] = status; out[#out + 1] = s.n; out[#out + 1] = s.used; out[#out + 1] = retry; out[#out + 1] = leaves(s.oldest)
+    out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4] = status, s.n, s.used, retry, leaves(s.oldest)
   end
 end
 for k, s in pairs(subs) do
   if s.placed > 0 then
-    redis.call('ZADD', s.window, s.now, stamp .. k .. ':' .. (s.cum + s.placed) .. ':' .. s.placed)
-    redis.call('PEXPIRE', s.window, ARGV[1])
+    local at = decimal(s.now)
+    redis.call('ZADD', s.window, at, string.format('%s:%s:%d:%d:%d:%d', at, ARGV[2], k, s.set or now, s.cum + s.placed, s.placed))
+    -- After the ZADD: a window without members has no key to set a lifetime on.
+    if not s.set then redis.call('PEXPIRE', s.window, ARGV[1]) end
   end
   if s.added > 0 then
-    redis.call('INCRBY', s.dayKey, s.added)
+    redis.call('INCRBY', s.dayKey, string.format('%d', s.added))
   end
 end
 return out

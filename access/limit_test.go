@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1262,8 +1263,16 @@ func TestRedisLimiter_ClockStepsBack(t *testing.T) {
 	ahead := func(sub string, by time.Duration) {
 		t.Helper()
 		window := prefix + "{" + sub + "}:win"
+		// A member starts with its time, its score: both move.
 		for _, m := range c.ZRangeWithScores(t.Context(), window, 0, -1).Val() {
-			c.ZAdd(t.Context(), window, redis.Z{Score: m.Score + float64(by.Microseconds()), Member: m.Member})
+			member := m.Member.(string)
+			at, rest, _ := strings.Cut(member, ":")
+			us, err := strconv.ParseInt(at, 10, 64)
+			if err != nil || float64(us) != m.Score {
+				t.Fatalf("member %q of score %.0f does not start with its time", member, m.Score)
+			}
+			c.ZRem(t.Context(), window, member)
+			c.ZAdd(t.Context(), window, redis.Z{Score: float64(us + by.Microseconds()), Member: strconv.FormatInt(us+by.Microseconds(), 10) + ":" + rest})
 		}
 		c.PExpire(t.Context(), window, by+2*time.Second)
 	}
@@ -1349,6 +1358,75 @@ func TestRedisLimiter_RetryAfterDeepInTheWindow(t *testing.T) {
 		if d := mustLimiterAdmit(t, l, sub, limits); d.At.Sub(first.At) <= 700*time.Millisecond {
 			return
 		}
+	}
+}
+
+// TestRedisLimiter_LeftMembersStayBelowTheLiveOnes: members that left the window stay at its head
+// until eight have left; a refusal's RetryAfter still waits for the oldest live member, not for
+// one of them.
+func TestRedisLimiter_LeftMembersStayBelowTheLiveOnes(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	prefix := storetest.RedisPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
+	for attempt := 1; ; attempt++ {
+		if attempt > 3 {
+			t.Fatal("in 3 tries the calls never came on time: Redis answered too slowly")
+		}
+		sub := fmt.Sprintf("left-%d", attempt)
+		window := prefix + "{" + sub + "}:win"
+		first := mustLimiterAdmit(t, l, sub, limits)
+		mustLimiterAdmit(t, l, sub, limits)
+		mustLimiterAdmit(t, l, sub, limits)
+		time.Sleep(time.Until(first.At.Add(600 * time.Millisecond)))
+		live := mustLimiterAdmit(t, l, sub, limits)
+		mustLimiterAdmit(t, l, sub, limits)
+		time.Sleep(time.Until(first.At.Add(1050 * time.Millisecond)))
+		// The first three left; the two live ones and three more fill the window.
+		for i := 3; i <= 5; i++ {
+			if d := mustLimiterAdmit(t, l, sub, limits); !d.Allowed || d.SecondUsed != i {
+				t.Fatalf("call %d after the first three left: %+v, want admitted with SecondUsed %d", i, d, i)
+			}
+		}
+		d := mustLimiterAdmit(t, l, sub, limits)
+		if d.At.Sub(live.At) >= 950*time.Millisecond || live.At.Sub(first.At) >= 900*time.Millisecond {
+			continue // too slow to tell: the live member might have left
+		}
+		if n := c.ZCard(t.Context(), window).Val(); n < 5 {
+			t.Fatalf("the window holds %d members, want the 3 that left still at its head beside the live ones", n)
+		}
+		want := live.At.Add(time.Second).Sub(d.At)
+		if d.Allowed || d.RetryAfter < want-2*time.Millisecond || d.RetryAfter > want+2*time.Millisecond {
+			t.Fatalf("a call with the window full: %+v, want refused with RetryAfter %v (the oldest live member leaves)", d, want)
+		}
+		return
+	}
+}
+
+// TestRedisLimiter_WindowOutlivesItsMembers: a batch sets the window's lifetime only when it was
+// set half a second ago or more, so a window always outlives the calls it holds by a margin.
+func TestRedisLimiter_WindowOutlivesItsMembers(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	prefix := storetest.RedisPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	limits := flightgraph.Limits{PerSecond: 1000, PerDay: 1 << 40}
+	window := prefix + "{ttl}:win"
+	kept := 0
+	for i := range 60 {
+		time.Sleep(time.Duration(i%7) * 15 * time.Millisecond)
+		mustLimiterAdmit(t, l, "ttl", limits)
+		ttl := c.PTTL(t.Context(), window).Val()
+		if ttl <= time.Second+200*time.Millisecond {
+			t.Fatalf("after call %d the window lives %v more: a call it holds must be counted for a second", i, ttl)
+		}
+		if ttl < 1900*time.Millisecond {
+			kept++
+		}
+	}
+	if kept == 0 {
+		t.Error("every batch set the window's lifetime again, want only those half a second after the last")
 	}
 }
 
