@@ -4,6 +4,7 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/flightgraph/flightgraph"
@@ -49,10 +50,8 @@ func (a *API) negotiate(r *http.Request) (ct string, pos flightgraph.PointOfSale
 	if h != nil && h.negotiated {
 		return h.ct, h.pos, nil
 	}
-	ct, ok := acceptable(r.Header.Get("Accept"))
-	if ct == eventStream && r.URL.Path != EventsPath {
-		ok = false // only the events stream answers server-sent events
-	}
+	// Only the events stream answers server-sent events.
+	ct, ok := acceptable(r.Header.Get("Accept"), r.URL.Path == EventsPath)
 	if !ok {
 		return "", pos, flightgraph.Errorf(flightgraph.ECodeNotAcceptable, "this API answers application/hal+json or application/json, not %s", r.Header.Get("Accept"))
 	}
@@ -65,30 +64,56 @@ func (a *API) negotiate(r *http.Request) (ct string, pos flightgraph.PointOfSale
 	return ct, pos, nil
 }
 
-// acceptable picks the media type to answer with: HAL unless the client asked for plain JSON
-// only. HAL with parameters (charset, profile), application/json, application/* and */* are
-// served; anything else is not.
-func acceptable(accept string) (string, bool) {
+// acceptable picks the media type to answer with from an Accept header: of HAL, plain JSON and,
+// on the events stream (events), server-sent events, the one the client weighs most, each
+// weighed by the most specific range that names it (HAL with parameters such as charset or
+// profile is HAL; application/* and */* name every type); at equal weights the events stream's
+// own type on its route, then HAL. A type weighed 0 (q=0, q=0.0) is not served, a malformed range
+// or weight is ignored, and an empty Accept is HAL.
+func acceptable(accept string, events bool) (string, bool) {
 	if strings.TrimSpace(accept) == "" {
 		return halJSON, true
 	}
-	plain := false
+	candidates := []string{halJSON, "application/json"}
+	if events {
+		candidates = []string{eventStream, halJSON, "application/json"} // preferred first
+	}
+	q := make([]float64, len(candidates))
+	specific := make([]int, len(candidates)) // of the range that weighed it: 3 exact, 2 type/*, 1 */*
 	for _, part := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil || params["q"] == "0" {
+		if err != nil {
 			continue
 		}
-		switch mt {
-		case halJSON, "application/*", "*/*":
-			return halJSON, true
-		case "application/json":
-			plain = true
-		case eventStream:
-			return eventStream, true
+		weight := 1.0
+		if v, ok := params["q"]; ok {
+			if weight, err = strconv.ParseFloat(v, 64); err != nil || weight < 0 || weight > 1 {
+				continue
+			}
+		}
+		for i, c := range candidates {
+			n := 0
+			switch {
+			case mt == c:
+				n = 3
+			case mt == "*/*":
+				n = 1
+			case strings.HasSuffix(mt, "/*") && strings.HasPrefix(c, strings.TrimSuffix(mt, "*")):
+				n = 2
+			}
+			if n > specific[i] || n == specific[i] && n > 0 && weight > q[i] {
+				specific[i], q[i] = n, weight
+			}
 		}
 	}
-	if plain {
-		return "application/json", true
+	best := -1
+	for i := range candidates {
+		if q[i] > 0 && (best < 0 || q[i] > q[best]) {
+			best = i
+		}
 	}
-	return "", false
+	if best < 0 {
+		return "", false
+	}
+	return candidates[best], true
 }

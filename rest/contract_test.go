@@ -39,16 +39,37 @@ func TestAPINamesFollowRoutes(t *testing.T) {
 	}
 }
 
-// TestAcceptable: HAL unless the client asks for plain JSON only; anything else is refused.
+// TestAcceptable: the type the client weighs most, by its most specific range; HAL at equal
+// weights, server-sent events only on the events stream; anything else is refused.
 func TestAcceptable(t *testing.T) {
 	for accept, want := range map[string]string{
 		"": halJSON, "*/*": halJSON, "application/*": halJSON, "application/hal+json;charset=utf8": halJSON,
 		"application/json": "application/json", "application/json, application/hal+json;q=0": "application/json",
 		"text/html": "", "application/hal+json;q=0": "", "garbage;;": "",
+		// Weights: zero in any spelling excludes, the heavier wins, a malformed one is ignored.
+		"application/hal+json;q=0.0": "", "application/hal+json;q=0.000, application/json;q=0.1": "application/json",
+		"application/hal+json;q=0.2, application/json;q=0.9": "application/json",
+		"application/json;q=0.2, application/hal+json;q=0.9": halJSON,
+		"application/json;q=abc":                             "", "application/json;q=2": "", "application/json;q=abc, */*;q=0.5": halJSON,
+		// The most specific range weighs a type: */* does not bring back an excluded HAL.
+		"*/*, application/hal+json;q=0": "application/json", "application/*;q=0, application/json": "application/json",
+		"*/*;q=0": "",
+		// Server-sent events are not served off the events stream: the other types still are.
+		"application/json, text/event-stream": "application/json", "text/event-stream": "",
 	} {
-		got, ok := acceptable(accept)
+		got, ok := acceptable(accept, false)
 		if got != want || ok != (want != "") {
 			t.Errorf("Accept %q: %q %v, want %q", accept, got, ok, want)
+		}
+	}
+	for accept, want := range map[string]string{
+		"text/event-stream": eventStream, "application/json, text/event-stream": eventStream,
+		"text/event-stream;q=0.5, application/json": "application/json", "*/*": eventStream, "": halJSON,
+		"text/event-stream;q=0": "",
+	} {
+		got, ok := acceptable(accept, true)
+		if got != want || ok != (want != "") {
+			t.Errorf("on the events stream, Accept %q: %q %v, want %q", accept, got, ok, want)
 		}
 	}
 }
@@ -70,4 +91,28 @@ func TestPaging(t *testing.T) {
 			t.Errorf("%q: page %+v out of bounds", q, p)
 		}
 	}
+}
+
+// FuzzAcceptable: any Accept header picks one of the types served or none, server-sent events
+// only on the events stream, and never panics.
+func FuzzAcceptable(f *testing.F) {
+	for _, seed := range []string{"", "*/*", "application/json;q=0.5, application/hal+json;q=0", "text/event-stream", "a/*;q=1e309", ";;,q=", "*/*;q=-0"} {
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, accept string, events bool) {
+		got, ok := acceptable(accept, events)
+		if ok != (got != "") {
+			t.Fatalf("Accept %q: %q, %v", accept, got, ok)
+		}
+		switch got {
+		case "", halJSON, "application/json":
+		case eventStream:
+			if !events {
+				t.Fatalf("Accept %q off the events stream: %q", accept, got)
+			}
+		default:
+			t.Fatalf("Accept %q: %q, not a type the API serves", accept, got)
+		}
+	})
 }
