@@ -738,14 +738,23 @@ func pairing(err error, products []string, pass *Pass) error {
 }
 
 // EnterHeavy takes a heavy-work slot for the request of ctx when it holds none, as Admit does for
-// a heavy call: for a call admitted as light work that turns out to need one (rest's heavy routes
-// admit a call a kept quote answers without one). Its errors are Admit's for a slot.
+// a heavy call: for a call admitted as light work that turns out to need one (a heavy REST route
+// or GraphQL quote that a kept answer was to answer admits the call without one). Its errors are
+// Admit's for a slot, but the call was charged when it was admitted, and a shed call's message
+// says so.
 func (g *Guard) EnterHeavy(ctx context.Context) error {
 	pass := PassFromContext(ctx)
 	if pass == nil {
 		return errNoPass
 	}
-	return g.enterHeavy(ctx, pass)
+	err := g.enterHeavy(ctx, pass)
+	var fe *flightgraph.Error
+	if errors.As(err, &fe) && strings.HasSuffix(fe.Message, shedUncharged) {
+		charged := *fe
+		charged.Message = strings.TrimSuffix(fe.Message, shedUncharged) + shedCharged
+		return &charged
+	}
+	return err
 }
 
 // enterHeavy takes a heavy-work slot for the request of pass, once: a caller is known by its key,

@@ -44,7 +44,7 @@ const (
 //
 // A window is a sorted set of the places admitted in the last second, scored by their time in
 // microseconds. The places one batch admits for a subscription share the batch's time, so they
-// are one member, "<time>:<nonce>:<k>:<lifetime set>:<cumulative>:<places>": its places, and the
+// are one member, "t<time>:<nonce>:<k>:<lifetime set>:<cumulative>:<places>": its places, and the
 // count of places the window has admitted up to and including it (it restarts when the window
 // expires), so that the window's count is the newest member's cumulative count less what
 // preceded the oldest. A batch thus costs Redis one write to a window however many of its calls
@@ -59,10 +59,13 @@ const (
 // ends, the write, and the day's increment). Members that left the window stay until eight have
 // left, and are then removed in one call (the count and RetryAfter skip them by their cumulative
 // counts). The window's lifetime is set again only when the time it was last set, which each
-// member carries on from the newest, is half a second old or more (or unknown, as in a new
-// window or a member of the versions before it was kept): the window then outlives each member
-// it holds by more than a second, as one PEXPIRE a batch did. (Members of those versions end in
-// the same cumulative count and places, so replicas of both kinds read each other's windows.)
+// member carries on from the newest, is half a second old or more in the window's time (or
+// unknown, as in a new window or a member of the versions before it was kept): the window then
+// outlives each member it holds by half a second or more, however far the window's time runs
+// ahead of Redis's clock. Members of those versions, "<time>:<nonce>:<k>:<cumulative>:<places>",
+// end in the same cumulative count and places, so replicas of both kinds read each other's
+// windows; but their leading time is Redis's clock, which is behind their score when the clock
+// stepped back, so their time is read from their score (ZSCORE: a rolling deploy's cost only).
 //
 // It returns {TIME seconds, TIME microseconds, day}, then five integers a call: status, second
 // used, day used, retry after µs, second reset µs. A missing day counter is reported as status -1
@@ -98,22 +101,27 @@ local function decimal(us)
   return string.format('%d%06d', math.floor(us / 1000000), us % 1000000)
 end
 
--- A member's cumulative places, its own places, and when its window's lifetime was set (nil in
--- a member of the versions before it was kept, "<time>:<nonce>:<sub>:<cumulative>:<places>"):
--- "<time>:<nonce>:<sub>:<lifetime set>:<cumulative>:<places>".
+-- A member's cumulative places, its own places, and when its window's lifetime was set:
+-- "t<time>:<nonce>:<sub>:<lifetime set>:<cumulative>:<places>"; set is nil in a member of the
+-- versions before it was kept, "<time>:<nonce>:<sub>:<cumulative>:<places>".
 local function parse(member)
-  local set, cum, places = string.match(member, '^%d+:%d+:%d+:(%d+):(%d+):(%d+)$')
+  local set, cum, places = string.match(member, '^t%d+:%d+:%d+:(%d+):(%d+):(%d+)$')
   if not cum then cum, places = string.match(member, ':(%d+):(%d+)$') end
   return tonumber(cum), tonumber(places), tonumber(set)
 end
 
--- A member's time, its score: the decimal it starts with.
-local function timeOf(member)
-  return tonumber(string.sub(member, 1, string.find(member, ':', 1, true) - 1))
+-- A member's time, its score: the decimal after the t it starts with, or for a member of the
+-- versions before, whose leading time is Redis's clock when written, its score.
+local function timeOf(window, member)
+  if string.byte(member, 1) == 116 then
+    return tonumber(string.sub(member, 2, string.find(member, ':', 2, true) - 1))
+  end
+  return tonumber(redis.call('ZSCORE', window, member))
 end
 
--- The window's lifetime is set again when it was set this long ago (µs): then it outlives by
--- more than a second each member it holds (ARGV[1] is two seconds).
+-- The window's lifetime is set again when it was set this long ago (µs) in the window's time,
+-- which is at or ahead of Redis's clock: then the window outlives by half a second or more each
+-- member it holds, which leaves it a second after its time (ARGV[1] is two seconds).
 local lifetimeAgain = 500000
 
 -- What the batch knows of subscription k: the time of its window (now, below), its window's
@@ -132,7 +140,7 @@ local function load(k)
   if #head == 0 then return s end
   local newest = head[#head]
   if #head == 8 then newest = redis.call('ZRANGE', window, '-1', '-1')[1] end
-  local top = timeOf(newest)
+  local top = timeOf(window, newest)
   if top >= now then
     -- Redis's clock went back (a step, a failover to a replica behind it), or stands at the
     -- newest member's microsecond: the count reads the members in the order of their times, so
@@ -149,14 +157,14 @@ local function load(k)
   local cutoff = s.now - 1000000
   local expired = 0
   for i = 1, #head do
-    if timeOf(head[i]) > cutoff then break end
+    if timeOf(window, head[i]) > cutoff then break end
     expired = i
   end
   -- The count goes on from the newest member, left or not; so does the time the window's
   -- lifetime was set, while the window is there.
   local cum, _, set = parse(newest)
   s.cum = cum
-  if set and set <= now and now - set < lifetimeAgain then s.set = set end
+  if set and set <= s.now and s.now - set < lifetimeAgain then s.set = set end
   if expired == 8 then
     -- Eight or more members left: remove them all, then read the head again. A window they
     -- all left is gone with them: the next write makes a new one, whose lifetime is unset.
@@ -169,7 +177,7 @@ local function load(k)
   local first = expired + 1
   if first <= #head then
     local cum, places = parse(head[first])
-    s.oldest = timeOf(head[first])
+    s.oldest = timeOf(window, head[first])
     s.n = s.cum - (cum - places)
     s.stored = s.n
   end
@@ -197,7 +205,7 @@ local function leavesAt(s, rank)
   if rank < 16 then
     local members = redis.call('ZRANGE', s.window, '0', string.format('%d', rank + s.gone))
     for i = 1, #members do
-      if parse(members[i]) - before > rank then return leaves(timeOf(members[i])) end
+      if parse(members[i]) - before > rank then return leaves(timeOf(s.window, members[i])) end
     end
     return leaves(s.now)
   end
@@ -207,7 +215,7 @@ local function leavesAt(s, rank)
     local i = string.format('%d', mid)
     local m = redis.call('ZRANGE', s.window, i, i)
     if #m == 0 or parse(m[1]) - before > rank then
-      if #m > 0 then at = timeOf(m[1]) end
+      if #m > 0 then at = timeOf(s.window, m[1]) end
       hi = mid - 1
     else
       lo = mid + 1
@@ -256,7 +264,7 @@ end
 for k, s in pairs(subs) do
   if s.placed > 0 then
     local at = decimal(s.now)
-    redis.call('ZADD', s.window, at, string.format('%s:%s:%d:%d:%d:%d', at, ARGV[2], k, s.set or now, s.cum + s.placed, s.placed))
+    redis.call('ZADD', s.window, at, string.format('t%s:%s:%d:%d:%d:%d', at, ARGV[2], k, s.set or now, s.cum + s.placed, s.placed))
     -- After the ZADD: a window without members has no key to set a lifetime on.
     if not s.set then redis.call('PEXPIRE', s.window, ARGV[1]) end
   end

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -1260,22 +1261,7 @@ func TestRedisLimiter_ClockStepsBack(t *testing.T) {
 	prefix := storetest.RedisPrefix(t, c)
 	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
 	limits := flightgraph.Limits{PerSecond: 5, PerDay: 5000}
-	ahead := func(sub string, by time.Duration) {
-		t.Helper()
-		window := prefix + "{" + sub + "}:win"
-		// A member starts with its time, its score: both move.
-		for _, m := range c.ZRangeWithScores(t.Context(), window, 0, -1).Val() {
-			member := m.Member.(string)
-			at, rest, _ := strings.Cut(member, ":")
-			us, err := strconv.ParseInt(at, 10, 64)
-			if err != nil || float64(us) != m.Score {
-				t.Fatalf("member %q of score %.0f does not start with its time", member, m.Score)
-			}
-			c.ZRem(t.Context(), window, member)
-			c.ZAdd(t.Context(), window, redis.Z{Score: float64(us + by.Microseconds()), Member: strconv.FormatInt(us+by.Microseconds(), 10) + ":" + rest})
-		}
-		c.PExpire(t.Context(), window, by+2*time.Second)
-	}
+	ahead := func(sub string, by time.Duration) { t.Helper(); stepBack(t, c, prefix+"{"+sub+"}:win", by) }
 
 	// 700 ms back, with 2 places taken: 3 more calls are admitted in the rest of the second.
 	mustLimiterAdmit(t, l, "small", limits)
@@ -1304,6 +1290,89 @@ func TestRedisLimiter_ClockStepsBack(t *testing.T) {
 	ahead("far", 10*time.Second)
 	if d := mustLimiterAdmit(t, l, "far", limits); !d.Allowed || d.SecondUsed != 1 {
 		t.Errorf("after a step back of 10 s: %+v, want admitted with SecondUsed 1 (the window dropped)", d)
+	}
+}
+
+// stepBack makes Redis's clock seem to go back by for window: each member's two times of Redis's
+// clock, its time (its score) and when its window's lifetime was set, and the window's expiry,
+// move ahead by it.
+func stepBack(t *testing.T, c *redis.Client, window string, by time.Duration) {
+	t.Helper()
+	// A member is "t<time>:<nonce>:<k>:<lifetime set>:<cumulative>:<places>".
+	for _, m := range c.ZRangeWithScores(t.Context(), window, 0, -1).Val() {
+		member := m.Member.(string)
+		f := strings.Split(strings.TrimPrefix(member, "t"), ":")
+		if !strings.HasPrefix(member, "t") || len(f) != 6 {
+			t.Fatalf("member %q is not t<time>:<nonce>:<k>:<set>:<cum>:<places>", member)
+		}
+		at, err1 := strconv.ParseInt(f[0], 10, 64)
+		set, err2 := strconv.ParseInt(f[3], 10, 64)
+		if err1 != nil || err2 != nil || float64(at) != m.Score {
+			t.Fatalf("member %q of score %.0f does not start with its time", member, m.Score)
+		}
+		f[0], f[3] = strconv.FormatInt(at+by.Microseconds(), 10), strconv.FormatInt(set+by.Microseconds(), 10)
+		c.ZRem(t.Context(), window, member)
+		c.ZAdd(t.Context(), window, redis.Z{Score: float64(at + by.Microseconds()), Member: "t" + strings.Join(f, ":")})
+	}
+	c.PExpire(t.Context(), window, by+2*time.Second)
+}
+
+// TestRedisLimiter_ReadsTheMembersOfTheVersionBefore: in a rolling deploy, replicas of the version
+// before (testdata/admit_before_d3c3265.lua, whose members start with Redis's clock rather than
+// their score) share windows with this version's. After Redis's clock stepped back, an old
+// replica's member's leading time is behind its score: read as its time, the window would run
+// backwards and admit without limit; this version reads such a member's time from its score.
+// (The window's lifetime is set again by the window's time, which runs ahead of Redis's clock
+// then, so that it outlives its members' seconds in that time too: what a long lag shows, with
+// thousands of batches, helper-48's review.)
+func TestRedisLimiter_ReadsTheMembersOfTheVersionBefore(t *testing.T) {
+	t.Parallel()
+	c := mustLimitRedis(t, storetest.RedisURL(t))
+	prefix := storetest.RedisPrefix(t, c)
+	l := access.NewRedisLimiter(c, prefix, fixedDayUsage(0, nil))
+	old, err := os.ReadFile("testdata/admit_before_d3c3265.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := redis.NewScript(string(old))
+	limits := flightgraph.Limits{PerSecond: 10, PerDay: 5000}
+	for attempt := 1; ; attempt++ {
+		if attempt > 3 {
+			t.Fatal("in 3 tries the calls never came within 250 ms: Redis answered too slowly")
+		}
+		sub := fmt.Sprintf("mixed-%d", attempt)
+		window := prefix + "{" + sub + "}:win"
+		first := mustLimiterAdmit(t, l, sub, limits)
+		mustLimiterAdmit(t, l, sub, limits)
+		mustLimiterAdmit(t, l, sub, limits)
+		stepBack(t, c, window, 700*time.Millisecond)
+		// One call through a replica of the version before, then this version's: 10 in all.
+		res, err := before.Run(t.Context(), c, []string{window, prefix + "{" + sub + "}:d:"}, 2000, 1, 1, limits.PerSecond, limits.PerDay, 1, 1).Slice()
+		if err != nil || len(res) != 8 || res[3] != int64(1) {
+			t.Fatalf("the version before's call: %v %v, want admitted", res, err)
+		}
+		admitted, last := 4, first
+		for range 40 {
+			d := mustLimiterAdmit(t, l, sub, limits)
+			if d.Allowed {
+				admitted++
+			}
+			last = d
+			// The window outlives its newest member's second, in the window's time (ahead of
+			// Redis's clock by up to the step).
+			newest := c.ZRangeWithScores(t.Context(), window, -1, -1).Val()[0]
+			leaves := time.UnixMicro(int64(newest.Score)).Add(time.Second).Sub(d.At)
+			if ttl := c.PTTL(t.Context(), window).Val(); ttl < leaves-5*time.Millisecond {
+				t.Fatalf("the window lives %v more, its newest member %v", ttl, leaves)
+			}
+		}
+		if last.At.Sub(first.At) > 250*time.Millisecond {
+			continue
+		}
+		if admitted != limits.PerSecond {
+			t.Fatalf("%d calls admitted in the second, want %d", admitted, limits.PerSecond)
+		}
+		return
 	}
 }
 

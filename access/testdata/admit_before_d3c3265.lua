@@ -1,0 +1,167 @@
+local function civil(days)
+  -- Howard Hinnant's days_from_civil inverse: the proleptic Gregorian date of a day number.
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local y = yoe + era * 400
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02d', y, m, d)
+end
+
+local t = redis.call('TIME')
+local sec = tonumber(t[1])
+local usec = tonumber(t[2])
+local now = sec * 1000000 + usec
+local day = civil(math.floor(sec / 86400))
+local stamp = t[1] .. string.format('%06d', usec) .. ':' .. ARGV[2] .. ':'
+
+-- A member's cumulative places and its own places: "<stamp>:<nonce>:<sub>:<cumulative>:<places>".
+local function parse(member)
+  local cum, places = string.match(member, ':(%d+):(%d+)$')
+  return tonumber(cum), tonumber(places)
+end
+
+-- What the batch knows of subscription k: the time of its window (now, below), its window's
+-- places (n), the time its oldest call leaves (oldest), its newest member's cumulative count
+-- (cum), how many places its live members hold (stored), its day's count (used, false when Redis
+-- does not hold it), and what the batch adds.
+local subs = {}
+local function load(k)
+  local window = KEYS[2 * k - 1]
+  local s = {window = window, dayKey = KEYS[2 * k] .. day, now = now, n = 0, cum = 0, stored = 0, added = 0, placed = 0}
+  local used = redis.call('GET', s.dayKey)
+  s.used = used and tonumber(used) or false
+  if not s.used then return s end
+  local head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+  if #head == 0 then return s end
+  local newest, top = head[#head - 1], tonumber(head[#head])
+  if #head == 16 then
+    local last = redis.call('ZRANGE', window, -1, -1, 'WITHSCORES')
+    newest, top = last[1], tonumber(last[2])
+  end
+  if top >= now then
+    -- Redis's clock went back (a step, a failover to a replica behind it), or stands at the
+    -- newest member's microsecond: the count reads the members in the order of their times, so
+    -- this window's time stands just past its newest member until the clock passes it. A
+    -- window more than a second ahead is dropped, as the in-process limiter drops its own
+    -- (MemoryLimiter.windowNow): else it would hold the caller shut until the clock caught up.
+    if top - now >= 1000000 then
+      redis.call('DEL', window)
+      return s
+    end
+    s.now = top + 1
+  end
+  -- A call exactly one second old has left the window.
+  local cutoff = s.now - 1000000
+  local expired = 0
+  for i = 2, #head, 2 do
+    if tonumber(head[i]) <= cutoff then expired = expired + 1 end
+  end
+  if expired == 8 then
+    -- Eight or more members left: remove them all, then read the head again.
+    redis.call('ZREMRANGEBYSCORE', window, '-inf', cutoff)
+    head = redis.call('ZRANGE', window, 0, 7, 'WITHSCORES')
+    expired = 0
+  elseif expired > 0 then
+    redis.call('ZREMRANGEBYRANK', window, 0, expired - 1)
+  end
+  -- The count goes on from the newest member, left or not.
+  s.cum = parse(newest)
+  local first = 2 * expired + 1
+  if first < #head then
+    local cum, places = parse(head[first])
+    s.oldest = tonumber(head[first + 1])
+    s.n = s.cum - (cum - places)
+    s.stored = s.n
+  end
+  return s
+end
+
+local function leaves(at)
+  if not at then return 0 end
+  local d = at + 1000000 - now
+  if d < 0 then return 0 end
+  if d > 1000000 then return 1000000 end
+  return d
+end
+
+-- The time the call at rank (from 0, oldest first) of the window's live calls leaves it: the
+-- time of the first member whose cumulative count passes it. A member holds one place or more,
+-- so it is among the first rank+1 members: read at once when few, else found by halves (the
+-- cumulative counts grow with the times), so that a refusal reads a few members, not a window of
+-- thousands.
+local function leavesAt(s, rank)
+  if rank >= s.stored then return leaves(s.now) end
+  local before = s.cum - s.stored
+  if rank < 16 then
+    local members = redis.call('ZRANGE', s.window, 0, rank, 'WITHSCORES')
+    for i = 1, #members, 2 do
+      if parse(members[i]) - before > rank then return leaves(tonumber(members[i + 1])) end
+    end
+    return leaves(s.now)
+  end
+  local lo, hi, at = 0, rank, nil
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m = redis.call('ZRANGE', s.window, mid, mid, 'WITHSCORES')
+    if #m == 0 or parse(m[1]) - before > rank then
+      if #m > 0 then at = tonumber(m[2]) end
+      hi = mid - 1
+    else
+      lo = mid + 1
+    end
+  end
+  return leaves(at or s.now)
+end
+
+local out = {sec, usec, day}
+for c = 0, (#ARGV - 2) / 5 - 1 do
+  local a = 3 + 5 * c
+  local k = tonumber(ARGV[a])
+  local s = subs[k]
+  if not s then
+    s = load(k)
+    subs[k] = s
+  end
+  if not s.used then
+    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0; out[#out + 1] = 0
+  else
+    local perSecond = tonumber(ARGV[a + 1])
+    local perDay = tonumber(ARGV[a + 2])
+    local calls = tonumber(ARGV[a + 3])
+    local places = tonumber(ARGV[a + 4])
+    local status, retry = 1, 0
+    if s.used + calls > perDay then
+      status = 2
+    elseif s.n + places > perSecond then
+      status, retry = 0, 1000000
+      if perSecond > 0 then
+        -- The window has room for the call's places once all but perSecond-places of its
+        -- calls have left it.
+        retry = leavesAt(s, s.n + places - perSecond - 1)
+      end
+    else
+      s.n = s.n + places
+      s.placed = s.placed + places
+      if not s.oldest then s.oldest = s.now end
+      s.used = s.used + calls
+      s.added = s.added + calls
+    end
+    out[#out + 1] = status; out[#out + 1] = s.n; out[#out + 1] = s.used; out[#out + 1] = retry; out[#out + 1] = leaves(s.oldest)
+  end
+end
+for k, s in pairs(subs) do
+  if s.placed > 0 then
+    redis.call('ZADD', s.window, s.now, stamp .. k .. ':' .. (s.cum + s.placed) .. ':' .. s.placed)
+    redis.call('PEXPIRE', s.window, ARGV[1])
+  end
+  if s.added > 0 then
+    redis.call('INCRBY', s.dayKey, s.added)
+  end
+end
+return out
