@@ -41,6 +41,10 @@ import (
 // transport); the per-call extensions (cost, limits) are the Gate's, outside, on every call.
 type Answers struct {
 	responses *live.Cache
+	// EnterHeavy takes a heavy-work slot for the request of ctx (access.Guard.EnterHeavy): for a
+	// quote admitted without one (quoteKept) whose kept answer is not, or no longer, its answer.
+	// Nil admits no quote without its slot.
+	EnterHeavy func(ctx context.Context) error
 
 	mu    sync.Mutex
 	kept  *simplelru.LRU[answerKey, *answer]
@@ -129,6 +133,15 @@ func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 // when its policy is public (see Answers).
 func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	tag, key, keyed := a.lookup(ctx)
+	if tag != nil && tag.slotless && !(keyed && key == tag.quoteKey && tag.found != nil) {
+		// Admitted without a slot for a kept quote that is not, or no longer, this operation's
+		// answer (its second ended, or a change evicted it): it takes its slot now, before any
+		// work, or is refused as the Gate would have refused it.
+		if err := a.EnterHeavy(ctx); err != nil {
+			graphql.AddError(ctx, err)
+			return &graphql.Response{Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
+		}
+	}
 	if !keyed {
 		return next(ctx)
 	}
@@ -182,21 +195,57 @@ func (a *Answers) lookup(ctx context.Context) (tag *answerTag, key live.CacheKey
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query || !admittedWhole(ctx, oc) {
 		return tag, key, false
 	}
-	quote := ""
-	if adm, _ := oc.Stats.GetExtension(costExtension).(admitted); adm.quote {
-		// The second is not in the key: each second's answer takes the place of the last.
-		quote, tag.until = "quote", a.responses.QuoteUntil()
+	adm, _ := oc.Stats.GetExtension(costExtension).(admitted)
+	if adm.quote {
+		tag.until = a.responses.QuoteUntil()
 	}
-	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
-	if err != nil {
+	if tag.key, tag.keyed = responseKey(ctx, oc, adm.quote); !tag.keyed {
 		return tag, key, false
 	}
-	pos := flightgraph.PointOfSaleFromContext(ctx)
-	tag.key = live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
-		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars), quote)
-	tag.keyed = true
 	tag.found, _ = a.responses.Get(tag.key)
 	return tag, tag.key, true
+}
+
+// responseKey is the response cache's key of the operation oc: the caller's audience, the point
+// of sale, the document, the operation's name, the variables, and whether it is a quote (the
+// second is not in the key: each second's answer takes the place of the last).
+func responseKey(ctx context.Context, oc *graphql.OperationContext, quote bool) (live.CacheKey, bool) {
+	vars, err := json.Marshal(oc.Variables) // map keys sorted: one spelling per set of values
+	if err != nil {
+		return live.CacheKey{}, false
+	}
+	q := ""
+	if quote {
+		q = "quote"
+	}
+	pos := flightgraph.PointOfSaleFromContext(ctx)
+	return live.KeyOf("graphql", access.Audience(flightgraph.CallerFromContext(ctx).Role()),
+		pos.Country, pos.Currency, string(pos.Language), pos.Brand, oc.RawQuery, oc.OperationName, string(vars), q), true
+}
+
+// quoteKept implements Gate.QuoteKept: whether the response cache keeps the answer of the quote
+// oc, charged to products, looked up as lookup will look it up once the Gate admitted it. It
+// leaves the key in the request's answer tag, so that respond serves that answer only, and takes
+// the slot before any work when it is not there then. Only a call lookup may key is looked up:
+// over HTTP, a query of some product, a caller that is not anonymous and whose credential is
+// good (whether the products are its own, the Gate's Admit decides next, and lookup checks
+// again). It counts no lookup (live.Cache.Fresh): lookup's is the call's.
+func (a *Answers) quoteKept(ctx context.Context, oc *graphql.OperationContext, products []string) bool {
+	tag, ok := ctx.Value(answerTagKey{}).(*answerTag)
+	if !ok || a.responses == nil || a.EnterHeavy == nil || flightgraph.CacheTagsFromContext(ctx) == nil ||
+		oc.Operation == nil || oc.Operation.Operation != ast.Query || len(products) == 0 {
+		return false
+	}
+	if pass := access.PassFromContext(ctx); pass == nil || pass.AuthErr != nil ||
+		flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous {
+		return false
+	}
+	key, ok := responseKey(ctx, oc, true)
+	if !ok || !a.responses.Fresh(key) {
+		return false
+	}
+	tag.slotless, tag.quoteKey = true, key
+	return true
 }
 
 // admittedWhole reports whether the Gate's first line admitted and charged the operation of oc,
@@ -271,6 +320,10 @@ type answerTag struct {
 	key           live.CacheKey
 	found         *live.Kept
 	until         time.Time
+	// slotless says the Gate admitted the operation without a heavy-work slot, for the kept
+	// quote of quoteKey (Answers.quoteKept).
+	slotless bool
+	quoteKey live.CacheKey
 }
 
 // answerKept reports whether the operation of ctx will be answered from the response cache.

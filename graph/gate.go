@@ -43,7 +43,12 @@ type Gate struct {
 	// client keeps it; a revoked key, an ended trial or a demoted account must not keep calling
 	// through it. Nil checks nothing.
 	Recheck func(ctx context.Context, products []string) error
-	Log     *slog.Logger
+	// QuoteKept reports whether the response cache keeps the answer of a quote (an operation
+	// whose root fields are all heavy work) charged to products, which is then admitted without
+	// a heavy-work slot (Answers.quoteKept, which takes the slot before any work when it must).
+	// Nil admits every quote with its slot.
+	QuoteKept func(ctx context.Context, oc *graphql.OperationContext, products []string) bool
+	Log       *slog.Logger
 
 	schema   *ast.Schema
 	cost     *costModel
@@ -424,10 +429,15 @@ func (g *Gate) MutateOperationContext(ctx context.Context, oc *graphql.Operation
 		}
 	}
 	charge := c.charge()
+	quote := c.heavy && !c.light
+	if quote && g.QuoteKept != nil && g.QuoteKept(ctx, oc, c.products) {
+		// Answered from the response cache: charged and limited as ever, but light work.
+		charge.Heavy = false
+	}
 	if err := g.Admit(ctx, charge); err != nil {
 		return refusal(err)
 	}
-	oc.Stats.SetExtension(costExtension, admitted{charge: charge, cost: cost, limits: limits, quote: c.heavy && !c.light})
+	oc.Stats.SetExtension(costExtension, admitted{charge: charge, cost: cost, limits: limits, quote: quote})
 	oc.DisableIntrospection = flightgraph.CallerFromContext(ctx).Kind == flightgraph.CallerAnonymous
 	return nil
 }

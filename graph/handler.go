@@ -32,7 +32,11 @@ const WebsocketInitTimeout = 10 * time.Second
 type HandlerConfig struct {
 	// Admit admits what an operation is charged (access.Guard.Admit); the request
 	// must have come through the guard's Authenticated middleware.
-	Admit      func(ctx context.Context, c access.Charge) error
+	Admit func(ctx context.Context, c access.Charge) error
+	// EnterHeavy takes a heavy-work slot for the request of ctx (access.Guard.EnterHeavy), for a
+	// quote the Gate admitted without one because the response cache keeps its answer
+	// (Answers.quoteKept); nil admits every quote with its slot.
+	EnterHeavy func(ctx context.Context) error
 	Stores     Stores
 	LoaderWait time.Duration
 	Log        *slog.Logger
@@ -120,10 +124,12 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	h.Use(NewBounds())
 	// Before the Gate: what it admits and charges is what executes, deferred fragments inline.
 	h.Use(InlineDeferred{})
-	h.Use(&Gate{Admit: c.Admit, Recheck: c.Recheck, Log: c.Log})
+	answers := NewAnswers(c.Responses)
+	answers.EnterHeavy = c.EnterHeavy
+	h.Use(&Gate{Admit: c.Admit, Recheck: c.Recheck, QuoteKept: answers.quoteKept, Log: c.Log})
 	// After the Gate, which counts the call before the cache is asked; the first of the
 	// response interceptors, so that any added later runs on kept answers too.
-	h.Use(NewAnswers(c.Responses))
+	h.Use(answers)
 	wait := c.LoaderWait
 	if wait == 0 {
 		wait = DefaultLoaderWait

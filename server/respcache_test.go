@@ -524,6 +524,64 @@ func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
 	}
 }
 
+// TestResponseCacheGraphQLQuotesTakeNoHeavySlot: on GraphQL as on REST, a quote (an operation of
+// heavy fields alone) that the response cache keeps takes no heavy-work slot: with every slot
+// busy it is answered from memory and charged, where a quote not kept is shed 503. A quote whose
+// second ends while it is admitted takes its slot before any work: with every slot busy, shed.
+func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
+	var clock atomic.Int64
+	var step atomic.Bool
+	clock.Store(storetest.Now.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Config.ResponseCacheBytes = 8 << 20
+		c.HeavyConcurrency = 1
+		c.QueueWait = 20 * time.Millisecond
+		c.Config.Now = now
+		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
+			return secondEndingLimiter{access.NewMemoryLimiter(u, now), &clock, &step}
+		}
+	})
+	settle(t, s.srv)
+	dev := map[string]string{"api-key": s.demo.APIKey}
+	quote := `query($limit: Int) { destinations(origin: "BCN", month: "` + inspirationMonth + `", limit: $limit) { city { code } } }`
+	post := func(limit int) (int, http.Header, string) {
+		t.Helper()
+		return s.call(t, http.MethodPost, "/graphql", dev, jsonBody(quote, map[string]any{"limit": limit}))
+	}
+	if code, h, body := post(5); code != http.StatusOK || h.Get("Age") != "" || strings.Contains(body, `"errors"`) {
+		t.Fatalf("the first destinations: %d, Age %q: %.300s", code, h.Get("Age"), body)
+	}
+	leave, err := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, h, body := post(5)
+	if code != http.StatusOK || h.Get("Age") == "" || strings.Contains(body, `"errors"`) {
+		t.Fatalf("the kept destinations with every slot busy: %d, Age %q: %.300s", code, h.Get("Age"), body)
+	}
+	if !strings.Contains(body, `"cost"`) || h.Get("X-Packagekey-Quota-Current") == "" && h.Get("RateLimit") == "" {
+		t.Errorf("the kept destinations were not admitted and charged as ever: %v %.300s", h, body)
+	}
+	if code, _, body := post(6); code != http.StatusServiceUnavailable {
+		t.Errorf("other destinations with every slot busy: %d, want 503 (shed): %.300s", code, body)
+	}
+	// Its second ends inside the limiter: admitted without a slot for a quote that is gone by
+	// the time it would be served, it takes its slot first, and there is none.
+	step.Store(true)
+	// It was charged when admitted: its refusal does not say otherwise.
+	if code, h, body := post(5); code != http.StatusServiceUnavailable || h.Get("Age") != "" || !strings.Contains(body, "This call was charged") {
+		t.Errorf("the destinations, their second ending as they are admitted, every slot busy: %d, Age %q, want 503 saying it was charged: %.300s", code, h.Get("Age"), body)
+	}
+	if slots, callers := s.srv.Guard.Heavy.Taken(); slots != 1 || callers != 1 {
+		t.Errorf("%d slots and %d callers' turns taken, want the other caller's alone", slots, callers)
+	}
+	leave()
+	if code, h, body := post(5); code != http.StatusOK || h.Get("Age") != "" || strings.Contains(body, `"errors"`) {
+		t.Errorf("the destinations in their next second with a slot free: %d, Age %q: %.300s", code, h.Get("Age"), body)
+	}
+}
+
 // secondEndingLimiter ends the clock's second inside the next decision after step is set, once.
 type secondEndingLimiter struct {
 	access.Limiter

@@ -222,7 +222,7 @@ func (s *Server) portalGraphQL() http.Handler {
 }
 
 func (s *Server) graphConfig() graph.HandlerConfig {
-	return graph.HandlerConfig{Admit: s.Guard.Admit, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout,
+	return graph.HandlerConfig{Admit: s.Guard.Admit, EnterHeavy: s.Guard.EnterHeavy, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout,
 		Recheck: s.Guard.Readmit, Connect: s.Guard.Connect, Origin: s.cors.AllowsSocket}
 }
 
