@@ -472,20 +472,7 @@ func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
 // slot. A call refused for its credential is not looked up: no point-of-sale read before its 401.
 // A call counts one lookup.
 func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
-	var clock atomic.Int64
-	var step atomic.Bool
-	clock.Store(storetest.Now.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
-		c.Config.ResponseCacheBytes = 8 << 20
-		c.HeavyConcurrency = 1
-		c.QueueWait = 20 * time.Millisecond
-		c.Config.Now = now
-		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
-			return secondEndingLimiter{access.NewMemoryLimiter(u, now), &clock, &step}
-		}
-	})
-	settle(t, s.srv)
+	s, step := oneSlotServer(t)
 	dev := map[string]string{"api-key": s.demo.APIKey}
 	kept := inspirationPath + "?origin=BCN&limit=5&month=" + inspirationMonth
 	before := s.srv.Answers.Stats()
@@ -529,20 +516,7 @@ func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
 // busy it is answered from memory and charged, where a quote not kept is shed 503. A quote whose
 // second ends while it is admitted takes its slot before any work: with every slot busy, shed.
 func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
-	var clock atomic.Int64
-	var step atomic.Bool
-	clock.Store(storetest.Now.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
-	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
-		c.Config.ResponseCacheBytes = 8 << 20
-		c.HeavyConcurrency = 1
-		c.QueueWait = 20 * time.Millisecond
-		c.Config.Now = now
-		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
-			return secondEndingLimiter{access.NewMemoryLimiter(u, now), &clock, &step}
-		}
-	})
-	settle(t, s.srv)
+	s, step := oneSlotServer(t)
 	dev := map[string]string{"api-key": s.demo.APIKey}
 	quote := `query($limit: Int) { destinations(origin: "BCN", month: "` + inspirationMonth + `", limit: $limit) { city { code } } }`
 	post := func(limit int) (int, http.Header, string) {
@@ -580,6 +554,26 @@ func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
 	if code, h, body := post(5); code != http.StatusOK || h.Get("Age") != "" || strings.Contains(body, `"errors"`) {
 		t.Errorf("the destinations in their next second with a slot free: %d, Age %q: %.300s", code, h.Get("Age"), body)
 	}
+}
+
+// oneSlotServer is a settled server of one heavy-work slot with the response cache on, whose
+// limiter ends the clock's second inside its next decision once step is set.
+func oneSlotServer(t *testing.T) (*testServer, *atomic.Bool) {
+	var clock atomic.Int64
+	step := &atomic.Bool{}
+	clock.Store(storetest.Now.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Config.ResponseCacheBytes = 8 << 20
+		c.HeavyConcurrency = 1
+		c.QueueWait = 20 * time.Millisecond
+		c.Config.Now = now
+		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
+			return secondEndingLimiter{access.NewMemoryLimiter(u, now), &clock, step}
+		}
+	})
+	settle(t, s.srv)
+	return s, step
 }
 
 // secondEndingLimiter ends the clock's second inside the next decision after step is set, once.
