@@ -48,7 +48,7 @@ const (
 	ECodeWrongCredential    = "AUTH_403.001" // this API takes another kind of credential or grant
 	ECodePerSecondLimit     = "LIMIT_429.000"
 	ECodePerDayLimit        = "LIMIT_429.001"
-	ECodeHeavyTurn          = "LIMIT_429.002" // the key's heavy work runs already: one at a time, not charged
+	ECodeHeavyTurn          = "LIMIT_429.002" // the key's heavy work runs already: one at a time, not charged (see its entry)
 	ECodeTooManyMails       = "OFFER_429.000" // mail-my-search: the mailbox, the key or the client had its mails for now
 	ECodeMailBusy           = "MAIL_429.000"  // the replica sends as much mail as it may this minute: try again later
 
@@ -82,7 +82,7 @@ const (
 
 	ECodeInternal = "INSP_500.000" // unexpected internal failure, masked
 	ECodeTimeout  = "WS_504.000"   // the request ran out of time: nothing more of it ran
-	ECodeShed     = "WS_503.000"   // the replica is at capacity for this kind of work: not charged
+	ECodeShed     = "WS_503.000"   // the replica is at capacity for this kind of work: not charged (see its entry)
 	ECodeDatabase = "WS_502.000"   // the database failed
 	ECodeCache    = "WS_502.001"   // the shared limiter store (Redis) failed
 	ECodeMail     = "WS_502.002"   // the mail server failed
@@ -129,7 +129,7 @@ func init() {
 	entry(ECodeWrongCredential, http.StatusForbidden, "WRONG_CREDENTIAL", "This API takes another kind of credential or grant.")
 	entry(ECodePerSecondLimit, http.StatusTooManyRequests, "OVER_QPS_LIMIT", "Account over queries per second limit.")
 	entry(ECodePerDayLimit, http.StatusTooManyRequests, "OVER_RATE_LIMIT", "Account over daily rate limit.")
-	entry(ECodeHeavyTurn, http.StatusTooManyRequests, "HEAVY_WORK_RUNNING", "The key's heavy search is still running (one at a time); retry after Retry-After. Not charged.")
+	entry(ECodeHeavyTurn, http.StatusTooManyRequests, "HEAVY_WORK_RUNNING", "The key's heavy search is still running (one at a time); retry after Retry-After. Not charged, but for a call admitted for a kept answer that went before it was served (its message says so).")
 	entry(ECodeTooManyMails, http.StatusTooManyRequests, "TOO_MANY_MAILS", "This address, this key or this client was mailed as many searches as it gets for now.")
 	entry(ECodeMailBusy, http.StatusTooManyRequests, "MAIL_BUSY", "The service is sending as much mail as it may for now; try again later.")
 	entry(ECodeNotSignedIn, http.StatusUnauthorized, "NOT_SIGNED_IN", "Sign in to the portal first.")
@@ -161,7 +161,7 @@ func init() {
 		entry(code, http.StatusInternalServerError, "INTERNAL_ERROR", "An unexpected technical error occurred; quote the request id.")
 	}
 	entry(ECodeTimeout, http.StatusGatewayTimeout, "TIMEOUT", "The request ran out of time; nothing more of it ran.")
-	entry(ECodeShed, http.StatusServiceUnavailable, "AT_CAPACITY", "The replica is at capacity for this kind of work; retry after Retry-After. Not charged.")
+	entry(ECodeShed, http.StatusServiceUnavailable, "AT_CAPACITY", "The replica is at capacity for this kind of work; retry after Retry-After. Not charged, but for a call admitted for a kept answer that went before it was served (its message says so).")
 	entry(ECodeDatabase, http.StatusBadGateway, "DATABASE_UNAVAILABLE", "The database did not answer.")
 	entry(ECodeCache, http.StatusBadGateway, "LIMITER_UNAVAILABLE", "The shared limiter store did not answer.")
 	entry(ECodeMail, http.StatusBadGateway, "MAIL_UNAVAILABLE", "The mail server did not answer.")

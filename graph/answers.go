@@ -141,6 +141,12 @@ func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *gr
 			graphql.AddError(ctx, err)
 			return &graphql.Response{Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
 		}
+		if keyed && tag.found == nil {
+			// Another call may have made this second's answer while this one waited for its
+			// slot: a quote not kept runs its search only once it holds a slot, and so looks
+			// after taking it.
+			tag.found, _ = a.responses.Get(key)
+		}
 	}
 	if !keyed {
 		return next(ctx)

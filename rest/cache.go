@@ -160,6 +160,9 @@ func (a *API) answered(pattern string, p flightgraph.CachePolicy, quote bool, ne
 					a.Error(w, r, err)
 					return
 				}
+				// Another call may have made this second's answer while this one waited for
+				// its slot: it looks again, as a call admitted with its slot looks only then.
+				looked = false
 			}
 			if !whole {
 				next(w, r)

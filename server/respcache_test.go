@@ -556,6 +556,96 @@ func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
 	}
 }
 
+// TestResponseCacheQuoteWaitersLookAgain: calls admitted without a slot for a kept quote whose
+// second then ends wait for the slot in turn; the first makes the new second's answer, and the
+// others, once they hold the slot, answer with it rather than each running the search again.
+func TestResponseCacheQuoteWaitersLookAgain(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(storetest.Now.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	hold := &atomic.Bool{}
+	gate := &atomic.Pointer[chan struct{}]{}
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
+		c.Config.ResponseCacheBytes = 8 << 20
+		c.HeavyConcurrency = 1
+		c.QueueWait = 5 * time.Second
+		c.Config.Now = now
+		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
+			return heldLimiter{access.NewMemoryLimiter(u, now), hold, gate}
+		}
+	})
+	settle(t, s.srv)
+	dev := map[string]string{"api-key": s.demo.APIKey}
+	s.raiseLimits(t)
+	quote := `{ destinations(origin: "BCN", month: "` + inspirationMonth + `", limit: 7) { city { code } } }`
+	for _, edge := range []struct {
+		name string
+		call func() (int, http.Header, string)
+	}{
+		{"REST", func() (int, http.Header, string) {
+			return s.call(t, http.MethodGet, inspirationPath+"?origin=BCN&limit=7&month="+inspirationMonth, dev, "")
+		}},
+		{"GraphQL", func() (int, http.Header, string) {
+			return s.call(t, http.MethodPost, "/graphql", dev, jsonBody(quote, nil))
+		}},
+	} {
+		t.Run(edge.name, func(t *testing.T) {
+			clock.Add(int64(time.Minute))
+			if code, _, body := edge.call(); code != http.StatusOK {
+				t.Fatalf("the first call: %d %.300s", code, body)
+			}
+			open := make(chan struct{})
+			gate.Store(&open)
+			hold.Store(true)
+			type result struct {
+				code int
+				age  string
+			}
+			results := make(chan result, 3)
+			for range 3 {
+				go func() {
+					code, h, _ := edge.call()
+					results <- result{code, h.Get("Age")}
+				}()
+			}
+			// All three are past the look-up, held in the limiter; then the second ends.
+			time.Sleep(300 * time.Millisecond)
+			clock.Add(int64(time.Second))
+			hold.Store(false)
+			close(open)
+			made, kept := 0, 0
+			for range 3 {
+				r := <-results
+				switch {
+				case r.code != http.StatusOK:
+					t.Errorf("a waiting call: %d", r.code)
+				case r.age == "":
+					made++
+				default:
+					kept++
+				}
+			}
+			if made != 1 || kept != 2 {
+				t.Errorf("%d calls made the new second's answer and %d answered with it, want 1 and 2", made, kept)
+			}
+		})
+	}
+}
+
+// heldLimiter holds every decision while hold is set, until the gate's channel is closed.
+type heldLimiter struct {
+	access.Limiter
+	hold *atomic.Bool
+	gate *atomic.Pointer[chan struct{}]
+}
+
+func (l heldLimiter) Admit(ctx context.Context, sub string, limits flightgraph.Limits, calls int) (access.Decision, error) {
+	if l.hold.Load() {
+		<-*l.gate.Load()
+	}
+	return l.Limiter.Admit(ctx, sub, limits, calls)
+}
+
 // oneSlotServer is a settled server of one heavy-work slot with the response cache on, whose
 // limiter ends the clock's second inside its next decision once step is set.
 func oneSlotServer(t *testing.T) (*testServer, *atomic.Bool) {
