@@ -472,7 +472,8 @@ func TestResponseCacheKeepsQuotesForTheirSecond(t *testing.T) {
 // slot. A call refused for its credential is not looked up: no point-of-sale read before its 401.
 // A call counts one lookup.
 func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
-	s, step := oneSlotServer(t)
+	step := &atomic.Bool{}
+	s, _ := oneSlotServer(t, 20*time.Millisecond, secondEnding(step))
 	dev := map[string]string{"api-key": s.demo.APIKey}
 	kept := inspirationPath + "?origin=BCN&limit=5&month=" + inspirationMonth
 	before := s.srv.Answers.Stats()
@@ -516,7 +517,8 @@ func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
 // busy it is answered from memory and charged, where a quote not kept is shed 503. A quote whose
 // second ends while it is admitted takes its slot before any work: with every slot busy, shed.
 func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
-	s, step := oneSlotServer(t)
+	step := &atomic.Bool{}
+	s, _ := oneSlotServer(t, 20*time.Millisecond, secondEnding(step))
 	dev := map[string]string{"api-key": s.demo.APIKey}
 	quote := `query($limit: Int) { destinations(origin: "BCN", month: "` + inspirationMonth + `", limit: $limit) { city { code } } }`
 	post := func(limit int) (int, http.Header, string) {
@@ -537,8 +539,8 @@ func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
 	if !strings.Contains(body, `"cost"`) || h.Get("X-Packagekey-Quota-Current") == "" && h.Get("RateLimit") == "" {
 		t.Errorf("the kept destinations were not admitted and charged as ever: %v %.300s", h, body)
 	}
-	if code, _, body := post(6); code != http.StatusServiceUnavailable {
-		t.Errorf("other destinations with every slot busy: %d, want 503 (shed): %.300s", code, body)
+	if code, _, body := post(6); code != http.StatusServiceUnavailable || !strings.Contains(body, "This call was not charged") {
+		t.Errorf("other destinations with every slot busy: %d, want 503 (shed, not charged): %.300s", code, body)
 	}
 	// Its second ends inside the limiter: admitted without a slot for a quote that is gone by
 	// the time it would be served, it takes its slot first, and there is none.
@@ -560,21 +562,9 @@ func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
 // second then ends wait for the slot in turn; the first makes the new second's answer, and the
 // others, once they hold the slot, answer with it rather than each running the search again.
 func TestResponseCacheQuoteWaitersLookAgain(t *testing.T) {
-	var clock atomic.Int64
-	clock.Store(storetest.Now.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	hold := &atomic.Bool{}
 	gate := &atomic.Pointer[chan struct{}]{}
-	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
-		c.Config.ResponseCacheBytes = 8 << 20
-		c.HeavyConcurrency = 1
-		c.QueueWait = 5 * time.Second
-		c.Config.Now = now
-		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
-			return heldLimiter{access.NewMemoryLimiter(u, now), hold, gate}
-		}
-	})
-	settle(t, s.srv)
+	s, clock := oneSlotServer(t, 5*time.Second, func(l access.Limiter, _ *atomic.Int64) access.Limiter { return heldLimiter{l, hold, gate} })
 	dev := map[string]string{"api-key": s.demo.APIKey}
 	s.raiseLimits(t)
 	quote := `{ destinations(origin: "BCN", month: "` + inspirationMonth + `", limit: 7) { city { code } } }`
@@ -646,24 +636,28 @@ func (l heldLimiter) Admit(ctx context.Context, sub string, limits flightgraph.L
 	return l.Limiter.Admit(ctx, sub, limits, calls)
 }
 
-// oneSlotServer is a settled server of one heavy-work slot with the response cache on, whose
-// limiter ends the clock's second inside its next decision once step is set.
-func oneSlotServer(t *testing.T) (*testServer, *atomic.Bool) {
-	var clock atomic.Int64
-	step := &atomic.Bool{}
+// oneSlotServer is a settled server of one heavy-work slot with the response cache on, whose heavy
+// calls wait queueWait for it, on a clock of the test's (returned), with the in-process limiter
+// on that clock as limiter wraps it.
+func oneSlotServer(t *testing.T, queueWait time.Duration, limiter func(access.Limiter, *atomic.Int64) access.Limiter) (*testServer, *atomic.Int64) {
+	clock := &atomic.Int64{}
 	clock.Store(storetest.Now.UnixNano())
 	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) {
 		c.Config.ResponseCacheBytes = 8 << 20
 		c.HeavyConcurrency = 1
-		c.QueueWait = 20 * time.Millisecond
+		c.QueueWait = queueWait
 		c.Config.Now = now
-		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter {
-			return secondEndingLimiter{access.NewMemoryLimiter(u, now), &clock, step}
-		}
+		c.Config.NewLimiter = func(u access.DayUsage) access.Limiter { return limiter(access.NewMemoryLimiter(u, now), clock) }
 	})
 	settle(t, s.srv)
-	return s, step
+	return s, clock
+}
+
+// secondEnding is a oneSlotServer's limiter that ends the clock's second inside the next decision
+// after step is set, once.
+func secondEnding(step *atomic.Bool) func(access.Limiter, *atomic.Int64) access.Limiter {
+	return func(l access.Limiter, clock *atomic.Int64) access.Limiter { return secondEndingLimiter{l, clock, step} }
 }
 
 // secondEndingLimiter ends the clock's second inside the next decision after step is set, once.
