@@ -680,7 +680,7 @@ func (g *Guard) Admit(ctx context.Context, c Charge) error {
 		}
 	}
 	if c.Heavy {
-		if err := g.enterHeavy(ctx, pass); err != nil {
+		if err := g.enterHeavy(ctx, pass, false); err != nil {
 			return err // shed, uncharged: the edge writes its Retry-After
 		}
 	}
@@ -747,19 +747,14 @@ func (g *Guard) EnterHeavy(ctx context.Context) error {
 	if pass == nil {
 		return errNoPass
 	}
-	err := g.enterHeavy(ctx, pass)
-	var fe *flightgraph.Error
-	if errors.As(err, &fe) && strings.HasSuffix(fe.Message, shedUncharged) {
-		charged := *fe
-		charged.Message = strings.TrimSuffix(fe.Message, shedUncharged) + shedCharged
-		return &charged
-	}
-	return err
+	return g.enterHeavy(ctx, pass, true)
 }
 
 // enterHeavy takes a heavy-work slot for the request of pass, once: a caller is known by its key,
-// else its application, else its client address.
-func (g *Guard) enterHeavy(ctx context.Context, pass *Pass) error {
+// else its application, else its client address. A shed call's message says whether the call was
+// charged: as a rule not (Admit takes the slot before it charges), but a call admitted for a kept
+// answer that went before it was served was (EnterHeavy).
+func (g *Guard) enterHeavy(ctx context.Context, pass *Pass, charged bool) error {
 	if g.Heavy == nil {
 		return errors.New("access: a heavy call, and no heavy-work slots to run it in")
 	}
@@ -778,6 +773,16 @@ func (g *Guard) enterHeavy(ctx context.Context, pass *Pass) error {
 		who = "address:" + pass.client
 	}
 	leave, err := g.Heavy.Enter(ctx, who)
+	var fe *flightgraph.Error
+	if errors.As(err, &fe) && (fe.Code == flightgraph.ECodeShed || fe.Code == flightgraph.ECodeHeavyTurn) {
+		said := *fe
+		if charged {
+			said.Message += " This call was charged: it was admitted for a kept answer, which went before it could be served."
+		} else {
+			said.Message += " This call was not charged."
+		}
+		return &said
+	}
 	if err != nil {
 		return err
 	}

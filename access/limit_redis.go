@@ -54,9 +54,9 @@ const (
 // ranks: what the count, the expiry at the head and a refusal's RetryAfter (found by halves in a
 // long window) rely on.
 //
-// Each redis.call costs a script about as much as the command's own work, so a batch makes as
-// few per subscription as it can: four in the common case (the day's count, the window's two
-// ends, the write, and the day's increment). Members that left the window stay until eight have
+// A batch makes few calls per subscription: five in the common case (the day's count, the
+// window's head and newest member, the write, and the day's increment), and what it does between
+// them is kept cheap (see the script's first comment). Members that left the window stay until eight have
 // left, and are then removed in one call (the count and RetryAfter skip them by their cumulative
 // counts). The window's lifetime is set again only when the time it was last set, which each
 // member carries on from the newest, is half a second old or more in the window's time (or

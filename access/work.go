@@ -139,17 +139,8 @@ func (s *HeavySlots) shed(code, why string) error {
 	if s.OnShed != nil {
 		s.OnShed(code)
 	}
-	return &flightgraph.Error{Code: code, RetryAfter: s.RetryAfter(),
-		Message: why + "; retry after the Retry-After seconds. " + shedUncharged}
+	return &flightgraph.Error{Code: code, RetryAfter: s.RetryAfter(), Message: why + "; retry after the Retry-After seconds."}
 }
-
-// What a shed call's message says of its charge: none, as a rule (Guard.Admit takes the slot
-// before it charges); a call admitted for a kept answer that went before it was served, which
-// takes its slot after (Guard.EnterHeavy), was charged.
-const (
-	shedUncharged = "This call was not charged."
-	shedCharged   = "This call was charged: it was admitted for a kept answer, which went before it could be served."
-)
 
 func (s *HeavySlots) timeout(ctx context.Context) error {
 	return &flightgraph.Error{Code: flightgraph.ECodeTimeout, Message: "The request ran out of time waiting for a heavy-work slot.", Err: ctx.Err()}
