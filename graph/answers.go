@@ -133,7 +133,7 @@ func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 // when its policy is public (see Answers).
 func (a *Answers) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	tag, key, keyed := a.lookup(ctx)
-	if tag != nil && tag.slotless && !(keyed && key == tag.quoteKey && tag.found != nil) {
+	if tag != nil && tag.slotless && !(keyed && tag.found != nil) {
 		// Admitted without a slot for a kept quote that is not, or no longer, this operation's
 		// answer (its second ended, or a change evicted it): it takes its slot now, before any
 		// work, or is refused as the Gate would have refused it.
@@ -205,7 +205,9 @@ func (a *Answers) lookup(ctx context.Context) (tag *answerTag, key live.CacheKey
 	if adm.quote {
 		tag.until = a.responses.QuoteUntil()
 	}
-	if tag.key, tag.keyed = responseKey(ctx, oc, adm.quote); !tag.keyed {
+	if adm.quote && tag.slotless {
+		tag.key, tag.keyed = tag.quoteKey, true // the Gate's look-up made it, of this request
+	} else if tag.key, tag.keyed = responseKey(ctx, oc, adm.quote); !tag.keyed {
 		return tag, key, false
 	}
 	tag.found, _ = a.responses.Get(tag.key)
