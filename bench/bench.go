@@ -71,7 +71,7 @@ func Binary(tb testing.TB) string {
 	return binary
 }
 
-// Server is a flightgraph process started by Start.
+// Server is a server process: flightgraph started by Start, or PostGraphile by StartPostGraphile.
 type Server struct {
 	URL        string // http://127.0.0.1:port
 	MetricsURL string
@@ -202,6 +202,12 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 		"--drain-period=0", "--log-level", "warn", "--warm-fares=false"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	return run(cmd, "flightgraph", dir)
+}
+
+// run starts cmd, a server that prints "listening on http://…" on its standard output when it
+// listens, and returns once it does.
+func run(cmd *exec.Cmd, name, dir string) (*Server, error) {
 	s := &Server{DataDir: dir, Cmd: cmd, Log: &Buffer{}, exited: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
@@ -218,7 +224,7 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 			if m := regexp.MustCompile(`^metrics on (http://\S+)/metrics$`).FindStringSubmatch(line); m != nil {
 				s.MetricsURL = m[1]
 			}
-			if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line); m != nil {
+			if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(line); m != nil && s.URL == "" {
 				s.URL = m[1]
 				close(listening)
 			}
@@ -230,11 +236,40 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 	case <-listening:
 		return s, nil
 	case err := <-exited:
-		return nil, fmt.Errorf("flightgraph exited before listening: %v\n%s", err, s.Log)
+		return nil, fmt.Errorf("%s exited before listening: %v\n%s", name, err, s.Log)
 	case <-time.After(5 * time.Minute):
 		cmd.Process.Kill()
-		return nil, fmt.Errorf("flightgraph did not listen in 5 minutes:\n%s", s.Log)
+		return nil, fmt.Errorf("%s did not listen in 5 minutes:\n%s", name, s.Log)
 	}
+}
+
+// StartPostGraphile runs PostGraphile 5 over the flightgraph database at dsn (see SeedPostgres)
+// from dir, a folder like test/postgraphile with its packages installed (npm ci there: PostGraphile
+// and the Node 22 it needs), on a free loopback port, and stops it when tb ends. It answers
+// GraphQL at URL + "/graphql".
+func StartPostGraphile(tb testing.TB, dir, dsn string) *Server {
+	tb.Helper()
+	dir, err := filepath.Abs(dir) // the command's path is then not read relative to its Dir
+	if err != nil {
+		tb.Fatal(err)
+	}
+	node := filepath.Join(dir, "node_modules", ".bin", "node")
+	if _, err := os.Stat(node); err != nil {
+		tb.Fatalf("PostGraphile: %v (run npm ci in %s)", err, dir)
+	}
+	cmd := exec.Command(node, "server.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dsn, "PORT=0", "GRAPHILE_ENV=production")
+	s, err := run(cmd, "PostGraphile", "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			tb.Logf("stop PostGraphile: %v", err)
+		}
+	})
+	return s
 }
 
 // Stop ends the process with SIGINT and waits for it.
@@ -250,7 +285,7 @@ func (s *Server) Stop() error {
 		return nil
 	case <-time.After(30 * time.Second):
 		s.Cmd.Process.Kill()
-		return fmt.Errorf("flightgraph did not stop in 30 s")
+		return fmt.Errorf("%s did not stop in 30 s", filepath.Base(s.Cmd.Path))
 	}
 }
 

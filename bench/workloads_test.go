@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -30,6 +31,10 @@ const (
 	envBackends  = "FLIGHTGRAPH_BENCH_BACKENDS"  // sqlite,postgres (both by default)
 	envWorkloads = "FLIGHTGRAPH_BENCH_WORKLOADS" // a regexp of the workloads to run
 	envBars      = "FLIGHTGRAPH_BENCH_BARS"      // "fail": a bar not met fails the benchmark
+	// envPostGraphile is test/postgraphile (absolute, or relative to the repository) with its
+	// packages installed (npm ci): the PostgreSQL backend then also runs PostGraphile over the
+	// same database, for the Departures comparison.
+	envPostGraphile = "FLIGHTGRAPH_BENCH_POSTGRAPHILE"
 )
 
 // workloadConfig is a run's shape: the smoke mode's (-short) or the full one's, each figure
@@ -45,11 +50,14 @@ type workloadConfig struct {
 	backends []string
 	only     *regexp.Regexp
 	failBars bool
+	// postgraphile is envPostGraphile's folder, or "".
+	postgraphile string
 }
 
 func loadWorkloadConfig(b *testing.B) workloadConfig {
 	c := workloadConfig{rounds: 5, duration: 2 * time.Second, clients: 32, heavy: max(1, runtime.NumCPU()/2),
-		backends: []string{"sqlite", "postgres"}, base: os.Getenv(envBase), failBars: os.Getenv(envBars) == "fail"}
+		backends: []string{"sqlite", "postgres"}, base: os.Getenv(envBase), failBars: os.Getenv(envBars) == "fail",
+		postgraphile: os.Getenv(envPostGraphile)}
 	if testing.Short() {
 		c.rounds, c.duration, c.clients = 2, 100*time.Millisecond, 8
 	}
@@ -94,6 +102,13 @@ func loadWorkloadConfig(b *testing.B) workloadConfig {
 			b.Fatalf("%s: %v", envBase, err)
 		}
 	}
+	switch {
+	case c.postgraphile == "":
+		b.Logf("%s is not set: no PostGraphile in this run (README, \"Performance\")", envPostGraphile)
+	case !filepath.IsAbs(c.postgraphile):
+		// go test runs in bench/: a relative path is the repository's, as the README writes it.
+		c.postgraphile = filepath.Join("..", c.postgraphile)
+	}
 	return c
 }
 
@@ -116,6 +131,7 @@ type cell struct {
 	backend, binary string
 	workload
 	bare        []bench.Request
+	size        int // bytes of the answer the bare server serves (the load asks for no compression)
 	real, floor []bench.Result
 }
 
@@ -207,7 +223,8 @@ func divide(a, b []float64) []float64 {
 // limiter) and on PostgreSQL + Redis (a second replica of the same database with the in-process
 // limiter for ping), with on each store one more server with the response cache off for the
 // uncached rows, each workload under a closed-loop load of our own (bench.Closed), beside a
-// bare net/http server serving the workload's captured answer (bench.Bare). The rounds are
+// bare net/http server serving the workload's captured answer (bench.Bare); with
+// FLIGHTGRAPH_BENCH_POSTGRAPHILE, PostGraphile answering the board over the PostgreSQL database. The rounds are
 // interleaved (round k: workload A, bare A, workload B, bare B, …), and the table gives the
 // medians and ranges of the per-round figures; with FLIGHTGRAPH_BENCH_BASE, a second binary's
 // cells sit beside the current build's in the same rounds (alternating which goes first).
@@ -241,9 +258,9 @@ func runWorkloads(b *testing.B, cfg workloadConfig) {
 		// The binaries' cells of a workload sit together, so that they are measured next to
 		// each other.
 		var per [][]*cell
-		for _, bin := range binaries {
+		for i, bin := range binaries {
 			var cs []*cell
-			for _, w := range serversFor(b, cfg, backend, bin[1]) {
+			for _, w := range serversFor(b, cfg, backend, bin[1], i == 0) {
 				if cfg.only == nil || cfg.only.MatchString(w.name) {
 					cs = append(cs, prepare(b, client, backend, bin[0], w))
 				}
@@ -252,7 +269,9 @@ func runWorkloads(b *testing.B, cfg workloadConfig) {
 		}
 		for i := range per[0] {
 			for _, cs := range per {
-				cells = append(cells, cs[i])
+				if i < len(cs) { // PostGraphile's cell is the current binary's only
+					cells = append(cells, cs[i])
+				}
 			}
 		}
 	}
@@ -278,8 +297,9 @@ func runWorkloads(b *testing.B, cfg workloadConfig) {
 }
 
 // serversFor starts the servers of a backend with bin, raises the demo key's limits and returns
-// the workloads on them.
-func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workload {
+// the workloads on them; on PostgreSQL with cfg.postgraphile, and first (the current binary's
+// servers), PostGraphile's board over the same database last.
+func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first bool) []workload {
 	heavy := "--heavy-concurrency=" + strconv.Itoa(cfg.heavy)
 	switch backend {
 	case "sqlite":
@@ -314,7 +334,12 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string) []workloa
 			r.URL = memory.URL + strings.TrimPrefix(r.URL, s.URL)
 			ping.reqs[i] = r
 		}
-		return append(ws, ping)
+		ws = append(ws, ping)
+		if cfg.postgraphile != "" && first {
+			board := postGraphileBoard(b, bench.StartPostGraphile(b, cfg.postgraphile, dsn), 20)
+			ws = append(ws, workload{wPostGraphile20, cfg.clients, []bench.Request{board}, 0})
+		}
+		return ws
 	}
 }
 
@@ -377,6 +402,8 @@ const (
 	wPingRedis    = "ping, Redis limiter"
 	wPingMemory   = "ping, in-process limiter"
 	wToken        = "token, client credentials, 8/s"
+	// wPostGraphile20 is PostGraphile answering the Departures board over the same database.
+	wPostGraphile20 = "PostGraphile, Departures first:20"
 )
 
 // tokenRequest is the token endpoint's call for a client-credentials token of s's demo key.
@@ -485,17 +512,67 @@ const departuresQuery = `query Departures($date: Date!, $first: Int!) {
   }
 }`
 
+// postGraphileBoard is the Departures board's call to PostGraphile (StartPostGraphile): the same
+// day's first departures from AMS by departure time, each with its legs, their places (the origin
+// with its city and country), times, terminal and gate, aircraft, cabins and amenities, as
+// departuresQuery asks flightgraph, in PostGraphile's names for flightgraph's tables. PostGraphile
+// answers the columns as stored (a delay in minutes beside the scheduled time, where flightgraph
+// answers the estimated time and a status it works out), so its answer is of the same size and
+// shape, not the same bytes: 58 KB for 20 flights, against flightgraph's 54 KB (the table's KB).
+// The call is made once here: its answer must hold first flights and no error (PostGraphile
+// answers a GraphQL error with 200, which the load would count as answered).
+func postGraphileBoard(b *testing.B, s *bench.Server, first int) bench.Request {
+	body, _ := json.Marshal(map[string]any{"query": postGraphileQuery, "variables": map[string]any{
+		"date": time.Now().UTC().Format("2006-01-02"), "first": first}})
+	r := bench.Request{Method: http.MethodPost, URL: s.URL + "/graphql", Body: body,
+		Header: http.Header{"Content-Type": {"application/json"}}}
+	status, _, answer, err := r.Do(context.Background(), bench.LoadClient("127.0.0.3", time.Minute))
+	var got struct {
+		Errors []json.RawMessage
+		Data   struct{ AllFlights struct{ Edges []json.RawMessage } }
+	}
+	if err != nil || status != http.StatusOK || json.Unmarshal(answer, &got) != nil || len(got.Errors) > 0 || len(got.Data.AllFlights.Edges) != first {
+		b.Fatalf("PostGraphile's board: %v %d %.500s", err, status, answer)
+	}
+	return r
+}
+
+const postGraphileQuery = `query Departures($date: String!, $first: Int!) {
+  allFlights(condition: {origin: "AMS", scheduleDate: $date}, orderBy: [DEPARTURE_UTC_ASC, PRIMARY_KEY_ASC], first: $first) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node {
+      id
+      carrier
+      number
+      estDepartureUtc
+      flightLegsByFlightId(orderBy: [PRIMARY_KEY_ASC]) { nodes {
+        originAirport { code name cityByCityCode { code name countryByCountryCode { code name } } }
+        destinationAirport { code name timeZone }
+        scheduledDeparture departureDelay departureTerminal departureGate
+        scheduledArrival arrivalDelay
+        aircraft { typeCode aircraftTypeByTypeCode { name } code
+          cabinsByConfiguration(orderBy: [PRIMARY_KEY_ASC]) { nodes { class seats
+            cabinProductByProduct { amenitiesByProduct(orderBy: [POSITION_ASC]) { nodes { category name description } } } } } }
+      } }
+    } }
+  }
+}`
+
 // prepare captures w's answer once (it must be 200), warms it with a few calls, and makes the
 // bare server that serves the captured answer.
 func prepare(b *testing.B, c *http.Client, backend, binary string, w workload) *cell {
-	var bareURL string
+	var (
+		bareURL string
+		size    int
+	)
 	for i, r := range w.reqs {
 		status, h, body, err := r.Do(context.Background(), c)
 		if err != nil || status != http.StatusOK {
 			b.Fatalf("%s on %s (%s): %v %d %.300s", w.name, backend, binary, err, status, body)
 		}
 		if i == 0 {
-			bareURL = bench.Bare(b, status, h, body)
+			bareURL, size = bench.Bare(b, status, h, body), len(body)
 		}
 		for range 3 {
 			r.Do(context.Background(), c)
@@ -506,7 +583,7 @@ func prepare(b *testing.B, c *http.Client, backend, binary string, w workload) *
 		r.URL = bareURL
 		bare[i] = r
 	}
-	return &cell{backend: backend, binary: binary, workload: w, bare: bare}
+	return &cell{backend: backend, binary: binary, workload: w, bare: bare, size: size}
 }
 
 // report prints the table and the bars, and reports each cell's figures as metrics.
@@ -523,7 +600,7 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', tabwriter.Debug)
-	head := "backend\tbinary\tworkload\tclients\treq/s\tp50 ms\tp99 ms\tbare req/s\tvs bare, median [range]\tfailed"
+	head := "backend\tbinary\tworkload\tKB\tclients\treq/s\tp50 ms\tp99 ms\tbare req/s\tvs bare, median [range]\tfailed"
 	if cfg.base != "" {
 		head += "\tvs base, median [range]"
 	}
@@ -538,7 +615,7 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 		if c.pace > 0 {
 			clients = "paced" // the ratio is of the p50s
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d", c.backend, c.binary, c.name, clients,
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d", c.backend, c.binary, c.name, figure(float64(c.size)/1000), clients,
 			figure(spreadOf(c.perSecond()).median), figure(spreadOf(c.quantile(.5)).median), figure(spreadOf(c.quantile(.99)).median),
 			figure(spreadOf(mapResults(c.floor, func(r bench.Result) float64 { return r.PerSecond() })).median), ratio, failed)
 		if cfg.base != "" {
@@ -600,6 +677,15 @@ func report(b *testing.B, cfg workloadConfig, cells []*cell, loadBefore string) 
 			}
 			if c := cellOf(wDepartures20 + cached); c != nil {
 				bars = append(bars, bar{wDepartures20 + " ÷ bare, cached", c.ratios(), 0.5, false, false})
+			}
+			// PostGraphile's cell is the current binary's; a base binary's rows are measured
+			// against the same one, in the same rounds.
+			if pgl := find(backend, "current", wPostGraphile20); pgl != nil {
+				for _, kept := range []string{uncached, cached} {
+					if c := cellOf(wDepartures20 + kept); c != nil {
+						bars = append(bars, bar{wDepartures20 + kept + " ÷ PostGraphile's, throughput", divide(c.perSecond(), pgl.perSecond()), 5, false, false})
+					}
+				}
 			}
 			if r, m := cellOf(wPingRedis), cellOf(wPingMemory); r != nil && m != nil {
 				bars = append(bars, bar{"ping: Redis limiter ÷ in-process limiter", divide(r.perSecond(), m.perSecond()), 0.80, false, false})
