@@ -279,12 +279,7 @@ func offsetString(minutes int) string {
 // flight answers GET /opendata/flightstatus/{id}.
 func (a *API) flight(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	f, err := a.Travel.Flight(ctx, r.PathValue("id"))
-	if err != nil {
-		a.Error(w, r, err)
-		return
-	}
-	b, err := a.Travel.Bundle(ctx, []*flightgraph.Flight{f})
+	f, b, err := a.Travel.FlightBundle(ctx, r.PathValue("id"))
 	if err != nil {
 		a.Error(w, r, err)
 		return

@@ -20,23 +20,78 @@ type FlightBundle struct {
 
 // Bundle loads what the flights' documents need, six queries however many flights.
 func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*FlightBundle, error) {
-	b := &FlightBundle{Flights: flights, Legs: map[string][]*flightgraph.FlightLeg{}, Airports: map[string]*flightgraph.Airport{},
-		Cities: map[string]*flightgraph.City{}, Countries: map[string]*flightgraph.Country{}, Aircraft: map[string]*flightgraph.Aircraft{},
-		Carriers: map[string]*flightgraph.Carrier{}}
+	b, ids, carriers := newBundle(flights)
 	if len(flights) == 0 {
 		return b, nil
 	}
-	ids, carriers := make([]string, len(flights)), make([]string, len(flights))
+	legs, err := s.shop().LegsByFlightIDs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.fill(ctx, b, ids, carriers, legs); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// FlightBundle is Flight and then Bundle of it. With OverlapReads, the flight and its legs are
+// read at once, and an id that is not a flight's costs a legs read that finds none.
+func (s *Service) FlightBundle(ctx context.Context, id string) (*flightgraph.Flight, *FlightBundle, error) {
+	fid, err := flightgraph.ParseFlightID("id", id)
+	if err != nil {
+		return nil, nil, err
+	}
+	key := fid.String()
+	readLegs := func() ([][]*flightgraph.FlightLeg, error) { return s.shop().LegsByFlightIDs(ctx, []string{key}) }
+	var (
+		legs    [][]*flightgraph.FlightLeg
+		legsErr error
+		read    chan struct{}
+	)
+	if s.OverlapReads {
+		read = make(chan struct{})
+		go func() {
+			defer close(read)
+			legs, legsErr = readLegs()
+		}()
+	}
+	f, err := one(ctx, s.shop().FlightsByIDs, key, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
+	if read != nil {
+		<-read
+	} else if err == nil {
+		legs, legsErr = readLegs()
+	}
+	if err == nil {
+		err = legsErr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	b, ids, carriers := newBundle([]*flightgraph.Flight{f})
+	if err := s.fill(ctx, b, ids, carriers, legs); err != nil {
+		return nil, nil, err
+	}
+	return f, b, nil
+}
+
+// newBundle is an empty bundle of flights, with their ids and the carriers they name.
+func newBundle(flights []*flightgraph.Flight) (b *FlightBundle, ids, carriers []string) {
+	b = &FlightBundle{Flights: flights, Legs: map[string][]*flightgraph.FlightLeg{}, Airports: map[string]*flightgraph.Airport{},
+		Cities: map[string]*flightgraph.City{}, Countries: map[string]*flightgraph.Country{}, Aircraft: map[string]*flightgraph.Aircraft{},
+		Carriers: map[string]*flightgraph.Carrier{}}
+	ids, carriers = make([]string, len(flights)), make([]string, len(flights))
 	for i, f := range flights {
 		ids[i], carriers[i] = f.ID, f.CarrierCode
 		for _, c := range f.MarketedAs() {
 			carriers = append(carriers, c.Carrier)
 		}
 	}
-	legs, err := s.shop().LegsByFlightIDs(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
+	return b, ids, carriers
+}
+
+// fill fills b with its flights' legs (legs[i] are those of ids[i], its flights' ids) and the
+// reference data the legs and the carriers name.
+func (s *Service) fill(ctx context.Context, b *FlightBundle, ids, carriers []string, legs [][]*flightgraph.FlightLeg) error {
 	var airports, configs []string
 	for i, ls := range legs {
 		b.Legs[ids[i]] = ls
@@ -46,25 +101,25 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 		}
 	}
 	if err := fetchInto(ctx, b.Airports, s.Places.AirportsByCodes, airports, func(a *flightgraph.Airport) string { return a.Code }); err != nil {
-		return nil, err
+		return err
 	}
 	var cities, countries []string
 	for _, a := range b.Airports {
 		cities, countries = append(cities, a.CityCode), append(countries, a.CountryCode)
 	}
 	if err := fetchInto(ctx, b.Cities, s.Places.CitiesByCodes, cities, func(c *flightgraph.City) string { return c.Code }); err != nil {
-		return nil, err
+		return err
 	}
 	if err := fetchInto(ctx, b.Countries, s.Places.CountriesByCodes, countries, func(c *flightgraph.Country) string { return c.Code }); err != nil {
-		return nil, err
+		return err
 	}
 	if err := fetchInto(ctx, b.Aircraft, s.Aircraft.AircraftByConfigurations, configs, func(a *flightgraph.Aircraft) string { return a.Configuration }); err != nil {
-		return nil, err
+		return err
 	}
 	if err := fetchInto(ctx, b.Carriers, s.Network.CarriersByCodes, carriers, func(c *flightgraph.Carrier) string { return c.Code }); err != nil {
-		return nil, err
+		return err
 	}
-	return b, nil
+	return nil
 }
 
 // fetchInto looks keys up through a batch lookup and files what it finds in m under its code.
