@@ -529,7 +529,9 @@ func postGraphileBoard(b *testing.B, s *bench.Server, first int) bench.Request {
 	status, _, answer, err := r.Do(context.Background(), bench.LoadClient("127.0.0.3", time.Minute))
 	var got struct {
 		Errors []json.RawMessage
-		Data   struct{ AllFlights struct{ Edges []json.RawMessage } }
+		Data   struct {
+			AllFlights struct{ Edges []json.RawMessage }
+		}
 	}
 	if err != nil || status != http.StatusOK || json.Unmarshal(answer, &got) != nil || len(got.Errors) > 0 || len(got.Data.AllFlights.Edges) != first {
 		b.Fatalf("PostGraphile's board: %v %d %.500s", err, status, answer)
