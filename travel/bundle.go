@@ -47,17 +47,24 @@ func (s *Service) FlightBundle(ctx context.Context, id string) (*flightgraph.Fli
 		legs    [][]*flightgraph.FlightLeg
 		legsErr error
 		read    chan struct{}
+		panicky any // what the legs read panicked with, raised again on the caller's goroutine
 	)
 	if s.OverlapReads {
 		read = make(chan struct{})
 		go func() {
 			defer close(read)
+			// A panic here would end the process; on the caller's goroutine it ends the call
+			// alone (net/http recovers a handler's panic), as when the reads took turns.
+			defer func() { panicky = recover() }()
 			legs, legsErr = readLegs()
 		}()
 	}
 	f, err := one(ctx, s.shop().FlightsByIDs, key, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
 	if read != nil {
 		<-read
+		if panicky != nil {
+			panic(panicky)
+		}
 	} else if err == nil {
 		legs, legsErr = readLegs()
 	}

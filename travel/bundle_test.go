@@ -14,7 +14,8 @@ import (
 // TestFlightBundle holds the flight-by-id read to Flight and then Bundle, on both stores, with
 // its reads one after the other and at once (OverlapReads): the same flight and bundle for every
 // flight of a day (those of more than one leg among them), a flight's not-found and a malformed
-// id's errors, and no bundle at all when either read fails.
+// id's errors, no bundle at all when either read fails, and a panic of the legs read raised on
+// the caller's goroutine.
 func TestFlightBundle(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		e := newEngine(t, dialect)
@@ -69,16 +70,30 @@ func TestFlightBundle(t *testing.T) {
 						t.Errorf("the %s read failing: %v, %v, %v; want its error and nothing else", failing, f, b, err)
 					}
 				}
+				// A legs read that panics panics the caller, whose server recovers it, and not a
+				// goroutine of its own, whose panic would end the process.
+				svc.Shop = failingStore{FlightStore: svc.Flights, failing: "legs", panics: true}
+				func() {
+					defer func() {
+						if p := recover(); p != errLegsPanic {
+							t.Errorf("a legs read panicking: the caller recovered %v, want %v", p, errLegsPanic)
+						}
+					}()
+					svc.FlightBundle(ctx, day[0].ID)
+				}()
 			})
 		}
 	})
 }
+
+var errLegsPanic = errors.New("the legs read panicked")
 
 // failingStore is a flight store whose flights or legs reads fail.
 type failingStore struct {
 	flightgraph.FlightStore
 	failing string
 	err     error
+	panics  bool // the legs read panics with errLegsPanic
 }
 
 func (s failingStore) FlightsByIDs(ctx context.Context, ids []string) ([]*flightgraph.Flight, error) {
@@ -89,6 +104,9 @@ func (s failingStore) FlightsByIDs(ctx context.Context, ids []string) ([]*flight
 }
 
 func (s failingStore) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*flightgraph.FlightLeg, error) {
+	if s.panics {
+		panic(errLegsPanic)
+	}
 	if s.failing == "legs" {
 		return nil, s.err
 	}
