@@ -37,36 +37,38 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 // FlightBundle is Flight and then Bundle of it. With OverlapReads, the flight and its legs are
 // read at once, and an id that is not a flight's costs a legs read that finds none.
 func (s *Service) FlightBundle(ctx context.Context, id string) (*flightgraph.Flight, *FlightBundle, error) {
+	if !s.OverlapReads {
+		f, err := s.Flight(ctx, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := s.Bundle(ctx, []*flightgraph.Flight{f})
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, b, nil
+	}
 	fid, err := flightgraph.ParseFlightID("id", id)
 	if err != nil {
 		return nil, nil, err
 	}
-	key := fid.String()
-	readLegs := func() ([][]*flightgraph.FlightLeg, error) { return s.shop().LegsByFlightIDs(ctx, []string{key}) }
 	var (
 		legs    [][]*flightgraph.FlightLeg
 		legsErr error
-		read    chan struct{}
 		panicky any // what the legs read panicked with, raised again on the caller's goroutine
+		read    = make(chan struct{})
 	)
-	if s.OverlapReads {
-		read = make(chan struct{})
-		go func() {
-			defer close(read)
-			// A panic here would end the process; on the caller's goroutine it ends the call
-			// alone (net/http recovers a handler's panic), as when the reads took turns.
-			defer func() { panicky = recover() }()
-			legs, legsErr = readLegs()
-		}()
-	}
-	f, err := one(ctx, s.shop().FlightsByIDs, key, flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
-	if read != nil {
-		<-read
-		if panicky != nil {
-			panic(panicky)
-		}
-	} else if err == nil {
-		legs, legsErr = readLegs()
+	go func() {
+		defer close(read)
+		// A panic here would end the process; on the caller's goroutine it ends the call alone
+		// (net/http recovers a handler's panic), as when the reads take turns.
+		defer func() { panicky = recover() }()
+		legs, legsErr = s.shop().LegsByFlightIDs(ctx, []string{fid.String()})
+	}()
+	f, err := s.flight(ctx, fid)
+	<-read
+	if panicky != nil {
+		panic(panicky)
 	}
 	if err == nil {
 		err = legsErr

@@ -98,6 +98,11 @@ func (s *Service) Flight(ctx context.Context, id string) (*flightgraph.Flight, e
 	if err != nil {
 		return nil, err
 	}
+	return s.flight(ctx, fid)
+}
+
+// flight is the flight of a parsed id; ECodeFlightNotFound if none.
+func (s *Service) flight(ctx context.Context, fid flightgraph.FlightID) (*flightgraph.Flight, error) {
 	return one(ctx, s.shop().FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
 }
 
