@@ -37,6 +37,13 @@ const EnvDatabaseURL = "FLIGHTGRAPH_TEST_DATABASE_URL"
 // EnvRedisURL names the variable that points the tests at a Redis server.
 const EnvRedisURL = "FLIGHTGRAPH_TEST_REDIS_URL"
 
+// EnvTemplates names the variable that gives a folder where the test binaries of one run share the
+// seeded SQLite templates (SeededWindow): each window is made there once, by the first binary that
+// needs it or ahead of the tests by seedtemplates, which .ci/run runs without the race detector,
+// under which seeding the pure-Go SQLite takes a minute a window. The folder must be new for the run
+// (a template is never remade), so only the run's script sets it; unset, each binary makes its own.
+const EnvTemplates = "FLIGHTGRAPH_TEST_TEMPLATES"
+
 // EnvChromium names the variable that gives the browser tests Chromium's path.
 const EnvChromium = "FLIGHTGRAPH_TEST_CHROMIUM"
 
@@ -256,13 +263,14 @@ func Seeded(t testing.TB, dialect string, getenv func(string) string) *store.DB 
 }
 
 // SeededWindow is Seeded with flights from back days before Now to ahead days after it. On SQLite
-// the data set is generated and loaded once per test binary and window, into a template file that
-// each test gets a copy of: loading it is most of a test's time otherwise.
+// the data set is generated and loaded once per window, into a template file that each test gets a
+// copy of (loading it is most of a test's time otherwise): once per test binary, or once per run
+// where EnvTemplates names a folder the run's binaries share.
 func SeededWindow(t testing.TB, dialect string, getenv func(string) string, back, ahead int) *store.DB {
 	t.Helper()
 	if dialect == store.SQLite {
 		path := filepath.Join(t.TempDir(), "test.db")
-		if err := copyFile(path, sqliteTemplate(t, back, ahead)); err != nil {
+		if err := copyFile(path, sqliteTemplate(t, getenv, back, ahead)); err != nil {
 			t.Fatalf("copy the seeded template: %v", err)
 		}
 		return openAt(t, dialect, "sqlite:"+path)
@@ -291,37 +299,66 @@ type template struct {
 }
 
 // sqliteTemplate returns the path of a seeded SQLite database of the window, made on first use in
-// the test binary's template folder (templateDir).
-func sqliteTemplate(t testing.TB, back, ahead int) string {
+// this binary in the run's shared folder (EnvTemplates) or else the binary's own (templateDir).
+func sqliteTemplate(t testing.TB, getenv func(string) string, back, ahead int) string {
 	t.Helper()
 	v, _ := templates.LoadOrStore([2]int{back, ahead}, &template{})
 	tpl := v.(*template)
 	tpl.once.Do(func() {
-		dir := templateDir()
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			tpl.err = err
-			return
+		dir := getenv(EnvTemplates)
+		if dir == "" {
+			dir = templateDir()
 		}
-		tpl.path = filepath.Join(dir, fmt.Sprintf("seeded-%d-%d.db", back, ahead))
-		db, err := store.Open(context.Background(), "sqlite:"+tpl.path)
-		if err == nil {
-			err = db.Migrate(context.Background())
-		}
-		if err == nil {
-			err = seed(db, back, ahead)
-		}
-		if db != nil {
-			// Closing the last connection checkpoints the write-ahead log into the file.
-			if cerr := db.Close(); err == nil {
-				err = cerr
-			}
-		}
-		tpl.err = err
+		tpl.path, tpl.err = MakeTemplate(dir, back, ahead)
 	})
 	if tpl.err != nil {
 		t.Fatalf("seed the SQLite template: %v", tpl.err)
 	}
 	return tpl.path
+}
+
+// MakeTemplate returns the path of dir's seeded SQLite database of the window, making it if dir has
+// none. Processes sharing dir make each window once: the maker holds an exclusive lock on a file
+// beside the template, and the template appears whole, by renaming, only once it is complete.
+func MakeTemplate(dir string, back, ahead int) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("seeded-%d-%d.db", back, ahead))
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close() // closing it releases the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	partial := path + ".partial"
+	for _, f := range []string{partial, partial + "-wal", partial + "-shm"} {
+		os.Remove(f) // a maker that died part way left these
+	}
+	db, err := store.Open(context.Background(), "sqlite:"+partial)
+	if err != nil {
+		return "", err
+	}
+	err = db.Migrate(context.Background())
+	if err == nil {
+		err = seed(db, back, ahead)
+	}
+	// Closing the last connection checkpoints the write-ahead log into the file.
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(partial, path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("seed %s: %w", path, err)
+	}
+	return path, nil
 }
 
 // templateDir is this test binary's folder of templates, in the temporary directory and named by
