@@ -318,23 +318,29 @@ func sqliteTemplate(t testing.TB, getenv func(string) string, back, ahead int) s
 }
 
 // MakeTemplate returns the path of dir's seeded SQLite database of the window, making it if dir has
-// none. Processes sharing dir make each window once: the maker holds an exclusive lock on a file
-// beside the template, and the template appears whole, by renaming, only once it is complete.
+// none (makeTemplate).
 func MakeTemplate(dir string, back, ahead int) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, fmt.Sprintf("seeded-%d-%d.db", back, ahead))
+	return path, makeTemplate(path, func(db *store.DB) error { return seed(db, back, ahead) })
+}
+
+// makeTemplate makes a migrated SQLite database at path and fills it, unless path is there.
+// Processes sharing the folder make each template once: the maker holds an exclusive lock on a file
+// beside it, and the template appears whole, by renaming, only once it is filled.
+func makeTemplate(path string, fill func(*store.DB) error) error {
 	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer lock.Close() // closing it releases the lock
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("lock %s: %w", lock.Name(), err)
+		return fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
 	if _, err := os.Stat(path); err == nil {
-		return path, nil
+		return nil
 	}
 	partial := path + ".partial"
 	for _, f := range []string{partial, partial + "-wal", partial + "-shm"} {
@@ -342,11 +348,11 @@ func MakeTemplate(dir string, back, ahead int) (string, error) {
 	}
 	db, err := store.Open(context.Background(), "sqlite:"+partial)
 	if err != nil {
-		return "", err
+		return err
 	}
 	err = db.Migrate(context.Background())
 	if err == nil {
-		err = seed(db, back, ahead)
+		err = fill(db)
 	}
 	// Closing the last connection checkpoints the write-ahead log into the file.
 	if cerr := db.Close(); err == nil {
@@ -356,9 +362,9 @@ func MakeTemplate(dir string, back, ahead int) (string, error) {
 		err = os.Rename(partial, path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("seed %s: %w", path, err)
+		return fmt.Errorf("make %s: %w", path, err)
 	}
-	return path, nil
+	return nil
 }
 
 // templateDir is this test binary's folder of templates, in the temporary directory and named by

@@ -1,65 +1,73 @@
 package storetest
 
 import (
+	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+
+	"github.com/flightgraph/flightgraph/store"
 )
 
-// TestMakeTemplate: processes sharing a template folder make each window once and never hand out a
-// template before it is whole; a maker that died part way is no obstacle.
+// TestMakeTemplate: processes sharing a template folder fill each template once and never hand one
+// out before it is whole; a maker that failed or died part way is no obstacle to the next.
 func TestMakeTemplate(t *testing.T) {
-	dir := t.TempDir()
-	stale := filepath.Join(dir, "seeded-0-0.db.partial")
-	if err := os.WriteFile(stale, []byte("a maker that died part way"), 0o644); err != nil {
+	path := filepath.Join(t.TempDir(), "template.db")
+	if err := os.WriteFile(path+".partial", []byte("a maker that died part way"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const makers = 3
-	paths := make([]string, makers)
+
+	// A maker whose fill fails leaves no template.
+	failed := errors.New("the fill failed")
+	if err := makeTemplate(path, func(*store.DB) error { return failed }); !errors.Is(err, failed) {
+		t.Fatalf("a failing fill: %v, want %v", err, failed)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a failed fill left a template (%v)", err)
+	}
+
+	// Makers at once: one fills it, each finds it whole.
+	var fills atomic.Int32
+	fill := func(*store.DB) error {
+		fills.Add(1)
+		raw, err := sql.Open("sqlite", path+".partial")
+		if err != nil {
+			return err
+		}
+		defer raw.Close() // before the maker's close, which checkpoints the write-ahead log
+		_, err = raw.Exec(`INSERT INTO countries VALUES ('XX', 'Filled', '', '', '', 'EU', 'EUR', 1, 1, 1)`)
+		return err
+	}
+	const makers = 4
 	errs := make([]error, makers)
 	var wg sync.WaitGroup
 	for i := range makers {
-		wg.Go(func() { paths[i], errs[i] = MakeTemplate(dir, 0, 0) })
+		wg.Go(func() { errs[i] = makeTemplate(path, fill) })
 	}
 	wg.Wait()
-	for i := range makers {
-		if errs[i] != nil {
-			t.Fatalf("maker %d: %v", i, errs[i])
-		}
-		if paths[i] != paths[0] {
-			t.Fatalf("makers disagree on the template: %s and %s", paths[0], paths[i])
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("maker %d: %v", i, err)
 		}
 	}
-	made, err := os.Stat(paths[0])
-	if err != nil {
-		t.Fatal(err)
+	if n := fills.Load(); n != 1 {
+		t.Fatalf("%d makers filled the template, want 1", n)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("the dead maker's partial file is still there (%v)", err)
-	}
-
-	// A second call finds the template and does not make it again.
-	again, err := MakeTemplate(dir, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(again); err != nil || !st.ModTime().Equal(made.ModTime()) || again != paths[0] {
-		t.Fatalf("the template was made again: %v %v", st, err)
+	if _, err := os.Stat(path + ".partial"); !os.IsNotExist(err) {
+		t.Errorf("a partial file is left beside the template (%v)", err)
 	}
 
-	// Each test gets a copy of it with the demo data set's flights.
-	path := filepath.Join(t.TempDir(), "copy.db")
-	if err := copyFile(path, paths[0]); err != nil {
+	// A test's copy of it holds what the fill wrote.
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	if err := copyFile(cp, path); err != nil {
 		t.Fatal(err)
 	}
-	db := openAt(t, "sqlite", "sqlite:"+path)
-	var flights int
-	if err := SQL(t, db).QueryRow(`SELECT count(*) FROM flights`).Scan(&flights); err != nil {
-		t.Fatal(err)
+	db := openAt(t, store.SQLite, "sqlite:"+cp)
+	var name string
+	if err := SQL(t, db).QueryRow(`SELECT name FROM countries WHERE code = 'XX'`).Scan(&name); err != nil || name != "Filled" {
+		t.Fatalf("the copy's country XX: %q %v", name, err)
 	}
-	if flights == 0 {
-		t.Fatal("the template holds no flights")
-	}
-	t.Logf("%d flights in the template", flights)
 }
