@@ -549,19 +549,23 @@ func (r Result) PerSecond() float64 {
 }
 
 // Closed sends rs through c from n clients for d, each sending its next call as soon as its last
-// was answered (a closed loop), and counts the answers with status want. Client i sends
-// rs[i%len(rs)]: several keys' calls, for a load past what one key's plan admits. No call starts
-// after d, and the calls under way then are waited for and counted: the elapsed time ends with the
-// last answer, so that a call slower than d still counts.
+// was answered (a closed loop), and counts the answers with status want. Each client sends the
+// calls of rs in turn, client i starting at rs[i%len(rs)]: several keys' calls, for a load past
+// what one key's plan admits, spread evenly however few the clients. No call starts after d, and
+// the calls under way then are waited for and counted: the elapsed time ends with the last answer,
+// so that a call slower than d still counts.
 func Closed(c *http.Client, n int, d time.Duration, want int, rs ...Request) Result {
 	var (
-		mu  sync.Mutex
-		res = Result{Latency: &Latencies{}}
+		mu   sync.Mutex
+		res  = Result{Latency: &Latencies{}}
+		sent = make([]int, n) // by client: each client's goroutine alone touches its own
 	)
 	t0 := time.Now()
 	Run(context.Background(), n, d, func(_ context.Context, i int) {
+		r := rs[(i+sent[i])%len(rs)]
+		sent[i]++
 		start := time.Now()
-		status, _, body, err := rs[i%len(rs)].Do(context.Background(), c)
+		status, _, body, err := r.Do(context.Background(), c)
 		took := time.Since(start)
 		mu.Lock()
 		defer mu.Unlock()

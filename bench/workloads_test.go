@@ -116,7 +116,7 @@ func loadWorkloadConfig(b *testing.B) workloadConfig {
 type workload struct {
 	name    string
 	clients int
-	// reqs are the calls the clients send (client i sends reqs[i%len(reqs)]): one, or one per
+	// reqs are the calls the clients send, each client in turn (bench.Closed): one, or one per
 	// key where one key's plan would bound the load. The first one's answer is the bare one's.
 	reqs []bench.Request
 	// pace, when not 0, sends the calls at this rate (bench.Paced) rather than in a closed loop:
@@ -304,15 +304,17 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first boo
 	switch backend {
 	case "sqlite":
 		s := bench.StartBinary(b, bin, nil, heavy)
-		keys := pingKeys(b, s)
+		keys := spreadKeysOf(b, s)
 		// The server without the cache has a store of its own: keys of its own, in the same
 		// places of the requests.
 		off := bench.StartBinary(b, bin, nil, heavy, noCache)
-		offKeys := pingKeys(b, off)
+		offKeys := spreadKeysOf(b, off)
 		bearer := bearerOf(b, s)
 		swap := map[string]string{bearer: bearerOf(b, off)}
-		for i, k := range keys {
-			swap[k] = offKeys[i]
+		for api, ks := range keys {
+			for i, k := range ks {
+				swap[k] = offKeys[api][i]
+			}
 		}
 		return withUncached(workloadsOn(b, cfg, s, bearer, keys, "ping, in-process limiter"), s, off, swap)
 	default:
@@ -322,7 +324,7 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first boo
 		bench.SeedPostgres(b, bin, dsn)
 		dir := b.TempDir()
 		s := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL))
-		keys := pingKeys(b, s)
+		keys := spreadKeysOf(b, s)
 		// A replica of the same database with the in-process limiter: the ping it answers is the
 		// Redis limiter's baseline, on the same store and keys.
 		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
@@ -381,13 +383,22 @@ func withUncached(ws []workload, s, off *bench.Server, swap map[string]string) [
 	return out
 }
 
-// pingKeys makes three more keys of the demo developer's for flight status, and raises their
-// limits and the demo key's: ping runs faster than the 10,000 calls a second one key may be
-// granted, and a load that meets a limit measures refusals.
-func pingKeys(b *testing.B, s *bench.Server) []string {
-	keys := approvedKeys(b, s, "flightstatus", 3)
-	s.RaiseRates(b, keys...)
-	return append([]string{s.Credentials(b)["apiKey"]}, keys...)
+// spreadKeys are the keys that the calls of a workload are spread over, by API (flightstatus for
+// ping and a flight by id, inspire for inspiration): the demo key first, then three more.
+type spreadKeys map[string][]string
+
+// spreadKeysOf makes, for each API of spreadKeys, three more keys of the demo developer's, and
+// raises their limits and the demo key's: ping and a flight by id run faster than the 10,000
+// calls a second one key may be granted, as does a kept inspiration, which counts 5 calls; and a
+// load that meets a limit measures refusals.
+func spreadKeysOf(b *testing.B, s *bench.Server) spreadKeys {
+	out := spreadKeys{}
+	for _, api := range []string{"flightstatus", "inspire"} {
+		keys := approvedKeys(b, s, api, 3)
+		s.RaiseRates(b, keys...)
+		out[api] = append([]string{s.Credentials(b)["apiKey"]}, keys...)
+	}
+	return out
 }
 
 // Names of the workloads the bars read.
@@ -428,7 +439,7 @@ func bearerOf(b *testing.B, s *bench.Server) string {
 
 // workloadsOn are the workloads on s, ping last (named ping); the offers API's with the
 // Authorization bearer.
-func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer string, pingKeys []string, ping string) []workload {
+func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer string, keys spreadKeys, ping string) []workload {
 	creds := s.Credentials(b)
 	key := http.Header{"api-key": {creds["apiKey"]}}
 	c := bench.LoadClient("127.0.0.3", time.Minute)
@@ -462,10 +473,14 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 	tomorrow := now.AddDate(0, 0, 1).Format("2006-01-02")
 	week := tomorrow + "/" + now.AddDate(0, 0, 7).Format("2006-01-02")
 	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
-	// Ping and a flight by id are spread over the keys: either runs faster than one key may be
-	// granted (10,000 calls a second), and a load that meets a limit measures refusals.
-	var pings, byID []bench.Request
-	for _, k := range pingKeys {
+	// Ping, a flight by id and inspiration are spread over keys (spreadKeysOf).
+	var pings, byID, inspiration []bench.Request
+	for _, k := range keys["inspire"] {
+		r := get("/opendata/inspire/v2/destinations/inspiration?month=" + nextMonth + "&origin=BCN&limit=200")
+		r.Header = http.Header{"api-key": {k}}
+		inspiration = append(inspiration, r)
+	}
+	for _, k := range keys["flightstatus"] {
 		pings = append(pings, bench.Request{Method: http.MethodGet, URL: s.URL + "/opendata/flightstatus/v1/ping", Header: http.Header{"api-key": {k}}})
 		byID = append(byID, bench.Request{Method: http.MethodGet, URL: s.URL + "/opendata/flightstatus/" + url.PathEscape(list.OperationalFlights[0].ID),
 			Header: http.Header{"api-key": {k}}})
@@ -483,7 +498,7 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 			"passengers":       []map[string]any{{"id": 1, "type": "ADT"}, {"id": 2, "type": "ADT"}, {"id": 3, "type": "CHD"}},
 			"requestedConnections": []map[string]any{{"departureDate": tomorrow, "origin": airport("AMS"),
 				"destination": map[string]any{"city": map[string]any{"code": "NYC"}}}}})), 0},
-		{wInspiration, h, one(get("/opendata/inspire/v2/destinations/inspiration?month=" + nextMonth + "&origin=BCN&limit=200")), 0},
+		{wInspiration, h, inspiration, 0},
 		{wAllDeals, h, one(post("/opendata/offers/v1/best-fare-offers/all-deals", map[string]any{"origin": airport("BCN"), "dateInterval": week, "limit": 200})), 0},
 		{wToken, 0, one(tokenReq), 8},
 		{ping, n, pings, 0},
