@@ -79,6 +79,8 @@ type Server struct {
 	Cmd        *exec.Cmd
 	// Log is what the process wrote, stdout and stderr together.
 	Log *Buffer
+	// name is what the messages call the process: flightgraph, PostGraphile.
+	name string
 	// exited is closed once the process has exited and been waited for.
 	exited chan struct{}
 }
@@ -208,7 +210,7 @@ func start(bin, dir string, env []string, args ...string) (*Server, error) {
 // run starts cmd, a server that prints "listening on http://…" on its standard output when it
 // listens, and returns once it does.
 func run(cmd *exec.Cmd, name, dir string) (*Server, error) {
-	s := &Server{DataDir: dir, Cmd: cmd, Log: &Buffer{}, exited: make(chan struct{})}
+	s := &Server{DataDir: dir, Cmd: cmd, Log: &Buffer{}, name: name, exited: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
 	cmd.Stderr = s.Log
@@ -285,7 +287,7 @@ func (s *Server) Stop() error {
 		return nil
 	case <-time.After(30 * time.Second):
 		s.Cmd.Process.Kill()
-		return fmt.Errorf("%s did not stop in 30 s", filepath.Base(s.Cmd.Path))
+		return fmt.Errorf("%s did not stop in 30 s", s.name)
 	}
 }
 

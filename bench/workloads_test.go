@@ -393,11 +393,13 @@ type spreadKeys map[string][]string
 // load that meets a limit measures refusals.
 func spreadKeysOf(b *testing.B, s *bench.Server) spreadKeys {
 	out := spreadKeys{}
+	var more []string
 	for _, api := range []string{"flightstatus", "inspire"} {
 		keys := approvedKeys(b, s, api, 3)
-		s.RaiseRates(b, keys...)
 		out[api] = append([]string{s.Credentials(b)["apiKey"]}, keys...)
+		more = append(more, keys...)
 	}
+	s.RaiseRates(b, more...)
 	return out
 }
 
@@ -466,25 +468,21 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 		body, _ := json.Marshal(v)
 		return bench.Request{Method: http.MethodPost, URL: s.URL + path, Body: body, Header: oauth}
 	}
-	get := func(path string) bench.Request {
-		return bench.Request{Method: http.MethodGet, URL: s.URL + path, Header: key}
-	}
 	airport := func(code string) map[string]any { return map[string]any{"airport": map[string]any{"code": code}} }
 	tomorrow := now.AddDate(0, 0, 1).Format("2006-01-02")
 	week := tomorrow + "/" + now.AddDate(0, 0, 7).Format("2006-01-02")
 	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
-	// Ping, a flight by id and inspiration are spread over keys (spreadKeysOf).
-	var pings, byID, inspiration []bench.Request
-	for _, k := range keys["inspire"] {
-		r := get("/opendata/inspire/v2/destinations/inspiration?month=" + nextMonth + "&origin=BCN&limit=200")
-		r.Header = http.Header{"api-key": {k}}
-		inspiration = append(inspiration, r)
+	// Ping, a flight by id and inspiration are spread over keys (spreadKeysOf): the GET of path
+	// once with each key of api.
+	spread := func(api, path string) []bench.Request {
+		var out []bench.Request
+		for _, k := range keys[api] {
+			out = append(out, bench.Request{Method: http.MethodGet, URL: s.URL + path, Header: http.Header{"api-key": {k}}})
+		}
+		return out
 	}
-	for _, k := range keys["flightstatus"] {
-		pings = append(pings, bench.Request{Method: http.MethodGet, URL: s.URL + "/opendata/flightstatus/v1/ping", Header: http.Header{"api-key": {k}}})
-		byID = append(byID, bench.Request{Method: http.MethodGet, URL: s.URL + "/opendata/flightstatus/" + url.PathEscape(list.OperationalFlights[0].ID),
-			Header: http.Header{"api-key": {k}}})
-	}
+	pings, byID := spread("flightstatus", "/opendata/flightstatus/v1/ping"), spread("flightstatus", "/opendata/flightstatus/"+url.PathEscape(list.OperationalFlights[0].ID))
+	inspiration := spread("inspire", "/opendata/inspire/v2/destinations/inspiration?month="+nextMonth+"&origin=BCN&limit=200")
 	n, h := cfg.clients, cfg.heavy
 	one := func(r bench.Request) []bench.Request { return []bench.Request{r} }
 	return []workload{

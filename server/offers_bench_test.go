@@ -8,10 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
@@ -27,7 +25,7 @@ func benchServer(b *testing.B) *testServer {
 	cfg.SnapshotTTL = store.DefaultSnapshotTTL
 	// A flight by id in process runs past the 10,000 calls a second a key may be granted: the
 	// limiter decides as ever but under limits no run meets.
-	cfg.NewLimiter = func(u access.DayUsage) access.Limiter { return unlimited{access.NewMemoryLimiter(u, time.Now)} }
+	cfg.NewLimiter = unlimitedMemory
 	h, demo := startServer(b, cfg)
 	s := &testServer{db: db, srv: h, demo: demo}
 	s.raiseLimits(b)

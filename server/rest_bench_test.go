@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
-	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/dataset"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
@@ -30,7 +29,7 @@ func BenchmarkFlightStatusByID(b *testing.B) {
 	// The loop's two calls run past the 10,000 a second a key may be granted: the limiter
 	// decides as ever but under limits no run meets (unlimited).
 	cfg := testConfig(db, io.Discard)
-	cfg.NewLimiter = func(u access.DayUsage) access.Limiter { return unlimited{access.NewMemoryLimiter(u, time.Now)} }
+	cfg.NewLimiter = unlimitedMemory
 	h, demo := startServer(b, cfg)
 	ctx := context.Background()
 	svc := &travel.Service{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
