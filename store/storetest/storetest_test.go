@@ -22,8 +22,8 @@ func TestMakeTemplate(t *testing.T) {
 
 	// A maker whose fill fails leaves no template.
 	failed := errors.New("the fill failed")
-	if err := makeTemplate(path, func(*store.DB) error { return failed }); !errors.Is(err, failed) {
-		t.Fatalf("a failing fill: %v, want %v", err, failed)
+	if made, err := makeTemplate(path, func(*store.DB) error { return failed }); made || !errors.Is(err, failed) {
+		t.Fatalf("a failing fill: made %v, %v; want %v", made, err, failed)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("a failed fill left a template (%v)", err)
@@ -43,9 +43,16 @@ func TestMakeTemplate(t *testing.T) {
 	}
 	const makers = 4
 	errs := make([]error, makers)
+	var made atomic.Int32
 	var wg sync.WaitGroup
 	for i := range makers {
-		wg.Go(func() { errs[i] = makeTemplate(path, fill) })
+		wg.Go(func() {
+			m, err := makeTemplate(path, fill)
+			if m {
+				made.Add(1)
+			}
+			errs[i] = err
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -53,8 +60,8 @@ func TestMakeTemplate(t *testing.T) {
 			t.Fatalf("maker %d: %v", i, err)
 		}
 	}
-	if n := fills.Load(); n != 1 {
-		t.Fatalf("%d makers filled the template, want 1", n)
+	if n, m := fills.Load(), made.Load(); n != 1 || m != 1 {
+		t.Fatalf("%d makers filled the template and %d say they made it, want 1 and 1", n, m)
 	}
 	if _, err := os.Stat(path + ".partial"); !os.IsNotExist(err) {
 		t.Errorf("a partial file is left beside the template (%v)", err)

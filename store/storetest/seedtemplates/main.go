@@ -39,9 +39,13 @@ func run(windows []string) error {
 			return fmt.Errorf("window %q: want back:ahead, two whole numbers of days, e.g. 1:15", w)
 		}
 		start := time.Now()
-		path, err := storetest.MakeTemplate(dir, back, ahead)
+		path, made, err := storetest.MakeTemplate(dir, back, ahead)
 		if err != nil {
 			return err
+		}
+		if !made {
+			fmt.Printf("%s (%d days back, %d ahead) was there\n", path, back, ahead)
+			continue
 		}
 		fmt.Printf("%s (%d days back, %d ahead) in %v\n", path, back, ahead, time.Since(start).Round(time.Millisecond))
 	}
