@@ -1,7 +1,7 @@
 package flightgraph
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -22,9 +22,9 @@ func ISODuration(d time.Duration) string {
 	m := int(d.Minutes())
 	switch {
 	case m%60 == 0:
-		return fmt.Sprintf("PT%dH", m/60)
+		return "PT" + strconv.Itoa(m/60) + "H"
 	case m < 60:
-		return fmt.Sprintf("PT%dM", m)
+		return "PT" + strconv.Itoa(m) + "M"
 	}
-	return fmt.Sprintf("PT%dH%dM", m/60, m%60)
+	return "PT" + strconv.Itoa(m/60) + "H" + strconv.Itoa(m%60) + "M"
 }

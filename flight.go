@@ -82,7 +82,17 @@ func (f *Flight) MarketedAs() []Codeshare {
 
 // Designator is the carrier code and number, e.g. "XX1234".
 func (f *Flight) Designator() string {
-	return fmt.Sprintf("%s%04d%s", f.CarrierCode, f.FlightNumber, f.Suffix)
+	if f.FlightNumber < 0 {
+		return fmt.Sprintf("%s%04d%s", f.CarrierCode, f.FlightNumber, f.Suffix)
+	}
+	// As the Sprintf above, without its cost: a deals answer names a flight per destination.
+	n := strconv.Itoa(f.FlightNumber)
+	b := make([]byte, 0, len(f.CarrierCode)+max(len(n), 4)+len(f.Suffix))
+	b = append(b, f.CarrierCode...)
+	for range 4 - len(n) {
+		b = append(b, '0')
+	}
+	return string(append(append(b, n...), f.Suffix...))
 }
 
 // FlightLeg is one take-off and landing of a flight. Times are in UTC; the offsets give the local

@@ -2,6 +2,7 @@ package flightgraph_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -125,9 +126,21 @@ func TestReadmeListsCatalogue(t *testing.T) {
 }
 
 func TestISODuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{45 * time.Minute: "PT45M", 3 * time.Hour: "PT3H", 160 * time.Minute: "PT2H40M"} {
+	for d, want := range map[time.Duration]string{45 * time.Minute: "PT45M", 3 * time.Hour: "PT3H", 160 * time.Minute: "PT2H40M", 0: "PT0H",
+		59*time.Minute + 59*time.Second: "PT59M", 25*time.Hour + time.Minute: "PT25H1M"} {
 		if got := flightgraph.ISODuration(d); got != want {
 			t.Errorf("%v: %s, want %s", d, got, want)
+		}
+	}
+}
+
+// TestDesignator: the carrier, the number padded to four digits, and the suffix, as
+// fmt.Sprintf("%s%04d%s") spells them (the form Designator replaced for its cost).
+func TestDesignator(t *testing.T) {
+	for _, f := range []flightgraph.Flight{{CarrierCode: "XX", FlightNumber: 7}, {CarrierCode: "XX", FlightNumber: 1234}, {CarrierCode: "YY", FlightNumber: 56, Suffix: "A"},
+		{CarrierCode: "XX", FlightNumber: 12345}, {CarrierCode: "XX", FlightNumber: 0}, {CarrierCode: "XX", FlightNumber: -3}} {
+		if got, want := f.Designator(), fmt.Sprintf("%s%04d%s", f.CarrierCode, f.FlightNumber, f.Suffix); got != want {
+			t.Errorf("%+v: %s, want %s", f, got, want)
 		}
 	}
 }

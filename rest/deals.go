@@ -161,7 +161,7 @@ func dealsDocOf(r *http.Request, list *flightgraph.DealList, q *flightgraph.Deal
 
 // dealDocsOf are a list's deals, each offer linked to the offers search of its day that lists it.
 func dealDocsOf(list *flightgraph.DealList, q *flightgraph.DealQuery, display, lang string) []dealDoc {
-	out := []dealDoc{}
+	out := make([]dealDoc, 0, len(list.Deals))
 	for _, d := range list.Deals {
 		doc := dealDoc{Destination: inspirationPlaceOf(d.Destination.Place, d.Destination.City, d.Destination.Country, lang),
 			Zone: codeLabelDoc{d.Zone.Code, d.Zone.Label(lang)}, Period: d.Period}

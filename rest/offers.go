@@ -385,30 +385,44 @@ func (p placeBody) code() string {
 
 // searchLink is the GET form of a one-way search.
 func searchLink(q *flightgraph.OfferSearch, display string) string {
-	v := url.Values{}
 	c := q.Connections[0]
-	v.Set("origin", c.Origin)
-	v.Set("destination", c.Destination)
-	v.Set("departureDate", c.DepartureDate)
-	var types, cabins []string
-	for _, p := range q.Passengers {
-		types = append(types, strings.ToUpper(p.Type))
+	types := make([]string, len(q.Passengers))
+	for i, p := range q.Passengers {
+		types[i] = strings.ToUpper(p.Type)
 	}
-	v.Set("passengers", strings.Join(types, ","))
-	for _, k := range q.Cabins {
-		cabins = append(cabins, string(k))
+	cabins := "ALL"
+	if len(q.Cabins) > 0 {
+		cs := make([]string, len(q.Cabins))
+		for i, k := range q.Cabins {
+			cs[i] = string(k)
+		}
+		cabins = strings.Join(cs, ",")
 	}
-	if len(cabins) == 0 {
-		cabins = []string{"ALL"}
+	// The parameters in url.Values.Encode's order (by name), without its map and sort: a deals
+	// answer links a search per destination.
+	var b strings.Builder
+	b.Grow(192)
+	b.WriteString("/opendata/offers/v1/available-offers")
+	sep := byte('?')
+	add := func(name, value string) {
+		b.WriteByte(sep)
+		b.WriteString(name)
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(value))
+		sep = '&'
 	}
-	v.Set("commercialCabins", strings.Join(cabins, ","))
+	add("commercialCabins", cabins)
 	if q.Currency != "" {
-		v.Set("currency", q.Currency)
+		add("currency", q.Currency)
 	}
+	add("departureDate", c.DepartureDate)
+	add("destination", c.Destination)
 	if display != "" {
-		v.Set("displayPriceContent", display)
+		add("displayPriceContent", display)
 	}
-	return "/opendata/offers/v1/available-offers?" + v.Encode()
+	add("origin", c.Origin)
+	add("passengers", strings.Join(types, ","))
+	return b.String()
 }
 
 func itineraryKey(o *flightgraph.Offer) string {
@@ -420,7 +434,7 @@ func itineraryKey(o *flightgraph.Offer) string {
 }
 
 func connectionOf(o *flightgraph.Offer) connectionDoc {
-	c := connectionDoc{Duration: o.Duration(), NumberOfStops: len(o.Segments) - 1}
+	c := connectionDoc{Duration: o.Duration(), NumberOfStops: len(o.Segments) - 1, Segments: make([]segmentDoc, 0, len(o.Segments))}
 	for _, s := range o.Segments {
 		first, last := s.Legs[0], s.Legs[len(s.Legs)-1]
 		d := segmentDoc{FlightID: s.Flight.ID, Origin: offerPlaceDoc{Code: s.Flight.OriginCode}, Destination: offerPlaceDoc{Code: s.Flight.DestinationCode},
@@ -441,7 +455,7 @@ func connectionOf(o *flightgraph.Offer) connectionDoc {
 func productOf(o *flightgraph.Offer, display string) productDoc {
 	p := productDoc{ID: o.ID, Bound: string(o.Bound), CommercialCabin: string(o.Cabin), SeatsLeft: o.SeatsLeft, ExpiresAt: o.ExpiresAt.Format(time.RFC3339),
 		FareFamily: familyOf(o.Family),
-		Price:      priceDoc{TotalPrice: o.Price.Total.Decimal(), Currency: o.Price.Total.Currency, PricePerPassengerTypes: []paxPriceDoc{}}}
+		Price:      priceDoc{TotalPrice: o.Price.Total.Decimal(), Currency: o.Price.Total.Currency, PricePerPassengerTypes: make([]paxPriceDoc, 0, len(o.Price.Passengers))}}
 	taxes := flightgraph.Money{Currency: o.Price.Total.Currency}
 	for _, pp := range o.Price.Passengers {
 		p.Price.PricePerPassengerTypes = append(p.Price.PricePerPassengerTypes, paxPriceDoc{PassengerType: pp.Type, Count: pp.Count,

@@ -2,8 +2,6 @@ package travel
 
 import (
 	"context"
-	"crypto/hmac"
-	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +189,7 @@ func (s *Service) cartID(c *flightgraph.ShoppingCart) string {
 		items[i] = it.Product.ID + "*" + strconv.Itoa(it.Quantity)
 	}
 	payload := "cart|" + strings.Join(ids, " ") + "|" + strings.Join(items, " ")
-	return cartIDPrefix + base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(s.sign(payload))
+	return s.signedID(cartIDPrefix, []byte(payload))
 }
 
 // Cart reads a cart id back: its offers read back and its products priced again, the same cart
@@ -260,19 +258,11 @@ func (s *Service) Carts(ctx context.Context, param string, ids []string) (carts 
 
 func (s *Service) readCart(param, id string) (offerIDs []string, products []flightgraph.CartProduct, err error) {
 	invalid := flightgraph.ParamErrorf(flightgraph.ECodeOfferInvalid, param, "%s is not a shopping cart id of this service", param)
-	if len(id) > maxCartIDLength || !strings.HasPrefix(id, cartIDPrefix) {
-		return nil, nil, invalid
-	}
-	body, sig, ok := strings.Cut(id[len(cartIDPrefix):], ".")
+	raw, ok := s.openID(cartIDPrefix, id, maxCartIDLength)
 	if !ok {
 		return nil, nil, invalid
 	}
-	raw, err1 := base64.RawURLEncoding.Strict().DecodeString(body)
-	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.sign(string(raw))) {
-		return nil, nil, invalid
-	}
-	f := strings.Split(string(raw), "|")
+	f := strings.Split(raw, "|")
 	if len(f) != 3 || f[0] != "cart" {
 		return nil, nil, invalid // an offer's payload, signed by the same key, is not a cart
 	}

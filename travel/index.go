@@ -167,6 +167,9 @@ func (p pricing) key() string {
 	return b.String() + "|" + p.cur.Code
 }
 
+// bestKey keys what best finds for p over days.
+func (p pricing) bestKey(days []string) string { return p.key() + "|" + strings.Join(days, ",") }
+
 // shopping returns the entry of a read (tripsOf's arguments): from the index when the service has
 // one, else read for this call alone. An entry the index lacks is read in the call that first
 // asks for it (the others asking wait for it), within the call's heavy slot: the first call from
@@ -377,11 +380,12 @@ func (e *indexEntry) cheapest(ctx context.Context, s *Service, p *flightgraph.Pl
 // days until a cell of them changes, so that a warm inspiration or deals call visits a cell per
 // destination rather than one per destination and day (5,700 for a month to 190 destinations).
 // The days are the entry's (an entry is one run of days, indexKey) or, for deals of a type
-// (weekends, last minute), some of them: a few keys an entry, beside cheapest's one per day.
-func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place, days []string, pr pricing, now time.Time) (*cell, error) {
-	key := pr.key() + "|" + strings.Join(days, ",")
+// (weekends, last minute), some of them: a few keys an entry, beside cheapest's one per day. key
+// is pr.bestKey(days), which a call over many destinations works out once.
+func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place, days []string, pr pricing, key string, now time.Time) (*cell, error) {
+	pk := placeKey(p)
 	e.mu.Lock()
-	if dp := e.plans[placeKey(p)]; dp != nil {
+	if dp := e.plans[pk]; dp != nil {
 		if b, ok := dp.best[key]; ok && !now.Before(b.at) && !now.After(b.until) {
 			e.mu.Unlock()
 			return b.c, nil
@@ -402,7 +406,7 @@ func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place,
 		}
 	}
 	e.mu.Lock()
-	if dp := e.plans[placeKey(p)]; dp != nil {
+	if dp := e.plans[pk]; dp != nil {
 		if dp.best == nil {
 			dp.best = map[string]keptBest{}
 		}
