@@ -26,8 +26,10 @@ func (s *Service) signedID(prefix string, payload []byte) string {
 }
 
 // openID is the payload of id, a signedID under prefix of at most maxLen bytes; ok is false when
-// id is malformed, altered or signed under another key. An id has one spelling (Strict base64),
-// so that no altered id passes for the same one.
+// id is malformed, altered or signed under another key. An id has one spelling, the one signedID
+// writes, so that no altered id passes for the same one: Strict base64 refuses stray padding
+// bits, but like every decoder of encoding/base64 it skips CR and LF anywhere in its input, so
+// what was decoded must encode back to what was read.
 func (s *Service) openID(prefix, id string, maxLen int) (payload string, ok bool) {
 	if len(id) > maxLen || !strings.HasPrefix(id, prefix) {
 		return "", false
@@ -36,9 +38,10 @@ func (s *Service) openID(prefix, id string, maxLen int) (payload string, ok bool
 	if !ok {
 		return "", false
 	}
-	raw, err1 := base64.RawURLEncoding.Strict().DecodeString(body)
-	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, s.sign(raw)) {
+	enc := base64.RawURLEncoding.Strict()
+	raw, err1 := enc.DecodeString(body)
+	mac, err2 := enc.DecodeString(sig)
+	if err1 != nil || err2 != nil || enc.EncodeToString(raw) != body || enc.EncodeToString(mac) != sig || !hmac.Equal(mac, s.sign(raw)) {
 		return "", false
 	}
 	return string(raw), true

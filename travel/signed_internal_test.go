@@ -31,4 +31,11 @@ func TestSignedIDsKeepToTheirKey(t *testing.T) {
 	if _, ok := a.openID(cartIDPrefix, first, maxCartIDLength); ok {
 		t.Error("an offer id opened as a cart id")
 	}
+	// One spelling: base64's decoders skip CR and LF, which must not make a second id of one payload.
+	body := len(offerIDPrefix) + 4
+	for _, other := range []string{first[:body] + "\n" + first[body:], first[:body] + "\r\n" + first[body:], first[:len(first)-2] + "\n" + first[len(first)-2:], first + "\n"} {
+		if _, ok := a.openID(offerIDPrefix, other, maxOfferIDLength); ok {
+			t.Errorf("%q opened: a second spelling of %q", other, first)
+		}
+	}
 }
