@@ -232,7 +232,7 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 	list := &flightgraph.DealList{Origin: labelled[0], DateInterval: q.DateInterval, Type: q.Type, Currency: d.cur.Code}
 	days := q.Days()
 	pr := pricing{cabins: d.cabins, counts: d.counts, cur: d.cur}
-	bestKey := pr.bestKey(days)
+	sp := pr.over(days)
 	for _, p := range labelled[1:] {
 		zone := flightgraph.ZoneOf(p.Country.AreaCode)
 		if q.Zone != "" && zone.Code != q.Zone {
@@ -253,7 +253,7 @@ func (s *Service) deals(ctx context.Context, q *flightgraph.DealQuery, byDay boo
 			}
 			continue
 		}
-		best, err := e.best(ctx, s, p.Place, days, pr, bestKey, d.now)
+		best, err := e.best(ctx, s, p.Place, sp, d.now)
 		if err != nil {
 			return nil, err
 		}

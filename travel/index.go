@@ -167,8 +167,18 @@ func (p pricing) key() string {
 	return b.String() + "|" + p.cur.Code
 }
 
-// bestKey keys what best finds for p over days.
-func (p pricing) bestKey(days []string) string { return p.key() + "|" + strings.Join(days, ",") }
+// over is what best looks for over days at pricing p, with its key worked out once: a call over
+// many destinations asks the same of each.
+func (p pricing) over(days []string) span {
+	return span{pr: p, days: days, key: p.key() + "|" + strings.Join(days, ",")}
+}
+
+// span is a pricing over a run of days, keyed (pricing.over).
+type span struct {
+	pr   pricing
+	days []string
+	key  string
+}
 
 // shopping returns the entry of a read (tripsOf's arguments): from the index when the service has
 // one, else read for this call alone. An entry the index lacks is read in the call that first
@@ -380,9 +390,9 @@ func (e *indexEntry) cheapest(ctx context.Context, s *Service, p *flightgraph.Pl
 // days until a cell of them changes, so that a warm inspiration or deals call visits a cell per
 // destination rather than one per destination and day (5,700 for a month to 190 destinations).
 // The days are the entry's (an entry is one run of days, indexKey) or, for deals of a type
-// (weekends, last minute), some of them: a few keys an entry, beside cheapest's one per day. key
-// is pr.bestKey(days), which a call over many destinations works out once.
-func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place, days []string, pr pricing, key string, now time.Time) (*cell, error) {
+// (weekends, last minute), some of them: a few keys an entry, beside cheapest's one per day.
+func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place, sp span, now time.Time) (*cell, error) {
+	days, key := sp.days, sp.key
 	pk := placeKey(p)
 	e.mu.Lock()
 	if dp := e.plans[pk]; dp != nil {
@@ -392,7 +402,7 @@ func (e *indexEntry) best(ctx context.Context, s *Service, p *flightgraph.Place,
 		}
 	}
 	e.mu.Unlock()
-	cells, err := e.cheapest(ctx, s, p, days, pr, now)
+	cells, err := e.cheapest(ctx, s, p, days, sp.pr, now)
 	if err != nil {
 		return nil, err
 	}

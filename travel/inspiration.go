@@ -93,7 +93,7 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 		}
 	}
 	pr := pricing{cabins: []flightgraph.CabinClass{q.Cabin}, counts: flightgraph.PassengerCounts{"ADT": 1}, cur: cur}
-	bestKey := pr.bestKey(days)
+	sp := pr.over(days)
 	type found struct {
 		p *flightgraph.Place
 		c *cell
@@ -103,7 +103,7 @@ func (s *Service) Inspiration(ctx context.Context, q *flightgraph.InspirationQue
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		best, err := e.best(ctx, s, p, days, pr, bestKey, now)
+		best, err := e.best(ctx, s, p, sp, now)
 		if err != nil {
 			return nil, err
 		}

@@ -602,8 +602,7 @@ func (s *Service) price(r *refs, it itinerary, fam *flightgraph.FareFamily, coun
 	return o
 }
 
-// An offer id is "o1." + base64url(payload) + "." + base64url(the first 16 bytes of its
-// HMAC-SHA256 under OfferKey). The payload is
+// An offer id is signed (signedID) under "o1."; its payload is
 // quoted-at|bound|family|passengers|currency|flight ids, passengers as ADT2+CHD1.
 
 const offerIDPrefix = "o1."
