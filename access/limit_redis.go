@@ -36,11 +36,24 @@ const (
 // admitScript decides a batch of calls atomically, in order, on the Redis server's clock, so that
 // every replica shares one clock and one count (see RedisLimiter for why a batch).
 //
-// KEYS name each subscription of the batch once: KEYS[2k-1] is the k-th one's window, KEYS[2k]
-// its day counter's key without the day, which the script appends from TIME. ARGV[1] is the
-// windows' lifetime in ms, ARGV[2] the batch's nonce; then each call has five: its subscription's
-// k, the per-second limit, the per-day limit, the calls the call costs against the day and the
-// places it takes in the window (see Limiter).
+// KEYS name each subscription of the batch once: KEYS[3k-2] is the k-th one's window, KEYS[3k-1]
+// its day counter's key without the day, which the script appends from TIME, and KEYS[3k] its
+// leases (see RedisLimiter). ARGV[1] is the windows' lifetime in ms, ARGV[2] the batch's nonce,
+// ARGV[3] a lease's life in µs and ARGV[4] the number of settled leases; then each settled lease
+// has four: its subscription's k, its field, the places its calls took and the calls it did not
+// use, against the day in its field; then each call has six: its subscription's k, the per-second
+// limit, the per-day limit, the calls the call costs against the day, the places it takes in the
+// window (see Limiter) and the places of the lease it asks for (0 for none).
+//
+// A lease is a field of the subscription's lease hash, "<nonce>:<call>:<day>" (the batch's nonce,
+// the call's place in it from 1, and the day it took its calls from), whose value is
+// "<places>:<expiry µs>": its places count
+// in every decision of the subscription, as if its calls were all made, until it is settled or
+// until its expiry, a second past the end of its life on Redis's clock. A settled lease's calls
+// join the batch's member, on a time after every one of them, while the lease was live, and the
+// calls it did not use leave its day's count. A lease is granted only to a call admitted with
+// room to spare: the window's places with the leases' and the lease's own at most seven eighths of
+// the per-second limit, and likewise the day's count of the per-day limit, which it takes at once.
 //
 // A window is a sorted set of the places admitted in the last second, scored by their time in
 // microseconds. The places one batch admits for a subscription share the batch's time, so they
@@ -67,8 +80,9 @@ const (
 // windows; but their leading time is Redis's clock, which is behind their score when the clock
 // stepped back, so their time is read from their score (ZSCORE: a rolling deploy's cost only).
 //
-// It returns {TIME seconds, TIME microseconds, day}, then five integers a call: status, second
-// used, day used, retry after µs, second reset µs. A missing day counter is reported as status -1
+// It returns {TIME seconds, TIME microseconds, day}, then six integers a call: status, second
+// used, day used, retry after µs, second reset µs, and the places of the lease granted (0 for
+// none). A missing day counter is reported as status -1
 // instead of being started from 0, so that the caller seeds it from durable storage.
 const admitScript = `
 local function civil(days)
@@ -131,11 +145,25 @@ local lifetimeAgain = 500000
 -- (used, false when Redis does not hold it), and what the batch adds.
 local subs = {}
 local function load(k)
-  local window = KEYS[2 * k - 1]
-  local s = {window = window, dayKey = KEYS[2 * k] .. day, now = now, n = 0, cum = 0, stored = 0, gone = 0, set = false, added = 0, placed = 0}
+  local window = KEYS[3 * k - 2]
+  local s = {window = window, dayKey = KEYS[3 * k - 1] .. day, leaseKey = KEYS[3 * k], now = now, n = 0, cum = 0, stored = 0, gone = 0, set = false, added = 0, placed = 0, reserved = 0, leased = false}
   local used = redis.call('GET', s.dayKey)
   s.used = used and tonumber(used) or false
   if not s.used then return s end
+  -- The live leases' places count as made; a lease past its expiry is dropped.
+  local leases = redis.call('HGETALL', s.leaseKey)
+  s.leases = {}
+  for i = 1, #leases, 2 do
+    local places, expiry = string.match(leases[i + 1], '^(%d+):(%d+)$')
+    places, expiry = tonumber(places), tonumber(expiry)
+    if places and expiry > now then
+      s.reserved = s.reserved + places
+      s.leases[leases[i]] = {places = places, expiry = expiry}
+      if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
+    else
+      redis.call('HDEL', s.leaseKey, leases[i])
+    end
+  end
   local head = redis.call('ZRANGE', window, '0', '7')
   if #head == 0 then return s end
   local newest = head[#head]
@@ -224,32 +252,75 @@ local function leavesAt(s, rank)
   return leaves(at or s.now)
 end
 
-local out = {sec, usec, day}
-for c = 0, (#ARGV - 2) / 5 - 1 do
-  local a = 3 + 5 * c
-  local k = tonumber(ARGV[a])
+local function sub(k)
   local s = subs[k]
   if not s then
     s = load(k)
     subs[k] = s
   end
-  local o = 4 + 5 * c
+  return s
+end
+
+local leaseLife = tonumber(ARGV[3])
+local settled = tonumber(ARGV[4])
+for i = 0, settled - 1 do
+  local a = 5 + 4 * i
+  local k, field, placed, unused = tonumber(ARGV[a]), ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
+  local s = sub(k)
+  local lease = s.leases and s.leases[field]
+  -- A lease found live: its calls join the window now, in place of its places. One Redis no
+  -- longer holds expired, and its calls have left the window with it.
+  if lease then
+    redis.call('HDEL', s.leaseKey, field)
+    s.leases[field] = nil
+    s.reserved = s.reserved - lease.places
+    if placed > 0 then
+      s.n = s.n + placed
+      s.placed = s.placed + placed
+      if not s.oldest then s.oldest = s.now end
+    end
+  end
+  -- The calls it did not use leave its day's count, while Redis holds that.
+  if unused > 0 then
+    local leaseDay = string.match(field, '^[^:]*:[^:]*:(.*)$')
+    if s.used and leaseDay == day then
+      s.used = s.used - unused
+      s.added = s.added - unused
+    elseif leaseDay and redis.call('EXISTS', KEYS[3 * k - 1] .. leaseDay) == 1 then
+      redis.call('DECRBY', KEYS[3 * k - 1] .. leaseDay, string.format('%d', unused))
+    end
+  end
+end
+
+local out = {sec, usec, day}
+local asks = {}
+local first = 5 + 4 * settled
+for c = 0, (#ARGV - first + 1) / 6 - 1 do
+  local a = first + 6 * c
+  local k = tonumber(ARGV[a])
+  local s = sub(k)
+  local o = 4 + 6 * c
   if not s.used then
-    out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4] = -1, 0, 0, 0, 0
+    out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = -1, 0, 0, 0, 0, 0
   else
     local perSecond = tonumber(ARGV[a + 1])
     local perDay = tonumber(ARGV[a + 2])
     local calls = tonumber(ARGV[a + 3])
     local places = tonumber(ARGV[a + 4])
+    local want = tonumber(ARGV[a + 5])
     local status, retry = 1, 0
     if s.used + calls > perDay then
       status = 2
-    elseif s.n + places > perSecond then
+    elseif s.n + s.reserved + places > perSecond then
       status, retry = 0, 1000000
       if perSecond > 0 then
         -- The window has room for the call's places once all but perSecond-places of its
-        -- calls have left it.
-        retry = leavesAt(s, s.n + places - perSecond - 1)
+        -- calls have left it, and the leases have been settled or have expired; a lease lives
+        -- leaseLife, and is settled at its end.
+        local rank = s.n + places - perSecond - 1
+        retry = 0
+        if rank >= 0 then retry = leavesAt(s, rank) end
+        if s.reserved > 0 then retry = math.max(retry, math.min(s.firstExpiry - now, leaseLife)) end
       end
     else
       s.n = s.n + places
@@ -258,7 +329,28 @@ for c = 0, (#ARGV - 2) / 5 - 1 do
       s.used = s.used + calls
       s.added = s.added + calls
     end
-    out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4] = status, s.n, s.used, retry, leaves(s.oldest)
+    out[o], out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5] = status, s.n, s.used, retry, leaves(s.oldest), 0
+    if status == 1 and want > 0 then
+      asks[#asks + 1] = {c = c, s = s, want = want, perSecond = perSecond, perDay = perDay}
+    end
+  end
+end
+-- Leases are granted once the batch's calls are decided, from the room they left.
+for _, ask in ipairs(asks) do
+  local s, want = ask.s, ask.want
+  -- The window's places with the leases' stay within seven eighths of the limit, and so does the
+  -- day's count, of which a lease takes at most an eighth of what is left after it.
+  if 8 * (s.n + s.reserved + want) <= 7 * ask.perSecond and 8 * (s.used + want) <= 7 * ask.perDay and 9 * want <= ask.perDay - s.used then
+    local expiry = now + leaseLife + 1000000
+    local field = string.format('%s:%d:%s', ARGV[2], ask.c + 1, day)
+    redis.call('HSET', s.leaseKey, field, string.format('%d:%d', want, expiry))
+    s.leases[field] = {places = want, expiry = expiry}
+    if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
+    s.reserved = s.reserved + want
+    s.used = s.used + want
+    s.added = s.added + want
+    s.leased = true
+    out[9 + 6 * ask.c] = want
   end
 end
 for k, s in pairs(subs) do
@@ -268,8 +360,12 @@ for k, s in pairs(subs) do
     -- After the ZADD: a window without members has no key to set a lifetime on.
     if not s.set then redis.call('PEXPIRE', s.window, ARGV[1]) end
   end
-  if s.added > 0 then
+  if s.added ~= 0 then
     redis.call('INCRBY', s.dayKey, string.format('%d', s.added))
+  end
+  if s.leased then
+    -- The hash outlives each lease it holds, whose expiry is leaseLife and a second away.
+    redis.call('PEXPIRE', s.leaseKey, string.format('%d', math.floor(leaseLife / 1000) + 2000))
   end
 end
 return out
@@ -281,6 +377,20 @@ const (
 	redisBatchMax = 128
 	// redisInFlight is how many batches a RedisLimiter has at Redis at once.
 	redisInFlight = 2
+)
+
+// Leases (see RedisLimiter).
+const (
+	// redisLeaseMinPerSecond is the least per-second limit a subscription is leased places under:
+	// its leases then hold redisLeaseFirst places or more.
+	redisLeaseMinPerSecond = 256
+	// redisLeaseLife is how long a replica admits calls from a lease, on its own clock from
+	// before it asked for it.
+	redisLeaseLife = 50 * time.Millisecond
+	// redisLeaseFirst is the places of a subscription's first lease; each lease used up within
+	// its life doubles the next, up to a 32nd of the per-second limit, and each that ends with
+	// places unused halves it.
+	redisLeaseFirst = 8
 )
 
 // RedisLimiter is a Limiter whose counts live in Redis, shared by every replica. Decisions are
@@ -306,33 +416,80 @@ const (
 // second or two rather than misread each other's members. A batch names each subscription's keys
 // once, however many of its calls it decides, and the keys of several subscriptions, so the
 // limiter needs one Redis server (a redis.Client, as cmd/flightgraph builds), not a Redis Cluster.
+//
+// A subscription whose per-second limit is redisLeaseMinPerSecond or more is leased places: a
+// call decided by Redis with room to spare (see admitScript) takes, with its own place, a lease of
+// a few more (redisLeaseFirst, then as many as the replica used in a lease's life, up to a 32nd of
+// the limit), which the replica admits its next calls of the same limits from, in process, for
+// redisLeaseLife on its own clock from before it asked. A lease's places count in Redis, as if
+// its calls were made, until the replica settles it (when its places are used up, its life ends,
+// or the limits change), and its calls then count from the time it is settled, after every one of
+// them; one never settled expires a second after its life ended on Redis's clock. So no sliding
+// second of Redis's clock holds more calls than the limit, across replicas, as without leases. A
+// lease only takes room no decision needed (the window's places with the leases' at most seven
+// eighths of the limit): with up to four replicas, a call below seven eighths of the limit is
+// never refused, whatever leases the others hold unused. A call admitted from a lease reports the
+// window's and the day's counts as its lease's grant did, plus the lease's calls since.
+// Subscriptions with a lower limit, such as the Default plan's 5 a second, are decided by Redis
+// call by call.
 type RedisLimiter struct {
 	client *redis.Client
 	prefix string
 	usage  DayUsage
 	script *redis.Script
+	now    func() time.Time // the lease clock: time.Now (monotonic)
 
 	mu      sync.Mutex
-	queue   []*redisCall // decisions waiting for a batch, oldest first
-	sending int          // batches at Redis
+	queue   []*redisCall  // decisions waiting for a batch, oldest first
+	settles []redisSettle // leases to settle with the next batch
+	sending int           // batches at Redis
+	leases  map[string]*redisLeases
 }
 
 // redisCall is one decision waiting in a RedisLimiter's queue, and then its answer.
 type redisCall struct {
 	subscription string
-	args         [4]int64 // per-second and per-day limits, calls, places
+	args         [5]int64 // per-second and per-day limits, calls, places, the lease's places asked for
 
-	done   chan struct{} // closed once the answer is in
-	status int64
-	d      Decision
-	dayOf  string
-	err    error
+	done    chan struct{} // closed once the answer is in
+	status  int64
+	d       Decision
+	dayOf   string
+	granted int64 // the places of the lease granted
+	err     error
+}
+
+// redisLeases is what a RedisLimiter knows of one subscription's leases.
+type redisLeases struct {
+	current *redisLease // the lease calls are admitted from, or nil
+	asking  bool        // a call in a batch asks for a lease
+	next    int64       // the places the next lease asks for
+}
+
+// redisLease is a lease a replica admits calls from (see RedisLimiter).
+type redisLease struct {
+	limits flightgraph.Limits
+	field  string // its field in the subscription's lease hash
+	size   int64  // the places and calls it was granted
+	places int64  // the places left
+	calls  int64  // the calls left against the day
+	until  time.Time
+	grant  Decision  // the decision of the call it was granted with
+	got    time.Time // when the grant was answered, on the lease clock
+	timer  *time.Timer
+}
+
+// redisSettle is a lease to settle: its calls' places, and the calls it did not use.
+type redisSettle struct {
+	subscription, field string
+	placed, unused      int64
 }
 
 // NewRedisLimiter returns a RedisLimiter storing its keys under prefix in client's database and
 // seeding day counters Redis does not hold from usage; a nil usage seeds them with 0.
 func NewRedisLimiter(client *redis.Client, prefix string, usage DayUsage) *RedisLimiter {
-	return &RedisLimiter{client: client, prefix: prefix, usage: usage, script: redis.NewScript(admitScript)}
+	return &RedisLimiter{client: client, prefix: prefix, usage: usage, script: redis.NewScript(admitScript), now: time.Now,
+		leases: make(map[string]*redisLeases)}
 }
 
 // Admit decides one call in one batch, or three when the day counter must first be seeded from
@@ -340,7 +497,12 @@ func NewRedisLimiter(client *redis.Client, prefix string, usage DayUsage) *Redis
 // decision may still be made (and the call counted), as when a round trip of its own is cut.
 func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error) {
 	calls, places := callsAndPlaces(calls, limits)
-	c := &redisCall{subscription: subscription, args: [4]int64{int64(limits.PerSecond), int64(limits.PerDay), int64(calls), int64(places)}}
+	if limits.PerSecond >= redisLeaseMinPerSecond {
+		if d, ok := r.fromLease(subscription, limits, int64(calls), int64(places)); ok {
+			return d, nil
+		}
+	}
+	c := &redisCall{subscription: subscription, args: [5]int64{int64(limits.PerSecond), int64(limits.PerDay), int64(calls), int64(places)}}
 	for range redisSeedAttempts {
 		c.done = make(chan struct{})
 		r.decide(c)
@@ -372,10 +534,80 @@ func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits fl
 	return Decision{}, limiterStoreError(fmt.Errorf("the day counter of %s is still missing after %d seeds", subscription, redisSeedAttempts))
 }
 
+// fromLease admits a call from the subscription's lease, when it has one of these limits, live,
+// with room for the call; else it settles the lease it has, if any, and the call goes to Redis.
+func (r *RedisLimiter) fromLease(subscription string, limits flightgraph.Limits, calls, places int64) (Decision, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.leases[subscription]
+	if st == nil || st.current == nil {
+		return Decision{}, false
+	}
+	l, now := st.current, r.now()
+	elapsed := now.Sub(l.got)
+	at := l.grant.At.Add(elapsed)
+	if l.limits != limits || !now.Before(l.until) || !at.Before(l.grant.DayReset) || l.places < places || l.calls < calls {
+		r.retire(subscription, st, l, now)
+		return Decision{}, false
+	}
+	l.places -= places
+	l.calls -= calls
+	d := l.grant
+	d.SecondUsed += int(l.size - l.places)
+	d.DayUsed += l.size - l.calls
+	d.At = at
+	// The window's oldest call leaves when it did at the grant; after it, the lease's first.
+	if d.SecondReset -= elapsed; d.SecondReset <= 0 {
+		d.SecondReset = max(time.Second-elapsed, 0)
+	}
+	return d, true
+}
+
+// retire stops admitting calls from l, the subscription's current lease, and queues it to be
+// settled; the caller holds r.mu. The next lease is sized by how much of l was used.
+func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLease, now time.Time) {
+	st.current = nil
+	l.timer.Stop()
+	switch {
+	case now.Before(l.until):
+		// Used up within its life (or the limits changed).
+		st.next = max(min(2*l.size, int64(l.limits.PerSecond/32)), redisLeaseFirst)
+	case 2*l.places > l.size:
+		st.next = max(l.size/2, redisLeaseFirst)
+	}
+	if !st.asking && st.current == nil && st.next == redisLeaseFirst {
+		// Nothing to remember: the next lease starts from the first size anyway.
+		delete(r.leases, subscription)
+	}
+	placed := l.size - l.places
+	if !now.Before(l.until.Add(time.Second)) {
+		// Its calls have left the window, as its places have in Redis.
+		placed = 0
+	}
+	r.settles = append(r.settles, redisSettle{subscription: subscription, field: l.field, placed: placed, unused: l.calls})
+	if r.sending < redisInFlight {
+		r.sending++
+		go r.send(false)
+	}
+}
+
 // decide queues c, and sends batches while fewer than redisInFlight are at Redis: the caller's
-// goroutine sends the batch its decision is in, and hands any left to another.
+// goroutine sends the batch its decision is in, and hands any left to another. A call of a
+// subscription leased places asks for a lease when none is asked for.
 func (r *RedisLimiter) decide(c *redisCall) {
 	r.mu.Lock()
+	c.args[4] = 0
+	if c.args[0] >= redisLeaseMinPerSecond {
+		st := r.leases[c.subscription]
+		if st == nil {
+			st = &redisLeases{next: redisLeaseFirst}
+			r.leases[c.subscription] = st
+		}
+		if !st.asking && st.current == nil {
+			st.asking = true
+			c.args[4] = max(min(st.next, c.args[0]/32), redisLeaseFirst)
+		}
+	}
 	r.queue = append(r.queue, c)
 	send := r.sending < redisInFlight
 	if send {
@@ -395,11 +627,13 @@ func (r *RedisLimiter) send(first bool) {
 	for {
 		r.mu.Lock()
 		n := min(len(r.queue), redisBatchMax)
-		if n == 0 {
+		settles := r.settles
+		if n == 0 && len(settles) == 0 {
 			r.sending--
 			r.mu.Unlock()
 			return
 		}
+		r.settles = nil
 		batch := make([]*redisCall, n)
 		copy(batch, r.queue)
 		rest := copy(r.queue, r.queue[n:])
@@ -407,10 +641,10 @@ func (r *RedisLimiter) send(first bool) {
 		r.queue = r.queue[:rest]
 		r.mu.Unlock()
 
-		r.run(batch)
+		r.run(settles, batch)
 		if first {
 			r.mu.Lock()
-			more := len(r.queue) > 0
+			more := len(r.queue) > 0 || len(r.settles) > 0
 			if !more {
 				r.sending--
 			}
@@ -423,8 +657,8 @@ func (r *RedisLimiter) send(first bool) {
 	}
 }
 
-// windowKey and dayKey are a subscription's keys: its window, and its day counter's without the
-// day.
+// windowKey, dayKey and leaseKey are a subscription's keys: its window, its day counter's
+// without the day, and its leases.
 func (r *RedisLimiter) windowKey(subscription string) string {
 	return r.prefix + "{" + subscription + "}:win"
 }
@@ -433,21 +667,34 @@ func (r *RedisLimiter) dayKey(subscription string) string {
 	return r.prefix + "{" + subscription + "}:d:"
 }
 
-// run decides a batch with one script run and hands each call its answer.
-func (r *RedisLimiter) run(batch []*redisCall) {
-	index := make(map[string]int64, len(batch))
+func (r *RedisLimiter) leaseKey(subscription string) string {
+	return r.prefix + "{" + subscription + "}:lease"
+}
+
+// run settles leases and decides a batch with one script run, and hands each call its answer.
+func (r *RedisLimiter) run(settles []redisSettle, batch []*redisCall) {
+	index := make(map[string]int64, len(batch)+len(settles))
 	var keys []string
-	args := make([]any, 2, 2+5*len(batch))
-	args[0], args[1] = redisWindowTTL.Milliseconds(), rand.Uint64()
-	for _, c := range batch {
-		k, ok := index[c.subscription]
+	subscription := func(s string) int64 {
+		k, ok := index[s]
 		if !ok {
-			keys = append(keys, r.windowKey(c.subscription), r.dayKey(c.subscription))
-			k = int64(len(keys) / 2)
-			index[c.subscription] = k
+			keys = append(keys, r.windowKey(s), r.dayKey(s), r.leaseKey(s))
+			k = int64(len(keys) / 3)
+			index[s] = k
 		}
-		args = append(args, k, c.args[0], c.args[1], c.args[2], c.args[3])
+		return k
 	}
+	nonce := rand.Uint64()
+	args := make([]any, 4, 4+4*len(settles)+6*len(batch))
+	args[0], args[1], args[2], args[3] = redisWindowTTL.Milliseconds(), nonce, redisLeaseLife.Microseconds(), len(settles)
+	for _, s := range settles {
+		args = append(args, subscription(s.subscription), s.field, s.placed, s.unused)
+	}
+	for _, c := range batch {
+		args = append(args, subscription(c.subscription), c.args[0], c.args[1], c.args[2], c.args[3], c.args[4])
+	}
+	// A lease is admitted from for its life from now, before Redis's clock starts it.
+	sent := r.now()
 	// The batch is everyone's: no one caller's context may cut it. The client's read and write
 	// timeouts bound it.
 	res, err := r.script.Run(context.Background(), r.client, keys, args...).Slice()
@@ -463,11 +710,49 @@ func (r *RedisLimiter) run(batch []*redisCall) {
 	} else {
 		err = parseAdmit(res, batch)
 	}
+	r.lease(batch, nonce, sent, err == nil)
 	for _, c := range batch {
 		if err != nil {
 			c.err = limiterStoreError(err)
 		}
 		close(c.done)
+	}
+}
+
+// lease takes the leases a batch was granted, and lets the subscriptions whose calls asked for
+// one and got none ask again.
+func (r *RedisLimiter) lease(batch []*redisCall, nonce uint64, sent time.Time, ok bool) {
+	got := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, c := range batch {
+		if c.args[4] == 0 {
+			continue
+		}
+		st := r.leases[c.subscription]
+		if st == nil {
+			continue
+		}
+		st.asking = false
+		if !ok || c.granted == 0 {
+			continue
+		}
+		l := &redisLease{
+			limits: flightgraph.Limits{PerSecond: int(c.args[0]), PerDay: int(c.args[1])},
+			size:   c.granted, places: c.granted, calls: c.granted,
+			field: strconv.FormatUint(nonce, 10) + ":" + strconv.Itoa(i+1) + ":" + c.dayOf,
+			until: sent.Add(redisLeaseLife), grant: c.d, got: got,
+		}
+		l.grant.Limits = l.limits
+		st.current = l
+		sub := c.subscription
+		l.timer = time.AfterFunc(redisLeaseLife, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if st := r.leases[sub]; st != nil && st.current == l {
+				r.retire(sub, st, l, r.now())
+			}
+		})
 	}
 }
 
@@ -521,8 +806,8 @@ func (r *RedisLimiter) CatchUp(ctx context.Context, days []SubscriptionDay) ([]S
 
 // parseAdmit turns admitScript's reply into the calls' decisions, statuses and day, all or none.
 func parseAdmit(res []any, batch []*redisCall) error {
-	if len(res) != 3+5*len(batch) {
-		return fmt.Errorf("the limiter script returned %d values for %d calls, want %d", len(res), len(batch), 3+5*len(batch))
+	if len(res) != 3+6*len(batch) {
+		return fmt.Errorf("the limiter script returned %d values for %d calls, want %d", len(res), len(batch), 3+6*len(batch))
 	}
 	ints := make([]int64, len(res))
 	for i, v := range res {
@@ -542,7 +827,7 @@ func parseAdmit(res []any, batch []*redisCall) error {
 	at := time.Unix(ints[0], ints[1]*int64(time.Microsecond)).UTC()
 	dayReset := time.Unix((limitFloorDiv(ints[0], 86400)+1)*86400, 0).UTC()
 	for i, c := range batch {
-		n := ints[3+5*i : 8+5*i]
+		n := ints[3+6*i : 9+6*i]
 		d := Decision{
 			Allowed:     n[0] == redisAdmitted,
 			SecondUsed:  int(n[1]),
@@ -561,7 +846,7 @@ func parseAdmit(res []any, batch []*redisCall) error {
 		default:
 			return errors.New("the limiter script returned status " + strconv.FormatInt(n[0], 10))
 		}
-		c.status, c.d, c.dayOf = n[0], d, day
+		c.status, c.d, c.dayOf, c.granted = n[0], d, day, n[5]
 	}
 	return nil
 }
