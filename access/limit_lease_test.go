@@ -39,7 +39,8 @@ func TestRedisLimiter_Leases(t *testing.T) {
 			access.NewRedisLimiter(mustLimitRedis(t, url), prefix, fixedDayUsage(0, nil)),
 		}
 		var admitted, refused atomic.Int64
-		stop := time.Now().Add(400 * time.Millisecond)
+		start := time.Now()
+		stop := start.Add(400 * time.Millisecond)
 		var wg sync.WaitGroup
 		for i := range 32 {
 			wg.Go(func() {
@@ -61,9 +62,16 @@ func TestRedisLimiter_Leases(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		n := admitted.Load()
-		if n > 512 || n < 512-2*512/32 {
-			t.Fatalf("two replicas admitted %d calls within a second under a limit of 512, want 480 to 512", n)
+		n, took := admitted.Load(), time.Since(start)
+		if took >= time.Second {
+			// A machine too slow to keep the calls within one second: two seconds hold twice
+			// the limit at most.
+			t.Logf("the calls took %v", took)
+			if n > 2*512 {
+				t.Fatalf("two replicas admitted %d calls within %v under a limit of 512 a second", n, took)
+			}
+		} else if n > 512 || n < 512-2*512/32 {
+			t.Fatalf("two replicas admitted %d calls within %v under a limit of 512 a second, want 480 to 512", n, took)
 		}
 		if refused.Load() == 0 {
 			t.Fatalf("no call refused: the load did not reach the limit")

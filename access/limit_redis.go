@@ -425,10 +425,12 @@ const (
 // its calls were made, until the replica settles it (when its places are used up, its life ends,
 // or the limits change), and its calls then count from the time it is settled, after every one of
 // them; one never settled expires a second after its life ended on Redis's clock. So no sliding
-// second of Redis's clock holds more calls than the limit, across replicas, as without leases. A
-// lease only takes room no decision needed (the window's places with the leases' at most seven
-// eighths of the limit): with up to four replicas, a call below seven eighths of the limit is
-// never refused, whatever leases the others hold unused. A call admitted from a lease reports the
+// second of Redis's clock holds more calls than the limit, across replicas, as without leases.
+// Leases are granted only while the window's places with the leases' stay within seven eighths of
+// the limit, and the places a replica's leases hold unused are a 16th of the limit at most (one
+// lease's, or two's for the round trip in which one is settled as the next is granted): so a call
+// is never refused below 1 - replicas/16 of the limit (seven eighths with two replicas), and
+// places left unused are given back within a lease's life. A call admitted from a lease reports the
 // window's and the day's counts as its lease's grant did, plus the lease's calls since.
 // Subscriptions with a lower limit, such as the Default plan's 5 a second, are decided by Redis
 // call by call.
