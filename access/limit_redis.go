@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -30,7 +31,10 @@ const (
 	redisRefusedSecond = 0
 	redisAdmitted      = 1
 	redisRefusedDay    = 2
-	redisNeedSeed      = -1
+	// redisRefusedDayForNow is a per-day refusal that only the calls live leases took from the
+	// day make: its RetryAfter is until they are settled, not midnight.
+	redisRefusedDayForNow = 3
+	redisNeedSeed         = -1
 )
 
 // admitScript decides a batch of calls atomically, in order, on the Redis server's clock, so that
@@ -138,6 +142,11 @@ end
 -- member it holds, which leaves it a second after its time (ARGV[1] is two seconds).
 local lifetimeAgain = 500000
 
+-- How long a lease is kept past its expiry for its settling (µs), and its hash past its last
+-- lease's expiry and that (ms).
+local leaseGrace = 10000000
+local leaseKeyLife = string.format('%d', math.floor((tonumber(ARGV[3]) + 1000000 + leaseGrace) / 1000) + 1000)
+
 -- What the batch knows of subscription k: the time of its window (now, below), its window's
 -- places (n), the time its oldest call leaves (oldest), its newest member's cumulative count
 -- (cum), how many places its live members hold (stored), how many members that left it are still
@@ -150,7 +159,8 @@ local function load(k)
   local used = redis.call('GET', s.dayKey)
   s.used = used and tonumber(used) or false
   if not s.used then return s end
-  -- The live leases' places count as made; a lease past its expiry is dropped.
+  -- The live leases' places count as made. A lease past its expiry is kept for leaseGrace, so
+  -- that a late settling still gives its unused calls back to the day, and then dropped.
   local leases = redis.call('HGETALL', s.leaseKey)
   s.leases = {}
   for i = 1, #leases, 2 do
@@ -158,8 +168,10 @@ local function load(k)
     places, expiry = tonumber(places), tonumber(expiry)
     if places and expiry > now then
       s.reserved = s.reserved + places
-      s.leases[leases[i]] = {places = places, expiry = expiry}
+      s.leases[leases[i]] = {places = places, live = true}
       if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
+    elseif places and expiry + leaseGrace > now then
+      s.leases[leases[i]] = {places = places, live = false}
     else
       redis.call('HDEL', s.leaseKey, leases[i])
     end
@@ -268,11 +280,16 @@ for i = 0, settled - 1 do
   local k, field, placed, unused = tonumber(ARGV[a]), ARGV[a + 1], tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
   local s = sub(k)
   local lease = s.leases and s.leases[field]
-  -- A lease found live: its calls join the window now, in place of its places. One Redis no
-  -- longer holds expired, and its calls have left the window with it.
+  -- Only a lease Redis holds is settled, once: a settling sent again (a retried run) or one of a
+  -- lease Redis lost (with its day's count, since seeded again from durable usage) changes
+  -- nothing.
   if lease then
     redis.call('HDEL', s.leaseKey, field)
     s.leases[field] = nil
+  end
+  -- A live lease's calls join the window now, in place of its places; an expired one's have left
+  -- it, as its places did.
+  if lease and lease.live then
     s.reserved = s.reserved - lease.places
     if placed > 0 then
       s.n = s.n + placed
@@ -281,7 +298,7 @@ for i = 0, settled - 1 do
     end
   end
   -- The calls it did not use leave its day's count, while Redis holds that.
-  if unused > 0 then
+  if lease and unused > 0 then
     local leaseDay = string.match(field, '^[^:]*:[^:]*:(.*)$')
     if s.used and leaseDay == day then
       s.used = s.used - unused
@@ -311,6 +328,11 @@ for c = 0, (#ARGV - first + 1) / 6 - 1 do
     local status, retry = 1, 0
     if s.used + calls > perDay then
       status = 2
+      -- Refused only for the calls live leases took from the day and may give back: per day,
+      -- until they are settled.
+      if s.reserved > 0 and s.used - s.reserved + calls <= perDay then
+        status, retry = 3, math.min(s.firstExpiry - now, leaseLife)
+      end
     elseif s.n + s.reserved + places > perSecond then
       status, retry = 0, 1000000
       if perSecond > 0 then
@@ -320,7 +342,9 @@ for c = 0, (#ARGV - first + 1) / 6 - 1 do
         local rank = s.n + places - perSecond - 1
         retry = 0
         if rank >= 0 then retry = leavesAt(s, rank) end
-        if s.reserved > 0 then retry = math.max(retry, math.min(s.firstExpiry - now, leaseLife)) end
+        -- A lease's calls leave the window a second after it is settled at the latest, so its
+        -- places by its expiry.
+        if s.reserved > 0 then retry = math.max(retry, s.firstExpiry - now) end
       end
     else
       s.n = s.n + places
@@ -339,12 +363,12 @@ end
 for _, ask in ipairs(asks) do
   local s, want = ask.s, ask.want
   -- The window's places with the leases' stay within seven eighths of the limit, and so does the
-  -- day's count, of which a lease takes at most an eighth of what is left after it.
-  if 8 * (s.n + s.reserved + want) <= 7 * ask.perSecond and 8 * (s.used + want) <= 7 * ask.perDay and 9 * want <= ask.perDay - s.used then
+  -- day's count; the live leases take at most an eighth of what the day has left.
+  if 8 * (s.n + s.reserved + want) <= 7 * ask.perSecond and 8 * (s.used + want) <= 7 * ask.perDay and 8 * (s.reserved + want) <= ask.perDay - s.used then
     local expiry = now + leaseLife + 1000000
     local field = string.format('%s:%d:%s', ARGV[2], ask.c + 1, day)
     redis.call('HSET', s.leaseKey, field, string.format('%d:%d', want, expiry))
-    s.leases[field] = {places = want, expiry = expiry}
+    s.leases[field] = {places = want, live = true}
     if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
     s.reserved = s.reserved + want
     s.used = s.used + want
@@ -364,8 +388,8 @@ for k, s in pairs(subs) do
     redis.call('INCRBY', s.dayKey, string.format('%d', s.added))
   end
   if s.leased then
-    -- The hash outlives each lease it holds, whose expiry is leaseLife and a second away.
-    redis.call('PEXPIRE', s.leaseKey, string.format('%d', math.floor(leaseLife / 1000) + 2000))
+    -- The hash outlives each lease it holds, and its grace.
+    redis.call('PEXPIRE', s.leaseKey, leaseKeyLife)
   end
 end
 return out
@@ -429,8 +453,12 @@ const (
 // Leases are granted only while the window's places with the leases' stay within seven eighths of
 // the limit, and the places a replica's leases hold unused are a 16th of the limit at most (one
 // lease's, or two's for the round trip in which one is settled as the next is granted): so a call
-// is never refused below 1 - replicas/16 of the limit (seven eighths with two replicas), and
-// places left unused are given back within a lease's life. A call admitted from a lease reports the
+// is not refused below about 1 - replicas/16 of the limit (seven eighths with two replicas;
+// about, since a leased call counts from its lease's grant until a second after the lease is
+// settled, up to redisLeaseLife and a round trip more than its own second), and places left
+// unused are given back within a lease's life. The live leases take at most an eighth of what
+// the day has left, and a call refused only for their calls is refused per day until they are
+// settled, not until midnight. A call admitted from a lease reports the
 // window's and the day's counts as its lease's grant did, plus the lease's calls since.
 // Subscriptions with a lower limit, such as the Default plan's 5 a second, are decided by Redis
 // call by call.
@@ -440,12 +468,17 @@ type RedisLimiter struct {
 	usage  DayUsage
 	script *redis.Script
 	now    func() time.Time // the lease clock: time.Now (monotonic)
+	// leaseMin is the least per-second limit leased places: redisLeaseMinPerSecond, or none
+	// (NoLeases).
+	leaseMin int64
 
 	mu      sync.Mutex
 	queue   []*redisCall  // decisions waiting for a batch, oldest first
 	settles []redisSettle // leases to settle with the next batch
-	sending int           // batches at Redis
-	leases  map[string]*redisLeases
+	// unsettled are settlings whose batch failed, sent again with the next call's.
+	unsettled []redisSettle
+	sending   int // batches at Redis
+	leases    map[string]*redisLeases
 }
 
 // redisCall is one decision waiting in a RedisLimiter's queue, and then its answer.
@@ -477,7 +510,7 @@ type redisLease struct {
 	calls  int64  // the calls left against the day
 	until  time.Time
 	grant  Decision  // the decision of the call it was granted with
-	got    time.Time // when the grant was answered, on the lease clock
+	sent   time.Time // when the grant was asked for, on the lease clock
 	timer  *time.Timer
 }
 
@@ -485,13 +518,25 @@ type redisLease struct {
 type redisSettle struct {
 	subscription, field string
 	placed, unused      int64
+	until               time.Time // the end of the lease's life
 }
+
+// redisSettleFor is how long after a lease's life a settling that failed is sent again: Redis
+// keeps a lease ten seconds past its expiry, which is a second past its life.
+const redisSettleFor = 10 * time.Second
 
 // NewRedisLimiter returns a RedisLimiter storing its keys under prefix in client's database and
 // seeding day counters Redis does not hold from usage; a nil usage seeds them with 0.
 func NewRedisLimiter(client *redis.Client, prefix string, usage DayUsage) *RedisLimiter {
 	return &RedisLimiter{client: client, prefix: prefix, usage: usage, script: redis.NewScript(admitScript), now: time.Now,
-		leases: make(map[string]*redisLeases)}
+		leaseMin: redisLeaseMinPerSecond, leases: make(map[string]*redisLeases)}
+}
+
+// NoLeases makes r decide every call in Redis, as the versions before leases did: for a rolling
+// deploy from one of them, whose replicas do not count leases (see RedisLimiter).
+func (r *RedisLimiter) NoLeases() *RedisLimiter {
+	r.leaseMin = math.MaxInt64
+	return r
 }
 
 // Admit decides one call in one batch, or three when the day counter must first be seeded from
@@ -499,7 +544,7 @@ func NewRedisLimiter(client *redis.Client, prefix string, usage DayUsage) *Redis
 // decision may still be made (and the call counted), as when a round trip of its own is cut.
 func (r *RedisLimiter) Admit(ctx context.Context, subscription string, limits flightgraph.Limits, calls int) (Decision, error) {
 	calls, places := callsAndPlaces(calls, limits)
-	if limits.PerSecond >= redisLeaseMinPerSecond {
+	if int64(limits.PerSecond) >= r.leaseMin {
 		if d, ok := r.fromLease(subscription, limits, int64(calls), int64(places)); ok {
 			return d, nil
 		}
@@ -546,7 +591,9 @@ func (r *RedisLimiter) fromLease(subscription string, limits flightgraph.Limits,
 		return Decision{}, false
 	}
 	l, now := st.current, r.now()
-	elapsed := now.Sub(l.got)
+	// Since before Redis's clock read grant.At: a call's time is never behind Redis's, so that
+	// none past midnight counts in the day before.
+	elapsed := now.Sub(l.sent)
 	at := l.grant.At.Add(elapsed)
 	if l.limits != limits || !now.Before(l.until) || !at.Before(l.grant.DayReset) || l.places < places || l.calls < calls {
 		r.retire(subscription, st, l, now)
@@ -577,8 +624,10 @@ func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLeas
 	case 2*l.places > l.size:
 		st.next = max(l.size/2, redisLeaseFirst)
 	}
-	if !st.asking && st.current == nil && st.next == redisLeaseFirst {
-		// Nothing to remember: the next lease starts from the first size anyway.
+	if !st.asking && (st.next == redisLeaseFirst || !now.Before(l.until)) {
+		// Its life ended (or it was small): the subscription may have gone quiet, and the next
+		// lease starts from the first size. Only a lease used up within its life is remembered,
+		// for the call that follows at once.
 		delete(r.leases, subscription)
 	}
 	placed := l.size - l.places
@@ -586,7 +635,7 @@ func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLeas
 		// Its calls have left the window, as its places have in Redis.
 		placed = 0
 	}
-	r.settles = append(r.settles, redisSettle{subscription: subscription, field: l.field, placed: placed, unused: l.calls})
+	r.settles = append(r.settles, redisSettle{subscription: subscription, field: l.field, placed: placed, unused: l.calls, until: l.until})
 	if r.sending < redisInFlight {
 		r.sending++
 		go r.send(false)
@@ -599,7 +648,7 @@ func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLeas
 func (r *RedisLimiter) decide(c *redisCall) {
 	r.mu.Lock()
 	c.args[4] = 0
-	if c.args[0] >= redisLeaseMinPerSecond {
+	if c.args[0] >= r.leaseMin {
 		st := r.leases[c.subscription]
 		if st == nil {
 			st = &redisLeases{next: redisLeaseFirst}
@@ -611,6 +660,10 @@ func (r *RedisLimiter) decide(c *redisCall) {
 		}
 	}
 	r.queue = append(r.queue, c)
+	if len(r.unsettled) > 0 {
+		r.settles = append(r.settles, r.unsettled...)
+		r.unsettled = nil
+	}
 	send := r.sending < redisInFlight
 	if send {
 		r.sending++
@@ -707,6 +760,12 @@ func (r *RedisLimiter) run(settles []redisSettle, batch []*redisCall) {
 		r.mu.Lock()
 		waiting := r.queue
 		r.queue = nil
+		// The settlings go with the next call's batch, while Redis may still hold their leases.
+		for _, st := range settles {
+			if sent.Before(st.until.Add(redisSettleFor)) {
+				r.unsettled = append(r.unsettled, st)
+			}
+		}
 		r.mu.Unlock()
 		batch = append(batch, waiting...)
 	} else {
@@ -724,7 +783,6 @@ func (r *RedisLimiter) run(settles []redisSettle, batch []*redisCall) {
 // lease takes the leases a batch was granted, and lets the subscriptions whose calls asked for
 // one and got none ask again.
 func (r *RedisLimiter) lease(batch []*redisCall, nonce uint64, sent time.Time, ok bool) {
-	got := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, c := range batch {
@@ -737,13 +795,17 @@ func (r *RedisLimiter) lease(batch []*redisCall, nonce uint64, sent time.Time, o
 		}
 		st.asking = false
 		if !ok || c.granted == 0 {
+			if st.current == nil {
+				// Nothing held: the next ask starts from the first size.
+				delete(r.leases, c.subscription)
+			}
 			continue
 		}
 		l := &redisLease{
 			limits: flightgraph.Limits{PerSecond: int(c.args[0]), PerDay: int(c.args[1])},
 			size:   c.granted, places: c.granted, calls: c.granted,
 			field: strconv.FormatUint(nonce, 10) + ":" + strconv.Itoa(i+1) + ":" + c.dayOf,
-			until: sent.Add(redisLeaseLife), grant: c.d, got: got,
+			until: sent.Add(redisLeaseLife), grant: c.d, sent: sent,
 		}
 		l.grant.Limits = l.limits
 		st.current = l
@@ -844,6 +906,8 @@ func parseAdmit(res []any, batch []*redisCall) error {
 			d.Code = flightgraph.ECodePerSecondLimit
 		case redisRefusedDay:
 			d.Code, d.RetryAfter = flightgraph.ECodePerDayLimit, d.DayReset.Sub(at)
+		case redisRefusedDayForNow:
+			d.Code = flightgraph.ECodePerDayLimit
 		case redisAdmitted, redisNeedSeed:
 		default:
 			return errors.New("the limiter script returned status " + strconv.FormatInt(n[0], 10))

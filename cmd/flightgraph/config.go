@@ -34,6 +34,7 @@ type config struct {
 	grace          time.Duration
 	rollEvery      time.Duration
 	redisURL       string
+	limiterLeases  bool
 	smtpURL        string
 	publicURL      string
 	offerKey       string

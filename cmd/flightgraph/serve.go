@@ -55,6 +55,7 @@ func serveFlags(fs *flag.FlagSet) *config {
 	fs.DurationVar(&c.referenceTTL, "reference-ttl", store.DefaultSnapshotTTL, "how long the in-memory snapshot of places, fleet and carriers is trusted; 0 reads them from the database on every request (FLIGHTGRAPH_REFERENCE_TTL)")
 	fs.DurationVar(&c.rollEvery, "roll-every", time.Hour, "how often to materialise the flights of the moving window; 0 never (FLIGHTGRAPH_ROLL_EVERY)")
 	fs.StringVar(&c.redisURL, "redis-url", "", "redis://… to share limits between replicas; empty for in-process limits (FLIGHTGRAPH_REDIS_URL)")
+	fs.BoolVar(&c.limiterLeases, "limiter-leases", true, "with --redis-url, lease places to this replica for plans of 256 calls a second or more, so that most of their calls are decided without a round trip; false while replicas of a version before leases still run, which do not count them (FLIGHTGRAPH_LIMITER_LEASES)")
 	fs.StringVar(&c.smtpURL, "smtp-url", "", "smtp://user:pass@host:587?from=… to deliver mail; empty to write mail to the log (FLIGHTGRAPH_SMTP_URL)")
 	fs.StringVar(&c.publicURL, "public-url", "", "the URL people reach this service at, for the links in its e-mails, e.g. https://developer.example.com; empty for http://<addr> (FLIGHTGRAPH_PUBLIC_URL)")
 	fs.StringVar(&c.offerKey, "offer-key", "", "base64 of 32 or more random bytes that sign offer ids and key the HMACs of mail recipients, the same on every replica; empty on the embedded store for <data-dir>/offer-key, made on first start; required with PostgreSQL (FLIGHTGRAPH_OFFER_KEY)")
@@ -159,7 +160,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		rdb := redis.NewClient(opts)
 		defer rdb.Close()
 		newLimiter = func(usage access.DayUsage) access.Limiter {
-			return access.NewFallback(access.NewRedisLimiter(rdb, "fg:", usage), access.NewMemoryLimiter(usage, time.Now), log)
+			shared := access.NewRedisLimiter(rdb, "fg:", usage)
+			if !c.limiterLeases {
+				shared.NoLeases()
+			}
+			return access.NewFallback(shared, access.NewMemoryLimiter(usage, time.Now), log)
 		}
 		lockout = access.NewLockoutFallback(access.NewRedisLockout(rdb, "fg:login:"), access.NewMemoryLockout(time.Now), log)
 		mailCounts = access.NewMailCountsFallback(access.NewRedisLockout(rdb, "fg:mail:"), access.NewMemoryLockout(time.Now), log)

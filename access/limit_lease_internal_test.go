@@ -1,0 +1,109 @@
+package access
+
+import (
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/store/storetest"
+)
+
+// TestRedisLimiter_NoLeasesForARollingDeploy: a replica of the version before leases (its script,
+// from a87c2f8^, is testdata/old_admit.lua) counts the window and not the leases, so with a new
+// replica holding a lease the two admitted 264 calls within a second under a limit of 256 (the
+// review). With NoLeases, as serve's --limiter-leases=false sets for such a deploy, they keep to
+// the limit.
+func TestRedisLimiter_NoLeasesForARollingDeploy(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	src, err := os.ReadFile("testdata/old_admit.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := redis.NewScript(string(src))
+	limits := flightgraph.Limits{PerSecond: 256, PerDay: 1_000_000}
+	r := NewRedisLimiter(c, prefix, nil).NoLeases()
+	start := time.Now()
+	admitted := 0
+	if d, err := r.Admit(t.Context(), "deploy", limits, 1); err != nil || !d.Allowed {
+		t.Fatalf("%+v %v", d, err)
+	}
+	admitted++
+	// The old replica: one call of 255 (255 places), as its RedisLimiter.run would send it.
+	res, err := old.Run(t.Context(), c, []string{r.windowKey("deploy"), r.dayKey("deploy")},
+		2000, 42, 1, 256, 1_000_000, 255, 255).Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[3].(int64) == 1 {
+		admitted += 255
+	}
+	for range 8 {
+		if d, err := r.Admit(t.Context(), "deploy", limits, 1); err == nil && d.Allowed {
+			admitted++
+		}
+	}
+	if took := time.Since(start); took >= time.Second {
+		t.Fatalf("the calls took %v, more than the second they are to share", took)
+	}
+	if admitted > limits.PerSecond {
+		t.Fatalf("%d calls admitted within %v under a limit of %d a second", admitted, time.Since(start), limits.PerSecond)
+	}
+}
+
+// TestRedisLimiter_LeaseStateIsForgotten: a subscription that asked for a lease and got none
+// leaves nothing behind in the replica (the review found an entry kept for each, forever).
+func TestRedisLimiter_LeaseStateIsForgotten(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil)
+	limits := flightgraph.Limits{PerSecond: 1024, PerDay: 5} // no lease: 8 × 8 > what the day has left
+	for i := range 200 {
+		if _, err := r.Admit(t.Context(), "sub-"+strconv.Itoa(i), limits, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	r.mu.Lock()
+	n := len(r.leases)
+	r.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d subscriptions' lease state kept with no lease held", n)
+	}
+}
+
+// TestRedisLimiter_LeaseEndsWithItsLife holds that a lease admits no call once its life is over on the
+// lease clock, even before its timer has settled it.
+func TestRedisLimiter_LeaseEndsWithItsLife(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil)
+	start := time.Now()
+	var elapsed atomic.Int64
+	r.now = func() time.Time { return start.Add(time.Duration(elapsed.Load())) }
+	limits := flightgraph.Limits{PerSecond: 1024, PerDay: 1_000_000}
+	admit := func() {
+		t.Helper()
+		d, err := r.Admit(t.Context(), "life", limits, 1)
+		if err != nil || !d.Allowed {
+			t.Fatalf("Admit: %+v, %v", d, err)
+		}
+	}
+	admit()
+	r.mu.Lock()
+	l := r.leases["life"].current
+	r.mu.Unlock()
+	if l == nil {
+		t.Fatal("no lease after the first call")
+	}
+	admit()
+	elapsed.Store(int64(redisLeaseLife))
+	admit()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if want := l.size - 1; l.places != want {
+		t.Fatalf("the lease has %d places left after a call past its life, want %d: the call was admitted from it", l.places, want)
+	}
+}
