@@ -14,13 +14,13 @@ import (
 )
 
 // TestRedisLimiter_NoLeasesForARollingDeploy: a replica of the version before leases (its script,
-// from a87c2f8^, is testdata/old_admit.lua) counts the window and not the leases, so with a new
+// from a87c2f8^, is testdata/admit_before_a87c2f8.lua) counts the window and not the leases, so with a new
 // replica holding a lease the two admitted 264 calls within a second under a limit of 256 (the
 // review). With NoLeases, as serve's --limiter-leases=false sets for such a deploy, they keep to
 // the limit.
 func TestRedisLimiter_NoLeasesForARollingDeploy(t *testing.T) {
 	c, prefix := storetest.RedisClient(t)
-	src, err := os.ReadFile("testdata/old_admit.lua")
+	src, err := os.ReadFile("testdata/admit_before_a87c2f8.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
