@@ -107,3 +107,77 @@ func TestRedisLimiter_LeaseEndsWithItsLife(t *testing.T) {
 		t.Fatalf("the lease has %d places left after a call past its life, want %d: the call was admitted from it", l.places, want)
 	}
 }
+
+// TestRedisLimiter_LeaseSettledWithoutDayCounter: a lease is settled in a batch that finds its
+// subscription's day counter missing, as the first one after UTC midnight does (the second review
+// found the settling dropped, and the lease's places held until its expiry).
+func TestRedisLimiter_LeaseSettledWithoutDayCounter(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil)
+	d, err := r.Admit(t.Context(), "midnight", flightgraph.Limits{PerSecond: 1024, PerDay: 1_000_000}, 1)
+	if err != nil || !d.Allowed {
+		t.Fatalf("Admit: %+v, %v", d, err)
+	}
+	if err := c.Del(t.Context(), r.dayKey("midnight")+d.At.UTC().Format("2006-01-02")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The lease's timer settles it at the end of its life.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := c.HLen(t.Context(), r.leaseKey("midnight")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d leases still held 5 s after their life, with the day counter missing", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRedisLimiter_LeaseSizeKeptWhileBusy: a lease that lives out its life half used or more is
+// followed by one of its size, not the first size again (the second review found every lease
+// that lived out its life forgotten, so a steady caller went 8, 16, 32… every 50 ms).
+func TestRedisLimiter_LeaseSizeKeptWhileBusy(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil)
+	start := time.Now()
+	var elapsed atomic.Int64
+	r.now = func() time.Time { return start.Add(time.Duration(elapsed.Load())) }
+	limits := flightgraph.Limits{PerSecond: 4096, PerDay: 1_000_000}
+	current := func() *redisLease {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if st := r.leases["busy"]; st != nil {
+			return st.current
+		}
+		return nil
+	}
+	admit := func() {
+		t.Helper()
+		if d, err := r.Admit(t.Context(), "busy", limits, 1); err != nil || !d.Allowed {
+			t.Fatalf("Admit: %+v, %v", d, err)
+		}
+	}
+	// Leases of 8, 16, 32, then 64, each used up.
+	for l := current(); l == nil || l.size < 64; l = current() {
+		admit()
+	}
+	l := current()
+	for range l.size / 2 {
+		admit()
+	}
+	// Its life ends (on the lease clock) with half its places used; the next call asks again.
+	elapsed.Add(int64(redisLeaseLife))
+	admit()
+	next := current()
+	if next == nil || next == l {
+		t.Fatal("no new lease after the first one's life")
+	}
+	if next.size < l.size {
+		t.Fatalf("after a lease of %d that lived out its life half used, the next is %d", l.size, next.size)
+	}
+}

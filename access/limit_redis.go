@@ -158,7 +158,8 @@ local function load(k)
   local s = {window = window, dayKey = KEYS[3 * k - 1] .. day, leaseKey = KEYS[3 * k], now = now, n = 0, cum = 0, stored = 0, gone = 0, set = false, added = 0, placed = 0, reserved = 0, leased = false}
   local used = redis.call('GET', s.dayKey)
   s.used = used and tonumber(used) or false
-  if not s.used then return s end
+  -- A missing day counter leaves the calls undecided (status -1), not the window and the leases:
+  -- a lease is still settled (as at midnight, before the new day's counter is seeded).
   -- The live leases' places count as made. A lease past its expiry is kept for leaseGrace, so
   -- that a late settling still gives its unused calls back to the day, and then dropped.
   local leases = redis.call('HGETALL', s.leaseKey)
@@ -412,8 +413,8 @@ const (
 	// before it asked for it.
 	redisLeaseLife = 50 * time.Millisecond
 	// redisLeaseFirst is the places of a subscription's first lease; each lease used up within
-	// its life doubles the next, up to a 32nd of the per-second limit, and each that ends with
-	// places unused halves it.
+	// its life doubles the next, up to a 32nd of the per-second limit, each that lives out its life
+	// half used or more keeps it, and each used less halves it.
 	redisLeaseFirst = 8
 )
 
@@ -624,10 +625,10 @@ func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLeas
 	case 2*l.places > l.size:
 		st.next = max(l.size/2, redisLeaseFirst)
 	}
-	if !st.asking && (st.next == redisLeaseFirst || !now.Before(l.until)) {
-		// Its life ended (or it was small): the subscription may have gone quiet, and the next
-		// lease starts from the first size. Only a lease used up within its life is remembered,
-		// for the call that follows at once.
+	if !st.asking && st.next == redisLeaseFirst {
+		// Nothing to remember: the next lease starts from the first size anyway. A subscription
+		// is remembered only while its leases are busy (half used or more in their life), one
+		// entry each.
 		delete(r.leases, subscription)
 	}
 	placed := l.size - l.places
