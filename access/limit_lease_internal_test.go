@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -179,5 +180,41 @@ func TestRedisLimiter_LeaseSizeKeptWhileBusy(t *testing.T) {
 	}
 	if next.size < l.size {
 		t.Fatalf("after a lease of %d that lived out its life half used, the next is %d", l.size, next.size)
+	}
+}
+
+// TestRedisLimiter_CatchUpKeepsTheLeasesPlaces: a day's count raised to durable usage while a
+// lease of that day is held is not undercut when the lease is settled. Usage holds none of the
+// lease's places, which its settling gives back unused; the second review found a raise to 20
+// after one call and a lease of 8 left 12 once the lease was settled.
+func TestRedisLimiter_CatchUpKeepsTheLeasesPlaces(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	var durable atomic.Int64
+	r := NewRedisLimiter(c, prefix, func(context.Context, string, string) (int64, error) { return durable.Load(), nil })
+	d, err := r.Admit(t.Context(), "caught", flightgraph.Limits{PerSecond: 1024, PerDay: 1_000_000}, 1)
+	if err != nil || !d.Allowed {
+		t.Fatalf("Admit: %+v, %v", d, err)
+	}
+	if n, err := c.HLen(t.Context(), r.leaseKey("caught")).Result(); err != nil || n != 1 {
+		t.Fatalf("%d leases held after the first call (%v), want 1", n, err)
+	}
+	day := d.At.UTC().Format(flightgraph.DateLayout)
+	durable.Store(20) // calls Redis did not count, as when it lost them
+	if failed, err := r.CatchUp(t.Context(), []SubscriptionDay{{"caught", day}}); err != nil || len(failed) > 0 {
+		t.Fatalf("CatchUp: %v, %v", failed, err)
+	}
+	// The lease lives out its life unused; its timer settles it.
+	deadline := time.Now().Add(5 * time.Second)
+	for n := int64(1); n > 0; {
+		if n, err = c.HLen(t.Context(), r.leaseKey("caught")).Result(); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d leases still held 5 s after their life", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, err := c.Get(t.Context(), r.dayKey("caught")+day).Int64(); err != nil || got < 20 {
+		t.Fatalf("the day's count after the raise to 20 and the lease's settling is %d (%v), want 20 or more", got, err)
 	}
 }

@@ -144,7 +144,7 @@ local lifetimeAgain = 500000
 
 -- How long a lease is kept past its expiry for its settling (µs), and its hash past its last
 -- lease's expiry and that (ms).
-local leaseGrace = 10000000
+local leaseGrace = ` + redisLeaseGrace + `
 local leaseKeyLife = string.format('%d', math.floor((tonumber(ARGV[3]) + 1000000 + leaseGrace) / 1000) + 1000)
 
 -- What the batch knows of subscription k: the time of its window (now, below), its window's
@@ -523,8 +523,12 @@ type redisSettle struct {
 }
 
 // redisSettleFor is how long after a lease's life a settling that failed is sent again: Redis
-// keeps a lease ten seconds past its expiry, which is a second past its life.
+// keeps a lease redisLeaseGrace past its expiry, which is a second past its life.
 const redisSettleFor = 10 * time.Second
+
+// redisLeaseGrace is how long Redis keeps a lease past its expiry, in µs for the scripts, so that
+// a late settling still gives its unused calls back to the day: redisSettleFor.
+const redisLeaseGrace = "10000000"
 
 // NewRedisLimiter returns a RedisLimiter storing its keys under prefix in client's database and
 // seeding day counters Redis does not hold from usage; a nil usage seeds them with 0.
@@ -821,13 +825,27 @@ func (r *RedisLimiter) lease(batch []*redisCall, nonce uint64, sent time.Time, o
 	}
 }
 
-// raiseDayScript raises the day counter KEYS[1] to ARGV[1] if Redis holds it and it is lower,
-// keeping its lifetime. A counter Redis does not hold is seeded from durable storage when next
-// needed.
+// raiseDayScript raises the day counter KEYS[1] of day ARGV[2] to durable usage ARGV[1] and the
+// places of that day's leases in KEYS[2] still to be settled, if Redis holds the counter and it
+// is lower, keeping its lifetime. A lease took its places from the count when granted, and its
+// settling gives back those it did not use; usage holds none of them, so a raise to usage alone
+// would be undercut by that settling (the second review: a raise to 20 after a call and a lease
+// of 8 left 12 once the lease was settled unused). Calls a lease made that usage already holds
+// count twice until midnight: the count errs high, which refuses, never admits. A counter Redis
+// does not hold is seeded from durable storage when next needed.
 const raiseDayScript = `
 local v = redis.call('GET', KEYS[1])
 if not v then return -1 end
 local n = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local leases = redis.call('HGETALL', KEYS[2])
+for i = 1, #leases, 2 do
+  local places, expiry = string.match(leases[i + 1], '^(%d+):(%d+)$')
+  if places and string.match(leases[i], '^[^:]*:[^:]*:(.*)$') == ARGV[2] and tonumber(expiry) + ` + redisLeaseGrace + ` > now then
+    n = n + tonumber(places)
+  end
+end
 if tonumber(v) >= n then return tonumber(v) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then
@@ -854,7 +872,7 @@ func (r *RedisLimiter) CatchUp(ctx context.Context, days []SubscriptionDay) ([]S
 	for i, d := range days {
 		used, err := r.usage(ctx, d.Subscription, d.Day)
 		if err == nil {
-			err = raiseDay.Run(ctx, r.client, []string{r.dayKey(d.Subscription) + d.Day}, used).Err()
+			err = raiseDay.Run(ctx, r.client, []string{r.dayKey(d.Subscription) + d.Day, r.leaseKey(d.Subscription)}, used, d.Day).Err()
 		}
 		if err != nil {
 			if ctx.Err() != nil {
