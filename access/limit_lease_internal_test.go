@@ -218,3 +218,35 @@ func TestRedisLimiter_CatchUpKeepsTheLeasesPlaces(t *testing.T) {
 		t.Fatalf("the day's count after the raise to 20 and the lease's settling is %d (%v), want 20 or more", got, err)
 	}
 }
+
+// TestRedisLimiter_RetryAfterWaitsForEveryLease: a call refused for the window and the leases is
+// told to come back when enough of them have gone, not when the first lease expires (the second
+// review: with two leases to go, that was too early). Two dead replicas' leases are written as
+// the script writes them.
+func TestRedisLimiter_RetryAfterWaitsForEveryLease(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil)
+	limits := flightgraph.Limits{PerSecond: 256, PerDay: 1_000_000}
+	d, err := r.Admit(t.Context(), "held", limits, 230) // too full a window for a lease
+	if err != nil || !d.Allowed {
+		t.Fatalf("Admit: %+v, %v", d, err)
+	}
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	day, us := d.At.UTC().Format(flightgraph.DateLayout), now.UnixMicro()
+	first, second := us+300_000, us+600_000
+	if err := c.HSet(t.Context(), r.leaseKey("held"), "1:1:"+day, "8:"+strconv.FormatInt(first, 10), "2:1:"+day, "8:"+strconv.FormatInt(second, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// 230 + 16 + 20 is over 256, and so is 230 + 8 + 20 once the first lease has gone; 230 + 20 is
+	// not, once both have, 0.6 s from now, before the window's 230 leave it (1 s).
+	d, err = r.Admit(t.Context(), "held", limits, 20)
+	if err != nil || d.Allowed {
+		t.Fatalf("Admit: %+v, %v: want a refusal", d, err)
+	}
+	if got := d.At.Add(d.RetryAfter).UnixMicro(); got != second {
+		t.Fatalf("retry at %d µs, want the second lease's expiry %d (the first's is %d, the window's 1 s is %d)", got, second, first, d.At.UnixMicro()+1_000_000)
+	}
+}

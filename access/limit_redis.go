@@ -169,7 +169,7 @@ local function load(k)
     places, expiry = tonumber(places), tonumber(expiry)
     if places and expiry > now then
       s.reserved = s.reserved + places
-      s.leases[leases[i]] = {places = places, live = true}
+      s.leases[leases[i]] = {places = places, live = true, expiry = expiry}
       if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
     elseif places and expiry + leaseGrace > now then
       s.leases[leases[i]] = {places = places, live = false}
@@ -265,6 +265,32 @@ local function leavesAt(s, rank)
   return leaves(at or s.now)
 end
 
+-- When (µs from now) the window and the live leases have room for places more under perSecond:
+-- the earliest of, for each number of leases gone in the order of their expiries, the time the
+-- last of them has expired (its places have left by then, its calls used or not, settled or not:
+-- a settled lease's calls leave the window a second after its settling, before its expiry) and
+-- the window's calls that must leave besides have left it.
+local function secondRoom(s, places, perSecond)
+  local live = {}
+  for _, l in pairs(s.leases) do
+    if l.live then live[#live + 1] = l end
+  end
+  table.sort(live, function(a, b) return a.expiry < b.expiry end)
+  local reserved, after, best = s.reserved, 0, nil
+  for j = 0, #live do
+    if j > 0 then
+      reserved = reserved - live[j].places
+      after = live[j].expiry - now
+    end
+    local rank = s.n + reserved + places - perSecond - 1
+    local t = after
+    if rank >= 0 then t = math.max(t, leavesAt(s, rank)) end
+    if not best or t < best then best = t end
+    if rank < 0 then break end
+  end
+  return best
+end
+
 local function sub(k)
   local s = subs[k]
   if not s then
@@ -337,15 +363,7 @@ for c = 0, (#ARGV - first + 1) / 6 - 1 do
     elseif s.n + s.reserved + places > perSecond then
       status, retry = 0, 1000000
       if perSecond > 0 then
-        -- The window has room for the call's places once all but perSecond-places of its
-        -- calls have left it, and the leases have been settled or have expired; a lease lives
-        -- leaseLife, and is settled at its end.
-        local rank = s.n + places - perSecond - 1
-        retry = 0
-        if rank >= 0 then retry = leavesAt(s, rank) end
-        -- A lease's calls leave the window a second after it is settled at the latest, so its
-        -- places by its expiry.
-        if s.reserved > 0 then retry = math.max(retry, s.firstExpiry - now) end
+        retry = secondRoom(s, places, perSecond)
       end
     else
       s.n = s.n + places
@@ -369,7 +387,7 @@ for _, ask in ipairs(asks) do
     local expiry = now + leaseLife + 1000000
     local field = string.format('%s:%d:%s', ARGV[2], ask.c + 1, day)
     redis.call('HSET', s.leaseKey, field, string.format('%d:%d', want, expiry))
-    s.leases[field] = {places = want, live = true}
+    s.leases[field] = {places = want, live = true, expiry = expiry}
     if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
     s.reserved = s.reserved + want
     s.used = s.used + want
