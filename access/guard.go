@@ -818,7 +818,12 @@ func limited(h http.Header, d Decision) error {
 	}
 	h.Set("Retry-After", strconv.Itoa(flightgraph.Seconds(d.RetryAfter)))
 	msg := fmt.Sprintf("over the limit of %d calls per second", d.Limits.PerSecond)
-	if d.Code == flightgraph.ECodePerDayLimit {
+	switch {
+	case d.Code != flightgraph.ECodePerDayLimit:
+	case d.RetryAfter < d.DayReset.Sub(d.At):
+		// The Redis limiter's refusal for the day's calls that leases hold and may give back.
+		msg = fmt.Sprintf("at the limit of %d calls per day for now: calls reserved for requests in flight may be given back within a second", d.Limits.PerDay)
+	default:
 		msg = fmt.Sprintf("over the limit of %d calls per day; it resets at %s", d.Limits.PerDay, d.DayReset.Format(time.RFC3339))
 	}
 	// The wait in the body too (GraphQL's extensions.retryAfter), for clients behind a gateway

@@ -322,3 +322,27 @@ func TestAccessFeedDownLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitedDayRefusalForNow: a per-day refusal until leases settle names no midnight, while one
+// for the day's calls made does, and each says when to retry in its header.
+func TestLimitedDayRefusalForNow(t *testing.T) {
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	reset := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		retry        time.Duration
+		header, want string
+	}{
+		{40 * time.Millisecond, "1", "for now"},
+		{reset.Sub(at), "50400", "resets at 2026-11-30T00:00:00Z"},
+	} {
+		h := http.Header{}
+		err := limited(h, Decision{Code: flightgraph.ECodePerDayLimit, Limits: flightgraph.Limits{PerSecond: 256, PerDay: 100}, RetryAfter: c.retry, DayReset: reset, At: at})
+		var e *flightgraph.Error
+		if !errors.As(err, &e) || e.Code != flightgraph.ECodePerDayLimit {
+			t.Fatalf("retry %v: %v, want %s", c.retry, err, flightgraph.ECodePerDayLimit)
+		}
+		if !strings.Contains(e.Message, c.want) || h.Get("Retry-After") != c.header {
+			t.Errorf("retry %v: %q with Retry-After %q, want %q in it and %s", c.retry, e.Message, h.Get("Retry-After"), c.want, c.header)
+		}
+	}
+}
