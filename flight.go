@@ -308,6 +308,8 @@ type FlightStore interface {
 	FindFlights(ctx context.Context, f FlightFilter) ([]*Flight, int, error)
 	// LegsByFlightIDs returns, for each flight id, its legs in sequence order.
 	LegsByFlightIDs(ctx context.Context, ids []string) ([][]*FlightLeg, error)
+	// FlightsWithLegs is FlightsByIDs and LegsByFlightIDs in one read.
+	FlightsWithLegs(ctx context.Context, ids []string) ([]*Flight, [][]*FlightLeg, error)
 	// FindLegs returns the legs of every flight that FindFlights matches with f, f's page aside,
 	// ordered by flight id and sequence: the legs of many flights in one query.
 	FindLegs(ctx context.Context, f FlightFilter) ([]*FlightLeg, error)

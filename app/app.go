@@ -58,10 +58,7 @@ type Config struct {
 	// WarmFares has the fare index compute the hubs' inspirations of this month and the next
 	// when the server starts running, and keep the index warm (travel.FareIndex.WarmHubs).
 	WarmFares bool
-	// OverlapReads is travel.Service.OverlapReads: set for a store across the network
-	// (PostgreSQL), whose reads are waits; unset for the embedded one, whose reads are work.
-	OverlapReads bool
-	Mailer       access.Mailer // default: the log
+	Mailer    access.Mailer // default: the log
 	// NewLimiter builds the limiter over the usage counts; default: in-process.
 	NewLimiter func(usage access.DayUsage) access.Limiter
 	// AccessFeed tells this replica of the changes to access that other replicas commit
@@ -188,7 +185,7 @@ func New(cfg Config) *Services {
 	}
 	mailBudget := access.NewMailBudget(cfg.MailCounts, cfg.MailLimits, cfg.Now, cfg.Log)
 	s := &Services{Log: cfg.Log, Now: cfg.Now, Lockout: cfg.Lockout, MailBudget: mailBudget,
-		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now, OverlapReads: cfg.OverlapReads,
+		Travel: &travel.Service{Flights: st.Flights, Places: st.Places, Aircraft: st.Aircraft, Network: st.Network, Now: cfg.Now,
 			OfferKey: cfg.OfferKey, Searches: st.Searches, MailBudget: mailBudget, RequireHeavySlot: true, Trace: cfg.Trace,
 			Index: &travel.FareIndex{Log: cfg.Log, WarmHubs: cfg.WarmFares}}}
 	// byID reads flights by id: past the stored window, from the schedule (the flights an

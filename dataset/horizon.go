@@ -396,6 +396,37 @@ func (h *Horizon) FlightsByIDs(ctx context.Context, ids []string) ([]*flightgrap
 	return out, nil
 }
 
+// FlightsWithLegs implements flightgraph.FlightStore: the stored flights in one read of the
+// store, the planned ones from the plan.
+func (h *Horizon) FlightsWithLegs(ctx context.Context, ids []string) ([]*flightgraph.Flight, [][]*flightgraph.FlightLeg, error) {
+	p, err := h.current(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	flights, legs := make([]*flightgraph.Flight, len(ids)), make([][]*flightgraph.FlightLeg, len(ids))
+	if stored := p.operational(ids); len(stored) > 0 {
+		gotF, gotL, err := h.Operational.FlightsWithLegs(ctx, stored)
+		if err != nil {
+			return nil, nil, err
+		}
+		at := make(map[string]int, len(stored))
+		for i, id := range stored {
+			at[id] = i
+		}
+		for i, id := range ids {
+			if j, ok := at[id]; ok {
+				flights[i], legs[i] = gotF[j], gotL[j]
+			}
+		}
+	}
+	for i, id := range ids {
+		if flights[i] == nil {
+			flights[i], legs[i] = p.byID(id)
+		}
+	}
+	return flights, legs, nil
+}
+
 // LegsByFlightIDs implements flightgraph.FlightStore.
 func (h *Horizon) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*flightgraph.FlightLeg, error) {
 	p, err := h.current(ctx)

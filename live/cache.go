@@ -376,6 +376,11 @@ func (s taggedFlights) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*
 	return s.FlightStore.LegsByFlightIDs(ctx, ids)
 }
 
+func (s taggedFlights) FlightsWithLegs(ctx context.Context, ids []string) ([]*flightgraph.Flight, [][]*flightgraph.FlightLeg, error) {
+	tagIDs(ctx, ids)
+	return s.FlightStore.FlightsWithLegs(ctx, ids)
+}
+
 func (s taggedFlights) FindLegs(ctx context.Context, f flightgraph.FlightFilter) ([]*flightgraph.FlightLeg, error) {
 	tagFilter(ctx, f)
 	return s.FlightStore.FindLegs(ctx, f)

@@ -57,3 +57,36 @@ func BenchmarkDeparturesQueries(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFlightByID reads a flight and its legs, as REST's flight status does: apart
+// (FlightsByIDs and LegsByFlightIDs, two statements) and joined (FlightsWithLegs, one), on each
+// store.
+func BenchmarkFlightByID(b *testing.B) {
+	storetest.ForEachDialect(b, func(b *testing.B, dialect string) {
+		db := storetest.Seeded(b, dialect, os.Getenv)
+		ctx := context.Background()
+		flights := store.NewFlightStore(db)
+		page, _, err := flights.FindFlights(ctx, flightgraph.FlightFilter{Origin: storetest.Place(b, db, "AMS"), Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 1}})
+		if err != nil || len(page) == 0 {
+			b.Fatal(err)
+		}
+		ids := []string{page[0].ID}
+		b.Run("apart", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := flights.FlightsByIDs(ctx, ids); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := flights.LegsByFlightIDs(ctx, ids); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("joined", func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := flights.FlightsWithLegs(ctx, ids); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}

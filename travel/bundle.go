@@ -34,53 +34,25 @@ func (s *Service) Bundle(ctx context.Context, flights []*flightgraph.Flight) (*F
 	return b, nil
 }
 
-// FlightBundle is Flight and then Bundle of it. With OverlapReads, the flight and its legs are
-// read at once, and an id that is not a flight's costs a legs read that finds none.
+// FlightBundle is Flight and then Bundle of it, with the flight and its legs in one read
+// (FlightStore.FlightsWithLegs).
 func (s *Service) FlightBundle(ctx context.Context, id string) (*flightgraph.Flight, *FlightBundle, error) {
-	if !s.OverlapReads {
-		f, err := s.Flight(ctx, id)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := s.Bundle(ctx, []*flightgraph.Flight{f})
-		if err != nil {
-			return nil, nil, err
-		}
-		return f, b, nil
-	}
 	fid, err := flightgraph.ParseFlightID("id", id)
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		legs    [][]*flightgraph.FlightLeg
-		legsErr error
-		panicky any // what the legs read panicked with, raised again on the caller's goroutine
-		read    = make(chan struct{})
-	)
-	go func() {
-		defer close(read)
-		// A panic here would end the process; on the caller's goroutine it ends the call alone
-		// (net/http recovers a handler's panic), as when the reads take turns.
-		defer func() { panicky = recover() }()
-		legs, legsErr = s.shop().LegsByFlightIDs(ctx, []string{fid.String()})
-	}()
-	f, err := s.flight(ctx, fid)
-	<-read
-	if panicky != nil {
-		panic(panicky)
-	}
-	if err == nil {
-		err = legsErr
-	}
+	flights, legs, err := s.shop().FlightsWithLegs(ctx, []string{fid.String()})
 	if err != nil {
 		return nil, nil, err
 	}
-	b, ids, carriers := newBundle([]*flightgraph.Flight{f})
+	if flights[0] == nil {
+		return nil, nil, flightNotFound(fid)
+	}
+	b, ids, carriers := newBundle(flights)
 	if err := s.fill(ctx, b, ids, carriers, legs); err != nil {
 		return nil, nil, err
 	}
-	return f, b, nil
+	return flights[0], b, nil
 }
 
 // newBundle is an empty bundle of flights, with their ids and the carriers they name.

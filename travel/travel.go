@@ -40,13 +40,6 @@ type Service struct {
 	// and heavy work asked for by an operation declared light must not run unbounded. Unset,
 	// as in the engine's own tests, heavy work runs whatever the request holds.
 	RequireHeavySlot bool
-	// OverlapReads, when set (serve sets it on PostgreSQL), runs reads that do not wait for each
-	// other at once, on connections of their own (a flight and its legs: FlightBundle), so that
-	// a call waits for the slower round trip rather than for both: a flight by id's p50 with one
-	// client 1.29 → 1.07 ms on PostgreSQL. On the embedded store a read is work in this process,
-	// not a wait, and running two at once cost 8–13% of a flight by id's throughput (bench/'s
-	// harness, before and after in the same rounds).
-	OverlapReads bool
 	// Index, when set, keeps the reads and prices of inspirations and deals between calls
 	// (FareIndex); nil reads and prices them in each call.
 	Index *FareIndex
@@ -103,7 +96,12 @@ func (s *Service) Flight(ctx context.Context, id string) (*flightgraph.Flight, e
 
 // flight is the flight of a parsed id; ECodeFlightNotFound if none.
 func (s *Service) flight(ctx context.Context, fid flightgraph.FlightID) (*flightgraph.Flight, error) {
-	return one(ctx, s.shop().FlightsByIDs, fid.String(), flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid))
+	return one(ctx, s.shop().FlightsByIDs, fid.String(), flightNotFound(fid))
+}
+
+// flightNotFound is the error of a flight id that names no flight.
+func flightNotFound(fid flightgraph.FlightID) error {
+	return flightgraph.ParamErrorf(flightgraph.ECodeFlightNotFound, "id", "flight %s is not found", fid)
 }
 
 // one looks key up through a batch lookup; a key it does not find is the error missing.

@@ -227,7 +227,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
 		AccessFeed: accessFeed(db, log), EventFeed: store.NewEventFeed(db), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
 		Trace: traceWork, WarmFares: c.warmFares, ResponseCacheBytes: c.responseCacheMB << 20,
-		OverlapReads: db.Dialect() == store.Postgres,
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
