@@ -250,3 +250,47 @@ func TestRedisLimiter_RetryAfterWaitsForEveryLease(t *testing.T) {
 		t.Fatalf("retry at %d µs, want the second lease's expiry %d (the first's is %d, the window's 1 s is %d)", got, second, first, d.At.UnixMicro()+1_000_000)
 	}
 }
+
+// TestRedisLimiter_RetryAfterPastALeaseTooBigToWaitBeside: a call that a lease's places with its
+// own exceed the limit on their own (a lease granted under a higher plan, a costly call) is told
+// to retry when the lease has expired, not when the window has emptied, which is sooner and gives
+// no room (the third review: a call of 10 under 256 a second, beside a dead replica's lease of
+// 250, was told 1 s, and refused again then). The lease is written as the script writes it.
+func TestRedisLimiter_RetryAfterPastALeaseTooBigToWaitBeside(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil).NoLeases()
+	limits := flightgraph.Limits{PerSecond: 256, PerDay: 1_000_000}
+	d, err := r.Admit(t.Context(), "big", limits, 1)
+	if err != nil || !d.Allowed {
+		t.Fatalf("Admit: %+v, %v", d, err)
+	}
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := now.UnixMicro() + 1_040_000 // granted 10 ms ago
+	if err := c.HSet(t.Context(), r.leaseKey("big"), "7:1:"+d.At.UTC().Format(flightgraph.DateLayout), "250:"+strconv.FormatInt(expiry, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err = r.Admit(t.Context(), "big", limits, 10)
+	if err != nil || d.Allowed {
+		t.Fatalf("Admit: %+v, %v: want a refusal", d, err)
+	}
+	if got := d.At.Add(d.RetryAfter).UnixMicro(); got != expiry {
+		t.Fatalf("retry at %d µs, want the lease's expiry %d (the window empties at %d)", got, expiry, d.At.UnixMicro()+1_000_000)
+	}
+	// At that time on Redis's clock, the call is admitted.
+	for {
+		now, err := c.Time(t.Context()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.UnixMicro() >= expiry {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if d, err := r.Admit(t.Context(), "big", limits, 10); err != nil || !d.Allowed {
+		t.Fatalf("retried at the time given and refused again: %+v, %v", d, err)
+	}
+}

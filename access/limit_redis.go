@@ -170,7 +170,6 @@ local function load(k)
     if places and expiry > now then
       s.reserved = s.reserved + places
       s.leases[leases[i]] = {places = places, live = true, expiry = expiry}
-      if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
     elseif places and expiry + leaseGrace > now then
       s.leases[leases[i]] = {places = places, live = false}
     else
@@ -265,30 +264,52 @@ local function leavesAt(s, rank)
   return leaves(at or s.now)
 end
 
+-- The live leases of s in the order of their expiries, sorted once a batch: the decisions neither
+-- settle leases (settlings come before them) nor grant any (grants come after).
+local function byExpiry(s)
+  if not s.byExpiry then
+    local live = {}
+    for _, l in pairs(s.leases) do
+      if l.live then live[#live + 1] = l end
+    end
+    table.sort(live, function(a, b) return a.expiry < b.expiry end)
+    s.byExpiry = live
+  end
+  return s.byExpiry
+end
+
 -- When (µs from now) the window and the live leases have room for places more under perSecond:
 -- the earliest of, for each number of leases gone in the order of their expiries, the time the
 -- last of them has expired (its places have left by then, its calls used or not, settled or not:
 -- a settled lease's calls leave the window a second after its settling, before its expiry) and
--- the window's calls that must leave besides have left it.
+-- the window's calls that must leave besides have left it. A number of leases gone whose
+-- remaining ones hold too many places for the call on their own is no answer, however empty the
+-- window (the third review: a lease of 250 under 256 a second had a call of 10 told to retry
+-- when the window had emptied, before the lease's expiry). Kept for the batch per number of
+-- places until a call is admitted: a batch of refusals costs one walk, not one each.
 local function secondRoom(s, places, perSecond)
-  local live = {}
-  for _, l in pairs(s.leases) do
-    if l.live then live[#live + 1] = l end
-  end
-  table.sort(live, function(a, b) return a.expiry < b.expiry end)
+  s.rooms = s.rooms or {}
+  if s.rooms[places] then return s.rooms[places] end
+  local live = byExpiry(s)
   local reserved, after, best = s.reserved, 0, nil
   for j = 0, #live do
     if j > 0 then
       reserved = reserved - live[j].places
       after = live[j].expiry - now
     end
-    local rank = s.n + reserved + places - perSecond - 1
-    local t = after
-    if rank >= 0 then t = math.max(t, leavesAt(s, rank)) end
-    if not best or t < best then best = t end
-    if rank < 0 then break end
+    -- The expiries only grow: no later number of leases gone comes sooner.
+    if best and after >= best then break end
+    if reserved + places <= perSecond then
+      local rank = s.n + reserved + places - perSecond - 1
+      local t = after
+      if rank >= 0 then t = math.max(t, leavesAt(s, rank)) end
+      if not best or t < best then best = t end
+      if rank < 0 then break end
+    end
   end
-  return best
+  -- None: the call holds more places than the limit, and is never admitted.
+  s.rooms[places] = best or 1000000
+  return s.rooms[places]
 end
 
 local function sub(k)
@@ -358,7 +379,7 @@ for c = 0, (#ARGV - first + 1) / 6 - 1 do
       -- Refused only for the calls live leases took from the day and may give back: per day,
       -- until they are settled.
       if s.reserved > 0 and s.used - s.reserved + calls <= perDay then
-        status, retry = 3, math.min(s.firstExpiry - now, leaseLife)
+        status, retry = 3, math.min(byExpiry(s)[1].expiry - now, leaseLife)
       end
     elseif s.n + s.reserved + places > perSecond then
       status, retry = 0, 1000000
@@ -367,6 +388,7 @@ for c = 0, (#ARGV - first + 1) / 6 - 1 do
       end
     else
       s.n = s.n + places
+      s.rooms = nil
       s.placed = s.placed + places
       if not s.oldest then s.oldest = s.now end
       s.used = s.used + calls
@@ -388,7 +410,6 @@ for _, ask in ipairs(asks) do
     local field = string.format('%s:%d:%s', ARGV[2], ask.c + 1, day)
     redis.call('HSET', s.leaseKey, field, string.format('%d:%d', want, expiry))
     s.leases[field] = {places = want, live = true, expiry = expiry}
-    if not s.firstExpiry or expiry < s.firstExpiry then s.firstExpiry = expiry end
     s.reserved = s.reserved + want
     s.used = s.used + want
     s.added = s.added + want
