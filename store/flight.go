@@ -53,18 +53,15 @@ func (s *FlightStore) FlightsWithLegs(ctx context.Context, ids []string) ([]*fli
 	if err := s.db.selectIn(ctx, s.db.db, &rows, flightsWithLegsQuery, unique(ids)); err != nil {
 		return nil, nil, err
 	}
-	flights := make(map[string]*flightgraph.Flight, len(ids))
-	legs := make(map[string][]*flightgraph.FlightLeg, len(ids))
-	for _, r := range rows {
-		if flights[r.ID] == nil {
-			flights[r.ID] = &r.Flight
-		}
-		legs[r.ID] = append(legs[r.ID], &r.Leg)
+	flights, legs := make([]*flightgraph.Flight, len(rows)), make([]*flightgraph.FlightLeg, len(rows))
+	for i, r := range rows {
+		flights[i], legs[i] = &r.Flight, &r.Leg
 	}
+	outF := byKey(ids, flights, func(f *flightgraph.Flight) string { return f.ID })
 	var alone []string
-	for _, id := range ids {
-		if flights[id] == nil {
-			alone = append(alone, id)
+	for i, f := range outF {
+		if f == nil {
+			alone = append(alone, ids[i])
 		}
 	}
 	if len(alone) > 0 {
@@ -72,17 +69,13 @@ func (s *FlightStore) FlightsWithLegs(ctx context.Context, ids []string) ([]*fli
 		if err != nil {
 			return nil, nil, err
 		}
-		for i, f := range got {
-			if f != nil {
-				flights[alone[i]] = f
+		for i := range outF {
+			if outF[i] == nil { // alone holds them in this order
+				outF[i], got = got[0], got[1:]
 			}
 		}
 	}
-	outF, outL := make([]*flightgraph.Flight, len(ids)), make([][]*flightgraph.FlightLeg, len(ids))
-	for i, id := range ids {
-		outF[i], outL[i] = flights[id], legs[id]
-	}
-	return outF, outL, nil
+	return outF, groupByKey(ids, legs, func(l *flightgraph.FlightLeg) string { return l.FlightID }), nil
 }
 
 // flightsWithLegsQuery selects flights (IN (?)) joined with their legs in order, the flight's
