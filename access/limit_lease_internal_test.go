@@ -123,20 +123,7 @@ func TestRedisLimiter_LeaseSettledWithoutDayCounter(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lease's timer settles it at the end of its life.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n, err := c.HLen(t.Context(), r.leaseKey("midnight")).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d leases still held 5 s after their life, with the day counter missing", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitNoLeases(t, c, r.leaseKey("midnight"))
 }
 
 // TestRedisLimiter_LeaseSizeKeptWhileBusy: a lease that lives out its life half used or more is
@@ -204,16 +191,7 @@ func TestRedisLimiter_CatchUpKeepsTheLeasesPlaces(t *testing.T) {
 		t.Fatalf("CatchUp: %v, %v", failed, err)
 	}
 	// The lease lives out its life unused; its timer settles it.
-	deadline := time.Now().Add(5 * time.Second)
-	for n := int64(1); n > 0; {
-		if n, err = c.HLen(t.Context(), r.leaseKey("caught")).Result(); err != nil {
-			t.Fatal(err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d leases still held 5 s after their life", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitNoLeases(t, c, r.leaseKey("caught"))
 	if got, err := c.Get(t.Context(), r.dayKey("caught")+day).Int64(); err != nil || got < 20 {
 		t.Fatalf("the day's count after the raise to 20 and the lease's settling is %d (%v), want 20 or more", got, err)
 	}
@@ -292,5 +270,62 @@ func TestRedisLimiter_RetryAfterPastALeaseTooBigToWaitBeside(t *testing.T) {
 	}
 	if d, err := r.Admit(t.Context(), "big", limits, 10); err != nil || !d.Allowed {
 		t.Fatalf("retried at the time given and refused again: %+v, %v", d, err)
+	}
+}
+
+// TestRedisLimiter_RetryAfterPerLimitInABatch: two refused calls of one subscription in one
+// script run, of the same size under two limits (a plan change between them), are each told their
+// own retry: the run keeps a refusal's answer for the calls after it, and must not hand the one
+// under 256 a second to the one under 240.
+func TestRedisLimiter_RetryAfterPerLimitInABatch(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil).NoLeases()
+	d, err := r.Admit(t.Context(), "plan", flightgraph.Limits{PerSecond: 256, PerDay: 1_000_000}, 230)
+	if err != nil || !d.Allowed {
+		t.Fatalf("Admit: %+v, %v", d, err)
+	}
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expiry := now.UnixMicro() + 300_000
+	if err := c.HSet(t.Context(), r.leaseKey("plan"), "1:1:"+d.At.UTC().Format(flightgraph.DateLayout), "8:"+strconv.FormatInt(expiry, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Under 256: 230 + 8 + 20 is over, 230 + 20 is not once the lease has gone (0.3 s). Under 240:
+	// 230 + 20 is over too, until the window's 230 have left (1 s).
+	args := []any{2000, 1, redisLeaseLife.Microseconds(), 0,
+		1, 256, 1_000_000, 20, 20, 0,
+		1, 240, 1_000_000, 20, 20, 0}
+	res, err := r.script.Run(t.Context(), c, []string{r.windowKey("plan"), r.dayKey("plan"), r.leaseKey("plan")}, args...).Slice()
+	if err != nil || len(res) != 3+6*2 {
+		t.Fatalf("%v, %v", res, err)
+	}
+	first, second := res[3+3].(int64), res[3+6+3].(int64)
+	if res[3] != int64(redisRefusedSecond) || res[3+6] != int64(redisRefusedSecond) {
+		t.Fatalf("statuses %v and %v, want both refused per second", res[3], res[3+6])
+	}
+	if first > 310_000 || second < 900_000 {
+		t.Fatalf("retry after %d µs under 256 and %d µs under 240, want about 0.3 s and about 1 s", first, second)
+	}
+}
+
+// WaitNoLeases (for this package's tests, inside and out) waits for a subscription's lease hash to be empty, as the leases' timers settle
+// them at the end of their life, and fails the test if 5 s are not enough.
+func WaitNoLeases(t *testing.T, c *redis.Client, key string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := c.HLen(t.Context(), key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d leases still held 5 s after their life", n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

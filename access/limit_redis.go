@@ -88,7 +88,7 @@ const (
 // used, day used, retry after µs, second reset µs, and the places of the lease granted (0 for
 // none). A missing day counter is reported as status -1
 // instead of being started from 0, so that the caller seeds it from durable storage.
-const admitScript = `
+var admitScript = `
 local function civil(days)
   -- Howard Hinnant's days_from_civil inverse: the proleptic Gregorian date of a day number.
   local z = days + 719468
@@ -142,9 +142,8 @@ end
 -- member it holds, which leaves it a second after its time (ARGV[1] is two seconds).
 local lifetimeAgain = 500000
 
--- How long a lease is kept past its expiry for its settling (µs), and its hash past its last
--- lease's expiry and that (ms).
-local leaseGrace = ` + redisLeaseGrace + `
+` + leaseLua + `
+-- How long a lease's hash is kept past its last lease's expiry and leaseGrace (ms).
 local leaseKeyLife = string.format('%d', math.floor((tonumber(ARGV[3]) + 1000000 + leaseGrace) / 1000) + 1000)
 
 -- What the batch knows of subscription k: the time of its window (now, below), its window's
@@ -165,13 +164,12 @@ local function load(k)
   local leases = redis.call('HGETALL', s.leaseKey)
   s.leases = {}
   for i = 1, #leases, 2 do
-    local places, expiry = string.match(leases[i + 1], '^(%d+):(%d+)$')
-    places, expiry = tonumber(places), tonumber(expiry)
+    local places, expiry, leaseDay = leaseOf(leases[i], leases[i + 1])
     if places and expiry > now then
       s.reserved = s.reserved + places
-      s.leases[leases[i]] = {places = places, live = true, expiry = expiry}
+      s.leases[leases[i]] = {places = places, live = true, expiry = expiry, day = leaseDay}
     elseif places and expiry + leaseGrace > now then
-      s.leases[leases[i]] = {places = places, live = false}
+      s.leases[leases[i]] = {places = places, live = false, day = leaseDay}
     else
       redis.call('HDEL', s.leaseKey, leases[i])
     end
@@ -286,10 +284,12 @@ end
 -- remaining ones hold too many places for the call on their own is no answer, however empty the
 -- window (the third review: a lease of 250 under 256 a second had a call of 10 told to retry
 -- when the window had emptied, before the lease's expiry). Kept for the batch per number of
--- places until a call is admitted: a batch of refusals costs one walk, not one each.
+-- places and limit (a batch may carry a subscription's calls under two limits, across a plan
+-- change) until a call is admitted: a batch of refusals costs one walk, not one each.
 local function secondRoom(s, places, perSecond)
   s.rooms = s.rooms or {}
-  if s.rooms[places] then return s.rooms[places] end
+  local key = places .. ':' .. perSecond
+  if s.rooms[key] then return s.rooms[key] end
   local live = byExpiry(s)
   local reserved, after, best = s.reserved, 0, nil
   for j = 0, #live do
@@ -308,8 +308,8 @@ local function secondRoom(s, places, perSecond)
     end
   end
   -- None: the call holds more places than the limit, and is never admitted.
-  s.rooms[places] = best or 1000000
-  return s.rooms[places]
+  s.rooms[key] = best or 1000000
+  return s.rooms[key]
 end
 
 local function sub(k)
@@ -347,7 +347,7 @@ for i = 0, settled - 1 do
   end
   -- The calls it did not use leave its day's count, while Redis holds that.
   if lease and unused > 0 then
-    local leaseDay = string.match(field, '^[^:]*:[^:]*:(.*)$')
+    local leaseDay = lease.day
     if s.used and leaseDay == day then
       s.used = s.used - unused
       s.added = s.added - unused
@@ -409,7 +409,7 @@ for _, ask in ipairs(asks) do
     local expiry = now + leaseLife + 1000000
     local field = string.format('%s:%d:%s', ARGV[2], ask.c + 1, day)
     redis.call('HSET', s.leaseKey, field, string.format('%d:%d', want, expiry))
-    s.leases[field] = {places = want, live = true, expiry = expiry}
+    s.leases[field] = {places = want, live = true, expiry = expiry, day = day}
     s.reserved = s.reserved + want
     s.used = s.used + want
     s.added = s.added + want
@@ -561,13 +561,22 @@ type redisSettle struct {
 	until               time.Time // the end of the lease's life
 }
 
-// redisSettleFor is how long after a lease's life a settling that failed is sent again: Redis
-// keeps a lease redisLeaseGrace past its expiry, which is a second past its life.
+// redisSettleFor is how long after a lease's life a settling that failed is sent again, and how
+// long Redis keeps a lease past its expiry, which is a second past its life, for that settling to
+// give its unused calls back to the day (the scripts' leaseGrace).
 const redisSettleFor = 10 * time.Second
 
-// redisLeaseGrace is how long Redis keeps a lease past its expiry, in µs for the scripts, so that
-// a late settling still gives its unused calls back to the day: redisSettleFor.
-const redisLeaseGrace = "10000000"
+// leaseLua is how both scripts read a lease in a subscription's hash: its field is
+// "<nonce>:<call>:<day>" and its value "<places>:<expiry µs>"; leaseOf returns its places, its
+// expiry and its day, nil for an entry it cannot read. A lease is kept leaseGrace (µs) past its
+// expiry for a late settling.
+var leaseLua = `
+local leaseGrace = ` + strconv.FormatInt(redisSettleFor.Microseconds(), 10) + `
+local function leaseOf(field, value)
+  local places, expiry = string.match(value, '^(%d+):(%d+)$')
+  return tonumber(places), tonumber(expiry), string.match(field, '^[^:]*:[^:]*:(.*)$')
+end
+`
 
 // NewRedisLimiter returns a RedisLimiter storing its keys under prefix in client's database and
 // seeding day counters Redis does not hold from usage; a nil usage seeds them with 0.
@@ -872,7 +881,7 @@ func (r *RedisLimiter) lease(batch []*redisCall, nonce uint64, sent time.Time, o
 // of 8 left 12 once the lease was settled unused). Calls a lease made that usage already holds
 // count twice until midnight: the count errs high, which refuses, never admits. A counter Redis
 // does not hold is seeded from durable storage when next needed.
-const raiseDayScript = `
+var raiseDayScript = leaseLua + `
 local v = redis.call('GET', KEYS[1])
 if not v then return -1 end
 local n = tonumber(ARGV[1])
@@ -880,9 +889,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local leases = redis.call('HGETALL', KEYS[2])
 for i = 1, #leases, 2 do
-  local places, expiry = string.match(leases[i + 1], '^(%d+):(%d+)$')
-  if places and string.match(leases[i], '^[^:]*:[^:]*:(.*)$') == ARGV[2] and tonumber(expiry) + ` + redisLeaseGrace + ` > now then
-    n = n + tonumber(places)
+  local places, expiry, leaseDay = leaseOf(leases[i], leases[i + 1])
+  if places and leaseDay == ARGV[2] and expiry + leaseGrace > now then
+    n = n + places
   end
 end
 if tonumber(v) >= n then return tonumber(v) end
