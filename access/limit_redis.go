@@ -544,15 +544,17 @@ type redisLeases struct {
 // redisLease is a lease a replica admits calls from (see RedisLimiter).
 type redisLease struct {
 	limits flightgraph.Limits
-	field  string // its field in the subscription's lease hash
-	size   int64  // the places and calls it was granted
-	places int64  // the places left
-	calls  int64  // the calls left against the day
-	until  time.Time
+	field  string    // its field in the subscription's lease hash
+	size   int64     // the places and calls it was granted
+	places int64     // the places left
+	calls  int64     // the calls left against the day
 	grant  Decision  // the decision of the call it was granted with
 	sent   time.Time // when the grant was asked for, on the lease clock
 	timer  *time.Timer
 }
+
+// until is the end of the lease's life, on the lease clock.
+func (l *redisLease) until() time.Time { return l.sent.Add(redisLeaseLife) }
 
 // redisSettle is a lease to settle: its calls' places, and the calls it did not use.
 type redisSettle struct {
@@ -648,7 +650,7 @@ func (r *RedisLimiter) fromLease(subscription string, limits flightgraph.Limits,
 	// none past midnight counts in the day before.
 	elapsed := now.Sub(l.sent)
 	at := l.grant.At.Add(elapsed)
-	if l.limits != limits || !now.Before(l.until) || !at.Before(l.grant.DayReset) || l.places < places || l.calls < calls {
+	if l.limits != limits || !now.Before(l.until()) || !at.Before(l.grant.DayReset) || l.places < places || l.calls < calls {
 		r.retire(subscription, st, l, now)
 		return Decision{}, false
 	}
@@ -671,7 +673,7 @@ func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLeas
 	st.current = nil
 	l.timer.Stop()
 	switch {
-	case now.Before(l.until):
+	case now.Before(l.until()):
 		// Used up within its life (or the limits changed).
 		st.next = max(min(2*l.size, int64(l.limits.PerSecond/32)), redisLeaseFirst)
 	case 2*l.places > l.size:
@@ -684,11 +686,11 @@ func (r *RedisLimiter) retire(subscription string, st *redisLeases, l *redisLeas
 		delete(r.leases, subscription)
 	}
 	placed := l.size - l.places
-	if !now.Before(l.until.Add(time.Second)) {
+	if !now.Before(l.until().Add(time.Second)) {
 		// Its calls have left the window, as its places have in Redis.
 		placed = 0
 	}
-	r.settles = append(r.settles, redisSettle{subscription: subscription, field: l.field, placed: placed, unused: l.calls, until: l.until})
+	r.settles = append(r.settles, redisSettle{subscription: subscription, field: l.field, placed: placed, unused: l.calls, until: l.until()})
 	if r.sending < redisInFlight {
 		r.sending++
 		go r.send(false)
@@ -858,7 +860,7 @@ func (r *RedisLimiter) lease(batch []*redisCall, nonce uint64, sent time.Time, o
 			limits: flightgraph.Limits{PerSecond: int(c.args[0]), PerDay: int(c.args[1])},
 			size:   c.granted, places: c.granted, calls: c.granted,
 			field: strconv.FormatUint(nonce, 10) + ":" + strconv.Itoa(i+1) + ":" + c.dayOf,
-			until: sent.Add(redisLeaseLife), grant: c.d, sent: sent,
+			grant: c.d, sent: sent,
 		}
 		l.grant.Limits = l.limits
 		st.current = l
