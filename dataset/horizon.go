@@ -368,6 +368,20 @@ func (p *plan) operational(ids []string) []string {
 	return out
 }
 
+// spread places got, read for stored (the ids the store holds, in their order), at the places of
+// ids: the zero value where an id is not among them.
+func spread[T any](ids, stored []string, got []T) []T {
+	at := make(map[string]T, len(stored))
+	for i, id := range stored {
+		at[id] = got[i]
+	}
+	out := make([]T, len(ids))
+	for i, id := range ids {
+		out[i] = at[id]
+	}
+	return out
+}
+
 // FlightsByIDs implements flightgraph.FlightStore.
 func (h *Horizon) FlightsByIDs(ctx context.Context, ids []string) ([]*flightgraph.Flight, error) {
 	p, err := h.current(ctx)
@@ -380,13 +394,7 @@ func (h *Horizon) FlightsByIDs(ctx context.Context, ids []string) ([]*flightgrap
 		if err != nil {
 			return nil, err
 		}
-		byID := map[string]*flightgraph.Flight{}
-		for i, f := range got {
-			byID[stored[i]] = f
-		}
-		for i, id := range ids {
-			out[i] = byID[id]
-		}
+		out = spread(ids, stored, got)
 	}
 	for i, id := range ids {
 		if out[i] == nil {
@@ -409,15 +417,7 @@ func (h *Horizon) FlightsWithLegs(ctx context.Context, ids []string) ([]*flightg
 		if err != nil {
 			return nil, nil, err
 		}
-		at := make(map[string]int, len(stored))
-		for i, id := range stored {
-			at[id] = i
-		}
-		for i, id := range ids {
-			if j, ok := at[id]; ok {
-				flights[i], legs[i] = gotF[j], gotL[j]
-			}
-		}
+		flights, legs = spread(ids, stored, gotF), spread(ids, stored, gotL)
 	}
 	for i, id := range ids {
 		if flights[i] == nil {
@@ -439,13 +439,7 @@ func (h *Horizon) LegsByFlightIDs(ctx context.Context, ids []string) ([][]*fligh
 		if err != nil {
 			return nil, err
 		}
-		byID := map[string][]*flightgraph.FlightLeg{}
-		for i, ls := range got {
-			byID[stored[i]] = ls
-		}
-		for i, id := range ids {
-			out[i] = byID[id]
-		}
+		out = spread(ids, stored, got)
 	}
 	for i, id := range ids {
 		if out[i] == nil {
