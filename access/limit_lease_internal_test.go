@@ -329,3 +329,71 @@ func WaitNoLeases(t *testing.T, c *redis.Client, key string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestRedisLimiter_DayRefusalForNowOnlyForTodaysLeases: a lease of yesterday, live just after
+// midnight, took its places from yesterday's count and gives nothing back to today; a call today's
+// full count refuses is refused until midnight, not "for now" (the fourth review).
+func TestRedisLimiter_DayRefusalForNowOnlyForTodaysLeases(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil).NoLeases()
+	limits := flightgraph.Limits{PerSecond: 256, PerDay: 100}
+	d, err := r.Admit(t.Context(), "midnight", limits, 1)
+	if err != nil || !d.Allowed {
+		t.Fatalf("Admit: %+v, %v", d, err)
+	}
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := d.At.UTC().Format(flightgraph.DateLayout)
+	yesterday := d.At.UTC().AddDate(0, 0, -1).Format(flightgraph.DateLayout)
+	if err := c.Set(t.Context(), r.dayKey("midnight")+day, 100, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HSet(t.Context(), r.leaseKey("midnight"), "1:1:"+yesterday, "8:"+strconv.FormatInt(now.UnixMicro()+900_000, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err = r.Admit(t.Context(), "midnight", limits, 1)
+	if err != nil || d.Allowed || d.Code != flightgraph.ECodePerDayLimit {
+		t.Fatalf("Admit: %+v, %v: want a refusal per day", d, err)
+	}
+	if d.RetryAfter != d.DayReset.Sub(d.At) {
+		t.Fatalf("refused with RetryAfter %v, want until midnight (%v): yesterday's lease gives nothing back to today", d.RetryAfter, d.DayReset.Sub(d.At))
+	}
+}
+
+// TestRedisLimiter_RetryAfterWindowAhead: after Redis's clock steps back, a window's time may be
+// up to a second ahead of it, and a call of that time leaves the window up to 2 s from now: a
+// refusal's retry says so, rather than 1 s, when the call is refused again (the fourth review).
+func TestRedisLimiter_RetryAfterWindowAhead(t *testing.T) {
+	c, prefix := storetest.RedisClient(t)
+	r := NewRedisLimiter(c, prefix, nil).NoLeases()
+	limits := flightgraph.Limits{PerSecond: 256, PerDay: 1_000_000}
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One member of 256 places, 0.6 s ahead of Redis's clock, as the script writes one.
+	at := strconv.FormatInt(now.UnixMicro()+600_000, 10)
+	if err := c.ZAdd(t.Context(), r.windowKey("ahead"), redis.Z{Score: float64(now.UnixMicro() + 600_000), Member: "t" + at + ":9:1:" + at + ":256:256"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := r.Admit(t.Context(), "ahead", limits, 1)
+	if err != nil || d.Allowed {
+		t.Fatalf("Admit: %+v, %v: want a refusal", d, err)
+	}
+	retryAt := d.At.Add(d.RetryAfter)
+	for {
+		n, err := c.Time(t.Context()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !n.Before(retryAt) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if d2, err := r.Admit(t.Context(), "ahead", limits, 1); err != nil || !d2.Allowed {
+		t.Fatalf("retried after %v, the time given, and refused again: %+v, %v", d.RetryAfter, d2, err)
+	}
+}

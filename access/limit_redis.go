@@ -150,11 +150,12 @@ local leaseKeyLife = string.format('%d', math.floor((tonumber(ARGV[3]) + 1000000
 -- places (n), the time its oldest call leaves (oldest), its newest member's cumulative count
 -- (cum), how many places its live members hold (stored), how many members that left it are still
 -- at its head (gone), when its lifetime was last set (set, false when unknown), its day's count
--- (used, false when Redis does not hold it), and what the batch adds.
+-- (used, false when Redis does not hold it), the places its live leases hold (reserved) and
+-- those of today's among them (today), and what the batch adds.
 local subs = {}
 local function load(k)
   local window = KEYS[3 * k - 2]
-  local s = {window = window, dayKey = KEYS[3 * k - 1] .. day, leaseKey = KEYS[3 * k], now = now, n = 0, cum = 0, stored = 0, gone = 0, set = false, added = 0, placed = 0, reserved = 0, leased = false}
+  local s = {window = window, dayKey = KEYS[3 * k - 1] .. day, leaseKey = KEYS[3 * k], now = now, n = 0, cum = 0, stored = 0, gone = 0, set = false, added = 0, placed = 0, reserved = 0, today = 0, leased = false}
   local used = redis.call('GET', s.dayKey)
   s.used = used and tonumber(used) or false
   -- A missing day counter leaves the calls undecided (status -1), not the window and the leases:
@@ -167,6 +168,7 @@ local function load(k)
     local places, expiry, leaseDay = leaseOf(leases[i], leases[i + 1])
     if places and expiry > now then
       s.reserved = s.reserved + places
+      if leaseDay == day then s.today = s.today + places end
       s.leases[leases[i]] = {places = places, live = true, expiry = expiry, day = leaseDay}
     elseif places and expiry + leaseGrace > now then
       s.leases[leases[i]] = {places = places, live = false, day = leaseDay}
@@ -226,7 +228,8 @@ local function leaves(at)
   if not at then return 0 end
   local d = at + 1000000 - now
   if d < 0 then return 0 end
-  if d > 1000000 then return 1000000 end
+  -- Up to 2 s: a window's time may be up to a second ahead of Redis's clock (see load).
+  if d > 2000000 then return 2000000 end
   return d
 end
 
@@ -339,6 +342,7 @@ for i = 0, settled - 1 do
   -- it, as its places did.
   if lease and lease.live then
     s.reserved = s.reserved - lease.places
+    if lease.day == day then s.today = s.today - lease.places end
     if placed > 0 then
       s.n = s.n + placed
       s.placed = s.placed + placed
@@ -378,8 +382,17 @@ for c = 0, (#ARGV - first + 1) / 6 - 1 do
       status = 2
       -- Refused only for the calls live leases took from the day and may give back: per day,
       -- until they are settled.
-      if s.reserved > 0 and s.used - s.reserved + calls <= perDay then
-        status, retry = 3, math.min(byExpiry(s)[1].expiry - now, leaseLife)
+      -- Only today's leases give back to today: one of yesterday, live just after midnight,
+      -- took its places from yesterday's count (the fourth review).
+      if s.today > 0 and s.used - s.today + calls <= perDay then
+        local first
+        for _, l in ipairs(byExpiry(s)) do
+          if l.day == day then
+            first = l.expiry
+            break
+          end
+        end
+        status, retry = 3, math.min(first - now, leaseLife)
       end
     elseif s.n + s.reserved + places > perSecond then
       status, retry = 0, 1000000
@@ -411,6 +424,7 @@ for _, ask in ipairs(asks) do
     redis.call('HSET', s.leaseKey, field, string.format('%d:%d', want, expiry))
     s.leases[field] = {places = want, live = true, expiry = expiry, day = day}
     s.reserved = s.reserved + want
+    s.today = s.today + want
     s.used = s.used + want
     s.added = s.added + want
     s.leased = true
