@@ -209,15 +209,10 @@ func TestRedisLimiter_RetryAfterWaitsForEveryLease(t *testing.T) {
 	if err != nil || !d.Allowed {
 		t.Fatalf("Admit: %+v, %v", d, err)
 	}
-	now, err := c.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	day, us := d.At.UTC().Format(flightgraph.DateLayout), now.UnixMicro()
+	day, us := d.At.UTC().Format(flightgraph.DateLayout), redisMicros(t, c)
 	first, second := us+300_000, us+600_000
-	if err := c.HSet(t.Context(), r.leaseKey("held"), "1:1:"+day, "8:"+strconv.FormatInt(first, 10), "2:1:"+day, "8:"+strconv.FormatInt(second, 10)).Err(); err != nil {
-		t.Fatal(err)
-	}
+	putLease(t, r, "held", "1:1:"+day, 8, first)
+	putLease(t, r, "held", "2:1:"+day, 8, second)
 	// 230 + 16 + 20 is over 256, and so is 230 + 8 + 20 once the first lease has gone; 230 + 20 is
 	// not, once both have, 0.6 s from now, before the window's 230 leave it (1 s).
 	d, err = r.Admit(t.Context(), "held", limits, 20)
@@ -242,14 +237,8 @@ func TestRedisLimiter_RetryAfterPastALeaseTooBigToWaitBeside(t *testing.T) {
 	if err != nil || !d.Allowed {
 		t.Fatalf("Admit: %+v, %v", d, err)
 	}
-	now, err := c.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	expiry := now.UnixMicro() + 1_040_000 // granted 10 ms ago
-	if err := c.HSet(t.Context(), r.leaseKey("big"), "7:1:"+d.At.UTC().Format(flightgraph.DateLayout), "250:"+strconv.FormatInt(expiry, 10)).Err(); err != nil {
-		t.Fatal(err)
-	}
+	expiry := redisMicros(t, c) + 1_040_000 // granted 10 ms ago
+	putLease(t, r, "big", "7:1:"+d.At.UTC().Format(flightgraph.DateLayout), 250, expiry)
 	d, err = r.Admit(t.Context(), "big", limits, 10)
 	if err != nil || d.Allowed {
 		t.Fatalf("Admit: %+v, %v: want a refusal", d, err)
@@ -258,16 +247,7 @@ func TestRedisLimiter_RetryAfterPastALeaseTooBigToWaitBeside(t *testing.T) {
 		t.Fatalf("retry at %d µs, want the lease's expiry %d (the window empties at %d)", got, expiry, d.At.UnixMicro()+1_000_000)
 	}
 	// At that time on Redis's clock, the call is admitted.
-	for {
-		now, err := c.Time(t.Context()).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if now.UnixMicro() >= expiry {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitRedisClock(t, c, expiry)
 	if d, err := r.Admit(t.Context(), "big", limits, 10); err != nil || !d.Allowed {
 		t.Fatalf("retried at the time given and refused again: %+v, %v", d, err)
 	}
@@ -284,14 +264,7 @@ func TestRedisLimiter_RetryAfterPerLimitInABatch(t *testing.T) {
 	if err != nil || !d.Allowed {
 		t.Fatalf("Admit: %+v, %v", d, err)
 	}
-	now, err := c.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	expiry := now.UnixMicro() + 300_000
-	if err := c.HSet(t.Context(), r.leaseKey("plan"), "1:1:"+d.At.UTC().Format(flightgraph.DateLayout), "8:"+strconv.FormatInt(expiry, 10)).Err(); err != nil {
-		t.Fatal(err)
-	}
+	putLease(t, r, "plan", "1:1:"+d.At.UTC().Format(flightgraph.DateLayout), 8, redisMicros(t, c)+300_000)
 	// Under 256: 230 + 8 + 20 is over, 230 + 20 is not once the lease has gone (0.3 s). Under 240:
 	// 230 + 20 is over too, until the window's 230 have left (1 s).
 	args := []any{2000, 1, redisLeaseLife.Microseconds(), 0,
@@ -341,18 +314,12 @@ func TestRedisLimiter_DayRefusalForNowOnlyForTodaysLeases(t *testing.T) {
 	if err != nil || !d.Allowed {
 		t.Fatalf("Admit: %+v, %v", d, err)
 	}
-	now, err := c.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	day := d.At.UTC().Format(flightgraph.DateLayout)
 	yesterday := d.At.UTC().AddDate(0, 0, -1).Format(flightgraph.DateLayout)
 	if err := c.Set(t.Context(), r.dayKey("midnight")+day, 100, time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.HSet(t.Context(), r.leaseKey("midnight"), "1:1:"+yesterday, "8:"+strconv.FormatInt(now.UnixMicro()+900_000, 10)).Err(); err != nil {
-		t.Fatal(err)
-	}
+	putLease(t, r, "midnight", "1:1:"+yesterday, 8, redisMicros(t, c)+900_000)
 	d, err = r.Admit(t.Context(), "midnight", limits, 1)
 	if err != nil || d.Allowed || d.Code != flightgraph.ECodePerDayLimit {
 		t.Fatalf("Admit: %+v, %v: want a refusal per day", d, err)
@@ -369,31 +336,45 @@ func TestRedisLimiter_RetryAfterWindowAhead(t *testing.T) {
 	c, prefix := storetest.RedisClient(t)
 	r := NewRedisLimiter(c, prefix, nil).NoLeases()
 	limits := flightgraph.Limits{PerSecond: 256, PerDay: 1_000_000}
-	now, err := c.Time(t.Context()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One member of 256 places, 0.6 s ahead of Redis's clock, as the script writes one.
-	at := strconv.FormatInt(now.UnixMicro()+600_000, 10)
-	if err := c.ZAdd(t.Context(), r.windowKey("ahead"), redis.Z{Score: float64(now.UnixMicro() + 600_000), Member: "t" + at + ":9:1:" + at + ":256:256"}).Err(); err != nil {
+	ahead := redisMicros(t, c) + 600_000
+	at := strconv.FormatInt(ahead, 10)
+	if err := c.ZAdd(t.Context(), r.windowKey("ahead"), redis.Z{Score: float64(ahead), Member: "t" + at + ":9:1:" + at + ":256:256"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	d, err := r.Admit(t.Context(), "ahead", limits, 1)
 	if err != nil || d.Allowed {
 		t.Fatalf("Admit: %+v, %v: want a refusal", d, err)
 	}
-	retryAt := d.At.Add(d.RetryAfter)
-	for {
-		n, err := c.Time(t.Context()).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !n.Before(retryAt) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitRedisClock(t, c, d.At.Add(d.RetryAfter).UnixMicro())
 	if d2, err := r.Admit(t.Context(), "ahead", limits, 1); err != nil || !d2.Allowed {
 		t.Fatalf("retried after %v, the time given, and refused again: %+v, %v", d.RetryAfter, d2, err)
+	}
+}
+
+// redisMicros is Redis's clock, in µs, as the scripts read it.
+func redisMicros(t *testing.T, c *redis.Client) int64 {
+	t.Helper()
+	now, err := c.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now.UnixMicro()
+}
+
+// waitRedisClock waits for Redis's clock to reach at (µs).
+func waitRedisClock(t *testing.T, c *redis.Client, at int64) {
+	t.Helper()
+	for redisMicros(t, c) < at {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// putLease writes a lease into sub's hash as the script writes one (see leaseLua): a dead
+// replica's, which no one settles.
+func putLease(t *testing.T, r *RedisLimiter, sub, field string, places, expiry int64) {
+	t.Helper()
+	if err := r.client.HSet(t.Context(), r.leaseKey(sub), field, strconv.FormatInt(places, 10)+":"+strconv.FormatInt(expiry, 10)).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
