@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -117,16 +116,11 @@ func TestAttackHeavyFieldHiddenInTheDocument(t *testing.T) {
 				continue
 			}
 			check(method+" "+c.name, body, false, c.calls)
-			leave, err := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
-			if err != nil {
-				t.Fatal(err)
-			}
+			leave := s.takeHeavySlot(t, method+" "+c.name)
 			_, body = run(c, method)
 			check(method+" "+c.name, body, true, c.calls)
 			leave()
-			if slots, callers := s.srv.Guard.Heavy.Taken(); slots != 0 || callers != 0 {
-				t.Errorf("%s %s: %d slots, %d turns left taken", method, c.name, slots, callers)
-			}
+			s.heavySlotsFree(t, method+" "+c.name)
 		}
 	}
 	// Persisted by hash: registered, then run by hash alone, busy and free.
@@ -139,7 +133,7 @@ func TestAttackHeavyFieldHiddenInTheDocument(t *testing.T) {
 	check("persisted register", body, false, 5)
 	_, _, body = s.call(t, http.MethodPost, "/graphql", key, string(hashOnly))
 	check("persisted by hash", body, false, 5)
-	leave, _ := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
+	leave := s.takeHeavySlot(t, "persisted by hash")
 	_, _, body = s.call(t, http.MethodPost, "/graphql", key, string(hashOnly))
 	check("persisted by hash", body, true, 5)
 	leave()
@@ -147,7 +141,5 @@ func TestAttackHeavyFieldHiddenInTheDocument(t *testing.T) {
 	ej, _ := json.Marshal(ext)
 	_, _, body = s.call(t, http.MethodGet, "/graphql?"+url.Values{"variables": {string(vj)}, "extensions": {string(ej)}}.Encode(), key, "")
 	check("persisted by hash, GET", body, false, 5)
-	if slots, callers := s.srv.Guard.Heavy.Taken(); slots != 0 || callers != 0 {
-		t.Errorf("%d slots, %d turns left taken", slots, callers)
-	}
+	s.heavySlotsFree(t, "persisted by hash, GET")
 }

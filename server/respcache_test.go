@@ -492,10 +492,7 @@ func TestResponseCacheQuotesTakeNoHeavySlot(t *testing.T) {
 	if a := s.restAnswer(t, anonymous, kept); a.code != http.StatusUnauthorized || s.queries.Load() != 0 {
 		t.Errorf("an anonymous inspiration: %d after %d queries, want 401 after none", a.code, s.queries.Load())
 	}
-	leave, err := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
-	if err != nil {
-		t.Fatal(err)
-	}
+	leave := s.takeHeavySlot(t, "every slot busy")
 	defer leave()
 	a := s.restAnswer(t, dev, kept)
 	if a.code != http.StatusOK || !a.kept() {
@@ -528,10 +525,7 @@ func TestResponseCacheGraphQLQuotesTakeNoHeavySlot(t *testing.T) {
 	if code, h, body := post(5); code != http.StatusOK || h.Get("Age") != "" || strings.Contains(body, `"errors"`) {
 		t.Fatalf("the first destinations: %d, Age %q: %.300s", code, h.Get("Age"), body)
 	}
-	leave, err := s.srv.Guard.Heavy.Enter(context.Background(), "another key")
-	if err != nil {
-		t.Fatal(err)
-	}
+	leave := s.takeHeavySlot(t, "every slot busy")
 	code, h, body := post(5)
 	if code != http.StatusOK || h.Get("Age") == "" || strings.Contains(body, `"errors"`) {
 		t.Fatalf("the kept destinations with every slot busy: %d, Age %q: %.300s", code, h.Get("Age"), body)
