@@ -25771,7 +25771,7 @@ func (ec *executionContext) unmarshalNAircraftByRegistrationsInput2ᚕᚖgithub�
 }
 
 func (ec *executionContext) marshalNAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraftᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Aircraft) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, sel, v[i])
@@ -25811,7 +25811,7 @@ func (ec *executionContext) unmarshalNAircraftConfigurationByConfigurationsInput
 }
 
 func (ec *executionContext) marshalNAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirportᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Airport) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, sel, v[i])
@@ -25861,7 +25861,7 @@ func (ec *executionContext) marshalNAirportConnection2ᚖgithubᚗcomᚋflightgr
 }
 
 func (ec *executionContext) marshalNAirportEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AirportEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAirportEdge2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportEdge(ctx, sel, v[i])
@@ -25887,7 +25887,7 @@ func (ec *executionContext) marshalNAirportEdge2ᚖgithubᚗcomᚋflightgraphᚋ
 }
 
 func (ec *executionContext) marshalNAmenity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAmenityᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Amenity) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAmenity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAmenity(ctx, sel, v[i])
@@ -25930,7 +25930,7 @@ func (ec *executionContext) marshalNAmenityCategory2githubᚗcomᚋflightgraph�
 }
 
 func (ec *executionContext) marshalNBaggageAllowance2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowanceᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.BaggageAllowance) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBaggageAllowance2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowance(ctx, sel, v[i])
@@ -25966,7 +25966,7 @@ func (ec *executionContext) marshalNBaggageAnswer2ᚖgithubᚗcomᚋflightgraph�
 }
 
 func (ec *executionContext) marshalNBaggageProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.BaggageProduct) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBaggageProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProduct(ctx, sel, v[i])
@@ -26035,7 +26035,7 @@ func (ec *executionContext) marshalNBound2githubᚗcomᚋflightgraphᚋflightgra
 }
 
 func (ec *executionContext) marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabinᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Cabin) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCabin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabin(ctx, sel, v[i])
@@ -26092,7 +26092,7 @@ func (ec *executionContext) unmarshalNCabinClass2ᚕgithubᚗcomᚋflightgraph�
 }
 
 func (ec *executionContext) marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.CabinClass) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, sel, v[i])
@@ -26108,7 +26108,7 @@ func (ec *executionContext) marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋf
 }
 
 func (ec *executionContext) marshalNCabinSeats2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeatsᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CabinSeats) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCabinSeats2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeats(ctx, sel, v[i])
@@ -26134,7 +26134,7 @@ func (ec *executionContext) marshalNCabinSeats2ᚖgithubᚗcomᚋflightgraphᚋf
 }
 
 func (ec *executionContext) marshalNCargoLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CargoLeg) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCargoLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLeg(ctx, sel, v[i])
@@ -26160,7 +26160,7 @@ func (ec *executionContext) marshalNCargoLeg2ᚖgithubᚗcomᚋflightgraphᚋfli
 }
 
 func (ec *executionContext) marshalNCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrierᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Carrier) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, sel, v[i])
@@ -26200,7 +26200,7 @@ func (ec *executionContext) unmarshalNCarrierByCodesInput2ᚕᚖgithubᚗcomᚋf
 }
 
 func (ec *executionContext) marshalNCartItem2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.CartItem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCartItem2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItem(ctx, sel, v[i])
@@ -26245,7 +26245,7 @@ func (ec *executionContext) unmarshalNCartProductInput2ᚖgithubᚗcomᚋflightg
 }
 
 func (ec *executionContext) marshalNCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCityᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.City) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, sel, v[i])
@@ -26285,7 +26285,7 @@ func (ec *executionContext) unmarshalNCityByCodesInput2ᚕᚖgithubᚗcomᚋflig
 }
 
 func (ec *executionContext) marshalNConnectionOption2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.ConnectionOption) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNConnectionOption2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOption(ctx, sel, v[i])
@@ -26311,7 +26311,7 @@ func (ec *executionContext) marshalNConnectionOption2ᚖgithubᚗcomᚋflightgra
 }
 
 func (ec *executionContext) marshalNCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountryᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Country) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, sel, v[i])
@@ -26355,7 +26355,7 @@ func (ec *executionContext) marshalNCurrency2githubᚗcomᚋflightgraphᚋflight
 }
 
 func (ec *executionContext) marshalNCurrency2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCurrencyᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.Currency) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCurrency2githubᚗcomᚋflightgraphᚋflightgraphᚐCurrency(ctx, sel, v[i])
@@ -26403,7 +26403,7 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 }
 
 func (ec *executionContext) marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Deal) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDeal2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDeal(ctx, sel, v[i])
@@ -26429,7 +26429,7 @@ func (ec *executionContext) marshalNDeal2ᚖgithubᚗcomᚋflightgraphᚋflightg
 }
 
 func (ec *executionContext) marshalNDealKind2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKindᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DealKind) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDealKind2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKind(ctx, sel, v[i])
@@ -26455,7 +26455,7 @@ func (ec *executionContext) marshalNDealKind2ᚖgithubᚗcomᚋflightgraphᚋfli
 }
 
 func (ec *executionContext) marshalNDealOrigin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOriginᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DealOrigin) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDealOrigin2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOrigin(ctx, sel, v[i])
@@ -26481,7 +26481,7 @@ func (ec *executionContext) marshalNDealOrigin2ᚖgithubᚗcomᚋflightgraphᚋf
 }
 
 func (ec *executionContext) marshalNDealPlace2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.LabelledPlace) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDealPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, sel, v[i])
@@ -26542,7 +26542,7 @@ var (
 )
 
 func (ec *executionContext) marshalNDealZone2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZoneᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.DealZone) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDealZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZone(ctx, sel, v[i])
@@ -26578,7 +26578,7 @@ func (ec *executionContext) marshalNDealsReference2ᚖgithubᚗcomᚋflightgraph
 }
 
 func (ec *executionContext) marshalNDestination2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestinationᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.Destination) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDestination2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestination(ctx, sel, v[i])
@@ -26604,7 +26604,7 @@ func (ec *executionContext) marshalNDestination2ᚖgithubᚗcomᚋflightgraphᚋ
 }
 
 func (ec *executionContext) marshalNFareFamily2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamilyᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.FareFamily) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, sel, v[i])
@@ -26656,7 +26656,7 @@ func (ec *executionContext) marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋfligh
 }
 
 func (ec *executionContext) marshalNFlightAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlightAvailability) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFlightAvailability2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailability(ctx, sel, v[i])
@@ -26706,7 +26706,7 @@ func (ec *executionContext) marshalNFlightConnection2ᚖgithubᚗcomᚋflightgra
 }
 
 func (ec *executionContext) marshalNFlightEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlightEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFlightEdge2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightEdge(ctx, sel, v[i])
@@ -26749,7 +26749,7 @@ func (ec *executionContext) marshalNFlightEventKind2githubᚗcomᚋflightgraph�
 }
 
 func (ec *executionContext) marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FlightLeg) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx, sel, v[i])
@@ -26898,7 +26898,7 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 }
 
 func (ec *executionContext) marshalNLowestFare2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFareᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LowestFare) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLowestFare2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFare(ctx, sel, v[i])
@@ -26948,7 +26948,7 @@ func (ec *executionContext) marshalNMovement2ᚖgithubᚗcomᚋflightgraphᚋfli
 }
 
 func (ec *executionContext) marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Offer) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, sel, v[i])
@@ -26979,7 +26979,7 @@ func (ec *executionContext) unmarshalNOfferSearchInput2githubᚗcomᚋflightgrap
 }
 
 func (ec *executionContext) marshalNOfferSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegmentᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OfferSegment) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOfferSegment2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegment(ctx, sel, v[i])
@@ -27025,7 +27025,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋfli
 }
 
 func (ec *executionContext) marshalNPassengerBaggage2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggageᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PassengerBaggage) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPassengerBaggage2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggage(ctx, sel, v[i])
@@ -27070,7 +27070,7 @@ func (ec *executionContext) unmarshalNPassengerInput2ᚕgithubᚗcomᚋflightgra
 }
 
 func (ec *executionContext) marshalNPassengerPrice2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PassengerPrice) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPassengerPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPrice(ctx, sel, v[i])
@@ -27096,7 +27096,7 @@ func (ec *executionContext) marshalNPassengerPrice2ᚖgithubᚗcomᚋflightgraph
 }
 
 func (ec *executionContext) marshalNPassengerType2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PassengerType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPassengerType2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerType(ctx, sel, v[i])
@@ -27132,7 +27132,7 @@ func (ec *executionContext) marshalNPrice2ᚖgithubᚗcomᚋflightgraphᚋflight
 }
 
 func (ec *executionContext) marshalNPriceLine2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLineᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.PriceLine) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPriceLine2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLine(ctx, sel, v[i])
@@ -27158,7 +27158,7 @@ func (ec *executionContext) marshalNPriceLine2ᚖgithubᚗcomᚋflightgraphᚋfl
 }
 
 func (ec *executionContext) marshalNReferenceCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountryᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.MarketCountry) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReferenceCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountry(ctx, sel, v[i])
@@ -27184,7 +27184,7 @@ func (ec *executionContext) marshalNReferenceCountry2ᚖgithubᚗcomᚋflightgra
 }
 
 func (ec *executionContext) marshalNRelatedProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*flightgraph.RelatedProduct) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRelatedProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProduct(ctx, sel, v[i])
@@ -27263,7 +27263,7 @@ func (ec *executionContext) marshalNRouteConnection2ᚖgithubᚗcomᚋflightgrap
 }
 
 func (ec *executionContext) marshalNRouteEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RouteEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRouteEdge2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteEdge(ctx, sel, v[i])
@@ -27309,7 +27309,7 @@ func (ec *executionContext) marshalNScheduledLegConnection2ᚖgithubᚗcomᚋfli
 }
 
 func (ec *executionContext) marshalNScheduledLegEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ScheduledLegEdge) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNScheduledLegEdge2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdge(ctx, sel, v[i])
@@ -27355,7 +27355,7 @@ func (ec *executionContext) marshalNSearchPlace2ᚖgithubᚗcomᚋflightgraphᚋ
 }
 
 func (ec *executionContext) marshalNSegmentAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailabilityᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SegmentAvailability) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSegmentAvailability2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailability(ctx, sel, v[i])
@@ -27440,7 +27440,7 @@ func (ec *executionContext) marshalNTicketCondition2githubᚗcomᚋflightgraph�
 }
 
 func (ec *executionContext) marshalNTicketCondition2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐTicketConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []flightgraph.TicketCondition) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTicketCondition2githubᚗcomᚋflightgraphᚋflightgraphᚐTicketCondition(ctx, sel, v[i])
@@ -27527,7 +27527,7 @@ func (ec *executionContext) marshalN_Any2ᚕmapᚄ(ctx context.Context, sel ast.
 }
 
 func (ec *executionContext) marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx context.Context, sel ast.SelectionSet, v []fedruntime.Entity) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalO_Entity2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, sel, v[i])
@@ -27545,7 +27545,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -27591,7 +27591,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -27619,7 +27619,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -27639,7 +27639,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -27832,7 +27832,7 @@ func (ec *executionContext) marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx, sel, v[i])
@@ -27860,7 +27860,7 @@ func (ec *executionContext) marshalOAircraftConfiguration2ᚕᚖgithubᚗcomᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, sel, v[i])
@@ -27888,7 +27888,7 @@ func (ec *executionContext) marshalOAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, sel, v[i])
@@ -27935,7 +27935,7 @@ func (ec *executionContext) marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgr
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBaggageSegment2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegment(ctx, sel, v[i])
@@ -28058,7 +28058,7 @@ func (ec *executionContext) marshalOCabinClass2ᚕgithubᚗcomᚋflightgraphᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCabinClass2githubᚗcomᚋflightgraphᚋflightgraphᚐCabinClass(ctx, sel, v[i])
@@ -28138,7 +28138,7 @@ func (ec *executionContext) marshalOCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, sel, v[i])
@@ -28183,7 +28183,7 @@ func (ec *executionContext) marshalOCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflig
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, sel, v[i])
@@ -28211,7 +28211,7 @@ func (ec *executionContext) marshalOCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋf
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, sel, v[i])
@@ -28313,7 +28313,7 @@ func (ec *executionContext) marshalOFlight2ᚕᚖgithubᚗcomᚋflightgraphᚋfl
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, sel, v[i])
@@ -28341,7 +28341,7 @@ func (ec *executionContext) marshalOFlightLeg2ᚕᚖgithubᚗcomᚋflightgraph�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalOFlightLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx, sel, v[i])
@@ -28515,7 +28515,7 @@ func (ec *executionContext) marshalORoute2ᚕᚖgithubᚗcomᚋflightgraphᚋfli
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalORoute2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx, sel, v[i])
@@ -28622,7 +28622,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -28641,7 +28641,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -28660,7 +28660,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -28686,7 +28686,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

@@ -81,6 +81,9 @@ type Loaders struct {
 	fields map[string]bool
 	// searches counts the network-wide searches (inspiration, deals) the request has run.
 	searches atomic.Int32
+	// batches counts the loaders' batches: a load that found no prefetched value waited for
+	// one (marshalList reads it to stop marshalling a list in line).
+	batches atomic.Int64
 	// key is fields as one string (fieldsKey), made once.
 	keyOnce sync.Once
 	key     string
@@ -109,44 +112,44 @@ func NewLoaders(st Stores, wait time.Duration) *Loaders {
 			return nil, err
 		}
 		return l.Flights(ctx, flights), nil
-	}, wait, nil)
-	l.Legs = newLoader(st.Flights.LegsByFlightIDs, wait, func(ctx context.Context, lists [][]*flightgraph.FlightLeg) {
+	}, wait, &l.batches, nil)
+	l.Legs = newLoader(st.Flights.LegsByFlightIDs, wait, &l.batches, func(ctx context.Context, lists [][]*flightgraph.FlightLeg) {
 		l.prefetchLegs(ctx, flatten(lists))
 	})
-	l.Airport = newLoader(st.Places.AirportsByCodes, wait, l.PrefetchAirports)
-	l.City = newLoader(st.Places.CitiesByCodes, wait, l.prefetchCities)
-	l.Country = newLoader(st.Places.CountriesByCodes, wait, nil)
-	l.CityPorts = newLoader(st.Places.AirportsByCities, wait, func(ctx context.Context, lists [][]*flightgraph.Airport) {
+	l.Airport = newLoader(st.Places.AirportsByCodes, wait, &l.batches, l.PrefetchAirports)
+	l.City = newLoader(st.Places.CitiesByCodes, wait, &l.batches, l.prefetchCities)
+	l.Country = newLoader(st.Places.CountriesByCodes, wait, &l.batches, nil)
+	l.CityPorts = newLoader(st.Places.AirportsByCities, wait, &l.batches, func(ctx context.Context, lists [][]*flightgraph.Airport) {
 		l.PrefetchAirports(ctx, flatten(lists))
 	})
-	l.Carrier = newLoader(st.Network.CarriersByCodes, wait, l.prefetchCarriers)
-	l.Route = newLoader(st.Network.RoutesByIDs, wait, func(ctx context.Context, routes []*flightgraph.Route) {
+	l.Carrier = newLoader(st.Network.CarriersByCodes, wait, &l.batches, l.prefetchCarriers)
+	l.Route = newLoader(st.Network.RoutesByIDs, wait, &l.batches, func(ctx context.Context, routes []*flightgraph.Route) {
 		l.PrefetchRoutes(ctx, nonNil(routes))
 	})
-	l.Aircraft = newLoader(st.Aircraft.AircraftByConfigurations, wait, l.prefetchAircraft)
-	l.Cabins = newLoader(st.Aircraft.CabinsByConfigurations, wait, func(ctx context.Context, lists [][]*flightgraph.Cabin) {
+	l.Aircraft = newLoader(st.Aircraft.AircraftByConfigurations, wait, &l.batches, l.prefetchAircraft)
+	l.Cabins = newLoader(st.Aircraft.CabinsByConfigurations, wait, &l.batches, func(ctx context.Context, lists [][]*flightgraph.Cabin) {
 		l.prefetchCabins(ctx, flatten(lists))
 	})
-	l.Amenities = newLoader(st.Aircraft.AmenitiesByProducts, wait, nil)
+	l.Amenities = newLoader(st.Aircraft.AmenitiesByProducts, wait, &l.batches, nil)
 	if st.Offers != nil && st.Carts != nil {
 		// A read-back costs three round trips and a pricing: worth a longer wait than a row's,
 		// so that the goroutines of an _entities list all join one batch.
-		l.Offer, l.Cart = newReadBack(st.Offers, max(wait, readBackWait)), newReadBack(st.Carts, max(wait, readBackWait))
+		l.Offer, l.Cart = newReadBack(st.Offers, max(wait, readBackWait), &l.batches), newReadBack(st.Carts, max(wait, readBackWait), &l.batches)
 	}
 	if st.Access != nil {
-		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, nil)
-		l.Accounts = newLoader(st.Access.AccountsByIDs, wait, nil)
-		l.KeySubs = newLoader(st.Access.SubscriptionsByKeys, wait, nil)
-		l.Plans = newLoader(st.Access.PlansByIDs, wait, nil)
+		l.AppKeys = newLoader(st.Access.KeysByApplications, wait, &l.batches, nil)
+		l.Accounts = newLoader(st.Access.AccountsByIDs, wait, &l.batches, nil)
+		l.KeySubs = newLoader(st.Access.SubscriptionsByKeys, wait, &l.batches, nil)
+		l.Plans = newLoader(st.Access.PlansByIDs, wait, &l.batches, nil)
 	}
 	if st.UsageToday != nil {
-		l.Usage = newLoader(st.UsageToday, wait, nil)
+		l.Usage = newLoader(st.UsageToday, wait, &l.batches, nil)
 	}
 	if st.UsageHistory != nil {
-		l.UsageHistory = newLoader(st.UsageHistory, wait, nil)
+		l.UsageHistory = newLoader(st.UsageHistory, wait, &l.batches, nil)
 	}
 	if st.LimitRequests != nil {
-		l.LimitRequests = newLoader(st.LimitRequests, wait, nil)
+		l.LimitRequests = newLoader(st.LimitRequests, wait, &l.batches, nil)
 	}
 	return l
 }
@@ -171,9 +174,10 @@ type Loader[V any] struct {
 	primed   map[string]V
 }
 
-func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, then func(context.Context, []V)) *Loader[V] {
+func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, batches *atomic.Int64, then func(context.Context, []V)) *Loader[V] {
 	l := &Loader[V]{fetch: fetch, then: then}
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		batches.Add(1)
 		if l.detach {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
@@ -196,8 +200,9 @@ func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait t
 
 // newReadBack is a loader of signed ids: unlike newLoader's, each key has its own error (one
 // tampered id among many refuses that one), and a failed read fails them all.
-func newReadBack[V any](fetch func(context.Context, []string) ([]V, []error, error), wait time.Duration) *dataloader.Loader[string, V] {
+func newReadBack[V any](fetch func(context.Context, []string) ([]V, []error, error), wait time.Duration, batches *atomic.Int64) *dataloader.Loader[string, V] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		batches.Add(1)
 		var (
 			vals []V
 			errs []error
