@@ -19830,7 +19830,7 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -19941,7 +19941,7 @@ func (ec *executionContext) _AircraftConfiguration(ctx context.Context, sel ast.
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20080,7 +20080,7 @@ func (ec *executionContext) _Airport(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20128,7 +20128,7 @@ func (ec *executionContext) _AirportConnection(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20171,7 +20171,7 @@ func (ec *executionContext) _AirportEdge(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20234,7 +20234,7 @@ func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20292,7 +20292,7 @@ func (ec *executionContext) _BaggageAllowance(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20355,7 +20355,7 @@ func (ec *executionContext) _BaggageAnswer(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20438,7 +20438,7 @@ func (ec *executionContext) _BaggageProduct(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20491,7 +20491,7 @@ func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20544,7 +20544,7 @@ func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20592,7 +20592,7 @@ func (ec *executionContext) _CabinSeats(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20678,7 +20678,7 @@ func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20862,7 +20862,7 @@ func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20943,7 +20943,7 @@ func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -20991,7 +20991,7 @@ func (ec *executionContext) _CartItem(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21110,7 +21110,7 @@ func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21163,7 +21163,7 @@ func (ec *executionContext) _ConnectionOption(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21231,7 +21231,7 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21274,7 +21274,7 @@ func (ec *executionContext) _Currency(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21342,7 +21342,7 @@ func (ec *executionContext) _Deal(ctx context.Context, sel ast.SelectionSet, obj
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21385,7 +21385,7 @@ func (ec *executionContext) _DealKind(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21428,7 +21428,7 @@ func (ec *executionContext) _DealOrigin(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21476,7 +21476,7 @@ func (ec *executionContext) _DealPlace(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21519,7 +21519,7 @@ func (ec *executionContext) _DealZone(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21577,7 +21577,7 @@ func (ec *executionContext) _DealsReference(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21635,7 +21635,7 @@ func (ec *executionContext) _Destination(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -21918,7 +21918,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22001,7 +22001,7 @@ func (ec *executionContext) _FareFamily(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22183,7 +22183,7 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22231,7 +22231,7 @@ func (ec *executionContext) _FlightAvailability(ctx context.Context, sel ast.Sel
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22279,7 +22279,7 @@ func (ec *executionContext) _FlightConnection(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22322,7 +22322,7 @@ func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22448,7 +22448,7 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22572,7 +22572,7 @@ func (ec *executionContext) _FlightStatusEvent(ctx context.Context, sel ast.Sele
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22615,7 +22615,7 @@ func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSe
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22658,7 +22658,7 @@ func (ec *executionContext) _MailedSearch(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22701,7 +22701,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22797,7 +22797,7 @@ func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22866,7 +22866,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -22954,7 +22954,7 @@ func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23007,7 +23007,7 @@ func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23085,7 +23085,7 @@ func (ec *executionContext) _OffersReferenceData(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23138,7 +23138,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23181,7 +23181,7 @@ func (ec *executionContext) _PassengerBaggage(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23244,7 +23244,7 @@ func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23307,7 +23307,7 @@ func (ec *executionContext) _PassengerType(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23350,7 +23350,7 @@ func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -23398,7 +23398,7 @@ func (ec *executionContext) _PriceLine(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24201,7 +24201,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24259,7 +24259,7 @@ func (ec *executionContext) _ReferenceCountry(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24322,7 +24322,7 @@ func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.Selecti
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24494,7 +24494,7 @@ func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, ob
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24542,7 +24542,7 @@ func (ec *executionContext) _RouteConnection(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24585,7 +24585,7 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24797,7 +24797,7 @@ func (ec *executionContext) _ScheduledLeg(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24845,7 +24845,7 @@ func (ec *executionContext) _ScheduledLegConnection(ctx context.Context, sel ast
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -24888,7 +24888,7 @@ func (ec *executionContext) _ScheduledLegEdge(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25001,7 +25001,7 @@ func (ec *executionContext) _SearchContext(ctx context.Context, sel ast.Selectio
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25054,7 +25054,7 @@ func (ec *executionContext) _SearchPlace(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25097,7 +25097,7 @@ func (ec *executionContext) _SegmentAvailability(ctx context.Context, sel ast.Se
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25155,7 +25155,7 @@ func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25232,7 +25232,7 @@ func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.Select
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25275,7 +25275,7 @@ func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.Selec
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25318,7 +25318,7 @@ func (ec *executionContext) _Zone(ctx context.Context, sel ast.SelectionSet, obj
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25356,7 +25356,7 @@ func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25414,7 +25414,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25467,7 +25467,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25530,7 +25530,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25593,7 +25593,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25656,7 +25656,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})
@@ -25744,7 +25744,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 	ec.ProcessDeferredGroup(graphql.DeferredGroup{
 		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
+		Path:     deferredPath(ctx, deferLabelToView),
 		FieldSet: deferredFieldSet,
 		Context:  ctx,
 	})

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // marshalList marshals a list of objects for the executor (graph/gen puts it where gqlgen's
@@ -13,23 +14,28 @@ import (
 //
 // gqlgen starts a goroutine for every element of a list of objects, whatever its fields, so
 // that an element waiting on a loader does not hold up its siblings: their keys must reach the
-// loader within its batch window. Under the prefetch plan (PlanPrefetch) the elements rarely
-// wait: whoever holds a level has fetched the next one already, and the fields read what it
-// fetched. A Departures board then starts 13 goroutines a flight for nothing but scheduling.
+// loader within its batch window. Under the prefetch plan (PlanPrefetch) the elements wait on
+// nothing: whoever holds a level (a root resolver, or a loader's hook once its batch is back)
+// has fetched or primed the next one already, and the fields read what it fetched. A Departures
+// board then started 13 goroutines a flight for nothing but scheduling.
 //
 // So, where the operation was planned, marshalList marshals the elements in line, one after
-// another, as long as none has waited on a loader: the first element whose marshalling ran a
-// loader batch (Loaders.batches moved, for this request) ends it, and the rest are marshalled
-// as gqlgen does, each in a goroutine, so that their keys share one batch again. An operation
-// whose hops are not all prefetched therefore costs at most one batch window more per list, in
-// line, than before; one that is costs no goroutine per element. Without a plan (no loaders,
-// or an operation the planner did not see), it is gqlgen's own.
+// another, as long as none has waited on a read: the first element whose marshalling ran one of
+// the request's reads (Loaders.batches moved: a batch, a prefetch, a read-back) ends it, and the
+// rest are marshalled as gqlgen does, each in a goroutine, so that their keys share one batch
+// again; lists under those elements are then gqlgen's too (concurrentElements). The rule that
+// keeps this sound: a nested resolver waits only through the loaders (Load, LoadAll,
+// ServedCabins, the read-backs), never on a store or a service of its own, and a root resolver
+// that hands out a list primes or prefetches what its elements' fields load
+// (TestListHopsArePrefetched). A list whose elements' hops were not prefetched costs its first
+// element's reads once more, in line. Without a plan (no loaders, or an operation the planner
+// did not see), or under an element already marshalled in a goroutine, it is gqlgen's own.
 //
 // Each element runs under a field context of its own index, as gqlgen's do; a panic in one is
 // added to the answer as an error and nulls the list, as gqlgen's panic handler does.
 func marshalList(ctx context.Context, n int, workerLimit int64, omitPanicHandler bool, elem func(context.Context, int) graphql.Marshaler) graphql.Array {
 	l := loadersOf(ctx)
-	if l == nil || l.fields == nil || n < 2 || workerLimit > 0 {
+	if l == nil || l.fields == nil || n < 2 || workerLimit > 0 || ctx.Value(concurrentElements{}) != nil {
 		return graphql.MarshalSliceConcurrently(ctx, n, workerLimit, omitPanicHandler, elem)
 	}
 	ret := make(graphql.Array, n)
@@ -37,7 +43,7 @@ func marshalList(ctx context.Context, n int, workerLimit int64, omitPanicHandler
 		wg     sync.WaitGroup
 		failed atomic.Bool
 	)
-	one := func(i int) {
+	one := func(ctx context.Context, i int) {
 		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
 		if !omitPanicHandler {
 			defer func() {
@@ -53,14 +59,16 @@ func marshalList(ctx context.Context, n int, workerLimit int64, omitPanicHandler
 	for i := range n {
 		if inline {
 			before := l.batches.Load()
-			one(i)
-			inline = l.batches.Load() == before
+			one(ctx, i)
+			if inline = l.batches.Load() == before; !inline {
+				ctx = context.WithValue(ctx, concurrentElements{}, true)
+			}
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			one(i)
+			one(ctx, i)
 		}()
 	}
 	wg.Wait()
@@ -68,4 +76,20 @@ func marshalList(ctx context.Context, n int, workerLimit int64, omitPanicHandler
 		return nil
 	}
 	return ret
+}
+
+// concurrentElements marks the context of a list's elements marshalled in goroutines: their
+// siblings waited on a read, and lists under them are marshalled as gqlgen does, at once, so
+// that their keys join one batch rather than each level's first element waiting alone.
+type concurrentElements struct{}
+
+// deferredPath is the path of an object's @defer groups, for ProcessDeferredGroup (graph/gen
+// puts it where gqlgen's generated code calls graphql.GetPath for them): nil when there are
+// none, which ProcessDeferredGroup then ignores, so that an object does not build its path for
+// nothing. With @defer executed in line (InlineDeferred), there are never any.
+func deferredPath(ctx context.Context, defers map[string]*graphql.FieldSetView) ast.Path {
+	if len(defers) == 0 {
+		return nil
+	}
+	return graphql.GetPath(ctx)
 }

@@ -135,6 +135,7 @@ func TestMarshalListBatchesWhatWasNotPrefetched(t *testing.T) {
 		keys[i] = fmt.Sprint("k", i)
 	}
 	loader2.Prefetch(context.Background(), keys)
+	prefetched := l2.batches.Load()
 	var f inFlight
 	marshalList(listContext(l2), n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		f.enter()
@@ -142,8 +143,8 @@ func TestMarshalListBatchesWhatWasNotPrefetched(t *testing.T) {
 		v, _ := Load(ctx, loader2, keys[i])
 		return graphql.MarshalString(v)
 	})
-	if len(batches) != 1 || f.max != 1 || l2.batches.Load() != 0 {
-		t.Errorf("prefetched: %d fetches, %d batches, %d elements at once; want the prefetch alone, in line", len(batches), l2.batches.Load(), f.max)
+	if len(batches) != 1 || f.max != 1 || prefetched != 1 || l2.batches.Load() != prefetched {
+		t.Errorf("prefetched: %d fetches, %d reads counted, %d elements at once; want the prefetch alone, in line", len(batches), l2.batches.Load(), f.max)
 	}
 }
 
@@ -186,4 +187,109 @@ func seq(n int) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// TestDeferredPath: an object without @defer groups builds no path; one with them gets its own.
+func TestDeferredPath(t *testing.T) {
+	i := 3
+	ctx := graphql.WithFieldContext(context.Background(), &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "legs"}}})
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+	if p := deferredPath(ctx, map[string]*graphql.FieldSetView{}); p != nil {
+		t.Errorf("no groups: path %v, want none", p)
+	}
+	if p := deferredPath(ctx, map[string]*graphql.FieldSetView{"l": nil}); p.String() != "legs[3]" {
+		t.Errorf("a group: path %q, want legs[3]", p.String())
+	}
+}
+
+// marshalFunc is marshalList's signature, and gqlgen's graphql.MarshalSliceConcurrently's.
+type marshalFunc func(ctx context.Context, n int, workerLimit int64, omitPanicHandler bool, elem func(context.Context, int) graphql.Marshaler) graphql.Array
+
+// TestMarshalListCountsEveryRead: an element that waits on a read that is not a dataloader
+// batch (LoadAll, as an _entities-style resolver reads; Prefetch) is noticed as a batch's is,
+// and the other elements' reads run side by side, as under gqlgen's. Counted only in the
+// batches, the whole list would stay in line and its reads run one after another.
+func TestMarshalListCountsEveryRead(t *testing.T) {
+	const (
+		n   = 8
+		rtt = 20 * time.Millisecond
+	)
+	for _, c := range []struct {
+		name string
+		m    marshalFunc
+	}{{"gqlgen", graphql.MarshalSliceConcurrently}, {"marshalList", marshalList}} {
+		l := &Loaders{fields: map[string]bool{}}
+		var (
+			mu       sync.Mutex
+			now, top int
+		)
+		loader := newLoader(func(_ context.Context, keys []string) ([]string, error) {
+			mu.Lock()
+			now++
+			top = max(top, now)
+			mu.Unlock()
+			time.Sleep(rtt)
+			mu.Lock()
+			now--
+			mu.Unlock()
+			return keys, nil
+		}, time.Millisecond, &l.batches, nil)
+		start := time.Now()
+		c.m(listContext(l), n, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+			vals, errs := LoadAll(ctx, loader, []string{fmt.Sprint("k", i)}) // as an _entities-style resolver would
+			if errs[0] != nil {
+				t.Error(errs[0])
+			}
+			return graphql.MarshalString(vals[0])
+		})
+		took := time.Since(start)
+		t.Logf("%s: %d reads at most side by side, %v for %d elements, batches counted %d", c.name, top, took.Round(time.Millisecond), n, l.batches.Load())
+		if top == 1 {
+			t.Errorf("%s: the %d elements' reads ran one after another (%v, ~%d round trips in line)", c.name, n, took.Round(time.Millisecond), n)
+		}
+	}
+}
+
+// TestMarshalListNested: lists of lists whose leaves load a hop nobody prefetched (which the
+// roots' prefetching rules out: TestListHopsArePrefetched). gqlgen runs every leaf at once and
+// they share one batch; marshalList runs each level's first element in line, so the first leaf
+// waits alone, then its siblings, and every level's remaining elements, with all the lists
+// under them, at once (concurrentElements): depth+1 batches in sequence at most, not one per
+// element, nor 2^depth as when nested lists went in line again under elements in goroutines.
+func TestMarshalListNested(t *testing.T) {
+	const depth, width = 3, 4
+	for _, c := range []struct {
+		name string
+		m    marshalFunc
+	}{{"gqlgen", graphql.MarshalSliceConcurrently}, {"marshalList", marshalList}} {
+		l := &Loaders{fields: map[string]bool{}}
+		var mu sync.Mutex
+		var sizes []int
+		loader := newLoader(func(_ context.Context, keys []string) ([]string, error) {
+			mu.Lock()
+			sizes = append(sizes, len(keys))
+			mu.Unlock()
+			return keys, nil
+		}, 10*time.Millisecond, &l.batches, nil)
+		var level func(ctx context.Context, d int, prefix string) graphql.Marshaler
+		level = func(ctx context.Context, d int, prefix string) graphql.Marshaler {
+			if d == depth {
+				v, err := Load(ctx, loader, prefix)
+				if err != nil {
+					t.Error(err)
+				}
+				return graphql.MarshalString(v)
+			}
+			return c.m(ctx, width, 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+				return level(ctx, d+1, fmt.Sprint(prefix, "/", i))
+			})
+		}
+		start := time.Now()
+		level(listContext(l), 0, "")
+		took := time.Since(start)
+		t.Logf("%s: %d leaves in %d batches %v, %v", c.name, width*width*width, len(sizes), sizes, took.Round(time.Millisecond))
+		if want := map[bool]int{true: 1, false: depth + 1}[c.name == "gqlgen"]; len(sizes) > want {
+			t.Errorf("%s: %d batches in sequence for one level of leaves (%v), want at most %d", c.name, len(sizes), took.Round(time.Millisecond), want)
+		}
+	}
 }

@@ -81,8 +81,9 @@ type Loaders struct {
 	fields map[string]bool
 	// searches counts the network-wide searches (inspiration, deals) the request has run.
 	searches atomic.Int32
-	// batches counts the loaders' batches: a load that found no prefetched value waited for
-	// one (marshalList reads it to stop marshalling a list in line).
+	// batches counts the loaders' reads (a batch, a prefetch, a read-back): whoever waited for
+	// a value not prefetched waited for one of them (marshalList reads it to stop marshalling a
+	// list in line).
 	batches atomic.Int64
 	// key is fields as one string (fieldsKey), made once.
 	keyOnce sync.Once
@@ -164,6 +165,9 @@ type Loader[V any] struct {
 	mu      sync.Mutex
 	fetched map[string]bool // keys already prefetched: the schema has cycles (city → airports → city)
 
+	// batches is the request's count of reads (Loaders.batches).
+	batches *atomic.Int64
+
 	// detach makes a batch read on a context of its own (the event loaders' shared by many
 	// subscribers: eventLoaders), not on the context of the load that started it.
 	detach bool
@@ -175,9 +179,8 @@ type Loader[V any] struct {
 }
 
 func newLoader[V any](fetch func(context.Context, []string) ([]V, error), wait time.Duration, batches *atomic.Int64, then func(context.Context, []V)) *Loader[V] {
-	l := &Loader[V]{fetch: fetch, then: then}
+	l := &Loader[V]{fetch: fetch, then: then, batches: batches}
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
-		batches.Add(1)
 		if l.detach {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
@@ -233,6 +236,9 @@ func newReadBack[V any](fetch func(context.Context, []string) ([]V, []error, err
 func (l *Loader[V]) get(ctx context.Context, keys []string) ([]V, error) {
 	if ctx.Err() != nil {
 		return nil, stopped(ctx)
+	}
+	if l.batches != nil {
+		l.batches.Add(1)
 	}
 	vals, err := l.fetch(ctx, keys)
 	if err == nil && len(vals) != len(keys) {

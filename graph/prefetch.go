@@ -475,3 +475,41 @@ func (l *Loaders) PrefetchRoutes(ctx context.Context, routes []*flightgraph.Rout
 		l.Carrier.Prefetch(ctx, carriers)
 	}
 }
+
+// PrimeAll keeps values a root field read itself in the request's loader l, under key of each,
+// and prefetches what the operation asks of them (the loader's hook), as a batch of l would
+// have: the fields of a list's elements then read them without waiting (marshalList).
+func PrimeAll[V any](ctx context.Context, l *Loader[V], vals []V, key func(V) string) {
+	keys := make([]string, len(vals))
+	for i, v := range vals {
+		keys[i] = key(v)
+	}
+	l.Prime(ctx, keys, vals)
+}
+
+// PrefetchSchedule loads what the operation asks of these schedule records.
+func (l *Loaders) PrefetchSchedule(ctx context.Context, legs []*flightgraph.ScheduledLeg) {
+	var airports, carriers []string
+	for _, s := range legs {
+		airports = append(airports, s.OriginCode, s.DestinationCode)
+		carriers = append(carriers, s.CarrierCode)
+	}
+	if l.wants("ScheduledLeg.origin", "ScheduledLeg.destination") {
+		l.Airport.Prefetch(ctx, airports)
+	}
+	if l.wants("ScheduledLeg.carrier") {
+		l.Carrier.Prefetch(ctx, carriers)
+	}
+}
+
+// PrefetchCargo loads what the operation asks of a flight's cargo legs.
+func (l *Loaders) PrefetchCargo(ctx context.Context, c *flightgraph.CargoCapacity) {
+	if c == nil || !l.wants("CargoLeg.origin", "CargoLeg.destination") {
+		return
+	}
+	var airports []string
+	for _, leg := range c.Legs {
+		airports = append(airports, leg.OriginCode, leg.DestinationCode)
+	}
+	l.Airport.Prefetch(ctx, airports)
+}

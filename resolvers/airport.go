@@ -44,3 +44,23 @@ func (r *Resolver) country(ctx context.Context, code string) (*flightgraph.Count
 	}
 	return c, err
 }
+
+// cities is every city, primed into the request's loader so that their countries and airports
+// are read a level at a time, not element by element (graph.PrimeAll).
+func (r *Resolver) cities(ctx context.Context) ([]*flightgraph.City, error) {
+	cities, err := r.Travel.Cities(ctx)
+	if err == nil {
+		graph.PrimeAll(ctx, graph.For(ctx).City, cities, func(c *flightgraph.City) string { return c.Code })
+	}
+	return cities, err
+}
+
+// carriers is every carrier, primed into the request's loader so that their hubs are read a
+// level at a time (graph.PrimeAll).
+func (r *Resolver) carriers(ctx context.Context) ([]*flightgraph.Carrier, error) {
+	carriers, err := r.Travel.Carriers(ctx)
+	if err == nil {
+		graph.PrimeAll(ctx, graph.For(ctx).Carrier, carriers, func(c *flightgraph.Carrier) string { return c.Code })
+	}
+	return carriers, err
+}

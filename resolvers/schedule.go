@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/graph"
 	"github.com/flightgraph/flightgraph/graph/model"
 )
 
@@ -23,6 +24,7 @@ func (r *Resolver) scheduledFlights(ctx context.Context, origin, destination str
 	if err != nil {
 		return nil, err
 	}
+	graph.For(ctx).PrefetchSchedule(ctx, list)
 	return &model.ScheduledLegConnection{
 		TotalCount: total,
 		PageInfo:   pageInfo(p, len(list), total),

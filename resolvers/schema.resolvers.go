@@ -131,7 +131,7 @@ func (r *queryResolver) City(ctx context.Context, code string) (*flightgraph.Cit
 }
 
 func (r *queryResolver) Cities(ctx context.Context) ([]*flightgraph.City, error) {
-	return r.Travel.Cities(ctx)
+	return r.cities(ctx)
 }
 
 func (r *queryResolver) Country(ctx context.Context, code string) (*flightgraph.Country, error) {
@@ -163,7 +163,7 @@ func (r *queryResolver) Routes(ctx context.Context, origin *string, destination 
 }
 
 func (r *queryResolver) Carriers(ctx context.Context) ([]*flightgraph.Carrier, error) {
-	return r.Travel.Carriers(ctx)
+	return r.carriers(ctx)
 }
 
 func (r *queryResolver) ScheduledFlights(ctx context.Context, origin *string, destination *string, carrier *string, flightNumber *int, date *string, first *int, after *string) (*model.ScheduledLegConnection, error) {
@@ -235,7 +235,11 @@ func (r *queryResolver) BaggageAllowances(ctx context.Context, origin string, de
 }
 
 func (r *queryResolver) CargoCapacity(ctx context.Context, flightID string) (*flightgraph.CargoCapacity, error) {
-	return r.Travel.CargoCapacity(ctx, flightID)
+	c, err := r.Travel.CargoCapacity(ctx, flightID)
+	if err == nil {
+		graph.For(ctx).PrefetchCargo(ctx, c)
+	}
+	return c, err
 }
 
 func (r *routeResolver) Carrier(ctx context.Context, obj *flightgraph.Route) (*flightgraph.Carrier, error) {

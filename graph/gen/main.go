@@ -1,8 +1,14 @@
 // Command gen generates the flight subgraph's executor (graph/generated.go) and its resolver
-// stubs from gqlgen.yml as `gqlgen generate` does, then has the executor marshal its lists of
-// objects with graph's marshalList instead of gqlgen's graphql.MarshalSliceConcurrently, which
-// starts a goroutine for every element whatever the element's fields (graph/lists.go says why
-// and when marshalList does otherwise). Run it from the repository's root: go generate ./...
+// stubs from gqlgen.yml as `gqlgen generate` does, then replaces two of gqlgen's calls in the
+// executor with graph's own, of the same arguments and meaning (graph/lists.go):
+//
+//   - graphql.MarshalSliceConcurrently, which starts a goroutine for every element of a list of
+//     objects whatever the element's fields, by marshalList;
+//   - graphql.GetPath, which every object computes (allocating its path) for the @defer groups it
+//     hands to ProcessDeferredGroup even when it has none, by deferredPath.
+//
+// Each call must be found, else gqlgen generates otherwise now and this needs a look. Run it
+// from the repository's root: go generate ./...
 package main
 
 import (
@@ -14,10 +20,11 @@ import (
 	"github.com/99designs/gqlgen/codegen/config"
 )
 
-const (
-	gqlgenList = "graphql.MarshalSliceConcurrently("
-	ourList    = "marshalList("
-)
+// replaced are gqlgen's calls and ours, in the order they are replaced.
+var replaced = []struct{ gqlgen, ours string }{
+	{"graphql.MarshalSliceConcurrently(", "marshalList("},
+	{"Path:     graphql.GetPath(ctx),", "Path:     deferredPath(ctx, deferLabelToView),"},
+}
 
 func main() {
 	if err := generate("gqlgen.yml"); err != nil {
@@ -38,10 +45,13 @@ func generate(file string) error {
 	if err != nil {
 		return err
 	}
-	// The call keeps gqlgen's arguments (ctx, length, worker limit, panic handler, element), so
-	// that a gqlgen whose call differs fails to build here rather than marshalling otherwise.
-	if bytes.Count(src, []byte(gqlgenList)) == 0 {
-		return fmt.Errorf("%s calls no %s: gqlgen marshals lists otherwise now; see graph/lists.go", cfg.Exec.Filename, gqlgenList)
+	// Our functions take gqlgen's arguments, so that a gqlgen whose calls differ fails to build
+	// rather than running otherwise.
+	for _, r := range replaced {
+		if !bytes.Contains(src, []byte(r.gqlgen)) {
+			return fmt.Errorf("%s has no %s: gqlgen generates otherwise now; see graph/lists.go", cfg.Exec.Filename, r.gqlgen)
+		}
+		src = bytes.ReplaceAll(src, []byte(r.gqlgen), []byte(r.ours))
 	}
-	return os.WriteFile(cfg.Exec.Filename, bytes.ReplaceAll(src, []byte(gqlgenList), []byte(ourList)), 0o644)
+	return os.WriteFile(cfg.Exec.Filename, src, 0o644)
 }
