@@ -463,15 +463,23 @@ func (l *Loaders) prefetchCabins(ctx context.Context, cabins []*flightgraph.Cabi
 
 // PrefetchRoutes loads what the operation asks of these routes.
 func (l *Loaders) PrefetchRoutes(ctx context.Context, routes []*flightgraph.Route) {
-	var airports, carriers []string
-	for _, r := range routes {
-		airports = append(airports, r.OriginCode, r.DestinationCode)
-		carriers = append(carriers, r.CarrierCode)
+	l.prefetchEnds(ctx, "Route", len(routes), func(i int) (string, string, string) {
+		return routes[i].OriginCode, routes[i].DestinationCode, routes[i].CarrierCode
+	})
+}
+
+// prefetchEnds loads what the operation asks of the origin, destination and carrier fields of
+// n values of the GraphQL type typ, each's codes given by ends.
+func (l *Loaders) prefetchEnds(ctx context.Context, typ string, n int, ends func(i int) (origin, destination, carrier string)) {
+	airports, carriers := make([]string, 0, 2*n), make([]string, 0, n)
+	for i := range n {
+		o, d, c := ends(i)
+		airports, carriers = append(airports, o, d), append(carriers, c)
 	}
-	if l.wants("Route.origin", "Route.destination") {
+	if l.wants(typ+".origin", typ+".destination") {
 		l.Airport.Prefetch(ctx, airports)
 	}
-	if l.wants("Route.carrier") {
+	if l.wants(typ + ".carrier") {
 		l.Carrier.Prefetch(ctx, carriers)
 	}
 }
@@ -489,17 +497,9 @@ func PrimeAll[V any](ctx context.Context, l *Loader[V], vals []V, key func(V) st
 
 // PrefetchSchedule loads what the operation asks of these schedule records.
 func (l *Loaders) PrefetchSchedule(ctx context.Context, legs []*flightgraph.ScheduledLeg) {
-	var airports, carriers []string
-	for _, s := range legs {
-		airports = append(airports, s.OriginCode, s.DestinationCode)
-		carriers = append(carriers, s.CarrierCode)
-	}
-	if l.wants("ScheduledLeg.origin", "ScheduledLeg.destination") {
-		l.Airport.Prefetch(ctx, airports)
-	}
-	if l.wants("ScheduledLeg.carrier") {
-		l.Carrier.Prefetch(ctx, carriers)
-	}
+	l.prefetchEnds(ctx, "ScheduledLeg", len(legs), func(i int) (string, string, string) {
+		return legs[i].OriginCode, legs[i].DestinationCode, legs[i].CarrierCode
+	})
 }
 
 // PrefetchCargo loads what the operation asks of a flight's cargo legs.
