@@ -20,8 +20,9 @@ import (
 // board then started 13 goroutines a flight for nothing but scheduling.
 //
 // So, where the operation was planned, marshalList marshals the elements in line, one after
-// another, as long as none has waited on a read: the first element whose marshalling ran one of
-// the request's reads (Loaders.batches moved: a batch, a prefetch, a read-back) ends it, and the
+// another, as long as no read of the request ran meanwhile: the first element during whose
+// marshalling Loaders.batches moved (a batch, a prefetch, a read-back; the element's own, or
+// another root field's running beside it, which ends it too, at worst needlessly) ends it, and the
 // rest are marshalled as gqlgen does, each in a goroutine, so that their keys share one batch
 // again; lists under those elements are then gqlgen's too (concurrentElements). The rule that
 // keeps this sound: a nested resolver waits only through the loaders (Load, LoadAll,

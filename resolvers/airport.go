@@ -50,7 +50,7 @@ func (r *Resolver) country(ctx context.Context, code string) (*flightgraph.Count
 func (r *Resolver) cities(ctx context.Context) ([]*flightgraph.City, error) {
 	cities, err := r.Travel.Cities(ctx)
 	if err == nil {
-		graph.PrimeAll(ctx, graph.For(ctx).City, cities, func(c *flightgraph.City) string { return c.Code })
+		graph.PrimeAll(ctx, graph.For(ctx).City, cities, cityCode)
 	}
 	return cities, err
 }
@@ -63,4 +63,28 @@ func (r *Resolver) carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
 		graph.PrimeAll(ctx, graph.For(ctx).Carrier, carriers, func(c *flightgraph.Carrier) string { return c.Code })
 	}
 	return carriers, err
+}
+
+func cityCode(c *flightgraph.City) string { return c.Code }
+
+// searchContext is a search's context, its places' airports and its connections' hubs primed
+// into the request's loader so that their cities and countries are read a level at a time.
+func (r *Resolver) searchContext(ctx context.Context, origin, destination, date string) (*flightgraph.SearchContext, error) {
+	sc, err := r.Travel.SearchContext(ctx, origin, destination, date)
+	if err != nil {
+		return nil, err
+	}
+	var airports []*flightgraph.Airport
+	for _, p := range []*flightgraph.LabelledPlace{sc.Origin, sc.Destination} {
+		if p != nil && p.Place != nil {
+			airports = append(airports, p.Airports...)
+		}
+	}
+	for _, c := range sc.Connections {
+		if c.Via != nil {
+			airports = append(airports, c.Via)
+		}
+	}
+	graph.PrimeAll(ctx, graph.For(ctx).Airport, airports, func(a *flightgraph.Airport) string { return a.Code })
+	return sc, nil
 }

@@ -28,7 +28,15 @@ func (r *Resolver) deals(ctx context.Context, search func(context.Context, *flig
 	if err != nil {
 		return nil, err
 	}
-	return graph.For(ctx).Deals(ctx, head(list.Deals, n)), nil
+	deals := head(list.Deals, n)
+	cities := make([]*flightgraph.City, 0, len(deals))
+	for _, d := range deals {
+		if d.Destination != nil && d.Destination.City != nil {
+			cities = append(cities, d.Destination.City)
+		}
+	}
+	graph.PrimeAll(ctx, graph.For(ctx).City, cities, cityCode) // their countries and airports, a level at a time
+	return graph.For(ctx).Deals(ctx, deals), nil
 }
 
 func (r *Resolver) flightsAvailability(ctx context.Context, search flightgraph.OfferSearch, first *int) ([]*model.FlightAvailability, error) {

@@ -209,7 +209,7 @@ func (r *queryResolver) DealsReferenceData(ctx context.Context) (*flightgraph.De
 }
 
 func (r *queryResolver) SearchContext(ctx context.Context, origin string, destination string, departureDate *string) (*flightgraph.SearchContext, error) {
-	return r.Travel.SearchContext(ctx, origin, destination, deref(departureDate))
+	return r.searchContext(ctx, origin, destination, deref(departureDate))
 }
 
 func (r *queryResolver) FlightsAvailability(ctx context.Context, search flightgraph.OfferSearch, first *int) ([]*model.FlightAvailability, error) {

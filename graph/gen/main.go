@@ -1,11 +1,12 @@
 // Command gen generates the flight subgraph's executor (graph/generated.go) and its resolver
 // stubs from gqlgen.yml as `gqlgen generate` does, then replaces two of gqlgen's calls in the
-// executor with graph's own, of the same arguments and meaning (graph/lists.go):
+// executor with graph's own, of the same meaning (graph/lists.go):
 //
 //   - graphql.MarshalSliceConcurrently, which starts a goroutine for every element of a list of
 //     objects whatever the element's fields, by marshalList;
 //   - graphql.GetPath, which every object computes (allocating its path) for the @defer groups it
-//     hands to ProcessDeferredGroup even when it has none, by deferredPath.
+//     hands to ProcessDeferredGroup even when it has none, by deferredPath, which also takes the
+//     groups and builds the path only for some (ProcessDeferredGroup reads it only then).
 //
 // Each call must be found, else gqlgen generates otherwise now and this needs a look. Run it
 // from the repository's root: go generate ./...
@@ -45,7 +46,7 @@ func generate(file string) error {
 	if err != nil {
 		return err
 	}
-	// Our functions take gqlgen's arguments, so that a gqlgen whose calls differ fails to build
+	// marshalList takes gqlgen's arguments, so that a gqlgen whose call differs fails to build
 	// rather than running otherwise.
 	for _, r := range replaced {
 		if !bytes.Contains(src, []byte(r.gqlgen)) {
