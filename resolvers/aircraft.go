@@ -20,10 +20,6 @@ func (r *Resolver) fleet(ctx context.Context) ([]*flightgraph.Aircraft, error) {
 	if err != nil {
 		return nil, err
 	}
-	codes := make([]string, len(fleet))
-	for i, a := range fleet {
-		codes[i] = a.Configuration
-	}
-	graph.For(ctx).Aircraft.Prime(ctx, codes, fleet)
+	graph.PrimeAll(ctx, graph.For(ctx).Aircraft, fleet, func(a *flightgraph.Aircraft) string { return a.Configuration })
 	return fleet, nil
 }
