@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +108,10 @@ func (p *tcpProxy) Restore() {
 	p.mu.Unlock()
 }
 
+// driverText finds what a driver's error would leak into an answer. Words are matched whole: a
+// random token or key may hold "EOF" or "sql" among its letters.
+var driverText = regexp.MustCompile(`\bpq:|\bdial tcp\b|\bconnection reset\b|\bbroken pipe\b|\bEOF\b|\bsql:|\bconnection refused\b`)
+
 // outcome is one answer of a load run.
 type outcome struct {
 	at     time.Time
@@ -114,13 +119,17 @@ type outcome struct {
 	status int
 	code   string
 	body   string
+	took   time.Duration
 	err    error
 }
 
 // TestDatabaseOutageUnderLoad takes PostgreSQL away from a server under load, through a proxy of
 // the test's own, and brings it back: no raw 500 and no driver text at any time, no valid session
 // told to sign in again, the outage answered as WS_502.000, and every kind of call served again
-// within a second of the database's return.
+// within a second of the database's return: every call that starts later than that succeeds, and
+// every kind has such calls. (When the first success after the return came is logged, not held to
+// a bound: on a loaded machine under the race detector the workers may start no call of a kind for
+// a few hundred milliseconds, which says nothing of the server.)
 func TestDatabaseOutageUnderLoad(t *testing.T) {
 	storetest.DatabaseURL(t)
 	ctx := context.Background()
@@ -185,6 +194,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		o.took = time.Since(o.at)
 		o.status, o.body = resp.StatusCode, string(b)
 		var e struct {
 			Errors []struct {
@@ -231,6 +241,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 
 	var during, after, late int
 	firstBack := map[string]time.Time{}
+	servedLate := map[string]int{} // successes that started later than a second after the return
 	for _, o := range outcomes {
 		ok := o.err == nil && o.status == http.StatusOK && o.code == ""
 		switch {
@@ -241,10 +252,8 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 		case o.code == flightgraph.ECodeNotSignedIn:
 			t.Errorf("%s at %v: a valid session told to sign in again", o.kind, o.at.Sub(cutAt).Round(time.Millisecond))
 		}
-		for _, leak := range []string{"pq:", "dial tcp", "connection reset", "broken pipe", "EOF", "sql:", "connection refused"} {
-			if strings.Contains(o.body, leak) {
-				t.Errorf("%s: driver text %q in %.200s", o.kind, leak, o.body)
-			}
+		for _, leak := range driverText.FindAllString(o.body, -1) {
+			t.Errorf("%s: driver text %q in %.200s", o.kind, leak, o.body)
 		}
 		if o.at.After(cutAt) && o.at.Before(restoredAt) && !ok {
 			during++
@@ -266,6 +275,9 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 				if _, seen := firstBack[o.kind]; !seen {
 					firstBack[o.kind] = o.at
 				}
+				if o.at.After(restoredAt.Add(time.Second)) {
+					servedLate[o.kind]++
+				}
 			} else if o.at.After(restoredAt.Add(time.Second)) {
 				late++
 				t.Errorf("%s %v after the database came back: %d %s %.200s", o.kind, o.at.Sub(restoredAt).Round(time.Millisecond), o.status, o.code, o.body)
@@ -276,9 +288,13 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 		t.Fatal("no call felt the outage: the proxy cut nothing")
 	}
 	for _, c := range calls {
-		back, ok := firstBack[c.kind]
-		if !ok || back.Sub(restoredAt) > time.Second {
-			t.Errorf("%s not served within a second of the database's return (first success %v after)", c.kind, back.Sub(restoredAt))
+		if servedLate[c.kind] == 0 {
+			t.Errorf("%s: no call started later than a second after the database's return and succeeded", c.kind)
+			for _, o := range outcomes {
+				if o.kind == c.kind && o.at.After(restoredAt) {
+					t.Logf("  %s at %v, took %v: %d %s %v", o.kind, o.at.Sub(restoredAt).Round(time.Millisecond), o.took.Round(time.Millisecond), o.status, o.code, o.err)
+				}
+			}
 		}
 	}
 	if t.Failed() {
