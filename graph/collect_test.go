@@ -50,11 +50,7 @@ fragment flight on Flight {
 // exactly the entries execution looks up: after it, executing the operation adds none. Without
 // it, execution adds them itself, which shows the measure can see a miss.
 func TestWarmFieldCollection(t *testing.T) {
-	db := storetest.Seeded(t, store.SQLite, os.Getenv)
-	stores := graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
-		Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)}
-	now := func() time.Time { return storetest.Now }
-	svc := &travel.Service{Flights: stores.Flights, Places: stores.Places, Aircraft: stores.Aircraft, Network: stores.Network, Now: now}
+	stores, svc, now := seededStores(t)
 	body, _ := json.Marshal(map[string]any{"query": warmQuery, "variables": map[string]any{"date": storetest.Now.Format(flightgraph.DateLayout)}})
 
 	for _, warm := range []bool{false, true} {
@@ -75,13 +71,7 @@ func TestWarmFieldCollection(t *testing.T) {
 				return resp
 			}
 		})
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
-		req.Header.Set("Content-Type", "application/json")
-		graph.Middleware(stores, graph.DefaultLoaderWait, h).ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
-			t.Fatalf("status %d: %.500s", rec.Code, rec.Body.String())
-		}
+		postOK(t, stores, h, body)
 		switch {
 		case warm && (before == 0 || after != before):
 			t.Errorf("warmed: %d entries before execution, %d after; want the same, more than 0", before, after)
@@ -90,6 +80,30 @@ func TestWarmFieldCollection(t *testing.T) {
 		}
 		t.Logf("warm=%v: %d entries before execution, %d after", warm, before, after)
 	}
+}
+
+// seededStores are the loaders' stores and the travel service over the demo data on SQLite, and
+// the clock they are seeded for.
+func seededStores(t *testing.T) (graph.Stores, *travel.Service, func() time.Time) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	stores := graph.Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db),
+		Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)}
+	now := func() time.Time { return storetest.Now }
+	return stores, &travel.Service{Flights: stores.Flights, Places: stores.Places, Aircraft: stores.Aircraft, Network: stores.Network, Now: now}, now
+}
+
+// postOK posts body to h under the request loaders of stores and returns the answer, which must be
+// a 200 with no error.
+func postOK(t *testing.T, stores graph.Stores, h http.Handler, body []byte) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	graph.Middleware(stores, graph.DefaultLoaderWait, h).ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `"errors"`) {
+		t.Fatalf("status %d: %.500s", rec.Code, rec.Body.String())
+	}
+	return rec.Body.String()
 }
 
 // memoSize reads the size of gqlgen's per-operation memo of collected fields, which it does not

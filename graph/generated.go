@@ -7161,6 +7161,11 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _Aircraft_registration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Registration); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7216,6 +7221,11 @@ func (ec *executionContext) fieldContext_Aircraft_aircraftConfiguration(_ contex
 }
 
 func (ec *executionContext) _Aircraft_configuration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Configuration); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7239,6 +7249,11 @@ func (ec *executionContext) fieldContext_Aircraft_configuration(_ context.Contex
 }
 
 func (ec *executionContext) _Aircraft_typeCode(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.TypeCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7262,6 +7277,11 @@ func (ec *executionContext) fieldContext_Aircraft_typeCode(_ context.Context, fi
 }
 
 func (ec *executionContext) _Aircraft_typeName(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.TypeName); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7285,6 +7305,11 @@ func (ec *executionContext) fieldContext_Aircraft_typeName(_ context.Context, fi
 }
 
 func (ec *executionContext) _Aircraft_icao(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ICAO); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7308,6 +7333,11 @@ func (ec *executionContext) fieldContext_Aircraft_icao(_ context.Context, field 
 }
 
 func (ec *executionContext) _Aircraft_carrierCode(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.CarrierCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7331,6 +7361,11 @@ func (ec *executionContext) fieldContext_Aircraft_carrierCode(_ context.Context,
 }
 
 func (ec *executionContext) _Aircraft_name(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7354,6 +7389,11 @@ func (ec *executionContext) fieldContext_Aircraft_name(_ context.Context, field 
 }
 
 func (ec *executionContext) _Aircraft_wifi(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Wifi); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7377,6 +7417,11 @@ func (ec *executionContext) fieldContext_Aircraft_wifi(_ context.Context, field 
 }
 
 func (ec *executionContext) _Aircraft_layout(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Layout); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7432,6 +7477,11 @@ func (ec *executionContext) fieldContext_Aircraft_cabins(_ context.Context, fiel
 }
 
 func (ec *executionContext) _AircraftConfiguration_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Configuration); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7455,6 +7505,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_configuration(_ c
 }
 
 func (ec *executionContext) _AircraftConfiguration_typeCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.TypeCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7478,6 +7533,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_typeCode(_ contex
 }
 
 func (ec *executionContext) _AircraftConfiguration_typeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.TypeName); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7501,6 +7561,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_typeName(_ contex
 }
 
 func (ec *executionContext) _AircraftConfiguration_icao(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ICAO); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7524,6 +7589,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_icao(_ context.Co
 }
 
 func (ec *executionContext) _AircraftConfiguration_carrierCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.CarrierCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7547,6 +7617,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_carrierCode(_ con
 }
 
 func (ec *executionContext) _AircraftConfiguration_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7570,6 +7645,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_name(_ context.Co
 }
 
 func (ec *executionContext) _AircraftConfiguration_wifi(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Wifi); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7593,6 +7673,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_wifi(_ context.Co
 }
 
 func (ec *executionContext) _AircraftConfiguration_layout(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Layout); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7648,6 +7733,11 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_cabins(_ context.
 }
 
 func (ec *executionContext) _Airport_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7671,6 +7761,11 @@ func (ec *executionContext) fieldContext_Airport_code(_ context.Context, field g
 }
 
 func (ec *executionContext) _Airport_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7804,6 +7899,11 @@ func (ec *executionContext) fieldContext_Airport_longitude(_ context.Context, fi
 }
 
 func (ec *executionContext) _Airport_timeZone(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.TimeZone); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7827,6 +7927,11 @@ func (ec *executionContext) fieldContext_Airport_timeZone(_ context.Context, fie
 }
 
 func (ec *executionContext) _Airport_hub(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Hub); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7850,6 +7955,11 @@ func (ec *executionContext) fieldContext_Airport_hub(_ context.Context, field gr
 }
 
 func (ec *executionContext) _AirportConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.AirportConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7937,6 +8047,11 @@ func (ec *executionContext) fieldContext_AirportConnection_edges(_ context.Conte
 }
 
 func (ec *executionContext) _AirportEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AirportEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7992,6 +8107,11 @@ func (ec *executionContext) fieldContext_AirportEdge_node(_ context.Context, fie
 }
 
 func (ec *executionContext) _Amenity_cabinClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.CabinClass)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8015,6 +8135,11 @@ func (ec *executionContext) fieldContext_Amenity_cabinClass(_ context.Context, f
 }
 
 func (ec *executionContext) _Amenity_category(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Category)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8038,6 +8163,11 @@ func (ec *executionContext) fieldContext_Amenity_category(_ context.Context, fie
 }
 
 func (ec *executionContext) _Amenity_feature(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Feature); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8061,6 +8191,11 @@ func (ec *executionContext) fieldContext_Amenity_feature(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Amenity_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8084,6 +8219,11 @@ func (ec *executionContext) fieldContext_Amenity_name(_ context.Context, field g
 }
 
 func (ec *executionContext) _Amenity_description(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Description); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8107,6 +8247,11 @@ func (ec *executionContext) fieldContext_Amenity_description(_ context.Context, 
 }
 
 func (ec *executionContext) _Amenity_weight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Weight); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8130,6 +8275,11 @@ func (ec *executionContext) fieldContext_Amenity_weight(_ context.Context, field
 }
 
 func (ec *executionContext) _BaggageAllowance_passengerType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.PassengerType); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8153,6 +8303,11 @@ func (ec *executionContext) fieldContext_BaggageAllowance_passengerType(_ contex
 }
 
 func (ec *executionContext) _BaggageAllowance_tier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Tier); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8272,6 +8427,11 @@ func (ec *executionContext) fieldContext_BaggageAllowance_paid(_ context.Context
 }
 
 func (ec *executionContext) _BaggageAnswer_host(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Host); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8295,6 +8455,11 @@ func (ec *executionContext) fieldContext_BaggageAnswer_host(_ context.Context, f
 }
 
 func (ec *executionContext) _BaggageAnswer_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Origin); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8318,6 +8483,11 @@ func (ec *executionContext) fieldContext_BaggageAnswer_origin(_ context.Context,
 }
 
 func (ec *executionContext) _BaggageAnswer_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Destination); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8341,6 +8511,11 @@ func (ec *executionContext) fieldContext_BaggageAnswer_destination(_ context.Con
 }
 
 func (ec *executionContext) _BaggageAnswer_travelClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.TravelClass)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8428,6 +8603,11 @@ func (ec *executionContext) fieldContext_BaggageAnswer_passengers(_ context.Cont
 }
 
 func (ec *executionContext) _BaggageProduct_identifier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Identifier); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8451,6 +8631,11 @@ func (ec *executionContext) fieldContext_BaggageProduct_identifier(_ context.Con
 }
 
 func (ec *executionContext) _BaggageProduct_sport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Sport); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8474,6 +8659,11 @@ func (ec *executionContext) fieldContext_BaggageProduct_sport(_ context.Context,
 }
 
 func (ec *executionContext) _BaggageProduct_allowance(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Allowance); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8653,6 +8843,11 @@ func (ec *executionContext) fieldContext_BaggageProduct_airport(_ context.Contex
 }
 
 func (ec *executionContext) _BaggageProduct_miles(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Miles); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8676,6 +8871,11 @@ func (ec *executionContext) fieldContext_BaggageProduct_miles(_ context.Context,
 }
 
 func (ec *executionContext) _BaggageSegment_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Origin); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8699,6 +8899,11 @@ func (ec *executionContext) fieldContext_BaggageSegment_origin(_ context.Context
 }
 
 func (ec *executionContext) _BaggageSegment_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Destination); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8722,6 +8927,11 @@ func (ec *executionContext) fieldContext_BaggageSegment_destination(_ context.Co
 }
 
 func (ec *executionContext) _BaggageSegment_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.FlightNumber); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8777,6 +8987,11 @@ func (ec *executionContext) fieldContext_BaggageSegment_products(_ context.Conte
 }
 
 func (ec *executionContext) _Cabin_cabinClass(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.CabinClass)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8800,6 +9015,11 @@ func (ec *executionContext) fieldContext_Cabin_cabinClass(_ context.Context, fie
 }
 
 func (ec *executionContext) _Cabin_seats(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Seats); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8823,6 +9043,11 @@ func (ec *executionContext) fieldContext_Cabin_seats(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Cabin_product(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Product); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8890,6 +9115,11 @@ func (ec *executionContext) fieldContext_Cabin_amenities(ctx context.Context, fi
 }
 
 func (ec *executionContext) _CabinSeats_cabin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Cabin)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8913,6 +9143,11 @@ func (ec *executionContext) fieldContext_CabinSeats_cabin(_ context.Context, fie
 }
 
 func (ec *executionContext) _CabinSeats_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.SeatsLeft); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8936,6 +9171,11 @@ func (ec *executionContext) fieldContext_CabinSeats_seatsLeft(_ context.Context,
 }
 
 func (ec *executionContext) _CabinSeats_sellable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Sellable); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9014,6 +9254,11 @@ func (ec *executionContext) fieldContext_CargoCapacity_volumeM3(_ context.Contex
 }
 
 func (ec *executionContext) _CargoCapacity_payloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.PayloadKg); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9069,6 +9314,11 @@ func (ec *executionContext) fieldContext_CargoCapacity_legs(_ context.Context, f
 }
 
 func (ec *executionContext) _CargoLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9156,6 +9406,11 @@ func (ec *executionContext) fieldContext_CargoLeg_destination(_ context.Context,
 }
 
 func (ec *executionContext) _CargoLeg_cancelled(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Cancelled); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9179,6 +9434,11 @@ func (ec *executionContext) fieldContext_CargoLeg_cancelled(_ context.Context, f
 }
 
 func (ec *executionContext) _CargoLeg_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ConfigurationCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9202,6 +9462,11 @@ func (ec *executionContext) fieldContext_CargoLeg_configuration(_ context.Contex
 }
 
 func (ec *executionContext) _CargoLeg_aircraftType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.AircraftTypeCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9225,6 +9490,11 @@ func (ec *executionContext) fieldContext_CargoLeg_aircraftType(_ context.Context
 }
 
 func (ec *executionContext) _CargoLeg_aircraftTypeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.AircraftTypeName); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9271,6 +9541,11 @@ func (ec *executionContext) fieldContext_CargoLeg_holdVolumeM3(_ context.Context
 }
 
 func (ec *executionContext) _CargoLeg_maxPayloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MaxPayloadKg); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9294,6 +9569,11 @@ func (ec *executionContext) fieldContext_CargoLeg_maxPayloadKg(_ context.Context
 }
 
 func (ec *executionContext) _CargoLeg_seats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Seats); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9317,6 +9597,11 @@ func (ec *executionContext) fieldContext_CargoLeg_seats(_ context.Context, field
 }
 
 func (ec *executionContext) _CargoLeg_expectedPassengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.ExpectedPassengers); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9340,6 +9625,11 @@ func (ec *executionContext) fieldContext_CargoLeg_expectedPassengers(_ context.C
 }
 
 func (ec *executionContext) _CargoLeg_expectedBags(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.ExpectedBags); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9363,6 +9653,11 @@ func (ec *executionContext) fieldContext_CargoLeg_expectedBags(_ context.Context
 }
 
 func (ec *executionContext) _CargoLeg_passengerKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.PassengerKg); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9386,6 +9681,11 @@ func (ec *executionContext) fieldContext_CargoLeg_passengerKg(_ context.Context,
 }
 
 func (ec *executionContext) _CargoLeg_baggageKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.BaggageKg); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9455,6 +9755,11 @@ func (ec *executionContext) fieldContext_CargoLeg_volumeM3(_ context.Context, fi
 }
 
 func (ec *executionContext) _CargoLeg_payloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.PayloadKg); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9478,6 +9783,11 @@ func (ec *executionContext) fieldContext_CargoLeg_payloadKg(_ context.Context, f
 }
 
 func (ec *executionContext) _Carrier_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Carrier) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9501,6 +9811,11 @@ func (ec *executionContext) fieldContext_Carrier_code(_ context.Context, field g
 }
 
 func (ec *executionContext) _Carrier_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Carrier) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9588,6 +9903,11 @@ func (ec *executionContext) fieldContext_CartItem_product(_ context.Context, fie
 }
 
 func (ec *executionContext) _CartItem_quantity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Quantity); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9643,6 +9963,11 @@ func (ec *executionContext) fieldContext_CartItem_total(_ context.Context, field
 }
 
 func (ec *executionContext) _City_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.City) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9852,6 +10177,9 @@ func (ec *executionContext) fieldContext_ConnectionOption_carriers(_ context.Con
 }
 
 func (ec *executionContext) _ConnectionOption_itineraries(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Itineraries)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9875,6 +10203,11 @@ func (ec *executionContext) fieldContext_ConnectionOption_itineraries(_ context.
 }
 
 func (ec *executionContext) _Country_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9942,6 +10275,11 @@ func (ec *executionContext) fieldContext_Country_name(ctx context.Context, field
 }
 
 func (ec *executionContext) _Country_areaCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.AreaCode); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9965,6 +10303,11 @@ func (ec *executionContext) fieldContext_Country_areaCode(_ context.Context, fie
 }
 
 func (ec *executionContext) _Country_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9988,6 +10331,11 @@ func (ec *executionContext) fieldContext_Country_currency(_ context.Context, fie
 }
 
 func (ec *executionContext) _Country_euro(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Euro); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10011,6 +10359,11 @@ func (ec *executionContext) fieldContext_Country_euro(_ context.Context, field g
 }
 
 func (ec *executionContext) _Country_eu(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.EU); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10034,6 +10387,11 @@ func (ec *executionContext) fieldContext_Country_eu(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Country_schengen(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Schengen); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10057,6 +10415,11 @@ func (ec *executionContext) fieldContext_Country_schengen(_ context.Context, fie
 }
 
 func (ec *executionContext) _Currency_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Currency) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10080,6 +10443,11 @@ func (ec *executionContext) fieldContext_Currency_code(_ context.Context, field 
 }
 
 func (ec *executionContext) _Currency_decimals(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Currency) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Digits); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10213,6 +10581,11 @@ func (ec *executionContext) fieldContext_Deal_zone(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Deal_period(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Period); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10291,6 +10664,11 @@ func (ec *executionContext) fieldContext_Deal_offer(_ context.Context, field gra
 }
 
 func (ec *executionContext) _DealKind_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealKind) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(marshalNDealType2githubᚗcomᚋflightgraphᚋflightgraphᚐDealType[obj.Code]); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10422,6 +10800,11 @@ func (ec *executionContext) fieldContext_DealOrigin_zones(_ context.Context, fie
 }
 
 func (ec *executionContext) _DealPlace_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10576,6 +10959,11 @@ func (ec *executionContext) fieldContext_DealZone_destinations(_ context.Context
 }
 
 func (ec *executionContext) _DealsReference_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Market); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10599,6 +10987,11 @@ func (ec *executionContext) fieldContext_DealsReference_market(_ context.Context
 }
 
 func (ec *executionContext) _DealsReference_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11326,6 +11719,11 @@ func (ec *executionContext) fieldContext_Entity_findShoppingCartByID(ctx context
 }
 
 func (ec *executionContext) _FareFamily_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11349,6 +11747,11 @@ func (ec *executionContext) fieldContext_FareFamily_code(_ context.Context, fiel
 }
 
 func (ec *executionContext) _FareFamily_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11372,6 +11775,11 @@ func (ec *executionContext) fieldContext_FareFamily_name(_ context.Context, fiel
 }
 
 func (ec *executionContext) _FareFamily_cabin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Cabin)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11395,6 +11803,11 @@ func (ec *executionContext) fieldContext_FareFamily_cabin(_ context.Context, fie
 }
 
 func (ec *executionContext) _FareFamily_rank(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Rank); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11418,6 +11831,11 @@ func (ec *executionContext) fieldContext_FareFamily_rank(_ context.Context, fiel
 }
 
 func (ec *executionContext) _FareFamily_checkedBags(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.CheckedBags); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11441,6 +11859,11 @@ func (ec *executionContext) fieldContext_FareFamily_checkedBags(_ context.Contex
 }
 
 func (ec *executionContext) _FareFamily_changeable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Changeable); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11464,6 +11887,11 @@ func (ec *executionContext) fieldContext_FareFamily_changeable(_ context.Context
 }
 
 func (ec *executionContext) _FareFamily_refundable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Refundable); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11487,6 +11915,11 @@ func (ec *executionContext) fieldContext_FareFamily_refundable(_ context.Context
 }
 
 func (ec *executionContext) _FareFamily_seatChoice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.SeatChoice); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11510,6 +11943,11 @@ func (ec *executionContext) fieldContext_FareFamily_seatChoice(_ context.Context
 }
 
 func (ec *executionContext) _FareFamily_loungeAccess(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.LoungeAccess); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11533,6 +11971,11 @@ func (ec *executionContext) fieldContext_FareFamily_loungeAccess(_ context.Conte
 }
 
 func (ec *executionContext) _FareFamily_milesPercent(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MilesPercent); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11556,6 +11999,11 @@ func (ec *executionContext) fieldContext_FareFamily_milesPercent(_ context.Conte
 }
 
 func (ec *executionContext) _Flight_id(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11579,6 +12027,11 @@ func (ec *executionContext) fieldContext_Flight_id(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Flight_flightNumber(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.FlightNumber); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11657,6 +12110,11 @@ func (ec *executionContext) fieldContext_Flight_carrier(_ context.Context, field
 }
 
 func (ec *executionContext) _Flight_scheduleDate(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := MarshalDate(obj.ScheduleDate); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11703,6 +12161,11 @@ func (ec *executionContext) fieldContext_Flight_status(_ context.Context, field 
 }
 
 func (ec *executionContext) _Flight_haul(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Haul); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11822,6 +12285,11 @@ func (ec *executionContext) fieldContext_Flight_legs(_ context.Context, field gr
 }
 
 func (ec *executionContext) _FlightAvailability_bound(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Bound)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11909,6 +12377,11 @@ func (ec *executionContext) fieldContext_FlightAvailability_cabins(_ context.Con
 }
 
 func (ec *executionContext) _FlightConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.FlightConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11996,6 +12469,11 @@ func (ec *executionContext) fieldContext_FlightConnection_edges(_ context.Contex
 }
 
 func (ec *executionContext) _FlightEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.FlightEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12074,6 +12552,11 @@ func (ec *executionContext) fieldContext_FlightLeg_id(_ context.Context, field g
 }
 
 func (ec *executionContext) _FlightLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12312,6 +12795,11 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraftConfiguration(_ conte
 }
 
 func (ec *executionContext) _FlightLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12358,6 +12846,11 @@ func (ec *executionContext) fieldContext_FlightLeg_duration(_ context.Context, f
 }
 
 func (ec *executionContext) _FlightLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ServiceType); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12404,6 +12897,11 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_position(_ context.Co
 }
 
 func (ec *executionContext) _FlightStatusEvent_kind(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Kind)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12427,6 +12925,11 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_kind(_ context.Contex
 }
 
 func (ec *executionContext) _FlightStatusEvent_status(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Status)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12450,6 +12953,11 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_status(_ context.Cont
 }
 
 func (ec *executionContext) _FlightStatusEvent_at(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalTime(obj.At); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12505,6 +13013,11 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_flight(_ context.Cont
 }
 
 func (ec *executionContext) _LowestFare_period(ctx context.Context, field graphql.CollectedField, obj *model.LowestFare) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Period); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12560,6 +13073,11 @@ func (ec *executionContext) fieldContext_LowestFare_offer(_ context.Context, fie
 }
 
 func (ec *executionContext) _MailedSearch_id(ctx context.Context, field graphql.CollectedField, obj *model.MailedSearch) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12638,6 +13156,11 @@ func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field g
 }
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12661,6 +13184,11 @@ func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field
 }
 
 func (ec *executionContext) _Movement_scheduled(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalTime(obj.Scheduled); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12684,6 +13212,11 @@ func (ec *executionContext) fieldContext_Movement_scheduled(_ context.Context, f
 }
 
 func (ec *executionContext) _Movement_estimated(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalTime(obj.Estimated); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12730,6 +13263,9 @@ func (ec *executionContext) fieldContext_Movement_actual(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Movement_terminal(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOString2string(ctx, field.Selections, obj.Terminal)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12753,6 +13289,9 @@ func (ec *executionContext) fieldContext_Movement_terminal(_ context.Context, fi
 }
 
 func (ec *executionContext) _Movement_gate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOString2string(ctx, field.Selections, obj.Gate)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12776,6 +13315,11 @@ func (ec *executionContext) fieldContext_Movement_gate(_ context.Context, field 
 }
 
 func (ec *executionContext) _Movement_delayMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.DelayMinutes); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12975,6 +13519,11 @@ func (ec *executionContext) fieldContext_Mutation_recordFlightOperation(ctx cont
 }
 
 func (ec *executionContext) _Offer_id(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12998,6 +13547,11 @@ func (ec *executionContext) fieldContext_Offer_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Offer_bound(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Bound)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13021,6 +13575,11 @@ func (ec *executionContext) fieldContext_Offer_bound(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Offer_cabin(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(string(obj.Cabin)); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13140,6 +13699,11 @@ func (ec *executionContext) fieldContext_Offer_price(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Offer_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.SeatsLeft); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13186,6 +13750,11 @@ func (ec *executionContext) fieldContext_Offer_duration(_ context.Context, field
 }
 
 func (ec *executionContext) _Offer_quotedAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalTime(obj.QuotedAt); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13209,6 +13778,11 @@ func (ec *executionContext) fieldContext_Offer_quotedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Offer_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13296,6 +13870,11 @@ func (ec *executionContext) fieldContext_OfferSegment_flight(_ context.Context, 
 }
 
 func (ec *executionContext) _OfferSegment_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.SeatsLeft); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13319,6 +13898,11 @@ func (ec *executionContext) fieldContext_OfferSegment_seatsLeft(_ context.Contex
 }
 
 func (ec *executionContext) _OfferSegment_distanceKm(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13342,6 +13926,11 @@ func (ec *executionContext) fieldContext_OfferSegment_distanceKm(_ context.Conte
 }
 
 func (ec *executionContext) _OfferSegment_connectionMinutes(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.ConnectionMinutes); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13365,6 +13954,11 @@ func (ec *executionContext) fieldContext_OfferSegment_connectionMinutes(_ contex
 }
 
 func (ec *executionContext) _OffersReferenceData_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Market); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13388,6 +13982,11 @@ func (ec *executionContext) fieldContext_OffersReferenceData_market(_ context.Co
 }
 
 func (ec *executionContext) _OffersReferenceData_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13562,6 +14161,11 @@ func (ec *executionContext) fieldContext_OffersReferenceData_currencies(_ contex
 }
 
 func (ec *executionContext) _OffersReferenceData_maximumNumberOfSeats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MaxSeats); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13585,6 +14189,11 @@ func (ec *executionContext) fieldContext_OffersReferenceData_maximumNumberOfSeat
 }
 
 func (ec *executionContext) _OffersReferenceData_minimumNumberOfAdults(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MinAdults); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13608,6 +14217,11 @@ func (ec *executionContext) fieldContext_OffersReferenceData_minimumNumberOfAdul
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13631,6 +14245,11 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.HasPreviousPage); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13654,6 +14273,9 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartCursor)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13677,6 +14299,9 @@ func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context,
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EndCursor)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13700,6 +14325,11 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 }
 
 func (ec *executionContext) _PassengerBaggage_passengerType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerBaggage) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.PassengerType); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13755,6 +14385,11 @@ func (ec *executionContext) fieldContext_PassengerBaggage_products(_ context.Con
 }
 
 func (ec *executionContext) _PassengerPrice_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Type); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13778,6 +14413,11 @@ func (ec *executionContext) fieldContext_PassengerPrice_type(_ context.Context, 
 }
 
 func (ec *executionContext) _PassengerPrice_count(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Count); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13929,6 +14569,11 @@ func (ec *executionContext) fieldContext_PassengerPrice_total(_ context.Context,
 }
 
 func (ec *executionContext) _PassengerType_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13996,6 +14641,11 @@ func (ec *executionContext) fieldContext_PassengerType_name(ctx context.Context,
 }
 
 func (ec *executionContext) _PassengerType_minAge(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MinAge); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14019,6 +14669,11 @@ func (ec *executionContext) fieldContext_PassengerType_minAge(_ context.Context,
 }
 
 func (ec *executionContext) _PassengerType_maxAge(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MaxAge); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14042,6 +14697,11 @@ func (ec *executionContext) fieldContext_PassengerType_maxAge(_ context.Context,
 }
 
 func (ec *executionContext) _PassengerType_seat(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Seat); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14065,6 +14725,11 @@ func (ec *executionContext) fieldContext_PassengerType_seat(_ context.Context, f
 }
 
 func (ec *executionContext) _PassengerType_accompanied(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Accompanied); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14152,6 +14817,11 @@ func (ec *executionContext) fieldContext_Price_passengers(_ context.Context, fie
 }
 
 func (ec *executionContext) _PriceLine_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14175,6 +14845,11 @@ func (ec *executionContext) fieldContext_PriceLine_code(_ context.Context, field
 }
 
 func (ec *executionContext) _PriceLine_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15718,6 +16393,11 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _ReferenceCountry_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15854,6 +16534,11 @@ func (ec *executionContext) fieldContext_ReferenceCountry_destinations(_ context
 }
 
 func (ec *executionContext) _RelatedProduct_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ID); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15877,6 +16562,11 @@ func (ec *executionContext) fieldContext_RelatedProduct_id(_ context.Context, fi
 }
 
 func (ec *executionContext) _RelatedProduct_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15900,6 +16590,11 @@ func (ec *executionContext) fieldContext_RelatedProduct_code(_ context.Context, 
 }
 
 func (ec *executionContext) _RelatedProduct_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15923,6 +16618,11 @@ func (ec *executionContext) fieldContext_RelatedProduct_name(_ context.Context, 
 }
 
 func (ec *executionContext) _RelatedProduct_flightId(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.FlightID); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15978,6 +16678,11 @@ func (ec *executionContext) fieldContext_RelatedProduct_unitPrice(_ context.Cont
 }
 
 func (ec *executionContext) _RelatedProduct_maxQuantity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MaxQuantity); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16120,6 +16825,11 @@ func (ec *executionContext) fieldContext_Route_destination(_ context.Context, fi
 }
 
 func (ec *executionContext) _Route_distanceKm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16143,6 +16853,11 @@ func (ec *executionContext) fieldContext_Route_distanceKm(_ context.Context, fie
 }
 
 func (ec *executionContext) _Route_blockMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.BlockMinutes); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16166,6 +16881,11 @@ func (ec *executionContext) fieldContext_Route_blockMinutes(_ context.Context, f
 }
 
 func (ec *executionContext) _Route_haul(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Haul); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16189,6 +16909,11 @@ func (ec *executionContext) fieldContext_Route_haul(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Route_weeklyFlights(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.WeeklyFlights); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16212,6 +16937,11 @@ func (ec *executionContext) fieldContext_Route_weeklyFlights(_ context.Context, 
 }
 
 func (ec *executionContext) _RouteConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.RouteConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16299,6 +17029,11 @@ func (ec *executionContext) fieldContext_RouteConnection_edges(_ context.Context
 }
 
 func (ec *executionContext) _RouteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RouteEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16386,6 +17121,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_carrier(_ context.Context,
 }
 
 func (ec *executionContext) _ScheduledLeg_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.FlightNumber); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16409,6 +17149,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_flightNumber(_ context.Con
 }
 
 func (ec *executionContext) _ScheduledLeg_legSequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16496,6 +17241,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_destination(_ context.Cont
 }
 
 func (ec *executionContext) _ScheduledLeg_departureTime(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.DepartureLocal); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16519,6 +17269,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_departureTime(_ context.Co
 }
 
 func (ec *executionContext) _ScheduledLeg_arrivalTime(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ArrivalLocal); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16542,6 +17297,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_arrivalTime(_ context.Cont
 }
 
 func (ec *executionContext) _ScheduledLeg_departureDayOffset(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.DepartureDayShift); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16565,6 +17325,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_departureDayOffset(_ conte
 }
 
 func (ec *executionContext) _ScheduledLeg_arrivalDayOffset(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.ArrivalDayOffset); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16588,6 +17353,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_arrivalDayOffset(_ context
 }
 
 func (ec *executionContext) _ScheduledLeg_daysOfOperation(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Days); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16611,6 +17381,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_daysOfOperation(_ context.
 }
 
 func (ec *executionContext) _ScheduledLeg_periodFrom(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := MarshalDate(obj.PeriodFrom); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16634,6 +17409,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_periodFrom(_ context.Conte
 }
 
 func (ec *executionContext) _ScheduledLeg_periodTo(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := MarshalDate(obj.PeriodTo); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16657,6 +17437,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_periodTo(_ context.Context
 }
 
 func (ec *executionContext) _ScheduledLeg_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Configuration); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16680,6 +17465,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_aircraftConfiguration(_ co
 }
 
 func (ec *executionContext) _ScheduledLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.ServiceType); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16703,6 +17493,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_serviceType(_ context.Cont
 }
 
 func (ec *executionContext) _ScheduledLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16726,6 +17521,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_distanceKm(_ context.Conte
 }
 
 func (ec *executionContext) _ScheduledLeg_blockMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.BlockMinutes); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16749,6 +17549,11 @@ func (ec *executionContext) fieldContext_ScheduledLeg_blockMinutes(_ context.Con
 }
 
 func (ec *executionContext) _ScheduledLegConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16836,6 +17641,11 @@ func (ec *executionContext) fieldContext_ScheduledLegConnection_edges(_ context.
 }
 
 func (ec *executionContext) _ScheduledLegEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16891,6 +17701,11 @@ func (ec *executionContext) fieldContext_ScheduledLegEdge_node(_ context.Context
 }
 
 func (ec *executionContext) _SearchContext_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Market); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16914,6 +17729,11 @@ func (ec *executionContext) fieldContext_SearchContext_market(_ context.Context,
 }
 
 func (ec *executionContext) _SearchContext_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16937,6 +17757,11 @@ func (ec *executionContext) fieldContext_SearchContext_currency(_ context.Contex
 }
 
 func (ec *executionContext) _SearchContext_language(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Language); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16960,6 +17785,11 @@ func (ec *executionContext) fieldContext_SearchContext_language(_ context.Contex
 }
 
 func (ec *executionContext) _SearchContext_host(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Host); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17047,6 +17877,9 @@ func (ec *executionContext) fieldContext_SearchContext_destination(_ context.Con
 }
 
 func (ec *executionContext) _SearchContext_departureDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalODate2string(ctx, field.Selections, obj.DepartureDate)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17070,6 +17903,11 @@ func (ec *executionContext) fieldContext_SearchContext_departureDate(_ context.C
 }
 
 func (ec *executionContext) _SearchContext_firstDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := MarshalDate(obj.FirstDate); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17093,6 +17931,11 @@ func (ec *executionContext) fieldContext_SearchContext_firstDate(_ context.Conte
 }
 
 func (ec *executionContext) _SearchContext_lastDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := MarshalDate(obj.LastDate); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17235,6 +18078,11 @@ func (ec *executionContext) fieldContext_SearchContext_passengerTypes(_ context.
 }
 
 func (ec *executionContext) _SearchContext_maximumNumberOfSeats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MaxSeats); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17258,6 +18106,11 @@ func (ec *executionContext) fieldContext_SearchContext_maximumNumberOfSeats(_ co
 }
 
 func (ec *executionContext) _SearchContext_minimumNumberOfAdults(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalInt(obj.MinAdults); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17304,6 +18157,11 @@ func (ec *executionContext) fieldContext_SearchContext_offerValidity(_ context.C
 }
 
 func (ec *executionContext) _SearchPlace_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17478,6 +18336,11 @@ func (ec *executionContext) fieldContext_SegmentAvailability_cabins(_ context.Co
 }
 
 func (ec *executionContext) _ShoppingCart_id(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17597,6 +18460,11 @@ func (ec *executionContext) fieldContext_ShoppingCart_total(_ context.Context, f
 }
 
 func (ec *executionContext) _ShoppingCart_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17752,6 +18620,11 @@ func (ec *executionContext) fieldContext_Subscription_arrivals(ctx context.Conte
 }
 
 func (ec *executionContext) _TicketCondition_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Type); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17775,6 +18648,11 @@ func (ec *executionContext) fieldContext_TicketCondition_type(_ context.Context,
 }
 
 func (ec *executionContext) _TicketCondition_allowed(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.Allowed); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17830,6 +18708,11 @@ func (ec *executionContext) fieldContext_TicketCondition_fee(_ context.Context, 
 }
 
 func (ec *executionContext) _TicketCondition_description(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Description); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17917,6 +18800,11 @@ func (ec *executionContext) fieldContext_TicketConditions_conditions(_ context.C
 }
 
 func (ec *executionContext) _Zone_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Zone) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17984,6 +18872,9 @@ func (ec *executionContext) fieldContext_Zone_name(ctx context.Context, field gr
 }
 
 func (ec *executionContext) __Service_sdl(ctx context.Context, field graphql.CollectedField, obj *fedruntime.Service) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOString2string(ctx, field.Selections, obj.SDL)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18007,6 +18898,11 @@ func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18053,6 +18949,11 @@ func (ec *executionContext) fieldContext___Directive_description(_ context.Conte
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalBoolean(obj.IsRepeatable); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18142,6 +19043,11 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18234,6 +19140,11 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18401,6 +19312,11 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
+			return res
+		}
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18479,6 +19395,9 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DefaultValue)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19835,7 +20754,7 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var aircraftConfigurationImplementors = []string{"AircraftConfiguration", "_Entity"}
@@ -19946,7 +20865,7 @@ func (ec *executionContext) _AircraftConfiguration(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var airportImplementors = []string{"Airport", "_Entity"}
@@ -20085,7 +21004,7 @@ func (ec *executionContext) _Airport(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var airportConnectionImplementors = []string{"AirportConnection"}
@@ -20133,7 +21052,7 @@ func (ec *executionContext) _AirportConnection(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var airportEdgeImplementors = []string{"AirportEdge"}
@@ -20176,7 +21095,7 @@ func (ec *executionContext) _AirportEdge(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var amenityImplementors = []string{"Amenity"}
@@ -20239,7 +21158,7 @@ func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var baggageAllowanceImplementors = []string{"BaggageAllowance"}
@@ -20297,7 +21216,7 @@ func (ec *executionContext) _BaggageAllowance(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var baggageAnswerImplementors = []string{"BaggageAnswer"}
@@ -20360,7 +21279,7 @@ func (ec *executionContext) _BaggageAnswer(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var baggageProductImplementors = []string{"BaggageProduct"}
@@ -20443,7 +21362,7 @@ func (ec *executionContext) _BaggageProduct(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var baggageSegmentImplementors = []string{"BaggageSegment"}
@@ -20496,7 +21415,7 @@ func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var cabinImplementors = []string{"Cabin"}
@@ -20549,7 +21468,7 @@ func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var cabinSeatsImplementors = []string{"CabinSeats"}
@@ -20597,7 +21516,7 @@ func (ec *executionContext) _CabinSeats(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var cargoCapacityImplementors = []string{"CargoCapacity"}
@@ -20683,7 +21602,7 @@ func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var cargoLegImplementors = []string{"CargoLeg"}
@@ -20867,7 +21786,7 @@ func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var carrierImplementors = []string{"Carrier", "_Entity"}
@@ -20948,7 +21867,7 @@ func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var cartItemImplementors = []string{"CartItem"}
@@ -20996,7 +21915,7 @@ func (ec *executionContext) _CartItem(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var cityImplementors = []string{"City", "_Entity"}
@@ -21115,7 +22034,7 @@ func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var connectionOptionImplementors = []string{"ConnectionOption"}
@@ -21168,7 +22087,7 @@ func (ec *executionContext) _ConnectionOption(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var countryImplementors = []string{"Country", "_Entity"}
@@ -21236,7 +22155,7 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var currencyImplementors = []string{"Currency"}
@@ -21279,7 +22198,7 @@ func (ec *executionContext) _Currency(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var dealImplementors = []string{"Deal"}
@@ -21347,7 +22266,7 @@ func (ec *executionContext) _Deal(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var dealKindImplementors = []string{"DealKind"}
@@ -21390,7 +22309,7 @@ func (ec *executionContext) _DealKind(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var dealOriginImplementors = []string{"DealOrigin"}
@@ -21433,7 +22352,7 @@ func (ec *executionContext) _DealOrigin(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var dealPlaceImplementors = []string{"DealPlace"}
@@ -21481,7 +22400,7 @@ func (ec *executionContext) _DealPlace(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var dealZoneImplementors = []string{"DealZone"}
@@ -21524,7 +22443,7 @@ func (ec *executionContext) _DealZone(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var dealsReferenceImplementors = []string{"DealsReference"}
@@ -21582,7 +22501,7 @@ func (ec *executionContext) _DealsReference(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var destinationImplementors = []string{"Destination"}
@@ -21640,7 +22559,7 @@ func (ec *executionContext) _Destination(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var entityImplementors = []string{"Entity"}
@@ -21923,7 +22842,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var fareFamilyImplementors = []string{"FareFamily"}
@@ -22006,7 +22925,7 @@ func (ec *executionContext) _FareFamily(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var flightImplementors = []string{"Flight", "_Entity"}
@@ -22188,7 +23107,7 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var flightAvailabilityImplementors = []string{"FlightAvailability"}
@@ -22236,7 +23155,7 @@ func (ec *executionContext) _FlightAvailability(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var flightConnectionImplementors = []string{"FlightConnection"}
@@ -22284,7 +23203,7 @@ func (ec *executionContext) _FlightConnection(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var flightEdgeImplementors = []string{"FlightEdge"}
@@ -22327,7 +23246,7 @@ func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var flightLegImplementors = []string{"FlightLeg", "_Entity"}
@@ -22453,7 +23372,7 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var flightStatusEventImplementors = []string{"FlightStatusEvent"}
@@ -22577,7 +23496,7 @@ func (ec *executionContext) _FlightStatusEvent(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var lowestFareImplementors = []string{"LowestFare"}
@@ -22620,7 +23539,7 @@ func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var mailedSearchImplementors = []string{"MailedSearch"}
@@ -22663,7 +23582,7 @@ func (ec *executionContext) _MailedSearch(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var moneyImplementors = []string{"Money"}
@@ -22706,7 +23625,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var movementImplementors = []string{"Movement"}
@@ -22802,7 +23721,7 @@ func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -22871,7 +23790,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var offerImplementors = []string{"Offer", "_Entity"}
@@ -22959,7 +23878,7 @@ func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var offerSegmentImplementors = []string{"OfferSegment"}
@@ -23012,7 +23931,7 @@ func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var offersReferenceDataImplementors = []string{"OffersReferenceData"}
@@ -23090,7 +24009,7 @@ func (ec *executionContext) _OffersReferenceData(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -23143,7 +24062,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var passengerBaggageImplementors = []string{"PassengerBaggage"}
@@ -23186,7 +24105,7 @@ func (ec *executionContext) _PassengerBaggage(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var passengerPriceImplementors = []string{"PassengerPrice"}
@@ -23249,7 +24168,7 @@ func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var passengerTypeImplementors = []string{"PassengerType"}
@@ -23312,7 +24231,7 @@ func (ec *executionContext) _PassengerType(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var priceImplementors = []string{"Price"}
@@ -23355,7 +24274,7 @@ func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var priceLineImplementors = []string{"PriceLine"}
@@ -23403,7 +24322,7 @@ func (ec *executionContext) _PriceLine(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var queryImplementors = []string{"Query"}
@@ -24206,7 +25125,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var referenceCountryImplementors = []string{"ReferenceCountry"}
@@ -24264,7 +25183,7 @@ func (ec *executionContext) _ReferenceCountry(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var relatedProductImplementors = []string{"RelatedProduct"}
@@ -24327,7 +25246,7 @@ func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var routeImplementors = []string{"Route", "_Entity"}
@@ -24499,7 +25418,7 @@ func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var routeConnectionImplementors = []string{"RouteConnection"}
@@ -24547,7 +25466,7 @@ func (ec *executionContext) _RouteConnection(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var routeEdgeImplementors = []string{"RouteEdge"}
@@ -24590,7 +25509,7 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var scheduledLegImplementors = []string{"ScheduledLeg"}
@@ -24802,7 +25721,7 @@ func (ec *executionContext) _ScheduledLeg(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var scheduledLegConnectionImplementors = []string{"ScheduledLegConnection"}
@@ -24850,7 +25769,7 @@ func (ec *executionContext) _ScheduledLegConnection(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var scheduledLegEdgeImplementors = []string{"ScheduledLegEdge"}
@@ -24893,7 +25812,7 @@ func (ec *executionContext) _ScheduledLegEdge(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var searchContextImplementors = []string{"SearchContext"}
@@ -25006,7 +25925,7 @@ func (ec *executionContext) _SearchContext(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var searchPlaceImplementors = []string{"SearchPlace"}
@@ -25059,7 +25978,7 @@ func (ec *executionContext) _SearchPlace(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var segmentAvailabilityImplementors = []string{"SegmentAvailability"}
@@ -25102,7 +26021,7 @@ func (ec *executionContext) _SegmentAvailability(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var shoppingCartImplementors = []string{"ShoppingCart", "_Entity"}
@@ -25160,7 +26079,7 @@ func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -25237,7 +26156,7 @@ func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var ticketConditionsImplementors = []string{"TicketConditions"}
@@ -25280,7 +26199,7 @@ func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var zoneImplementors = []string{"Zone"}
@@ -25323,7 +26242,7 @@ func (ec *executionContext) _Zone(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var _ServiceImplementors = []string{"_Service"}
@@ -25361,7 +26280,7 @@ func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -25419,7 +26338,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -25472,7 +26391,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -25535,7 +26454,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -25598,7 +26517,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -25661,7 +26580,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -25749,7 +26668,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return out
+	return object{fields, out.Values}
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -1,21 +1,30 @@
 // Command gen generates the flight subgraph's executor (graph/generated.go) and its resolver
-// stubs from gqlgen.yml as `gqlgen generate` does, then replaces two of gqlgen's calls in the
-// executor with graph's own, of the same meaning (graph/lists.go):
+// stubs from gqlgen.yml as `gqlgen generate` does, then replaces three of gqlgen's calls in the
+// executor with graph's own, of the same meaning (graph/lists.go, graph/objects.go):
 //
 //   - graphql.MarshalSliceConcurrently, which starts a goroutine for every element of a list of
 //     objects whatever the element's fields, by marshalList;
 //   - graphql.GetPath, which every object computes (allocating its path) for the @defer groups it
 //     hands to ProcessDeferredGroup even when it has none, by deferredPath, which also takes the
-//     groups and builds the path only for some (ProcessDeferredGroup reads it only then).
+//     groups and builds the path only for some (ProcessDeferredGroup reads it only then);
+//   - the FieldSet an object returns, which keeps a map of the aliases it writes, by object
+//     (graph/objects.go), of its fields and values.
 //
-// Each call must be found, else gqlgen generates otherwise now and this needs a look. Run it
-// from the repository's root: go generate ./...
+// Each call must be found, else gqlgen generates otherwise now and this needs a look.
+//
+// It then gives every leaf field read from its object's struct (no resolver, no directive, a
+// scalar or enum whose marshaller reads nothing but the value) a path around graphql.ResolveField
+// (inlineLeaves): see plainField in graph/leaves.go for what that path skips and when it is taken.
+//
+// Run it from the repository's root: go generate ./...
 package main
 
 import (
 	"bytes"
 	"fmt"
+	"go/format"
 	"os"
+	"regexp"
 
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen/config"
@@ -25,6 +34,7 @@ import (
 var replaced = []struct{ gqlgen, ours string }{
 	{"graphql.MarshalSliceConcurrently(", "marshalList("},
 	{"Path:     graphql.GetPath(ctx),", "Path:     deferredPath(ctx, deferLabelToView),"},
+	{"\n\treturn out\n}", "\n\treturn object{fields, out.Values}\n}"},
 }
 
 func main() {
@@ -54,5 +64,82 @@ func generate(file string) error {
 		}
 		src = bytes.ReplaceAll(src, []byte(r.gqlgen), []byte(r.ours))
 	}
+	src, n, err := inlineLeaves(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Exec.Filename, err)
+	}
+	if n < minLeaves {
+		return fmt.Errorf("%s: only %d leaf fields read from their struct were found (want %d or more): gqlgen generates otherwise now; see graph/leaves.go", cfg.Exec.Filename, n, minLeaves)
+	}
 	return os.WriteFile(cfg.Exec.Filename, src, 0o644)
+}
+
+// minLeaves is fewer than the leaves the schema has (about 190): a gqlgen whose field functions
+// no longer match leafField leaves far fewer, and generation fails rather than silently keeping
+// the slow path everywhere.
+const minLeaves = 100
+
+// leafField is a field function of gqlgen's that reads a struct's field (obj.F) with no resolver
+// and no directive, and marshals it with one of the executor's marshallers: $1 is its head, $2
+// the struct field, $3 the marshaller, $4 whether the field is non-null.
+var leafField = regexp.MustCompile(`(?m)^(func \(ec \*executionContext\) _\w+\(ctx context\.Context, field graphql\.CollectedField, obj \*[\w.]+\) \(ret graphql\.Marshaler\) \{\n)` +
+	`\treturn graphql\.ResolveField\(\n\t\tctx,\n\t\tec\.OperationContext,\n\t\tfield,\n` +
+	`\t\tfunc\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{\n\t\t\treturn ec\.fieldContext_\w+\(ctx, field\)\n\t\t\},\n` +
+	`\t\tfunc\(ctx context\.Context\) \(any, error\) \{\n\t\t\treturn obj\.(\w+), nil\n\t\t\},\n` +
+	`\t\tnil,\n` +
+	`\t\tfunc\(ctx context\.Context, selections ast\.SelectionSet, v [^)]+\) graphql\.Marshaler \{\n\t\t\treturn ec\.([^(\s]+)\(ctx, selections, v\)\n\t\t\},\n` +
+	`\t\ttrue,\n\t\t(true|false),\n\t\)\n\}`)
+
+// nonNullScalar is a marshaller of a non-null scalar or enum: $1 its name, $2 the expression that
+// marshals v, which adds the schema's error (at the field's path) only when that is graphql.Null.
+var nonNullScalar = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) ([^(\s]+)\(ctx context\.Context, sel ast\.SelectionSet, v [^)]+\) graphql\.Marshaler \{\n` +
+	`\t_ = sel\n\tres := (.+)\n` +
+	`\tif res == graphql\.Null \{\n\t\tif !graphql\.HasFieldError\(ctx, graphql\.GetFieldContext\(ctx\)\) \{\n` +
+	`\t\t\tgraphql\.AddErrorf\(ctx, "the requested element is null which the schema does not allow"\)\n\t\t\}\n\t\}\n` +
+	`\treturn res\n\}`)
+
+// nullableScalar is a marshaller of a nullable scalar or enum, which reads nothing but v: $1 its
+// name, $2 the expression.
+var nullableScalar = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) ([^(\s]+)\(ctx context\.Context, sel ast\.SelectionSet, v [^)]+\) graphql\.Marshaler \{\n` +
+	`(?:\tif v == nil \{\n\t\treturn graphql\.Null\n\t\}\n)?` +
+	`\t_ = sel\n\t_ = ctx\n\tres := (.+)\n\treturn res\n\}`)
+
+var theValue = regexp.MustCompile(`\bv\b`)
+
+// inlineLeaves puts, at the head of every leafField whose marshaller is a nonNullScalar or (for
+// a nullable field) a nullableScalar whose expression does not read ctx, a path that marshals the
+// struct's field directly when plainField holds. A non-null leaf whose value marshals as null
+// takes gqlgen's path after all, which adds the error at the field's own path. It returns the
+// source and the number of leaves given the path.
+func inlineLeaves(src []byte) ([]byte, int, error) {
+	nonNull, nullable := map[string]string{}, map[string]bool{}
+	for _, m := range nonNullScalar.FindAllSubmatch(src, -1) {
+		if !bytes.Contains(m[2], []byte("ctx")) {
+			nonNull[string(m[1])] = string(m[2])
+		}
+	}
+	for _, m := range nullableScalar.FindAllSubmatch(src, -1) {
+		if !bytes.Contains(m[2], []byte("ctx")) {
+			nullable[string(m[1])] = true
+		}
+	}
+	n := 0
+	src = leafField.ReplaceAllFunc(src, func(fn []byte) []byte {
+		m := leafField.FindSubmatch(fn)
+		head, field, marshal, required := string(m[1]), "obj."+string(m[2]), string(m[3]), string(m[4]) == "true"
+		var fast string
+		switch {
+		case required && nonNull[marshal] != "":
+			expr := theValue.ReplaceAllLiteralString(nonNull[marshal], field)
+			fast = "\tif plainField(ec.OperationContext) {\n\t\tif res := " + expr + "; res != graphql.Null {\n\t\t\treturn res\n\t\t}\n\t}\n"
+		case !required && nullable[marshal]:
+			fast = "\tif plainField(ec.OperationContext) {\n\t\treturn ec." + marshal + "(ctx, field.Selections, " + field + ")\n\t}\n"
+		default:
+			return fn
+		}
+		n++
+		return []byte(head + fast + string(fn[len(head):]))
+	})
+	out, err := format.Source(src)
+	return out, n, err
 }

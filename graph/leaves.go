@@ -1,0 +1,47 @@
+package graph
+
+import (
+	"context"
+	"reflect"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+)
+
+// plainField reports whether a leaf field read from its object's struct may skip
+// graphql.ResolveField (graph/gen gives such leaves that path: inlineLeaves).
+//
+// For every field, whatever it is, gqlgen builds a field context (with a closure and an error for
+// the children a scalar never has), puts it in a new context, boxes the value, and runs the
+// operation's field middleware and a panic handler around a closure that returns obj.F. For a
+// leaf that is a struct's field, marshalled by a scalar's or an enum's marshaller that reads
+// nothing but the value, none of that changes the answer, with one exception that the path
+// handles: a non-null leaf whose value marshals as null takes gqlgen's path after all, so that
+// its error names the field. The Departures board is mostly such leaves.
+//
+// What the path does skip is the field middleware, which may refuse or change a field. So it is
+// taken only when the operation's middleware is gqlgen's own pass-through, that of an executor
+// with no extension: no FieldInterceptor is installed (today none is; the gate's checks are at
+// the operation and its root fields). Any other middleware, or a gqlgen whose pass-through is not
+// found, keeps every field on gqlgen's path.
+func plainField(oc *graphql.OperationContext) bool {
+	pass := passThrough()
+	return pass != 0 && reflect.ValueOf(oc.ResolverMiddleware).Pointer() == pass
+}
+
+// passThrough is the code of gqlgen's field middleware when no extension is installed, or 0 when
+// it cannot be found.
+var passThrough = sync.OnceValue(func() (pass uintptr) {
+	defer func() {
+		if recover() != nil {
+			pass = 0
+		}
+	}()
+	ctx := graphql.StartOperationTrace(context.Background())
+	oc, err := executor.New(NewExecutableSchema(Config{})).CreateOperationContext(ctx, &graphql.RawParams{Query: "{ __typename }"})
+	if err != nil || oc.ResolverMiddleware == nil {
+		return 0
+	}
+	return reflect.ValueOf(oc.ResolverMiddleware).Pointer()
+})

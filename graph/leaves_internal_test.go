@@ -1,0 +1,69 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/flightgraph/flightgraph"
+)
+
+// leafOperation is an operation's context as the executor's of es, with a response context for
+// errors and a parent field "departure" for the leaf's path.
+func leafOperation(t *testing.T, es graphql.ExecutableSchema, around ...graphql.FieldMiddleware) (context.Context, *executionContext) {
+	t.Helper()
+	ex := executor.New(es)
+	for _, f := range around {
+		ex.AroundFields(f)
+	}
+	oc, errs := ex.CreateOperationContext(graphql.StartOperationTrace(context.Background()), &graphql.RawParams{Query: "{ __typename }"})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	ctx := graphql.WithResponseContext(graphql.WithOperationContext(context.Background(), oc), graphql.DefaultErrorPresenter,
+		func(context.Context, any) error { return errors.New("internal system error") })
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "departure", Name: "departure"}}})
+	return ctx, newExecutionContext(oc, es.(*executableSchema), nil)
+}
+
+// TestPlainField: an executor with no extension is plain, one with a field middleware is not.
+func TestPlainField(t *testing.T) {
+	if passThrough() == 0 {
+		t.Fatal("gqlgen's pass-through field middleware was not found: every leaf takes gqlgen's path")
+	}
+	es := NewExecutableSchema(Config{})
+	_, ec := leafOperation(t, es)
+	if !plainField(ec.OperationContext) {
+		t.Error("an executor with no extension is not plain")
+	}
+	_, ec = leafOperation(t, es, func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) })
+	if plainField(ec.OperationContext) {
+		t.Error("an executor with a field middleware is plain")
+	}
+}
+
+// TestLeafNullAtItsPath: a non-null leaf whose value marshals as null (a zero DateTime) is null
+// with the schema's error at the leaf's own path, once, on the plain path as on gqlgen's.
+func TestLeafNullAtItsPath(t *testing.T) {
+	es := NewExecutableSchema(Config{})
+	field := graphql.CollectedField{Field: &ast.Field{Alias: "scheduled", Name: "scheduled"}}
+	for _, plain := range []bool{true, false} {
+		var around []graphql.FieldMiddleware
+		if !plain {
+			around = append(around, func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) })
+		}
+		ctx, ec := leafOperation(t, es, around...)
+		if got := ec._Movement_scheduled(ctx, field, &flightgraph.Movement{}); got != graphql.Null {
+			t.Errorf("plain=%v: a zero DateTime marshals as %v, want null", plain, got)
+		}
+		errs := graphql.GetErrors(ctx)
+		if len(errs) != 1 || errs[0].Path.String() != "departure.scheduled" || errs[0].Message != "the requested element is null which the schema does not allow" {
+			t.Errorf("plain=%v: errors %v, want the schema's one at departure.scheduled", plain, gqlerror.List(errs))
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package graph
+
+import (
+	"io"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// object is an object's answer: its fields as CollectFields gave them and their values, in the
+// same order (graph/gen returns it where gqlgen's generated code returns the object's FieldSet,
+// once every value is in). It writes what FieldSet.MarshalGQL writes, a field per alias, the
+// first of an alias that CollectFields kept twice (one name under object types it could not tell
+// apart), without a map of the aliases written for every object: for a few fields, as objects
+// have, looking back along the list is cheaper. An alias is a GraphQL name, which needs no
+// escaping in JSON.
+type object struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+// objectScanMax is the most fields an object looks back along for an alias written before; an
+// object with more keeps a map.
+const objectScanMax = 32
+
+func (o object) MarshalGQL(w io.Writer) {
+	var written map[string]bool
+	if len(o.fields) > objectScanMax {
+		written = make(map[string]bool, len(o.fields))
+	}
+	io.WriteString(w, "{")
+	first := true
+	for i := range o.fields {
+		alias := o.fields[i].Alias
+		if o.writtenBefore(i, alias, written) {
+			continue
+		}
+		if !first {
+			io.WriteString(w, ",")
+		}
+		first = false
+		io.WriteString(w, `"`)
+		io.WriteString(w, alias)
+		io.WriteString(w, `":`)
+		if v := o.values[i]; v != nil {
+			v.MarshalGQL(w)
+		} else {
+			io.WriteString(w, "null")
+		}
+	}
+	io.WriteString(w, "}")
+}
+
+// writtenBefore reports whether a field before the i-th has alias, and records it in written
+// when the object keeps a map.
+func (o object) writtenBefore(i int, alias string, written map[string]bool) bool {
+	if written != nil {
+		if written[alias] {
+			return true
+		}
+		written[alias] = true
+		return false
+	}
+	for j := range i {
+		if o.fields[j].Alias == alias {
+			return true
+		}
+	}
+	return false
+}
