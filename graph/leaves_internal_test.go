@@ -3,6 +3,11 @@ package graph
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -11,6 +16,9 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/store"
+	"github.com/flightgraph/flightgraph/store/storetest"
 )
 
 // leafOperation is an operation's context as the executor's of es, with a response context for
@@ -44,6 +52,29 @@ func TestPlainField(t *testing.T) {
 	_, ec = leafOperation(t, es, func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) })
 	if plainField(ec.OperationContext) {
 		t.Error("an executor with a field middleware is plain")
+	}
+}
+
+// TestPlainFieldUnderTheHandler: the operations of the subgraph's endpoint as the server builds it
+// (NewHandler, with every extension it installs) take the leaves' path; a gqlgen that wraps the
+// field middleware once an extension is used would turn it off everywhere, silently but for this.
+func TestPlainFieldUnderTheHandler(t *testing.T) {
+	db := storetest.Seeded(t, store.SQLite, os.Getenv)
+	stores := Stores{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db), Network: store.NewNetworkStore(db)}
+	var admitted, plain bool
+	h := NewHandler(nil, HandlerConfig{Stores: stores, Log: slog.New(slog.DiscardHandler), Admit: func(ctx context.Context, _ access.Charge) error {
+		admitted, plain = true, plainField(graphql.GetOperationContext(ctx))
+		return nil
+	}})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"{ __typename }"}`))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !admitted {
+		t.Fatalf("%d %s; admitted: %v", rec.Code, rec.Body.String(), admitted)
+	}
+	if !plain {
+		t.Error("the handler's operations do not take the leaves' path")
 	}
 }
 

@@ -104,22 +104,30 @@ var nullableScalar = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) ([^
 	`(?:\tif v == nil \{\n\t\treturn graphql\.Null\n\t\}\n)?` +
 	`\t_ = sel\n\t_ = ctx\n\tres := (.+)\n\treturn res\n\}`)
 
-var theValue = regexp.MustCompile(`\bv\b`)
+// pureScalar is a marshaller's expression that inlineLeaves accepts: one of gqlgen's scalar
+// marshallers or graph's MarshalDate, which neither panic nor read anything but their argument,
+// of v, *v (behind the nil check of a nullable one), v as a string (an enum), or an enum's name
+// looked up in the executor's map: $1 the call and the argument's head, $2 its tail.
+var pureScalar = regexp.MustCompile(`^((?:graphql\.Marshal(?:String|Int|Int32|Int64|Boolean|ID|Time)|MarshalDate)\((?:string\(|\*|marshalN[^\s\[\]()]+\[)?)v(\)?\]?\))$`)
 
 // inlineLeaves puts, at the head of every leafField whose marshaller is a nonNullScalar or (for
-// a nullable field) a nullableScalar whose expression does not read ctx, a path that marshals the
+// a nullable field) a nullableScalar whose expression is a pureScalar, a path that marshals the
 // struct's field directly when plainField holds. A non-null leaf whose value marshals as null
 // takes gqlgen's path after all, which adds the error at the field's own path. It returns the
 // source and the number of leaves given the path.
 func inlineLeaves(src []byte) ([]byte, int, error) {
-	nonNull, nullable := map[string]string{}, map[string]bool{}
+	if bytes.Contains(src, []byte("out.AddField(")) {
+		// object writes the fields CollectFields gave, which a FieldSet that grows would outgrow.
+		return nil, 0, fmt.Errorf("an object's FieldSet grows (out.AddField): gqlgen generates otherwise now; see graph/objects.go")
+	}
+	nonNull, nullable := map[string][2]string{}, map[string]bool{}
 	for _, m := range nonNullScalar.FindAllSubmatch(src, -1) {
-		if !bytes.Contains(m[2], []byte("ctx")) {
-			nonNull[string(m[1])] = string(m[2])
+		if p := pureScalar.FindSubmatch(m[2]); p != nil && !bytes.HasSuffix(p[1], []byte("*")) {
+			nonNull[string(m[1])] = [2]string{string(p[1]), string(p[2])}
 		}
 	}
 	for _, m := range nullableScalar.FindAllSubmatch(src, -1) {
-		if !bytes.Contains(m[2], []byte("ctx")) {
+		if pureScalar.Match(m[2]) {
 			nullable[string(m[1])] = true
 		}
 	}
@@ -129,8 +137,8 @@ func inlineLeaves(src []byte) ([]byte, int, error) {
 		head, field, marshal, required := string(m[1]), "obj."+string(m[2]), string(m[3]), string(m[4]) == "true"
 		var fast string
 		switch {
-		case required && nonNull[marshal] != "":
-			expr := theValue.ReplaceAllLiteralString(nonNull[marshal], field)
+		case required && nonNull[marshal][0] != "":
+			expr := nonNull[marshal][0] + field + nonNull[marshal][1]
 			fast = "\tif plainField(ec.OperationContext) {\n\t\tif res := " + expr + "; res != graphql.Null {\n\t\t\treturn res\n\t\t}\n\t}\n"
 		case !required && nullable[marshal]:
 			fast = "\tif plainField(ec.OperationContext) {\n\t\treturn ec." + marshal + "(ctx, field.Selections, " + field + ")\n\t}\n"
