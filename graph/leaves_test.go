@@ -3,6 +3,8 @@ package graph_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,4 +111,27 @@ func answerFields(t *testing.T, body string) int64 {
 		return n
 	}
 	return count(resp.Data)
+}
+
+// TestDeferredFieldsWithoutInlining: an object's deferred fields, which the server inlines
+// (InlineDeferred) but gqlgen's executor can still defer, are delivered after the rest, now that
+// their FieldSet and views are made only when a field is deferred (deferredFields,
+// deferredViews).
+func TestDeferredFieldsWithoutInlining(t *testing.T) {
+	stores, svc, now := seededStores(t)
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: svc, Now: now}})
+	h := handler.New(schema)
+	h.AddTransport(transport.MultipartMixed{})
+	body := `{"query":"{ airport(code: \"AMS\") { code ... @defer(label: \"where\") { city { code country { code } } } } }"}`
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "multipart/mixed;deferSpec=20220824")
+	graph.Middleware(stores, graph.DefaultLoaderWait, h).ServeHTTP(rec, req)
+	got := rec.Body.String()
+	// gqlgen writes a deferred field null in the first part
+	first, later := strings.Index(got, `{"data":{"airport":{"code":"AMS","city":null}},"hasNext":true}`), strings.Index(got, `"label":"where"`)
+	if rec.Code != http.StatusOK || first < 0 || later < first || !strings.Contains(got, `"data":{"city":{"code":"AMS","country":{"code":"NL"}}}`) {
+		t.Errorf("status %d, parts:\n%s", rec.Code, got)
+	}
 }

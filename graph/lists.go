@@ -94,3 +94,22 @@ func deferredPath(ctx context.Context, defers map[string]*graphql.FieldSetView) 
 	}
 	return graphql.GetPath(ctx)
 }
+
+// deferredFields is an object's set of deferred fields, made when the first is added (graph/gen
+// puts it before gqlgen's generated code adds one): gqlgen's makes one for every object, which
+// hardly ever has any.
+func deferredFields(fs *graphql.FieldSet) *graphql.FieldSet {
+	if fs == nil {
+		return graphql.NewFieldSet(nil)
+	}
+	return fs
+}
+
+// deferredViews is an object's views of its deferred fields by label, made when the first is
+// added, as deferredFields.
+func deferredViews(views map[string]*graphql.FieldSetView) map[string]*graphql.FieldSetView {
+	if views == nil {
+		return map[string]*graphql.FieldSetView{}
+	}
+	return views
+}

@@ -1,5 +1,5 @@
 // Command gen generates the flight subgraph's executor (graph/generated.go) and its resolver
-// stubs from gqlgen.yml as `gqlgen generate` does, then replaces three of gqlgen's calls in the
+// stubs from gqlgen.yml as `gqlgen generate` does, then replaces some of gqlgen's calls in the
 // executor with graph's own, of the same meaning (graph/lists.go, graph/objects.go):
 //
 //   - graphql.MarshalSliceConcurrently, which starts a goroutine for every element of a list of
@@ -8,7 +8,10 @@
 //     hands to ProcessDeferredGroup even when it has none, by deferredPath, which also takes the
 //     groups and builds the path only for some (ProcessDeferredGroup reads it only then);
 //   - the FieldSet an object returns, which keeps a map of the aliases it writes, by object
-//     (graph/objects.go), of its fields and values.
+//     (graph/objects.go), of its fields and values;
+//   - the FieldSet and the map of views every object makes for its deferred fields, by nil ones
+//     that deferredFields and deferredViews make when a field is deferred (ProcessDeferredGroup
+//     reads neither when there are no views).
 //
 // Each call must be found, else gqlgen generates otherwise now and this needs a look.
 //
@@ -35,6 +38,10 @@ var replaced = []struct{ gqlgen, ours string }{
 	{"graphql.MarshalSliceConcurrently(", "marshalList("},
 	{"Path:     graphql.GetPath(ctx),", "Path:     deferredPath(ctx, deferLabelToView),"},
 	{"\n\treturn out\n}", "\n\treturn object{fields, out.Values}\n}"},
+	{"\tdeferredFieldSet := graphql.NewFieldSet(nil)\n", "\tvar deferredFieldSet *graphql.FieldSet\n"},
+	{"\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n", "\tvar deferLabelToView map[string]*graphql.FieldSetView\n"},
+	{"deferredFieldSet.AddField(field)", "deferredFieldSet = deferredFields(deferredFieldSet)\ndeferredFieldSet.AddField(field)"},
+	{"deferLabelToView[deferrable.Label] = view", "deferLabelToView = deferredViews(deferLabelToView)\ndeferLabelToView[deferrable.Label] = view"},
 }
 
 func main() {
