@@ -16,7 +16,6 @@ import (
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
-	"github.com/flightgraph/flightgraph/travel"
 )
 
 // BenchmarkFlightStatusByID times GET /opendata/flightstatus/{id} in-process through the whole
@@ -30,10 +29,10 @@ func BenchmarkFlightStatusByID(b *testing.B) {
 	// decides as ever but under limits no run meets (unlimited).
 	cfg := testConfig(db, io.Discard)
 	cfg.NewLimiter = unlimitedMemory
+	cfg.SnapshotTTL = store.DefaultSnapshotTTL // as flightgraph serve does
 	h, demo := startServer(b, cfg)
 	ctx := context.Background()
-	svc := &travel.Service{Flights: store.NewFlightStore(db), Places: store.NewPlaceStore(db), Aircraft: store.NewAircraftStore(db),
-		Network: store.NewNetworkStore(db), Now: func() time.Time { return storetest.Now }}
+	svc := h.Services.Travel // the server's own, over its reference snapshot
 	page, _, err := svc.FindFlights(ctx, flightgraph.FlightFilter{Origin: storetest.Place(b, db, "AMS"), Date: "2026-11-22", Page: flightgraph.Page{Limit: 1}})
 	if err != nil || len(page) == 0 {
 		b.Fatal(err)
@@ -62,10 +61,7 @@ func BenchmarkFlightStatusByID(b *testing.B) {
 		// driver watches a cancellable context at some cost per query, which is not the edge's.
 		start = time.Now()
 		rctx, cancel := context.WithTimeout(ctx, server.DefaultRequestTimeout)
-		f, err := svc.Flight(rctx, id)
-		if err == nil {
-			_, err = svc.Bundle(rctx, []*flightgraph.Flight{f})
-		}
+		_, _, err := svc.FlightBundle(rctx, id) // as the handler reads it
 		cancel()
 		work = append(work, time.Since(start))
 		if err != nil {
