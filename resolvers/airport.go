@@ -67,6 +67,18 @@ func (r *Resolver) carriers(ctx context.Context) ([]*flightgraph.Carrier, error)
 
 func cityCode(c *flightgraph.City) string { return c.Code }
 
+// primeCities primes the cities of a root's list of items (city gives an item's, or nil) into the
+// request's loader, so that their countries and airports are read a level at a time.
+func primeCities[T any](ctx context.Context, items []T, city func(T) *flightgraph.City) {
+	cities := make([]*flightgraph.City, 0, len(items))
+	for _, it := range items {
+		if c := city(it); c != nil {
+			cities = append(cities, c)
+		}
+	}
+	graph.PrimeAll(ctx, graph.For(ctx).City, cities, cityCode)
+}
+
 // searchContext is a search's context, its places' airports and its connections' hubs primed
 // into the request's loader so that their cities and countries are read a level at a time.
 func (r *Resolver) searchContext(ctx context.Context, origin, destination, date string) (*flightgraph.SearchContext, error) {

@@ -29,13 +29,12 @@ func (r *Resolver) deals(ctx context.Context, search func(context.Context, *flig
 		return nil, err
 	}
 	deals := head(list.Deals, n)
-	cities := make([]*flightgraph.City, 0, len(deals))
-	for _, d := range deals {
-		if d.Destination != nil && d.Destination.City != nil {
-			cities = append(cities, d.Destination.City)
+	primeCities(ctx, deals, func(d *flightgraph.Deal) *flightgraph.City {
+		if d.Destination == nil {
+			return nil
 		}
-	}
-	graph.PrimeAll(ctx, graph.For(ctx).City, cities, cityCode) // their countries and airports, a level at a time
+		return d.Destination.City
+	})
 	return graph.For(ctx).Deals(ctx, deals), nil
 }
 

@@ -16,12 +16,6 @@ func (r *Resolver) destinations(ctx context.Context, origin, price, currency, mo
 	if err != nil {
 		return nil, err
 	}
-	cities := make([]*flightgraph.City, 0, len(insp.Destinations))
-	for _, d := range insp.Destinations {
-		if d.City != nil {
-			cities = append(cities, d.City)
-		}
-	}
-	graph.PrimeAll(ctx, graph.For(ctx).City, cities, cityCode) // their countries and airports, a level at a time
+	primeCities(ctx, insp.Destinations, func(d *flightgraph.Destination) *flightgraph.City { return d.City })
 	return insp.Destinations, nil
 }

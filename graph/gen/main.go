@@ -67,7 +67,7 @@ func generate(file string) error {
 	// rather than running otherwise.
 	for _, r := range replaced {
 		if !bytes.Contains(src, []byte(r.gqlgen)) {
-			return fmt.Errorf("%s has no %s: gqlgen generates otherwise now; see graph/lists.go", cfg.Exec.Filename, r.gqlgen)
+			return fmt.Errorf("%s has no %q: gqlgen generates otherwise now; see graph/gen's replaced", cfg.Exec.Filename, r.gqlgen)
 		}
 		src = bytes.ReplaceAll(src, []byte(r.gqlgen), []byte(r.ours))
 	}
