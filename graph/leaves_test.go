@@ -62,6 +62,13 @@ func TestLeavesAnswerAsGqlgen(t *testing.T) {
 		h.AddTransport(transport.POST{})
 		h.Use(extension.Introspection{})
 		h.AroundOperations(graph.PlanPrefetch(schema.Schema()))
+		h.AroundOperations(func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+			// the comparison is of the two paths only if the first run takes the leaves' one
+			if plain := graph.PlainField(graphql.GetOperationContext(ctx)); plain == middleware {
+				t.Errorf("with a field middleware %v, the leaves' path taken: %v", middleware, plain)
+			}
+			return next(ctx)
+		})
 		var fields atomic.Int64
 		if middleware {
 			h.AroundFields(func(ctx context.Context, next graphql.Resolver) (any, error) {
