@@ -355,13 +355,15 @@ func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, ended func()
 			}
 		}
 	end:
+		// The reason is kept for the reader however slow it is (a slow reader is why most
+		// subscriptions end): ctx, the request's or the socket's, bounds the wait, as it bounds
+		// every send before.
 		select {
 		case <-s.ended:
 			if s.err != nil {
 				select {
 				case out <- &flightgraph.FlightEvent{Position: s.lastSent(), End: s.err}:
 				case <-ctx.Done():
-				case <-time.After(time.Second):
 				}
 			}
 		default:
