@@ -3411,9 +3411,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 					return nil
 				}
 			}
-			var buf bytes.Buffer
-			data.MarshalGQL(&buf)
-			response.Data = buf.Bytes()
+			response.Data = marshalData(opCtx, data)
 			if atomic.LoadInt32(&ec.Deferred) > 0 {
 				hasNext := atomic.LoadInt32(&ec.PendingDeferred) > 0
 				response.HasNext = &hasNext
@@ -9107,7 +9105,7 @@ func (ec *executionContext) fieldContext_Cabin_amenities(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Cabin_amenities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Cabin_amenities_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10027,7 +10025,7 @@ func (ec *executionContext) fieldContext_City_name(ctx context.Context, field gr
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_City_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_City_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10267,7 +10265,7 @@ func (ec *executionContext) fieldContext_Country_name(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Country_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Country_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10728,7 +10726,7 @@ func (ec *executionContext) fieldContext_DealKind_name(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_DealKind_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_DealKind_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10887,7 +10885,7 @@ func (ec *executionContext) fieldContext_DealPlace_name(ctx context.Context, fie
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_DealPlace_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_DealPlace_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11271,7 +11269,7 @@ func (ec *executionContext) fieldContext_Entity_findManyAircraftByRegistrations(
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyAircraftByRegistrations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyAircraftByRegistrations_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11315,7 +11313,7 @@ func (ec *executionContext) fieldContext_Entity_findManyAircraftConfigurationByC
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyAircraftConfigurationByConfigurations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyAircraftConfigurationByConfigurations_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11359,7 +11357,7 @@ func (ec *executionContext) fieldContext_Entity_findManyAirportByCodes(ctx conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyAirportByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyAirportByCodes_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11403,7 +11401,7 @@ func (ec *executionContext) fieldContext_Entity_findManyCarrierByCodes(ctx conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyCarrierByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyCarrierByCodes_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11447,7 +11445,7 @@ func (ec *executionContext) fieldContext_Entity_findManyCityByCodes(ctx context.
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyCityByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyCityByCodes_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11491,7 +11489,7 @@ func (ec *executionContext) fieldContext_Entity_findManyCountryByCodes(ctx conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyCountryByCodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyCountryByCodes_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11535,7 +11533,7 @@ func (ec *executionContext) fieldContext_Entity_findManyFlightByIDs(ctx context.
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyFlightByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyFlightByIDs_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11579,7 +11577,7 @@ func (ec *executionContext) fieldContext_Entity_findManyFlightLegByIDs(ctx conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyFlightLegByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyFlightLegByIDs_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11623,7 +11621,7 @@ func (ec *executionContext) fieldContext_Entity_findOfferByID(ctx context.Contex
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findOfferByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findOfferByID_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11667,7 +11665,7 @@ func (ec *executionContext) fieldContext_Entity_findManyRouteByIDs(ctx context.C
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findManyRouteByIDs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findManyRouteByIDs_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11711,7 +11709,7 @@ func (ec *executionContext) fieldContext_Entity_findShoppingCartByID(ctx context
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Entity_findShoppingCartByID_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Entity_findShoppingCartByID_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13379,7 +13377,7 @@ func (ec *executionContext) fieldContext_Mutation_createShoppingCart(ctx context
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_createShoppingCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_createShoppingCart_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13423,7 +13421,7 @@ func (ec *executionContext) fieldContext_Mutation_addToShoppingCart(ctx context.
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_addToShoppingCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_addToShoppingCart_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13467,7 +13465,7 @@ func (ec *executionContext) fieldContext_Mutation_mailMySearch(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_mailMySearch_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_mailMySearch_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -13511,7 +13509,7 @@ func (ec *executionContext) fieldContext_Mutation_recordFlightOperation(ctx cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Mutation_recordFlightOperation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Mutation_recordFlightOperation_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14633,7 +14631,7 @@ func (ec *executionContext) fieldContext_PassengerType_name(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_PassengerType_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_PassengerType_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14941,7 +14939,7 @@ func (ec *executionContext) fieldContext_Query_flight(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_flight_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_flight_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14985,7 +14983,7 @@ func (ec *executionContext) fieldContext_Query_flights(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_flights_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_flights_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15029,7 +15027,7 @@ func (ec *executionContext) fieldContext_Query_flightStatus(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_flightStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_flightStatus_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15073,7 +15071,7 @@ func (ec *executionContext) fieldContext_Query_airport(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_airport_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_airport_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15117,7 +15115,7 @@ func (ec *executionContext) fieldContext_Query_airports(ctx context.Context, fie
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_airports_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_airports_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15161,7 +15159,7 @@ func (ec *executionContext) fieldContext_Query_city(ctx context.Context, field g
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_city_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_city_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15237,7 +15235,7 @@ func (ec *executionContext) fieldContext_Query_country(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_country_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_country_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15313,7 +15311,7 @@ func (ec *executionContext) fieldContext_Query_aircraft(ctx context.Context, fie
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_aircraft_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_aircraft_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15389,7 +15387,7 @@ func (ec *executionContext) fieldContext_Query_amenities(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_amenities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_amenities_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15433,7 +15431,7 @@ func (ec *executionContext) fieldContext_Query_destinations(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_destinations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_destinations_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15477,7 +15475,7 @@ func (ec *executionContext) fieldContext_Query_routes(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_routes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_routes_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15553,7 +15551,7 @@ func (ec *executionContext) fieldContext_Query_scheduledFlights(ctx context.Cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_scheduledFlights_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_scheduledFlights_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15597,7 +15595,7 @@ func (ec *executionContext) fieldContext_Query_availableOffers(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_availableOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_availableOffers_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15641,7 +15639,7 @@ func (ec *executionContext) fieldContext_Query_lowestFares(ctx context.Context, 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_lowestFares_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_lowestFares_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15685,7 +15683,7 @@ func (ec *executionContext) fieldContext_Query_upsellOffers(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_upsellOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_upsellOffers_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15729,7 +15727,7 @@ func (ec *executionContext) fieldContext_Query_ticketConditions(ctx context.Cont
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_ticketConditions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_ticketConditions_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15773,7 +15771,7 @@ func (ec *executionContext) fieldContext_Query_offer(ctx context.Context, field 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_offer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_offer_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15817,7 +15815,7 @@ func (ec *executionContext) fieldContext_Query_relatedProducts(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_relatedProducts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_relatedProducts_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15861,7 +15859,7 @@ func (ec *executionContext) fieldContext_Query_shoppingCart(ctx context.Context,
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_shoppingCart_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_shoppingCart_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15969,7 +15967,7 @@ func (ec *executionContext) fieldContext_Query_searchContext(ctx context.Context
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_searchContext_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_searchContext_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16013,7 +16011,7 @@ func (ec *executionContext) fieldContext_Query_flightsAvailability(ctx context.C
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_flightsAvailability_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_flightsAvailability_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16057,7 +16055,7 @@ func (ec *executionContext) fieldContext_Query_bestFareOffers(ctx context.Contex
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_bestFareOffers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_bestFareOffers_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16101,7 +16099,7 @@ func (ec *executionContext) fieldContext_Query_allDeals(ctx context.Context, fie
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_allDeals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_allDeals_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16145,7 +16143,7 @@ func (ec *executionContext) fieldContext_Query_bestOffersFeed(ctx context.Contex
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_bestOffersFeed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_bestOffersFeed_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16189,7 +16187,7 @@ func (ec *executionContext) fieldContext_Query_baggageAllowances(ctx context.Con
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_baggageAllowances_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_baggageAllowances_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16233,7 +16231,7 @@ func (ec *executionContext) fieldContext_Query_cargoCapacity(ctx context.Context
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_cargoCapacity_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query_cargoCapacity_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16277,7 +16275,7 @@ func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, fi
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query__entities_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query__entities_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16353,7 +16351,7 @@ func (ec *executionContext) fieldContext_Query___type(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query___type_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Query___type_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16457,7 +16455,7 @@ func (ec *executionContext) fieldContext_ReferenceCountry_name(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_ReferenceCountry_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_ReferenceCountry_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18524,7 +18522,7 @@ func (ec *executionContext) fieldContext_Subscription_flightStatusChanged(ctx co
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Subscription_flightStatusChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Subscription_flightStatusChanged_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18568,7 +18566,7 @@ func (ec *executionContext) fieldContext_Subscription_departures(ctx context.Con
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Subscription_departures_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Subscription_departures_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18612,7 +18610,7 @@ func (ec *executionContext) fieldContext_Subscription_arrivals(ctx context.Conte
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Subscription_arrivals_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Subscription_arrivals_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18864,7 +18862,7 @@ func (ec *executionContext) fieldContext_Zone_name(ctx context.Context, field gr
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Zone_name_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field_Zone_name_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19035,7 +19033,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Directive_args_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Directive_args_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19226,7 +19224,7 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Field_args_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Field_args_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19778,7 +19776,7 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_fields_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Type_fields_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19886,7 +19884,7 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field___Type_enumValues_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = fieldArgs(ctx, field, ec.Variables, ec.field___Type_enumValues_args); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,7 +13,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/graph"
@@ -140,5 +143,62 @@ func TestDeferredFieldsWithoutInlining(t *testing.T) {
 	first, later := strings.Index(got, `{"data":{"airport":{"code":"AMS","city":null}},"hasNext":true}`), strings.Index(got, `"label":"where"`)
 	if rec.Code != http.StatusOK || first < 0 || later < first || !strings.Contains(got, `"data":{"city":{"code":"AMS","country":{"code":"NL"}}}`) {
 		t.Errorf("status %d, parts:\n%s", rec.Code, got)
+	}
+}
+
+// TestFieldArgsFollowTheVariables: the same document, parsed once and cached, answered with
+// one language and then another, names every city and country in the language of its own
+// request: a field's arguments are kept for the operation, not for the document.
+func TestFieldArgsFollowTheVariables(t *testing.T) {
+	stores, svc, now := seededStores(t)
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Travel: svc, Now: now}})
+	h := handler.New(schema)
+	h.AddTransport(transport.POST{})
+	h.SetQueryCache(lru.New[*ast.QueryDocument](100))
+	h.AroundOperations(graph.PlanPrefetch(schema.Schema()))
+	const query = `query($date: Date!, $lang: Language) { flights(origin: "AMS", date: $date, first: 10) { edges { node { legs {
+	  destination { name city { name(language: $lang) country { name(language: $lang) } } } } } } } }`
+	names := map[string][]string{}
+	for _, lang := range []string{"EN", "FR", "EN", "NL"} {
+		body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"date": storetest.Now.Format(flightgraph.DateLayout), "lang": lang}})
+		var resp struct {
+			Data struct {
+				Flights struct {
+					Edges []struct {
+						Node struct {
+							Legs []struct {
+								Destination struct {
+									Name string
+									City struct {
+										Name    string
+										Country struct{ Name string }
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(postOK(t, stores, h, body)), &resp); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range resp.Data.Flights.Edges {
+			for _, l := range e.Node.Legs {
+				d := l.Destination
+				got = append(got, d.Name+" / "+d.City.Name+" / "+d.City.Country.Name)
+			}
+		}
+		if len(got) == 0 {
+			t.Fatalf("%s: no legs", lang)
+		}
+		if prev, ok := names[lang]; ok && !slices.Equal(prev, got) {
+			t.Errorf("%s answered twice differently:\n%v\n%v", lang, prev, got)
+		}
+		names[lang] = got
+	}
+	if slices.Equal(names["EN"], names["FR"]) || slices.Equal(names["EN"], names["NL"]) {
+		t.Errorf("the languages answer the same names: %v", names)
 	}
 }

@@ -43,9 +43,13 @@ func marshalList(ctx context.Context, n int, workerLimit int64, omitPanicHandler
 	var (
 		wg     sync.WaitGroup
 		failed atomic.Bool
+		// The elements' field contexts and indices, two allocations rather than two an element.
+		fcs   = make([]graphql.FieldContext, n)
+		index = make([]int, n)
 	)
 	one := func(ctx context.Context, i int) {
-		childCtx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+		index[i], fcs[i].Index = i, &index[i]
+		childCtx := graphql.WithFieldContext(ctx, &fcs[i])
 		if !omitPanicHandler {
 			defer func() {
 				if r := recover(); r != nil {

@@ -81,6 +81,8 @@ type Loaders struct {
 	fields map[string]bool
 	// searches counts the network-wide searches (inspiration, deals) the request has run.
 	searches atomic.Int32
+	// args are the operation's fields' arguments, made once per field (fieldArgs).
+	args keptArgs
 	// batches counts the loaders' reads (a batch, a prefetch, a read-back): whoever waited for
 	// a value not prefetched waited for one of them (marshalList reads it to stop marshalling a
 	// list in line).

@@ -3,6 +3,10 @@ package graph
 import (
 	"bytes"
 	"fmt"
+	"hash/maphash"
+	"io"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -43,5 +47,62 @@ func TestObjectWritesAsFieldSet(t *testing.T) {
 		if ours.String() != gqlgens.String() {
 			t.Errorf("%d fields: object writes\n%s\nFieldSet\n%s", len(fields), ours.String(), gqlgens.String())
 		}
+	}
+}
+
+// pieces writes n bytes of JSON string in pieces of 100, allocating nothing.
+type pieces int
+
+var piece, quote = bytes.Repeat([]byte("x"), 100), []byte(`"`)
+
+func (p pieces) MarshalGQL(w io.Writer) {
+	w.Write(quote)
+	for n := int(p); n > 0; n -= 100 {
+		w.Write(piece[:min(n, 100)])
+	}
+	w.Write(quote)
+}
+
+// TestMarshalDataSizesAhead: the data is what the answer writes; the first answer of a document
+// grows its buffer by doubling, the next ones of the same document are written into one buffer
+// sized ahead (a size that changes by less than an eighth included), and a document of another
+// text keeps its own size; a huge answer leaves a hint of at most maxDataHint.
+func TestMarshalDataSizesAhead(t *testing.T) {
+	board := &graphql.OperationContext{RawQuery: "query Board { flights { id } } # " + t.Name()}
+	slot := func(op *graphql.OperationContext) *atomic.Uint32 {
+		return &dataSizes[maphash.String(dataSeed, op.RawQuery)%uint64(len(dataSizes))]
+	}
+	other := &graphql.OperationContext{RawQuery: "query Other { flights { id } } # " + t.Name()}
+	for slot(other) == slot(board) { // another slot, whatever this process's seed
+		other.RawQuery += " "
+	}
+	if got := string(marshalData(board, pieces(250))); got != `"`+strings.Repeat("x", 250)+`"` {
+		t.Fatalf("data %q", got)
+	}
+	allocs := func(op *graphql.OperationContext, n int) float64 {
+		var data graphql.Marshaler = pieces(n) // boxed once, outside the count
+		return testing.AllocsPerRun(20, func() { marshalData(op, data) })
+	}
+	// Sized ahead, an answer takes its buffer and the buffer's header: 2 allocations.
+	if n := allocs(board, 60_000); n > 2 {
+		t.Errorf("a 60 KB answer after answers of 60 KB took %v allocations, want 2 (its buffer, sized ahead)", n)
+	}
+	if n := allocs(board, 60_000+60_000/10); n > 2 {
+		t.Errorf("an answer a tenth larger took %v allocations, want 2", n)
+	}
+	marshalData(other, pieces(100))
+	if n := allocs(board, 66_000); n > 2 {
+		t.Errorf("after another document's small answer, the board took %v allocations, want 2", n)
+	}
+	// Without a hint: a fresh document's first answer of 60 KB grows its buffer many times.
+	fresh := &graphql.OperationContext{RawQuery: "query Fresh { flights { id } } # " + t.Name()}
+	hint := slot(fresh)
+	var data graphql.Marshaler = pieces(60_000)
+	if n := testing.AllocsPerRun(1, func() { hint.Store(0); marshalData(fresh, data) }); n < 5 {
+		t.Errorf("a first answer of 60 KB took %v allocations; the hint's test above measures nothing", n)
+	}
+	marshalData(fresh, pieces(3*maxDataHint))
+	if got := hint.Load(); got != maxDataHint {
+		t.Errorf("the hint after a %d-byte answer is %d, want %d", 3*maxDataHint, got, maxDataHint)
 	}
 }

@@ -11,7 +11,11 @@
 //     (graph/objects.go), of its fields and values;
 //   - the FieldSet and the map of views every object makes for its deferred fields, by nil ones
 //     that deferredFields and deferredViews make when a field is deferred (ProcessDeferredGroup
-//     reads neither when there are no views).
+//     reads neither when there are no views);
+//   - the query's answer marshalled into a buffer grown from nothing, by marshalData, which sizes
+//     it ahead;
+//   - a field's arguments made for every object it is resolved on, by fieldArgs, which makes
+//     them once per field of the operation.
 //
 // Each call must be found, else gqlgen generates otherwise now and this needs a look.
 //
@@ -42,6 +46,7 @@ var replaced = []struct{ gqlgen, ours string }{
 	{"\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n", "\tvar deferLabelToView map[string]*graphql.FieldSetView\n"},
 	{"deferredFieldSet.AddField(field)", "deferredFieldSet = deferredFields(deferredFieldSet)\ndeferredFieldSet.AddField(field)"},
 	{"deferLabelToView[deferrable.Label] = view", "deferLabelToView = deferredViews(deferLabelToView)\ndeferLabelToView[deferrable.Label] = view"},
+	{"\t\t\tvar buf bytes.Buffer\n\t\t\tdata.MarshalGQL(&buf)\n\t\t\tresponse.Data = buf.Bytes()\n", "\t\t\tresponse.Data = marshalData(opCtx, data)\n"},
 }
 
 func main() {
@@ -71,6 +76,11 @@ func generate(file string) error {
 		}
 		src = bytes.ReplaceAll(src, []byte(r.gqlgen), []byte(r.ours))
 	}
+	// Every field's arguments are made once per operation (fieldArgs), not once per object.
+	if n := len(fieldArgsCall.FindAll(src, -1)); n < minArgFields {
+		return fmt.Errorf("%s: only %d fields' arguments made from field.ArgumentMap were found (want %d or more): gqlgen generates otherwise now; see graph/args.go", cfg.Exec.Filename, n, minArgFields)
+	}
+	src = fieldArgsCall.ReplaceAll(src, []byte("fieldArgs(ctx, field, ec.Variables, ec.$1)"))
 	src, n, err := inlineLeaves(src)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.Exec.Filename, err)
@@ -80,6 +90,13 @@ func generate(file string) error {
 	}
 	return os.WriteFile(cfg.Exec.Filename, src, 0o644)
 }
+
+// fieldArgsCall is gqlgen's making of a field's arguments in its field context: $1 the field's
+// arguments function.
+var fieldArgsCall = regexp.MustCompile(`ec\.(field_\w+_args)\(ctx, field\.ArgumentMap\(ec\.Variables\)\)`)
+
+// minArgFields is fewer than the fields with arguments the schema has (58).
+const minArgFields = 40
 
 // minLeaves is fewer than the leaves the schema has (about 190): a gqlgen whose field functions
 // no longer match leafField leaves far fewer, and generation fails rather than silently keeping
