@@ -7160,9 +7160,7 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 
 func (ec *executionContext) _Aircraft_registration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Registration); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Registration)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7220,9 +7218,7 @@ func (ec *executionContext) fieldContext_Aircraft_aircraftConfiguration(_ contex
 
 func (ec *executionContext) _Aircraft_configuration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Configuration); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Configuration)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7248,9 +7244,7 @@ func (ec *executionContext) fieldContext_Aircraft_configuration(_ context.Contex
 
 func (ec *executionContext) _Aircraft_typeCode(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.TypeCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.TypeCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7276,9 +7270,7 @@ func (ec *executionContext) fieldContext_Aircraft_typeCode(_ context.Context, fi
 
 func (ec *executionContext) _Aircraft_typeName(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.TypeName); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.TypeName)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7304,9 +7296,7 @@ func (ec *executionContext) fieldContext_Aircraft_typeName(_ context.Context, fi
 
 func (ec *executionContext) _Aircraft_icao(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ICAO); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ICAO)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7332,9 +7322,7 @@ func (ec *executionContext) fieldContext_Aircraft_icao(_ context.Context, field 
 
 func (ec *executionContext) _Aircraft_carrierCode(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.CarrierCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.CarrierCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7360,9 +7348,7 @@ func (ec *executionContext) fieldContext_Aircraft_carrierCode(_ context.Context,
 
 func (ec *executionContext) _Aircraft_name(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7388,9 +7374,7 @@ func (ec *executionContext) fieldContext_Aircraft_name(_ context.Context, field 
 
 func (ec *executionContext) _Aircraft_wifi(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Wifi); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Wifi)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7416,9 +7400,7 @@ func (ec *executionContext) fieldContext_Aircraft_wifi(_ context.Context, field 
 
 func (ec *executionContext) _Aircraft_layout(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Layout); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Layout)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7476,9 +7458,7 @@ func (ec *executionContext) fieldContext_Aircraft_cabins(_ context.Context, fiel
 
 func (ec *executionContext) _AircraftConfiguration_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Configuration); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Configuration)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7504,9 +7484,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_configuration(_ c
 
 func (ec *executionContext) _AircraftConfiguration_typeCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.TypeCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.TypeCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7532,9 +7510,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_typeCode(_ contex
 
 func (ec *executionContext) _AircraftConfiguration_typeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.TypeName); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.TypeName)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7560,9 +7536,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_typeName(_ contex
 
 func (ec *executionContext) _AircraftConfiguration_icao(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ICAO); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ICAO)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7588,9 +7562,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_icao(_ context.Co
 
 func (ec *executionContext) _AircraftConfiguration_carrierCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.CarrierCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.CarrierCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7616,9 +7588,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_carrierCode(_ con
 
 func (ec *executionContext) _AircraftConfiguration_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7644,9 +7614,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_name(_ context.Co
 
 func (ec *executionContext) _AircraftConfiguration_wifi(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Wifi); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Wifi)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7672,9 +7640,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_wifi(_ context.Co
 
 func (ec *executionContext) _AircraftConfiguration_layout(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Layout); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Layout)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7732,9 +7698,7 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_cabins(_ context.
 
 func (ec *executionContext) _Airport_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7760,9 +7724,7 @@ func (ec *executionContext) fieldContext_Airport_code(_ context.Context, field g
 
 func (ec *executionContext) _Airport_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7898,9 +7860,7 @@ func (ec *executionContext) fieldContext_Airport_longitude(_ context.Context, fi
 
 func (ec *executionContext) _Airport_timeZone(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.TimeZone); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.TimeZone)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7926,9 +7886,7 @@ func (ec *executionContext) fieldContext_Airport_timeZone(_ context.Context, fie
 
 func (ec *executionContext) _Airport_hub(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Hub); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Hub)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -7954,9 +7912,7 @@ func (ec *executionContext) fieldContext_Airport_hub(_ context.Context, field gr
 
 func (ec *executionContext) _AirportConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.AirportConnection) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.TotalCount)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8046,9 +8002,7 @@ func (ec *executionContext) fieldContext_AirportConnection_edges(_ context.Conte
 
 func (ec *executionContext) _AirportEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AirportEdge) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cursor)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8106,9 +8060,7 @@ func (ec *executionContext) fieldContext_AirportEdge_node(_ context.Context, fie
 
 func (ec *executionContext) _Amenity_cabinClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.CabinClass)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.CabinClass)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8134,9 +8086,7 @@ func (ec *executionContext) fieldContext_Amenity_cabinClass(_ context.Context, f
 
 func (ec *executionContext) _Amenity_category(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Category)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Category)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8162,9 +8112,7 @@ func (ec *executionContext) fieldContext_Amenity_category(_ context.Context, fie
 
 func (ec *executionContext) _Amenity_feature(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Feature); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Feature)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8190,9 +8138,7 @@ func (ec *executionContext) fieldContext_Amenity_feature(_ context.Context, fiel
 
 func (ec *executionContext) _Amenity_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8218,9 +8164,7 @@ func (ec *executionContext) fieldContext_Amenity_name(_ context.Context, field g
 
 func (ec *executionContext) _Amenity_description(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Description); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Description)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8246,9 +8190,7 @@ func (ec *executionContext) fieldContext_Amenity_description(_ context.Context, 
 
 func (ec *executionContext) _Amenity_weight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Amenity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Weight); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Weight)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8274,9 +8216,7 @@ func (ec *executionContext) fieldContext_Amenity_weight(_ context.Context, field
 
 func (ec *executionContext) _BaggageAllowance_passengerType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.PassengerType); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.PassengerType)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8302,9 +8242,7 @@ func (ec *executionContext) fieldContext_BaggageAllowance_passengerType(_ contex
 
 func (ec *executionContext) _BaggageAllowance_tier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Tier); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Tier)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8426,9 +8364,7 @@ func (ec *executionContext) fieldContext_BaggageAllowance_paid(_ context.Context
 
 func (ec *executionContext) _BaggageAnswer_host(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Host); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Host)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8454,9 +8390,7 @@ func (ec *executionContext) fieldContext_BaggageAnswer_host(_ context.Context, f
 
 func (ec *executionContext) _BaggageAnswer_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Origin); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Origin)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8482,9 +8416,7 @@ func (ec *executionContext) fieldContext_BaggageAnswer_origin(_ context.Context,
 
 func (ec *executionContext) _BaggageAnswer_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Destination); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Destination)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8510,9 +8442,7 @@ func (ec *executionContext) fieldContext_BaggageAnswer_destination(_ context.Con
 
 func (ec *executionContext) _BaggageAnswer_travelClass(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.TravelClass)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.TravelClass)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8602,9 +8532,7 @@ func (ec *executionContext) fieldContext_BaggageAnswer_passengers(_ context.Cont
 
 func (ec *executionContext) _BaggageProduct_identifier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Identifier); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Identifier)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8630,9 +8558,7 @@ func (ec *executionContext) fieldContext_BaggageProduct_identifier(_ context.Con
 
 func (ec *executionContext) _BaggageProduct_sport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Sport); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Sport)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8658,9 +8584,7 @@ func (ec *executionContext) fieldContext_BaggageProduct_sport(_ context.Context,
 
 func (ec *executionContext) _BaggageProduct_allowance(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Allowance); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Allowance)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8842,9 +8766,7 @@ func (ec *executionContext) fieldContext_BaggageProduct_airport(_ context.Contex
 
 func (ec *executionContext) _BaggageProduct_miles(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Miles); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Miles)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8870,9 +8792,7 @@ func (ec *executionContext) fieldContext_BaggageProduct_miles(_ context.Context,
 
 func (ec *executionContext) _BaggageSegment_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Origin); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Origin)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8898,9 +8818,7 @@ func (ec *executionContext) fieldContext_BaggageSegment_origin(_ context.Context
 
 func (ec *executionContext) _BaggageSegment_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Destination); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Destination)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8926,9 +8844,7 @@ func (ec *executionContext) fieldContext_BaggageSegment_destination(_ context.Co
 
 func (ec *executionContext) _BaggageSegment_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.FlightNumber); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.FlightNumber)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -8986,9 +8902,7 @@ func (ec *executionContext) fieldContext_BaggageSegment_products(_ context.Conte
 
 func (ec *executionContext) _Cabin_cabinClass(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.CabinClass)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.CabinClass)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9014,9 +8928,7 @@ func (ec *executionContext) fieldContext_Cabin_cabinClass(_ context.Context, fie
 
 func (ec *executionContext) _Cabin_seats(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Seats); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Seats)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9042,9 +8954,7 @@ func (ec *executionContext) fieldContext_Cabin_seats(_ context.Context, field gr
 
 func (ec *executionContext) _Cabin_product(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Product); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Product)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9114,9 +9024,7 @@ func (ec *executionContext) fieldContext_Cabin_amenities(ctx context.Context, fi
 
 func (ec *executionContext) _CabinSeats_cabin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Cabin)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cabin)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9142,9 +9050,7 @@ func (ec *executionContext) fieldContext_CabinSeats_cabin(_ context.Context, fie
 
 func (ec *executionContext) _CabinSeats_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.SeatsLeft); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.SeatsLeft)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9170,9 +9076,7 @@ func (ec *executionContext) fieldContext_CabinSeats_seatsLeft(_ context.Context,
 
 func (ec *executionContext) _CabinSeats_sellable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CabinSeats) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Sellable); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Sellable)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9253,9 +9157,7 @@ func (ec *executionContext) fieldContext_CargoCapacity_volumeM3(_ context.Contex
 
 func (ec *executionContext) _CargoCapacity_payloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.PayloadKg); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.PayloadKg)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9313,9 +9215,7 @@ func (ec *executionContext) fieldContext_CargoCapacity_legs(_ context.Context, f
 
 func (ec *executionContext) _CargoLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Sequence)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9405,9 +9305,7 @@ func (ec *executionContext) fieldContext_CargoLeg_destination(_ context.Context,
 
 func (ec *executionContext) _CargoLeg_cancelled(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Cancelled); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Cancelled)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9433,9 +9331,7 @@ func (ec *executionContext) fieldContext_CargoLeg_cancelled(_ context.Context, f
 
 func (ec *executionContext) _CargoLeg_configuration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ConfigurationCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ConfigurationCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9461,9 +9357,7 @@ func (ec *executionContext) fieldContext_CargoLeg_configuration(_ context.Contex
 
 func (ec *executionContext) _CargoLeg_aircraftType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.AircraftTypeCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.AircraftTypeCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9489,9 +9383,7 @@ func (ec *executionContext) fieldContext_CargoLeg_aircraftType(_ context.Context
 
 func (ec *executionContext) _CargoLeg_aircraftTypeName(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.AircraftTypeName); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.AircraftTypeName)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9540,9 +9432,7 @@ func (ec *executionContext) fieldContext_CargoLeg_holdVolumeM3(_ context.Context
 
 func (ec *executionContext) _CargoLeg_maxPayloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MaxPayloadKg); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MaxPayloadKg)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9568,9 +9458,7 @@ func (ec *executionContext) fieldContext_CargoLeg_maxPayloadKg(_ context.Context
 
 func (ec *executionContext) _CargoLeg_seats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Seats); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Seats)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9596,9 +9484,7 @@ func (ec *executionContext) fieldContext_CargoLeg_seats(_ context.Context, field
 
 func (ec *executionContext) _CargoLeg_expectedPassengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.ExpectedPassengers); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.ExpectedPassengers)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9624,9 +9510,7 @@ func (ec *executionContext) fieldContext_CargoLeg_expectedPassengers(_ context.C
 
 func (ec *executionContext) _CargoLeg_expectedBags(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.ExpectedBags); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.ExpectedBags)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9652,9 +9536,7 @@ func (ec *executionContext) fieldContext_CargoLeg_expectedBags(_ context.Context
 
 func (ec *executionContext) _CargoLeg_passengerKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.PassengerKg); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.PassengerKg)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9680,9 +9562,7 @@ func (ec *executionContext) fieldContext_CargoLeg_passengerKg(_ context.Context,
 
 func (ec *executionContext) _CargoLeg_baggageKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.BaggageKg); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.BaggageKg)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9754,9 +9634,7 @@ func (ec *executionContext) fieldContext_CargoLeg_volumeM3(_ context.Context, fi
 
 func (ec *executionContext) _CargoLeg_payloadKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.PayloadKg); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.PayloadKg)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9782,9 +9660,7 @@ func (ec *executionContext) fieldContext_CargoLeg_payloadKg(_ context.Context, f
 
 func (ec *executionContext) _Carrier_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Carrier) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9810,9 +9686,7 @@ func (ec *executionContext) fieldContext_Carrier_code(_ context.Context, field g
 
 func (ec *executionContext) _Carrier_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Carrier) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9902,9 +9776,7 @@ func (ec *executionContext) fieldContext_CartItem_product(_ context.Context, fie
 
 func (ec *executionContext) _CartItem_quantity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Quantity); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Quantity)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -9962,9 +9834,7 @@ func (ec *executionContext) fieldContext_CartItem_total(_ context.Context, field
 
 func (ec *executionContext) _City_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.City) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10202,9 +10072,7 @@ func (ec *executionContext) fieldContext_ConnectionOption_itineraries(_ context.
 
 func (ec *executionContext) _Country_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10274,9 +10142,7 @@ func (ec *executionContext) fieldContext_Country_name(ctx context.Context, field
 
 func (ec *executionContext) _Country_areaCode(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.AreaCode); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.AreaCode)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10302,9 +10168,7 @@ func (ec *executionContext) fieldContext_Country_areaCode(_ context.Context, fie
 
 func (ec *executionContext) _Country_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Currency)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10330,9 +10194,7 @@ func (ec *executionContext) fieldContext_Country_currency(_ context.Context, fie
 
 func (ec *executionContext) _Country_euro(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Euro); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Euro)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10358,9 +10220,7 @@ func (ec *executionContext) fieldContext_Country_euro(_ context.Context, field g
 
 func (ec *executionContext) _Country_eu(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.EU); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.EU)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10386,9 +10246,7 @@ func (ec *executionContext) fieldContext_Country_eu(_ context.Context, field gra
 
 func (ec *executionContext) _Country_schengen(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Schengen); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Schengen)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10414,9 +10272,7 @@ func (ec *executionContext) fieldContext_Country_schengen(_ context.Context, fie
 
 func (ec *executionContext) _Currency_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Currency) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10442,9 +10298,7 @@ func (ec *executionContext) fieldContext_Currency_code(_ context.Context, field 
 
 func (ec *executionContext) _Currency_decimals(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Currency) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Digits); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Digits)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10580,9 +10434,7 @@ func (ec *executionContext) fieldContext_Deal_zone(_ context.Context, field grap
 
 func (ec *executionContext) _Deal_period(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Period); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Period)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10799,9 +10651,7 @@ func (ec *executionContext) fieldContext_DealOrigin_zones(_ context.Context, fie
 
 func (ec *executionContext) _DealPlace_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10958,9 +10808,7 @@ func (ec *executionContext) fieldContext_DealZone_destinations(_ context.Context
 
 func (ec *executionContext) _DealsReference_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Market); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Market)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -10986,9 +10834,7 @@ func (ec *executionContext) fieldContext_DealsReference_market(_ context.Context
 
 func (ec *executionContext) _DealsReference_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Currency)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11718,9 +11564,7 @@ func (ec *executionContext) fieldContext_Entity_findShoppingCartByID(ctx context
 
 func (ec *executionContext) _FareFamily_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11746,9 +11590,7 @@ func (ec *executionContext) fieldContext_FareFamily_code(_ context.Context, fiel
 
 func (ec *executionContext) _FareFamily_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11774,9 +11616,7 @@ func (ec *executionContext) fieldContext_FareFamily_name(_ context.Context, fiel
 
 func (ec *executionContext) _FareFamily_cabin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Cabin)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cabin)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11802,9 +11642,7 @@ func (ec *executionContext) fieldContext_FareFamily_cabin(_ context.Context, fie
 
 func (ec *executionContext) _FareFamily_rank(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Rank); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Rank)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11830,9 +11668,7 @@ func (ec *executionContext) fieldContext_FareFamily_rank(_ context.Context, fiel
 
 func (ec *executionContext) _FareFamily_checkedBags(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.CheckedBags); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.CheckedBags)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11858,9 +11694,7 @@ func (ec *executionContext) fieldContext_FareFamily_checkedBags(_ context.Contex
 
 func (ec *executionContext) _FareFamily_changeable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Changeable); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Changeable)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11886,9 +11720,7 @@ func (ec *executionContext) fieldContext_FareFamily_changeable(_ context.Context
 
 func (ec *executionContext) _FareFamily_refundable(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Refundable); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Refundable)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11914,9 +11746,7 @@ func (ec *executionContext) fieldContext_FareFamily_refundable(_ context.Context
 
 func (ec *executionContext) _FareFamily_seatChoice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.SeatChoice); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.SeatChoice)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11942,9 +11772,7 @@ func (ec *executionContext) fieldContext_FareFamily_seatChoice(_ context.Context
 
 func (ec *executionContext) _FareFamily_loungeAccess(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.LoungeAccess); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.LoungeAccess)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11970,9 +11798,7 @@ func (ec *executionContext) fieldContext_FareFamily_loungeAccess(_ context.Conte
 
 func (ec *executionContext) _FareFamily_milesPercent(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FareFamily) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MilesPercent); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MilesPercent)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -11998,9 +11824,7 @@ func (ec *executionContext) fieldContext_FareFamily_milesPercent(_ context.Conte
 
 func (ec *executionContext) _Flight_id(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ID)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12026,9 +11850,7 @@ func (ec *executionContext) fieldContext_Flight_id(_ context.Context, field grap
 
 func (ec *executionContext) _Flight_flightNumber(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.FlightNumber); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.FlightNumber)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12160,9 +11982,7 @@ func (ec *executionContext) fieldContext_Flight_status(_ context.Context, field 
 
 func (ec *executionContext) _Flight_haul(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Haul); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Haul)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12284,9 +12104,7 @@ func (ec *executionContext) fieldContext_Flight_legs(_ context.Context, field gr
 
 func (ec *executionContext) _FlightAvailability_bound(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Bound)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Bound)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12376,9 +12194,7 @@ func (ec *executionContext) fieldContext_FlightAvailability_cabins(_ context.Con
 
 func (ec *executionContext) _FlightConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.FlightConnection) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.TotalCount)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12468,9 +12284,7 @@ func (ec *executionContext) fieldContext_FlightConnection_edges(_ context.Contex
 
 func (ec *executionContext) _FlightEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.FlightEdge) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cursor)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12551,9 +12365,7 @@ func (ec *executionContext) fieldContext_FlightLeg_id(_ context.Context, field g
 
 func (ec *executionContext) _FlightLeg_sequence(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Sequence)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12794,9 +12606,7 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraftConfiguration(_ conte
 
 func (ec *executionContext) _FlightLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.DistanceKm)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12845,9 +12655,7 @@ func (ec *executionContext) fieldContext_FlightLeg_duration(_ context.Context, f
 
 func (ec *executionContext) _FlightLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ServiceType); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ServiceType)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12896,9 +12704,7 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_position(_ context.Co
 
 func (ec *executionContext) _FlightStatusEvent_kind(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Kind)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Kind)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -12924,9 +12730,7 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_kind(_ context.Contex
 
 func (ec *executionContext) _FlightStatusEvent_status(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Status)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Status)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13012,9 +12816,7 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_flight(_ context.Cont
 
 func (ec *executionContext) _LowestFare_period(ctx context.Context, field graphql.CollectedField, obj *model.LowestFare) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Period); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Period)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13072,9 +12874,7 @@ func (ec *executionContext) fieldContext_LowestFare_offer(_ context.Context, fie
 
 func (ec *executionContext) _MailedSearch_id(ctx context.Context, field graphql.CollectedField, obj *model.MailedSearch) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ID)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13155,9 +12955,7 @@ func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field g
 
 func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Currency)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13314,9 +13112,7 @@ func (ec *executionContext) fieldContext_Movement_gate(_ context.Context, field 
 
 func (ec *executionContext) _Movement_delayMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.DelayMinutes); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.DelayMinutes)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13518,9 +13314,7 @@ func (ec *executionContext) fieldContext_Mutation_recordFlightOperation(ctx cont
 
 func (ec *executionContext) _Offer_id(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ID)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13546,9 +13340,7 @@ func (ec *executionContext) fieldContext_Offer_id(_ context.Context, field graph
 
 func (ec *executionContext) _Offer_bound(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Bound)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Bound)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13574,9 +13366,7 @@ func (ec *executionContext) fieldContext_Offer_bound(_ context.Context, field gr
 
 func (ec *executionContext) _Offer_cabin(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(string(obj.Cabin)); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cabin)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13698,9 +13488,7 @@ func (ec *executionContext) fieldContext_Offer_price(_ context.Context, field gr
 
 func (ec *executionContext) _Offer_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.SeatsLeft); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.SeatsLeft)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13869,9 +13657,7 @@ func (ec *executionContext) fieldContext_OfferSegment_flight(_ context.Context, 
 
 func (ec *executionContext) _OfferSegment_seatsLeft(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.SeatsLeft); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.SeatsLeft)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13897,9 +13683,7 @@ func (ec *executionContext) fieldContext_OfferSegment_seatsLeft(_ context.Contex
 
 func (ec *executionContext) _OfferSegment_distanceKm(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.DistanceKm)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13925,9 +13709,7 @@ func (ec *executionContext) fieldContext_OfferSegment_distanceKm(_ context.Conte
 
 func (ec *executionContext) _OfferSegment_connectionMinutes(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.ConnectionMinutes); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.ConnectionMinutes)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13953,9 +13735,7 @@ func (ec *executionContext) fieldContext_OfferSegment_connectionMinutes(_ contex
 
 func (ec *executionContext) _OffersReferenceData_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Market); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Market)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -13981,9 +13761,7 @@ func (ec *executionContext) fieldContext_OffersReferenceData_market(_ context.Co
 
 func (ec *executionContext) _OffersReferenceData_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Currency)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14160,9 +13938,7 @@ func (ec *executionContext) fieldContext_OffersReferenceData_currencies(_ contex
 
 func (ec *executionContext) _OffersReferenceData_maximumNumberOfSeats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MaxSeats); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MaxSeats)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14188,9 +13964,7 @@ func (ec *executionContext) fieldContext_OffersReferenceData_maximumNumberOfSeat
 
 func (ec *executionContext) _OffersReferenceData_minimumNumberOfAdults(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MinAdults); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MinAdults)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14216,9 +13990,7 @@ func (ec *executionContext) fieldContext_OffersReferenceData_minimumNumberOfAdul
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.HasNextPage); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.HasNextPage)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14244,9 +14016,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.HasPreviousPage); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.HasPreviousPage)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14324,9 +14094,7 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 
 func (ec *executionContext) _PassengerBaggage_passengerType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerBaggage) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.PassengerType); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.PassengerType)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14384,9 +14152,7 @@ func (ec *executionContext) fieldContext_PassengerBaggage_products(_ context.Con
 
 func (ec *executionContext) _PassengerPrice_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Type); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Type)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14412,9 +14178,7 @@ func (ec *executionContext) fieldContext_PassengerPrice_type(_ context.Context, 
 
 func (ec *executionContext) _PassengerPrice_count(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Count); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Count)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14568,9 +14332,7 @@ func (ec *executionContext) fieldContext_PassengerPrice_total(_ context.Context,
 
 func (ec *executionContext) _PassengerType_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14640,9 +14402,7 @@ func (ec *executionContext) fieldContext_PassengerType_name(ctx context.Context,
 
 func (ec *executionContext) _PassengerType_minAge(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MinAge); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MinAge)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14668,9 +14428,7 @@ func (ec *executionContext) fieldContext_PassengerType_minAge(_ context.Context,
 
 func (ec *executionContext) _PassengerType_maxAge(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MaxAge); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MaxAge)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14696,9 +14454,7 @@ func (ec *executionContext) fieldContext_PassengerType_maxAge(_ context.Context,
 
 func (ec *executionContext) _PassengerType_seat(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Seat); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Seat)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14724,9 +14480,7 @@ func (ec *executionContext) fieldContext_PassengerType_seat(_ context.Context, f
 
 func (ec *executionContext) _PassengerType_accompanied(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Accompanied); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Accompanied)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14816,9 +14570,7 @@ func (ec *executionContext) fieldContext_Price_passengers(_ context.Context, fie
 
 func (ec *executionContext) _PriceLine_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -14844,9 +14596,7 @@ func (ec *executionContext) fieldContext_PriceLine_code(_ context.Context, field
 
 func (ec *executionContext) _PriceLine_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16392,9 +16142,7 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 
 func (ec *executionContext) _ReferenceCountry_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16533,9 +16281,7 @@ func (ec *executionContext) fieldContext_ReferenceCountry_destinations(_ context
 
 func (ec *executionContext) _RelatedProduct_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ID); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ID)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16561,9 +16307,7 @@ func (ec *executionContext) fieldContext_RelatedProduct_id(_ context.Context, fi
 
 func (ec *executionContext) _RelatedProduct_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16589,9 +16333,7 @@ func (ec *executionContext) fieldContext_RelatedProduct_code(_ context.Context, 
 
 func (ec *executionContext) _RelatedProduct_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16617,9 +16359,7 @@ func (ec *executionContext) fieldContext_RelatedProduct_name(_ context.Context, 
 
 func (ec *executionContext) _RelatedProduct_flightId(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.FlightID); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.FlightID)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16677,9 +16417,7 @@ func (ec *executionContext) fieldContext_RelatedProduct_unitPrice(_ context.Cont
 
 func (ec *executionContext) _RelatedProduct_maxQuantity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MaxQuantity); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MaxQuantity)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16824,9 +16562,7 @@ func (ec *executionContext) fieldContext_Route_destination(_ context.Context, fi
 
 func (ec *executionContext) _Route_distanceKm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.DistanceKm)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16852,9 +16588,7 @@ func (ec *executionContext) fieldContext_Route_distanceKm(_ context.Context, fie
 
 func (ec *executionContext) _Route_blockMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.BlockMinutes); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.BlockMinutes)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16880,9 +16614,7 @@ func (ec *executionContext) fieldContext_Route_blockMinutes(_ context.Context, f
 
 func (ec *executionContext) _Route_haul(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Haul); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Haul)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16908,9 +16640,7 @@ func (ec *executionContext) fieldContext_Route_haul(_ context.Context, field gra
 
 func (ec *executionContext) _Route_weeklyFlights(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.WeeklyFlights); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.WeeklyFlights)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16936,9 +16666,7 @@ func (ec *executionContext) fieldContext_Route_weeklyFlights(_ context.Context, 
 
 func (ec *executionContext) _RouteConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.RouteConnection) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.TotalCount)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17028,9 +16756,7 @@ func (ec *executionContext) fieldContext_RouteConnection_edges(_ context.Context
 
 func (ec *executionContext) _RouteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RouteEdge) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cursor)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17120,9 +16846,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_carrier(_ context.Context,
 
 func (ec *executionContext) _ScheduledLeg_flightNumber(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.FlightNumber); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.FlightNumber)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17148,9 +16872,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_flightNumber(_ context.Con
 
 func (ec *executionContext) _ScheduledLeg_legSequence(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.Sequence); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.Sequence)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17240,9 +16962,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_destination(_ context.Cont
 
 func (ec *executionContext) _ScheduledLeg_departureTime(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.DepartureLocal); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.DepartureLocal)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17268,9 +16988,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_departureTime(_ context.Co
 
 func (ec *executionContext) _ScheduledLeg_arrivalTime(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ArrivalLocal); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ArrivalLocal)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17296,9 +17014,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_arrivalTime(_ context.Cont
 
 func (ec *executionContext) _ScheduledLeg_departureDayOffset(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.DepartureDayShift); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.DepartureDayShift)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17324,9 +17040,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_departureDayOffset(_ conte
 
 func (ec *executionContext) _ScheduledLeg_arrivalDayOffset(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.ArrivalDayOffset); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.ArrivalDayOffset)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17352,9 +17066,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_arrivalDayOffset(_ context
 
 func (ec *executionContext) _ScheduledLeg_daysOfOperation(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Days); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Days)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17436,9 +17148,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_periodTo(_ context.Context
 
 func (ec *executionContext) _ScheduledLeg_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Configuration); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Configuration)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17464,9 +17174,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_aircraftConfiguration(_ co
 
 func (ec *executionContext) _ScheduledLeg_serviceType(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.ServiceType); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ServiceType)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17492,9 +17200,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_serviceType(_ context.Cont
 
 func (ec *executionContext) _ScheduledLeg_distanceKm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.DistanceKm); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.DistanceKm)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17520,9 +17226,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_distanceKm(_ context.Conte
 
 func (ec *executionContext) _ScheduledLeg_blockMinutes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.BlockMinutes); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.BlockMinutes)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17548,9 +17252,7 @@ func (ec *executionContext) fieldContext_ScheduledLeg_blockMinutes(_ context.Con
 
 func (ec *executionContext) _ScheduledLegConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.TotalCount); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.TotalCount)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17640,9 +17342,7 @@ func (ec *executionContext) fieldContext_ScheduledLegConnection_edges(_ context.
 
 func (ec *executionContext) _ScheduledLegEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegEdge) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Cursor); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Cursor)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17700,9 +17400,7 @@ func (ec *executionContext) fieldContext_ScheduledLegEdge_node(_ context.Context
 
 func (ec *executionContext) _SearchContext_market(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Market); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Market)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17728,9 +17426,7 @@ func (ec *executionContext) fieldContext_SearchContext_market(_ context.Context,
 
 func (ec *executionContext) _SearchContext_currency(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Currency); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Currency)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17756,9 +17452,7 @@ func (ec *executionContext) fieldContext_SearchContext_currency(_ context.Contex
 
 func (ec *executionContext) _SearchContext_language(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Language); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Language)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -17784,9 +17478,7 @@ func (ec *executionContext) fieldContext_SearchContext_language(_ context.Contex
 
 func (ec *executionContext) _SearchContext_host(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Host); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Host)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18077,9 +17769,7 @@ func (ec *executionContext) fieldContext_SearchContext_passengerTypes(_ context.
 
 func (ec *executionContext) _SearchContext_maximumNumberOfSeats(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MaxSeats); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MaxSeats)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18105,9 +17795,7 @@ func (ec *executionContext) fieldContext_SearchContext_maximumNumberOfSeats(_ co
 
 func (ec *executionContext) _SearchContext_minimumNumberOfAdults(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalInt(obj.MinAdults); res != graphql.Null {
-			return res
-		}
+		return (*leafInt)(&obj.MinAdults)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18156,9 +17844,7 @@ func (ec *executionContext) fieldContext_SearchContext_offerValidity(_ context.C
 
 func (ec *executionContext) _SearchPlace_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18335,9 +18021,7 @@ func (ec *executionContext) fieldContext_SegmentAvailability_cabins(_ context.Co
 
 func (ec *executionContext) _ShoppingCart_id(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalID(obj.ID); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.ID)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18619,9 +18303,7 @@ func (ec *executionContext) fieldContext_Subscription_arrivals(ctx context.Conte
 
 func (ec *executionContext) _TicketCondition_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Type); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Type)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18647,9 +18329,7 @@ func (ec *executionContext) fieldContext_TicketCondition_type(_ context.Context,
 
 func (ec *executionContext) _TicketCondition_allowed(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.Allowed); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.Allowed)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18707,9 +18387,7 @@ func (ec *executionContext) fieldContext_TicketCondition_fee(_ context.Context, 
 
 func (ec *executionContext) _TicketCondition_description(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Description); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Description)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18799,9 +18477,7 @@ func (ec *executionContext) fieldContext_TicketConditions_conditions(_ context.C
 
 func (ec *executionContext) _Zone_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Zone) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Code); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Code)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18897,9 +18573,7 @@ func (ec *executionContext) fieldContext__Service_sdl(_ context.Context, field g
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -18948,9 +18622,7 @@ func (ec *executionContext) fieldContext___Directive_description(_ context.Conte
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalBoolean(obj.IsRepeatable); res != graphql.Null {
-			return res
-		}
+		return (*leafBool)(&obj.IsRepeatable)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -19042,9 +18714,7 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -19139,9 +18809,7 @@ func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -19311,9 +18979,7 @@ func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Con
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
 	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalString(obj.Name); res != graphql.Null {
-			return res
-		}
+		return (*leafString)(&obj.Name)
 	}
 	return graphql.ResolveField(
 		ctx,

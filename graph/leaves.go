@@ -2,7 +2,9 @@ package graph
 
 import (
 	"context"
+	"io"
 	"reflect"
+	"strconv"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -45,3 +47,22 @@ var passThrough = sync.OnceValue(func() (pass uintptr) {
 	}
 	return reflect.ValueOf(oc.ResolverMiddleware).Pointer()
 })
+
+// A leaf on the path is marshalled where it lies in its object's struct, as one of these
+// pointers: a pointer in a graphql.Marshaler costs nothing, where gqlgen's marshallers return a
+// closure over a copy of the value, an allocation for every leaf of every object (a seventh of
+// a board's). Each writes what gqlgen's marshaller of its kind writes (the call, inlined, keeps
+// its closure on the stack); graph/gen uses them for non-null String, ID, enum, Int and Boolean
+// leaves. The struct is read when the object is written, within the same answer: objects the
+// resolvers hand out are not written afterwards.
+type (
+	leafString string
+	leafInt    int
+	leafBool   bool
+)
+
+func (s *leafString) MarshalGQL(w io.Writer) { graphql.MarshalString(string(*s)).MarshalGQL(w) }
+func (i *leafInt) MarshalGQL(w io.Writer)    { graphql.MarshalInt(int(*i)).MarshalGQL(w) }
+
+// MarshalGQL writes what graphql.MarshalBoolean writes, without its conversion to bytes.
+func (b *leafBool) MarshalGQL(w io.Writer) { io.WriteString(w, strconv.FormatBool(bool(*b))) }

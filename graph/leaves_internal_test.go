@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -97,4 +98,31 @@ func TestLeafNullAtItsPath(t *testing.T) {
 			t.Errorf("plain=%v: errors %v, want the schema's one at departure.scheduled", plain, gqlerror.List(errs))
 		}
 	}
+}
+
+// written is what m writes.
+func written(m graphql.Marshaler) string {
+	var b bytes.Buffer
+	m.MarshalGQL(&b)
+	return b.String()
+}
+
+// FuzzLeafString: a string leaf marshalled where it lies writes what gqlgen's MarshalString
+// writes, whatever the string (quotes, controls, invalid UTF-8); so do ints and booleans.
+func FuzzLeafString(f *testing.F) {
+	for _, s := range []string{"", "AMS", `say "hi"\`, "tab\there\nline\r", "\x00\x1f\x7f", "caf\xc3\xa9", "bad \xff\xfe utf-8", "\u2028"} {
+		f.Add(s, int64(len(s)), len(s)%2 == 0)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int64, b bool) {
+		ls, li, lb := leafString(s), leafInt(n), leafBool(b)
+		if got, want := written(&ls), written(graphql.MarshalString(s)); got != want {
+			t.Errorf("string %q: leaf writes %s, gqlgen %s", s, got, want)
+		}
+		if got, want := written(&li), written(graphql.MarshalInt(int(n))); got != want {
+			t.Errorf("int %d: leaf writes %s, gqlgen %s", n, got, want)
+		}
+		if got, want := written(&lb), written(graphql.MarshalBoolean(b)); got != want {
+			t.Errorf("bool %v: leaf writes %s, gqlgen %s", b, got, want)
+		}
+	})
 }

@@ -134,9 +134,21 @@ var nullableScalar = regexp.MustCompile(`(?m)^func \(ec \*executionContext\) ([^
 // looked up in the executor's map: $1 the call and the argument's head, $2 its tail.
 var pureScalar = regexp.MustCompile(`^((?:graphql\.Marshal(?:String|Int|Int32|Int64|Boolean|ID|Time)|MarshalDate)\((?:string\(|\*|marshalN[^\s\[\]()]+\[)?)v(\)?\]?\))$`)
 
+// leafType is graph's type that marshals a leaf where it lies in its struct (graph/leaves.go), by
+// the head of the marshaller's expression that it writes as: a non-null one that never marshals
+// as null.
+var leafType = map[string]string{
+	"graphql.MarshalString(":        "leafString",
+	"graphql.MarshalString(string(": "leafString", // an enum: a string type
+	"graphql.MarshalID(":            "leafString",
+	"graphql.MarshalInt(":           "leafInt",
+	"graphql.MarshalBoolean(":       "leafBool",
+}
+
 // inlineLeaves puts, at the head of every leafField whose marshaller is a nonNullScalar or (for
 // a nullable field) a nullableScalar whose expression is a pureScalar, a path that marshals the
-// struct's field directly when plainField holds. A non-null leaf whose value marshals as null
+// struct's field directly when plainField holds: a leafType where there is one, else the
+// marshaller's expression. A non-null leaf whose value marshals as null
 // takes gqlgen's path after all, which adds the error at the field's own path. It returns the
 // source and the number of leaves given the path.
 func inlineLeaves(src []byte) ([]byte, int, error) {
@@ -161,6 +173,8 @@ func inlineLeaves(src []byte) ([]byte, int, error) {
 		head, field, marshal, required := string(m[1]), "obj."+string(m[2]), string(m[3]), string(m[4]) == "true"
 		var fast string
 		switch {
+		case required && leafType[nonNull[marshal][0]] != "":
+			fast = "\tif plainField(ec.OperationContext) {\n\t\treturn (*" + leafType[nonNull[marshal][0]] + ")(&" + field + ")\n\t}\n"
 		case required && nonNull[marshal][0] != "":
 			expr := nonNull[marshal][0] + field + nonNull[marshal][1]
 			fast = "\tif plainField(ec.OperationContext) {\n\t\tif res := " + expr + "; res != graphql.Null {\n\t\t\treturn res\n\t\t}\n\t}\n"
