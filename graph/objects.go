@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"io"
+	"math"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -12,30 +13,37 @@ import (
 // marshalData is an operation's data as JSON, as gqlgen's generated Exec marshals it (graph/gen
 // puts it there), into a buffer sized ahead from what the same document answered last: grown by
 // doubling from nothing, a board of 54 KB went through a dozen buffers, 125 KB in all, each
-// cleared and copied into the next. A hint is only a size: a wrong one (another document's, the
-// same document with other variables) costs a grow or some unused capacity, never a different
-// answer.
+// cleared and copied into the next. A hint is only a size: a wrong one costs a grow or some
+// unused capacity, never a different answer. It is the document's own (a slot keeps the hash of
+// the text it was given for, and another text finds no hint there), so that nobody's documents
+// make another's answers allocate more than that document answers itself, and at most
+// maxDataHint.
 func marshalData(opCtx *graphql.OperationContext, data graphql.Marshaler) []byte {
-	hint := &dataSizes[maphash.String(dataSeed, opCtx.RawQuery)%uint64(len(dataSizes))]
-	buf := bytes.NewBuffer(make([]byte, 0, hint.Load()))
+	h := maphash.String(dataSeed, opCtx.RawQuery)
+	slot, tag := &dataSizes[h%uint64(len(dataSizes))], h>>32
+	var hint uint64
+	if v := slot.Load(); v>>32 == tag {
+		hint = v & math.MaxUint32
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, hint))
 	data.MarshalGQL(buf)
 	// An eighth more than this answer, so that one a little larger next time is not grown by
-	// doubling; at most maxDataHint, so that one huge answer does not make every later one of
-	// its slot allocate as much.
-	hint.Store(uint32(min(buf.Len()+buf.Len()/8, maxDataHint)))
+	// doubling.
+	slot.Store(tag<<32 | uint64(min(buf.Len()+buf.Len()/8, maxDataHint)))
 	return buf.Bytes()
 }
 
 // dataSizes are the answers' sizes by document (a hash of its text, so that the same document
-// parsed again finds its size); dataSeed is their hash's seed, this process's own.
+// parsed again finds its size), each beside the top half of its document's hash; dataSeed is
+// their hash's seed, this process's own.
 var (
-	dataSizes [256]atomic.Uint32
+	dataSizes [256]atomic.Uint64
 	dataSeed  = maphash.MakeSeed()
 )
 
-// maxDataHint is the largest buffer a hint asks for ahead (a megabyte): larger answers, which
-// are rare and slow anyway, grow from there.
-const maxDataHint = 1 << 20
+// maxDataHint is the largest buffer a hint asks for ahead (512 KB, twice a board of 100
+// flights): larger answers, which are rare and slow anyway, grow from there.
+const maxDataHint = 512 << 10
 
 // object is an object's answer: its fields as CollectFields gave them and their values, in the
 // same order (graph/gen returns it where gqlgen's generated code returns the object's FieldSet,

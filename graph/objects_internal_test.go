@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -65,16 +66,13 @@ func (p pieces) MarshalGQL(w io.Writer) {
 
 // TestMarshalDataSizesAhead: the data is what the answer writes; the first answer of a document
 // grows its buffer by doubling, the next ones of the same document are written into one buffer
-// sized ahead (a size that changes by less than an eighth included), and a document of another
-// text keeps its own size; a huge answer leaves a hint of at most maxDataHint.
+// sized ahead (a size that changes by less than an eighth included); a document of another text
+// that falls in the same slot finds no hint there (whoever sends it cannot make another
+// document's answers allocate more), and a huge answer leaves a hint of at most maxDataHint.
 func TestMarshalDataSizesAhead(t *testing.T) {
 	board := &graphql.OperationContext{RawQuery: "query Board { flights { id } } # " + t.Name()}
-	slot := func(op *graphql.OperationContext) *atomic.Uint32 {
+	slot := func(op *graphql.OperationContext) *atomic.Uint64 {
 		return &dataSizes[maphash.String(dataSeed, op.RawQuery)%uint64(len(dataSizes))]
-	}
-	other := &graphql.OperationContext{RawQuery: "query Other { flights { id } } # " + t.Name()}
-	for slot(other) == slot(board) { // another slot, whatever this process's seed
-		other.RawQuery += " "
 	}
 	if got := string(marshalData(board, pieces(250))); got != `"`+strings.Repeat("x", 250)+`"` {
 		t.Fatalf("data %q", got)
@@ -90,19 +88,35 @@ func TestMarshalDataSizesAhead(t *testing.T) {
 	if n := allocs(board, 60_000+60_000/10); n > 2 {
 		t.Errorf("an answer a tenth larger took %v allocations, want 2", n)
 	}
-	marshalData(other, pieces(100))
-	if n := allocs(board, 66_000); n > 2 {
-		t.Errorf("after another document's small answer, the board took %v allocations, want 2", n)
+
+	// Another text in the board's slot: its first answer finds no hint (it grows its buffer as
+	// a fresh document does), its huge answers do not reach the board's, and the board, once
+	// it has answered again, has its own size back.
+	other := &graphql.OperationContext{RawQuery: "query Other { flights { id } } # " + t.Name()}
+	for i := 0; slot(other) != slot(board); i++ {
+		other.RawQuery = fmt.Sprintf("query Other%d { flights { id } } # %s", i, t.Name())
 	}
+	var small graphql.Marshaler = pieces(60_000)
+	if n := testing.AllocsPerRun(1, func() { marshalData(board, small); marshalData(other, small) }); n < 7 {
+		t.Errorf("another text in the board's slot took %v allocations with the board's, want its first answer's many grows: it used the board's hint", n)
+	}
+	marshalData(other, pieces(3*maxDataHint))
+	if got := slot(other).Load() & math.MaxUint32; got != maxDataHint {
+		t.Errorf("the hint after a %d-byte answer is %d, want %d", 3*maxDataHint, got, maxDataHint)
+	}
+	var tiny graphql.Marshaler = pieces(10)
+	marshalData(board, tiny)
+	if n := testing.AllocsPerRun(20, func() { marshalData(board, tiny) }); n > 2 {
+		t.Errorf("the board's tiny answer took %v allocations", n)
+	}
+	if c := cap(marshalData(board, tiny)); c > 1024 {
+		t.Errorf("the board's tiny answer has a buffer of %d bytes: the other text's hint", c)
+	}
+
 	// Without a hint: a fresh document's first answer of 60 KB grows its buffer many times.
 	fresh := &graphql.OperationContext{RawQuery: "query Fresh { flights { id } } # " + t.Name()}
-	hint := slot(fresh)
 	var data graphql.Marshaler = pieces(60_000)
-	if n := testing.AllocsPerRun(1, func() { hint.Store(0); marshalData(fresh, data) }); n < 5 {
+	if n := testing.AllocsPerRun(1, func() { slot(fresh).Store(0); marshalData(fresh, data) }); n < 5 {
 		t.Errorf("a first answer of 60 KB took %v allocations; the hint's test above measures nothing", n)
-	}
-	marshalData(fresh, pieces(3*maxDataHint))
-	if got := hint.Load(); got != maxDataHint {
-		t.Errorf("the hint after a %d-byte answer is %d, want %d", 3*maxDataHint, got, maxDataHint)
 	}
 }
