@@ -7185,6 +7185,33 @@ func (ec *executionContext) fieldContext_Aircraft_registration(_ context.Context
 }
 
 func (ec *executionContext) _Aircraft_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Aircraft_aircraftConfiguration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Aircraft
+		res, err = obj.AircraftConfiguration(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7425,6 +7452,33 @@ func (ec *executionContext) fieldContext_Aircraft_layout(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.CollectedField, obj *model.Airframe) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Aircraft_cabins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Cabin
+		res, err = obj.Cabins()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabinᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7665,6 +7719,33 @@ func (ec *executionContext) fieldContext_AircraftConfiguration_layout(_ context.
 }
 
 func (ec *executionContext) _AircraftConfiguration_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Aircraft) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_AircraftConfiguration_cabins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Cabin
+		res, err = ec.Resolvers.AircraftConfiguration().Cabins(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCabin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐCabinᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7749,6 +7830,33 @@ func (ec *executionContext) fieldContext_Airport_name(_ context.Context, field g
 }
 
 func (ec *executionContext) _Airport_city(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Airport_city(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.City
+		res, err = ec.Resolvers.Airport().City(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7781,6 +7889,33 @@ func (ec *executionContext) fieldContext_Airport_city(_ context.Context, field g
 }
 
 func (ec *executionContext) _Airport_country(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Airport_country(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Country
+		res, err = ec.Resolvers.Airport().Country(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7813,6 +7948,33 @@ func (ec *executionContext) fieldContext_Airport_country(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Airport_latitude(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Airport_latitude(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.Latitude, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7836,6 +7998,33 @@ func (ec *executionContext) fieldContext_Airport_latitude(_ context.Context, fie
 }
 
 func (ec *executionContext) _Airport_longitude(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Airport) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Airport_longitude(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.Longitude, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7937,6 +8126,33 @@ func (ec *executionContext) fieldContext_AirportConnection_totalCount(_ context.
 }
 
 func (ec *executionContext) _AirportConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.AirportConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_AirportConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.PageInfo
+		res, err = obj.PageInfo, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7969,6 +8185,33 @@ func (ec *executionContext) fieldContext_AirportConnection_pageInfo(_ context.Co
 }
 
 func (ec *executionContext) _AirportConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AirportConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_AirportConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.AirportEdge
+		res, err = obj.Edges, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirportEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportEdgeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8027,6 +8270,33 @@ func (ec *executionContext) fieldContext_AirportEdge_cursor(_ context.Context, f
 }
 
 func (ec *executionContext) _AirportEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.AirportEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_AirportEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = obj.Node, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8267,6 +8537,33 @@ func (ec *executionContext) fieldContext_BaggageAllowance_tier(_ context.Context
 }
 
 func (ec *executionContext) _BaggageAllowance_base(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageAllowance_base(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.BaggageSegment
+		res, err = obj.Base, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8299,6 +8596,33 @@ func (ec *executionContext) fieldContext_BaggageAllowance_base(_ context.Context
 }
 
 func (ec *executionContext) _BaggageAllowance_loyalty(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageAllowance_loyalty(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.BaggageSegment
+		res, err = obj.Loyalty, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8331,6 +8655,33 @@ func (ec *executionContext) fieldContext_BaggageAllowance_loyalty(_ context.Cont
 }
 
 func (ec *executionContext) _BaggageAllowance_paid(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAllowance) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageAllowance_paid(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.BaggageSegment
+		res, err = obj.Paid, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOBaggageSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageSegmentᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8467,6 +8818,33 @@ func (ec *executionContext) fieldContext_BaggageAnswer_travelClass(_ context.Con
 }
 
 func (ec *executionContext) _BaggageAnswer_fareFamily(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageAnswer_fareFamily(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.FareFamily
+		res, err = obj.FareFamily, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8499,6 +8877,33 @@ func (ec *executionContext) fieldContext_BaggageAnswer_fareFamily(_ context.Cont
 }
 
 func (ec *executionContext) _BaggageAnswer_passengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageAnswer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageAnswer_passengers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.BaggageAllowance
+		res, err = obj.Passengers, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBaggageAllowance2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAllowanceᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8609,6 +9014,33 @@ func (ec *executionContext) fieldContext_BaggageProduct_allowance(_ context.Cont
 }
 
 func (ec *executionContext) _BaggageProduct_maxKg(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageProduct_maxKg(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.MaxKg, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8632,6 +9064,33 @@ func (ec *executionContext) fieldContext_BaggageProduct_maxKg(_ context.Context,
 }
 
 func (ec *executionContext) _BaggageProduct_maxLb(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageProduct_maxLb(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.MaxLb(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8655,6 +9114,33 @@ func (ec *executionContext) fieldContext_BaggageProduct_maxLb(_ context.Context,
 }
 
 func (ec *executionContext) _BaggageProduct_sizeCm(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageProduct_sizeCm(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []int
+		res, err = obj.SizeCm(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOInt2ᚕintᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8678,6 +9164,33 @@ func (ec *executionContext) fieldContext_BaggageProduct_sizeCm(_ context.Context
 }
 
 func (ec *executionContext) _BaggageProduct_sizeIn(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageProduct_sizeIn(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []int
+		res, err = obj.SizeIn(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOInt2ᚕintᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8701,6 +9214,33 @@ func (ec *executionContext) fieldContext_BaggageProduct_sizeIn(_ context.Context
 }
 
 func (ec *executionContext) _BaggageProduct_online(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageProduct_online(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Money
+		res, err = obj.Online, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8733,6 +9273,33 @@ func (ec *executionContext) fieldContext_BaggageProduct_online(_ context.Context
 }
 
 func (ec *executionContext) _BaggageProduct_airport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageProduct_airport(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Money
+		res, err = obj.Airport, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8869,6 +9436,33 @@ func (ec *executionContext) fieldContext_BaggageSegment_flightNumber(_ context.C
 }
 
 func (ec *executionContext) _BaggageSegment_products(ctx context.Context, field graphql.CollectedField, obj *flightgraph.BaggageSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_BaggageSegment_products(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.BaggageProduct
+		res, err = obj.Products, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBaggageProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProductᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -8979,6 +9573,33 @@ func (ec *executionContext) fieldContext_Cabin_product(_ context.Context, field 
 }
 
 func (ec *executionContext) _Cabin_amenities(ctx context.Context, field graphql.CollectedField, obj *model.Cabin) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Cabin_amenities(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Amenity
+		res, err = obj.Amenities(fc.Args["category"].(*flightgraph.AmenityCategory))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAmenity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAmenityᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9101,6 +9722,33 @@ func (ec *executionContext) fieldContext_CabinSeats_sellable(_ context.Context, 
 }
 
 func (ec *executionContext) _CargoCapacity_flight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoCapacity_flight(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = ec.Resolvers.CargoCapacity().Flight(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9133,6 +9781,33 @@ func (ec *executionContext) fieldContext_CargoCapacity_flight(_ context.Context,
 }
 
 func (ec *executionContext) _CargoCapacity_volumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoCapacity_volumeM3(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.VolumeM3(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9182,6 +9857,33 @@ func (ec *executionContext) fieldContext_CargoCapacity_payloadKg(_ context.Conte
 }
 
 func (ec *executionContext) _CargoCapacity_legs(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoCapacity) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoCapacity_legs(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.CargoLeg
+		res, err = obj.Legs, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCargoLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoLegᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9240,6 +9942,33 @@ func (ec *executionContext) fieldContext_CargoLeg_sequence(_ context.Context, fi
 }
 
 func (ec *executionContext) _CargoLeg_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoLeg_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.CargoLeg().Origin(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9272,6 +10001,33 @@ func (ec *executionContext) fieldContext_CargoLeg_origin(_ context.Context, fiel
 }
 
 func (ec *executionContext) _CargoLeg_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoLeg_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.CargoLeg().Destination(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9408,6 +10164,33 @@ func (ec *executionContext) fieldContext_CargoLeg_aircraftTypeName(_ context.Con
 }
 
 func (ec *executionContext) _CargoLeg_holdVolumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoLeg_holdVolumeM3(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.HoldVolumeM3(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9587,6 +10370,33 @@ func (ec *executionContext) fieldContext_CargoLeg_baggageKg(_ context.Context, f
 }
 
 func (ec *executionContext) _CargoLeg_baggageVolumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoLeg_baggageVolumeM3(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.BaggageVolumeM3(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9610,6 +10420,33 @@ func (ec *executionContext) fieldContext_CargoLeg_baggageVolumeM3(_ context.Cont
 }
 
 func (ec *executionContext) _CargoLeg_volumeM3(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CargoLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CargoLeg_volumeM3(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res float64
+		res, err = obj.VolumeM3(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFloat2float64(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9711,6 +10548,33 @@ func (ec *executionContext) fieldContext_Carrier_name(_ context.Context, field g
 }
 
 func (ec *executionContext) _Carrier_hub(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Carrier) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Carrier_hub(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.Carrier().Hub(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9743,6 +10607,33 @@ func (ec *executionContext) fieldContext_Carrier_hub(_ context.Context, field gr
 }
 
 func (ec *executionContext) _CartItem_product(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CartItem_product(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.RelatedProduct
+		res, err = obj.Product, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNRelatedProduct2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProduct(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9801,6 +10692,33 @@ func (ec *executionContext) fieldContext_CartItem_quantity(_ context.Context, fi
 }
 
 func (ec *executionContext) _CartItem_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.CartItem) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_CartItem_total(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.Total, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9859,6 +10777,33 @@ func (ec *executionContext) fieldContext_City_code(_ context.Context, field grap
 }
 
 func (ec *executionContext) _City_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.City) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_City_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9903,6 +10848,33 @@ func (ec *executionContext) fieldContext_City_name(ctx context.Context, field gr
 }
 
 func (ec *executionContext) _City_country(ctx context.Context, field graphql.CollectedField, obj *flightgraph.City) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_City_country(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Country
+		res, err = ec.Resolvers.City().Country(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9935,6 +10907,33 @@ func (ec *executionContext) fieldContext_City_country(_ context.Context, field g
 }
 
 func (ec *executionContext) _City_airports(ctx context.Context, field graphql.CollectedField, obj *flightgraph.City) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_City_airports(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Airport
+		res, err = ec.Resolvers.City().Airports(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirportᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9967,6 +10966,33 @@ func (ec *executionContext) fieldContext_City_airports(_ context.Context, field 
 }
 
 func (ec *executionContext) _ConnectionOption_stops(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ConnectionOption_stops(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res int
+		res, err = obj.Stops(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNInt2int(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -9990,6 +11016,33 @@ func (ec *executionContext) fieldContext_ConnectionOption_stops(_ context.Contex
 }
 
 func (ec *executionContext) _ConnectionOption_via(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ConnectionOption_via(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = obj.Via, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10022,6 +11075,33 @@ func (ec *executionContext) fieldContext_ConnectionOption_via(_ context.Context,
 }
 
 func (ec *executionContext) _ConnectionOption_carriers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ConnectionOption) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ConnectionOption_carriers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []string
+		res, err = obj.Carriers, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10097,6 +11177,33 @@ func (ec *executionContext) fieldContext_Country_code(_ context.Context, field g
 }
 
 func (ec *executionContext) _Country_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Country) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Country_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10323,6 +11430,33 @@ func (ec *executionContext) fieldContext_Currency_decimals(_ context.Context, fi
 }
 
 func (ec *executionContext) _Deal_destination(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Deal_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.DestinationCode(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10346,6 +11480,33 @@ func (ec *executionContext) fieldContext_Deal_destination(_ context.Context, fie
 }
 
 func (ec *executionContext) _Deal_destinationType(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Deal_destinationType(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.DestinationType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10369,6 +11530,33 @@ func (ec *executionContext) fieldContext_Deal_destinationType(_ context.Context,
 }
 
 func (ec *executionContext) _Deal_city(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Deal_city(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.City
+		res, err = obj.City(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10401,6 +11589,33 @@ func (ec *executionContext) fieldContext_Deal_city(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Deal_zone(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Deal_zone(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Zone
+		res, err = obj.Zone, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐZone(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10459,6 +11674,33 @@ func (ec *executionContext) fieldContext_Deal_period(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Deal_departureDate(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Deal_departureDate(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.DepartureDate(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalODate2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10482,6 +11724,33 @@ func (ec *executionContext) fieldContext_Deal_departureDate(_ context.Context, f
 }
 
 func (ec *executionContext) _Deal_offer(ctx context.Context, field graphql.CollectedField, obj *model.Deal) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Deal_offer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Offer
+		res, err = obj.Offer, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10542,6 +11811,33 @@ func (ec *executionContext) fieldContext_DealKind_code(_ context.Context, field 
 }
 
 func (ec *executionContext) _DealKind_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealKind) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealKind_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10586,6 +11882,33 @@ func (ec *executionContext) fieldContext_DealKind_name(ctx context.Context, fiel
 }
 
 func (ec *executionContext) _DealOrigin_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealOrigin) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealOrigin_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.LabelledPlace
+		res, err = obj.Origin, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDealPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10618,6 +11941,33 @@ func (ec *executionContext) fieldContext_DealOrigin_origin(_ context.Context, fi
 }
 
 func (ec *executionContext) _DealOrigin_zones(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealOrigin) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealOrigin_zones(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.DealZone
+		res, err = obj.Zones, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDealZone2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealZoneᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10676,6 +12026,33 @@ func (ec *executionContext) fieldContext_DealPlace_code(_ context.Context, field
 }
 
 func (ec *executionContext) _DealPlace_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealPlace_type(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.PlaceType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10699,6 +12076,33 @@ func (ec *executionContext) fieldContext_DealPlace_type(_ context.Context, field
 }
 
 func (ec *executionContext) _DealPlace_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealPlace_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10743,6 +12147,33 @@ func (ec *executionContext) fieldContext_DealPlace_name(ctx context.Context, fie
 }
 
 func (ec *executionContext) _DealZone_zone(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealZone) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealZone_zone(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Zone
+		res, err = obj.Zone, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNZone2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐZone(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10775,6 +12206,33 @@ func (ec *executionContext) fieldContext_DealZone_zone(_ context.Context, field 
 }
 
 func (ec *executionContext) _DealZone_destinations(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealZone) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealZone_destinations(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.LabelledPlace
+		res, err = obj.Destinations, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDealPlace2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlaceᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10859,6 +12317,33 @@ func (ec *executionContext) fieldContext_DealsReference_currency(_ context.Conte
 }
 
 func (ec *executionContext) _DealsReference_origins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealsReference_origins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.DealOrigin
+		res, err = obj.Origins, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDealOrigin2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealOriginᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10891,6 +12376,33 @@ func (ec *executionContext) fieldContext_DealsReference_origins(_ context.Contex
 }
 
 func (ec *executionContext) _DealsReference_months(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealsReference_months(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []string
+		res, err = obj.Months, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10914,6 +12426,33 @@ func (ec *executionContext) fieldContext_DealsReference_months(_ context.Context
 }
 
 func (ec *executionContext) _DealsReference_dealTypes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.DealsReference) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_DealsReference_dealTypes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.DealKind
+		res, err = obj.Types, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDealKind2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealKindᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10946,6 +12485,33 @@ func (ec *executionContext) fieldContext_DealsReference_dealTypes(_ context.Cont
 }
 
 func (ec *executionContext) _Destination_code(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Destination_code(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Code(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -10969,6 +12535,33 @@ func (ec *executionContext) fieldContext_Destination_code(_ context.Context, fie
 }
 
 func (ec *executionContext) _Destination_city(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Destination_city(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.City
+		res, err = obj.City, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11001,6 +12594,33 @@ func (ec *executionContext) fieldContext_Destination_city(_ context.Context, fie
 }
 
 func (ec *executionContext) _Destination_lowestPrice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Destination_lowestPrice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.LowestPrice(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11033,6 +12653,33 @@ func (ec *executionContext) fieldContext_Destination_lowestPrice(_ context.Conte
 }
 
 func (ec *executionContext) _Destination_departureDate(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Destination_departureDate(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.DepartureDate(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDate2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11056,6 +12703,33 @@ func (ec *executionContext) fieldContext_Destination_departureDate(_ context.Con
 }
 
 func (ec *executionContext) _Destination_stops(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Destination) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Destination_stops(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res int
+		res, err = obj.Stops(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNInt2int(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11079,6 +12753,33 @@ func (ec *executionContext) fieldContext_Destination_stops(_ context.Context, fi
 }
 
 func (ec *executionContext) _Entity_findManyAircraftByRegistrations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyAircraftByRegistrations(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Airframe
+		res, err = ec.Resolvers.Entity().FindManyAircraftByRegistrations(ctx, fc.Args["reps"].([]*model.AircraftByRegistrationsInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAircraft2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11123,6 +12824,33 @@ func (ec *executionContext) fieldContext_Entity_findManyAircraftByRegistrations(
 }
 
 func (ec *executionContext) _Entity_findManyAircraftConfigurationByConfigurations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyAircraftConfigurationByConfigurations(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Aircraft
+		res, err = ec.Resolvers.Entity().FindManyAircraftConfigurationByConfigurations(ctx, fc.Args["reps"].([]*model.AircraftConfigurationByConfigurationsInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11167,6 +12895,33 @@ func (ec *executionContext) fieldContext_Entity_findManyAircraftConfigurationByC
 }
 
 func (ec *executionContext) _Entity_findManyAirportByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyAirportByCodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Airport
+		res, err = ec.Resolvers.Entity().FindManyAirportByCodes(ctx, fc.Args["reps"].([]*model.AirportByCodesInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11211,6 +12966,33 @@ func (ec *executionContext) fieldContext_Entity_findManyAirportByCodes(ctx conte
 }
 
 func (ec *executionContext) _Entity_findManyCarrierByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyCarrierByCodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Carrier
+		res, err = ec.Resolvers.Entity().FindManyCarrierByCodes(ctx, fc.Args["reps"].([]*model.CarrierByCodesInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11255,6 +13037,33 @@ func (ec *executionContext) fieldContext_Entity_findManyCarrierByCodes(ctx conte
 }
 
 func (ec *executionContext) _Entity_findManyCityByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyCityByCodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.City
+		res, err = ec.Resolvers.Entity().FindManyCityByCodes(ctx, fc.Args["reps"].([]*model.CityByCodesInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11299,6 +13108,33 @@ func (ec *executionContext) fieldContext_Entity_findManyCityByCodes(ctx context.
 }
 
 func (ec *executionContext) _Entity_findManyCountryByCodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyCountryByCodes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Country
+		res, err = ec.Resolvers.Entity().FindManyCountryByCodes(ctx, fc.Args["reps"].([]*model.CountryByCodesInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11343,6 +13179,33 @@ func (ec *executionContext) fieldContext_Entity_findManyCountryByCodes(ctx conte
 }
 
 func (ec *executionContext) _Entity_findManyFlightByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyFlightByIDs(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Flight
+		res, err = ec.Resolvers.Entity().FindManyFlightByIDs(ctx, fc.Args["reps"].([]*model.FlightByIDsInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOFlight2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11387,6 +13250,33 @@ func (ec *executionContext) fieldContext_Entity_findManyFlightByIDs(ctx context.
 }
 
 func (ec *executionContext) _Entity_findManyFlightLegByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyFlightLegByIDs(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.FlightLeg
+		res, err = ec.Resolvers.Entity().FindManyFlightLegByIDs(ctx, fc.Args["reps"].([]*model.FlightLegByIDsInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLeg(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11431,6 +13321,33 @@ func (ec *executionContext) fieldContext_Entity_findManyFlightLegByIDs(ctx conte
 }
 
 func (ec *executionContext) _Entity_findOfferByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findOfferByID(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Offer
+		res, err = ec.Resolvers.Entity().FindOfferByID(ctx, fc.Args["id"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11475,6 +13392,33 @@ func (ec *executionContext) fieldContext_Entity_findOfferByID(ctx context.Contex
 }
 
 func (ec *executionContext) _Entity_findManyRouteByIDs(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findManyRouteByIDs(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Route
+		res, err = ec.Resolvers.Entity().FindManyRouteByIDs(ctx, fc.Args["reps"].([]*model.RouteByIDsInput))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalORoute2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11519,6 +13463,33 @@ func (ec *executionContext) fieldContext_Entity_findManyRouteByIDs(ctx context.C
 }
 
 func (ec *executionContext) _Entity_findShoppingCartByID(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Entity_findShoppingCartByID(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.ShoppingCart
+		res, err = ec.Resolvers.Entity().FindShoppingCartByID(ctx, fc.Args["id"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11875,6 +13846,33 @@ func (ec *executionContext) fieldContext_Flight_flightNumber(_ context.Context, 
 }
 
 func (ec *executionContext) _Flight_designator(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Flight_designator(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Designator(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11898,6 +13896,33 @@ func (ec *executionContext) fieldContext_Flight_designator(_ context.Context, fi
 }
 
 func (ec *executionContext) _Flight_carrier(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Flight_carrier(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Carrier
+		res, err = ec.Resolvers.Flight().Carrier(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -11958,6 +13983,33 @@ func (ec *executionContext) fieldContext_Flight_scheduleDate(_ context.Context, 
 }
 
 func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Flight_status(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.FlightStatus
+		res, err = obj.Status()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightStatus2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightStatus(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12007,6 +14059,33 @@ func (ec *executionContext) fieldContext_Flight_haul(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Flight_origin(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Flight_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.Flight().Origin(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12039,6 +14118,33 @@ func (ec *executionContext) fieldContext_Flight_origin(_ context.Context, field 
 }
 
 func (ec *executionContext) _Flight_destination(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Flight_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.Flight().Destination(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12071,6 +14177,33 @@ func (ec *executionContext) fieldContext_Flight_destination(_ context.Context, f
 }
 
 func (ec *executionContext) _Flight_legs(ctx context.Context, field graphql.CollectedField, obj *model.Flight) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Flight_legs(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.FlightLeg
+		res, err = obj.Legs()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightLeg2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightLegᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12129,6 +14262,33 @@ func (ec *executionContext) fieldContext_FlightAvailability_bound(_ context.Cont
 }
 
 func (ec *executionContext) _FlightAvailability_segments(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightAvailability_segments(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.SegmentAvailability
+		res, err = obj.Segments, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNSegmentAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐSegmentAvailabilityᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12161,6 +14321,33 @@ func (ec *executionContext) fieldContext_FlightAvailability_segments(_ context.C
 }
 
 func (ec *executionContext) _FlightAvailability_cabins(ctx context.Context, field graphql.CollectedField, obj *model.FlightAvailability) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightAvailability_cabins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.CabinSeats
+		res, err = obj.Cabins, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCabinSeats2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeatsᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12219,6 +14406,33 @@ func (ec *executionContext) fieldContext_FlightConnection_totalCount(_ context.C
 }
 
 func (ec *executionContext) _FlightConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.FlightConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.PageInfo
+		res, err = obj.PageInfo, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12251,6 +14465,33 @@ func (ec *executionContext) fieldContext_FlightConnection_pageInfo(_ context.Con
 }
 
 func (ec *executionContext) _FlightConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.FlightConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.FlightEdge
+		res, err = obj.Edges, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightEdgeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12309,6 +14550,33 @@ func (ec *executionContext) fieldContext_FlightEdge_cursor(_ context.Context, fi
 }
 
 func (ec *executionContext) _FlightEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.FlightEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = obj.Node, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12341,6 +14609,33 @@ func (ec *executionContext) fieldContext_FlightEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _FlightLeg_id(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_id(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.ID(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNID2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12390,6 +14685,33 @@ func (ec *executionContext) fieldContext_FlightLeg_sequence(_ context.Context, f
 }
 
 func (ec *executionContext) _FlightLeg_origin(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = obj.Origin()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12422,6 +14744,33 @@ func (ec *executionContext) fieldContext_FlightLeg_origin(_ context.Context, fie
 }
 
 func (ec *executionContext) _FlightLeg_destination(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = obj.Destination()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12454,6 +14803,33 @@ func (ec *executionContext) fieldContext_FlightLeg_destination(_ context.Context
 }
 
 func (ec *executionContext) _FlightLeg_departure(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_departure(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Movement
+		res, err = obj.DepartureMovement(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMovement2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMovement(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12486,6 +14862,33 @@ func (ec *executionContext) fieldContext_FlightLeg_departure(_ context.Context, 
 }
 
 func (ec *executionContext) _FlightLeg_arrival(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_arrival(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Movement
+		res, err = obj.ArrivalMovement(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMovement2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMovement(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12518,6 +14921,33 @@ func (ec *executionContext) fieldContext_FlightLeg_arrival(_ context.Context, fi
 }
 
 func (ec *executionContext) _FlightLeg_status(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_status(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.FlightStatus
+		res, err = ec.Resolvers.FlightLeg().Status(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightStatus2githubᚗcomᚋflightgraphᚋflightgraphᚐFlightStatus(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12541,6 +14971,33 @@ func (ec *executionContext) fieldContext_FlightLeg_status(_ context.Context, fie
 }
 
 func (ec *executionContext) _FlightLeg_aircraft(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_aircraft(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Airframe
+		res, err = obj.Aircraft()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAircraft2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirframe(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12573,6 +15030,33 @@ func (ec *executionContext) fieldContext_FlightLeg_aircraft(_ context.Context, f
 }
 
 func (ec *executionContext) _FlightLeg_aircraftConfiguration(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_aircraftConfiguration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Aircraft
+		res, err = obj.AircraftConfiguration()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12631,6 +15115,33 @@ func (ec *executionContext) fieldContext_FlightLeg_distanceKm(_ context.Context,
 }
 
 func (ec *executionContext) _FlightLeg_duration(ctx context.Context, field graphql.CollectedField, obj *model.FlightLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightLeg_duration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Duration(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12680,6 +15191,33 @@ func (ec *executionContext) fieldContext_FlightLeg_serviceType(_ context.Context
 }
 
 func (ec *executionContext) _FlightStatusEvent_position(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightStatusEvent_position(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = ec.Resolvers.FlightStatusEvent().Position(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12783,6 +15321,33 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_at(_ context.Context,
 }
 
 func (ec *executionContext) _FlightStatusEvent_flight(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_FlightStatusEvent_flight(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = ec.Resolvers.FlightStatusEvent().Flight(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12841,6 +15406,33 @@ func (ec *executionContext) fieldContext_LowestFare_period(_ context.Context, fi
 }
 
 func (ec *executionContext) _LowestFare_offer(ctx context.Context, field graphql.CollectedField, obj *model.LowestFare) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_LowestFare_offer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Offer
+		res, err = obj.Offer, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12899,6 +15491,33 @@ func (ec *executionContext) fieldContext_MailedSearch_id(_ context.Context, fiel
 }
 
 func (ec *executionContext) _MailedSearch_cheapestOffer(ctx context.Context, field graphql.CollectedField, obj *model.MailedSearch) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_MailedSearch_cheapestOffer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Offer
+		res, err = obj.CheapestOffer, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -12931,6 +15550,33 @@ func (ec *executionContext) fieldContext_MailedSearch_cheapestOffer(_ context.Co
 }
 
 func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Money) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Money_amount(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Decimal(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13036,6 +15682,33 @@ func (ec *executionContext) fieldContext_Movement_estimated(_ context.Context, f
 }
 
 func (ec *executionContext) _Movement_actual(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Movement_actual(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *time.Time
+		res, err = ec.Resolvers.Movement().Actual(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13137,6 +15810,33 @@ func (ec *executionContext) fieldContext_Movement_delayMinutes(_ context.Context
 }
 
 func (ec *executionContext) _Mutation_createShoppingCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Mutation_createShoppingCart(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.ShoppingCart
+		res, err = ec.Resolvers.Mutation().CreateShoppingCart(ctx, fc.Args["offerIds"].([]string), fc.Args["products"].([]*flightgraph.CartProduct))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13181,6 +15881,33 @@ func (ec *executionContext) fieldContext_Mutation_createShoppingCart(ctx context
 }
 
 func (ec *executionContext) _Mutation_addToShoppingCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Mutation_addToShoppingCart(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.ShoppingCart
+		res, err = ec.Resolvers.Mutation().AddToShoppingCart(ctx, fc.Args["cartId"].(string), fc.Args["products"].([]*flightgraph.CartProduct))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13225,6 +15952,33 @@ func (ec *executionContext) fieldContext_Mutation_addToShoppingCart(ctx context.
 }
 
 func (ec *executionContext) _Mutation_mailMySearch(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Mutation_mailMySearch(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.MailedSearch
+		res, err = ec.Resolvers.Mutation().MailMySearch(ctx, fc.Args["email"].(string), fc.Args["search"].(flightgraph.OfferSearch))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMailedSearch2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐMailedSearch(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13269,6 +16023,33 @@ func (ec *executionContext) fieldContext_Mutation_mailMySearch(ctx context.Conte
 }
 
 func (ec *executionContext) _Mutation_recordFlightOperation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Mutation_recordFlightOperation(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.FlightEvent
+		res, err = ec.Resolvers.Mutation().RecordFlightOperation(ctx, fc.Args["input"].(flightgraph.FlightOperation))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightStatusEvent2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFlightEvent(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13391,6 +16172,33 @@ func (ec *executionContext) fieldContext_Offer_cabin(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Offer_fareFamily(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Offer_fareFamily(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.FareFamily
+		res, err = obj.Family, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13423,6 +16231,33 @@ func (ec *executionContext) fieldContext_Offer_fareFamily(_ context.Context, fie
 }
 
 func (ec *executionContext) _Offer_segments(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Offer_segments(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.OfferSegment
+		res, err = obj.Segments, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNOfferSegment2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferSegmentᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13455,6 +16290,33 @@ func (ec *executionContext) fieldContext_Offer_segments(_ context.Context, field
 }
 
 func (ec *executionContext) _Offer_price(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Offer_price(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Price
+		res, err = obj.Price, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPrice2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPrice(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13513,6 +16375,33 @@ func (ec *executionContext) fieldContext_Offer_seatsLeft(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Offer_duration(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Offer_duration(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Duration(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13592,6 +16481,33 @@ func (ec *executionContext) fieldContext_Offer_expiresAt(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Offer_includedBaggage(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Offer_includedBaggage(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.PassengerBaggage
+		res, err = obj.IncludedBaggage(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPassengerBaggage2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerBaggageᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13624,6 +16540,33 @@ func (ec *executionContext) fieldContext_Offer_includedBaggage(_ context.Context
 }
 
 func (ec *executionContext) _OfferSegment_flight(ctx context.Context, field graphql.CollectedField, obj *model.OfferSegment) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_OfferSegment_flight(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = obj.Flight, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13786,6 +16729,33 @@ func (ec *executionContext) fieldContext_OffersReferenceData_currency(_ context.
 }
 
 func (ec *executionContext) _OffersReferenceData_countries(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_OffersReferenceData_countries(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.MarketCountry
+		res, err = obj.Countries, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNReferenceCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMarketCountryᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13818,6 +16788,33 @@ func (ec *executionContext) fieldContext_OffersReferenceData_countries(_ context
 }
 
 func (ec *executionContext) _OffersReferenceData_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_OffersReferenceData_cabins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []flightgraph.CabinClass
+		res, err = obj.Cabins, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13841,6 +16838,33 @@ func (ec *executionContext) fieldContext_OffersReferenceData_cabins(_ context.Co
 }
 
 func (ec *executionContext) _OffersReferenceData_fareFamilies(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_OffersReferenceData_fareFamilies(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.FareFamily
+		res, err = obj.FareFamilies, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFareFamily2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamilyᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13873,6 +16897,33 @@ func (ec *executionContext) fieldContext_OffersReferenceData_fareFamilies(_ cont
 }
 
 func (ec *executionContext) _OffersReferenceData_passengerTypes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_OffersReferenceData_passengerTypes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.PassengerType
+		res, err = obj.PassengerTypes, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPassengerType2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerTypeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -13905,6 +16956,33 @@ func (ec *executionContext) fieldContext_OffersReferenceData_passengerTypes(_ co
 }
 
 func (ec *executionContext) _OffersReferenceData_currencies(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ReferenceData) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_OffersReferenceData_currencies(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []flightgraph.Currency
+		res, err = obj.Currencies, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCurrency2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCurrencyᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14119,6 +17197,33 @@ func (ec *executionContext) fieldContext_PassengerBaggage_passengerType(_ contex
 }
 
 func (ec *executionContext) _PassengerBaggage_products(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerBaggage) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PassengerBaggage_products(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.BaggageProduct
+		res, err = obj.Products, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBaggageProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageProductᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14203,6 +17308,33 @@ func (ec *executionContext) fieldContext_PassengerPrice_count(_ context.Context,
 }
 
 func (ec *executionContext) _PassengerPrice_base(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PassengerPrice_base(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.Base, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14235,6 +17367,33 @@ func (ec *executionContext) fieldContext_PassengerPrice_base(_ context.Context, 
 }
 
 func (ec *executionContext) _PassengerPrice_taxes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PassengerPrice_taxes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.PriceLine
+		res, err = obj.Taxes, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPriceLine2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPriceLineᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14267,6 +17426,33 @@ func (ec *executionContext) fieldContext_PassengerPrice_taxes(_ context.Context,
 }
 
 func (ec *executionContext) _PassengerPrice_taxTotal(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PassengerPrice_taxTotal(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.TaxTotal, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14299,6 +17485,33 @@ func (ec *executionContext) fieldContext_PassengerPrice_taxTotal(_ context.Conte
 }
 
 func (ec *executionContext) _PassengerPrice_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerPrice) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PassengerPrice_total(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.Total, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14357,6 +17570,33 @@ func (ec *executionContext) fieldContext_PassengerType_code(_ context.Context, f
 }
 
 func (ec *executionContext) _PassengerType_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PassengerType) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PassengerType_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14505,6 +17745,33 @@ func (ec *executionContext) fieldContext_PassengerType_accompanied(_ context.Con
 }
 
 func (ec *executionContext) _Price_total(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Price) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Price_total(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.Total, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14537,6 +17804,33 @@ func (ec *executionContext) fieldContext_Price_total(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Price_passengers(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Price) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Price_passengers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.PassengerPrice
+		res, err = obj.Passengers, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPassengerPrice2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerPriceᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14621,6 +17915,33 @@ func (ec *executionContext) fieldContext_PriceLine_name(_ context.Context, field
 }
 
 func (ec *executionContext) _PriceLine_amount(ctx context.Context, field graphql.CollectedField, obj *flightgraph.PriceLine) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_PriceLine_amount(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.Amount, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14653,6 +17974,33 @@ func (ec *executionContext) fieldContext_PriceLine_amount(_ context.Context, fie
 }
 
 func (ec *executionContext) _Query_flight(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_flight(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = ec.Resolvers.Query().Flight(ctx, fc.Args["id"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14697,6 +18045,33 @@ func (ec *executionContext) fieldContext_Query_flight(ctx context.Context, field
 }
 
 func (ec *executionContext) _Query_flights(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_flights(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.FlightConnection
+		res, err = ec.Resolvers.Query().Flights(ctx, fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["date"].(*string), fc.Args["carrier"].(*string), fc.Args["flightNumber"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14741,6 +18116,33 @@ func (ec *executionContext) fieldContext_Query_flights(ctx context.Context, fiel
 }
 
 func (ec *executionContext) _Query_flightStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_flightStatus(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = ec.Resolvers.Query().FlightStatus(ctx, fc.Args["carrier"].(string), fc.Args["flightNumber"].(int), fc.Args["date"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14785,6 +18187,33 @@ func (ec *executionContext) fieldContext_Query_flightStatus(ctx context.Context,
 }
 
 func (ec *executionContext) _Query_airport(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_airport(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.Query().Airport(ctx, fc.Args["code"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14829,6 +18258,33 @@ func (ec *executionContext) fieldContext_Query_airport(ctx context.Context, fiel
 }
 
 func (ec *executionContext) _Query_airports(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_airports(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.AirportConnection
+		res, err = ec.Resolvers.Query().Airports(ctx, fc.Args["country"].(*string), fc.Args["city"].(*string), fc.Args["search"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirportConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐAirportConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14873,6 +18329,33 @@ func (ec *executionContext) fieldContext_Query_airports(ctx context.Context, fie
 }
 
 func (ec *executionContext) _Query_city(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_city(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.City
+		res, err = ec.Resolvers.Query().City(ctx, fc.Args["code"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14917,6 +18400,33 @@ func (ec *executionContext) fieldContext_Query_city(ctx context.Context, field g
 }
 
 func (ec *executionContext) _Query_cities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_cities(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.City
+		res, err = ec.Resolvers.Query().Cities(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCityᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14949,6 +18459,33 @@ func (ec *executionContext) fieldContext_Query_cities(_ context.Context, field g
 }
 
 func (ec *executionContext) _Query_country(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_country(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Country
+		res, err = ec.Resolvers.Query().Country(ctx, fc.Args["code"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOCountry2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountry(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14993,6 +18530,33 @@ func (ec *executionContext) fieldContext_Query_country(ctx context.Context, fiel
 }
 
 func (ec *executionContext) _Query_countries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_countries(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Country
+		res, err = ec.Resolvers.Query().Countries(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCountry2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCountryᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15025,6 +18589,33 @@ func (ec *executionContext) fieldContext_Query_countries(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Query_aircraft(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_aircraft(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Aircraft
+		res, err = ec.Resolvers.Query().Aircraft(ctx, fc.Args["configuration"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOAircraftConfiguration2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraft(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15069,6 +18660,33 @@ func (ec *executionContext) fieldContext_Query_aircraft(ctx context.Context, fie
 }
 
 func (ec *executionContext) _Query_fleet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_fleet(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Aircraft
+		res, err = ec.Resolvers.Query().Fleet(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAircraftConfiguration2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAircraftᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15101,6 +18719,33 @@ func (ec *executionContext) fieldContext_Query_fleet(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Query_amenities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_amenities(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Amenity
+		res, err = ec.Resolvers.Query().Amenities(ctx, fc.Args["configuration"].(string), fc.Args["cabinClass"].(*flightgraph.CabinClass), fc.Args["category"].(*flightgraph.AmenityCategory))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAmenity2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAmenityᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15145,6 +18790,33 @@ func (ec *executionContext) fieldContext_Query_amenities(ctx context.Context, fi
 }
 
 func (ec *executionContext) _Query_destinations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_destinations(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Destination
+		res, err = ec.Resolvers.Query().Destinations(ctx, fc.Args["origin"].(*string), fc.Args["price"].(*string), fc.Args["currency"].(*string), fc.Args["month"].(*string), fc.Args["cabin"].(*flightgraph.CabinClass), fc.Args["destination"].(*string), fc.Args["limit"].(*int))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDestination2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDestinationᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15189,6 +18861,33 @@ func (ec *executionContext) fieldContext_Query_destinations(ctx context.Context,
 }
 
 func (ec *executionContext) _Query_routes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_routes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.RouteConnection
+		res, err = ec.Resolvers.Query().Routes(ctx, fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["carrier"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNRouteConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15233,6 +18932,33 @@ func (ec *executionContext) fieldContext_Query_routes(ctx context.Context, field
 }
 
 func (ec *executionContext) _Query_carriers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_carriers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Carrier
+		res, err = ec.Resolvers.Query().Carriers(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCarrier2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrierᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15265,6 +18991,33 @@ func (ec *executionContext) fieldContext_Query_carriers(_ context.Context, field
 }
 
 func (ec *executionContext) _Query_scheduledFlights(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_scheduledFlights(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.ScheduledLegConnection
+		res, err = ec.Resolvers.Query().ScheduledFlights(ctx, fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["carrier"].(*string), fc.Args["flightNumber"].(*int), fc.Args["date"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNScheduledLegConnection2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegConnection(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15309,6 +19062,33 @@ func (ec *executionContext) fieldContext_Query_scheduledFlights(ctx context.Cont
 }
 
 func (ec *executionContext) _Query_availableOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_availableOffers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Offer
+		res, err = ec.Resolvers.Query().AvailableOffers(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["bound"].(*flightgraph.Bound), fc.Args["first"].(*int))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15353,6 +19133,33 @@ func (ec *executionContext) fieldContext_Query_availableOffers(ctx context.Conte
 }
 
 func (ec *executionContext) _Query_lowestFares(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_lowestFares(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.LowestFare
+		res, err = ec.Resolvers.Query().LowestFares(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["dateInterval"].(*string), fc.Args["type"].(*flightgraph.CalendarType), fc.Args["bound"].(*flightgraph.Bound), fc.Args["first"].(*int))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNLowestFare2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐLowestFareᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15397,6 +19204,33 @@ func (ec *executionContext) fieldContext_Query_lowestFares(ctx context.Context, 
 }
 
 func (ec *executionContext) _Query_upsellOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_upsellOffers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Offer
+		res, err = ec.Resolvers.Query().UpsellOffers(ctx, fc.Args["id"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15441,6 +19275,33 @@ func (ec *executionContext) fieldContext_Query_upsellOffers(ctx context.Context,
 }
 
 func (ec *executionContext) _Query_ticketConditions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_ticketConditions(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.TicketConditions
+		res, err = ec.Resolvers.Query().TicketConditions(ctx, fc.Args["offerId"].(*string), fc.Args["reservationIdentifier"].(*string), fc.Args["origin"].(*string), fc.Args["destination"].(*string), fc.Args["departureDate"].(*string), fc.Args["fareFamily"].(*string), fc.Args["currency"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNTicketConditions2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐTicketConditions(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15485,6 +19346,33 @@ func (ec *executionContext) fieldContext_Query_ticketConditions(ctx context.Cont
 }
 
 func (ec *executionContext) _Query_offer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_offer(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Offer
+		res, err = ec.Resolvers.Query().Offer(ctx, fc.Args["id"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOOffer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOffer(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15529,6 +19417,33 @@ func (ec *executionContext) fieldContext_Query_offer(ctx context.Context, field 
 }
 
 func (ec *executionContext) _Query_relatedProducts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_relatedProducts(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.RelatedProduct
+		res, err = ec.Resolvers.Query().RelatedProducts(ctx, fc.Args["offerId"].(*string), fc.Args["cartId"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNRelatedProduct2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRelatedProductᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15573,6 +19488,33 @@ func (ec *executionContext) fieldContext_Query_relatedProducts(ctx context.Conte
 }
 
 func (ec *executionContext) _Query_shoppingCart(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_shoppingCart(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.ShoppingCart
+		res, err = ec.Resolvers.Query().ShoppingCart(ctx, fc.Args["id"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOShoppingCart2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐShoppingCart(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15617,6 +19559,33 @@ func (ec *executionContext) fieldContext_Query_shoppingCart(ctx context.Context,
 }
 
 func (ec *executionContext) _Query_offersReferenceData(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_offersReferenceData(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.ReferenceData
+		res, err = ec.Resolvers.Query().OffersReferenceData(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNOffersReferenceData2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐReferenceData(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15649,6 +19618,33 @@ func (ec *executionContext) fieldContext_Query_offersReferenceData(_ context.Con
 }
 
 func (ec *executionContext) _Query_dealsReferenceData(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_dealsReferenceData(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.DealsReference
+		res, err = ec.Resolvers.Query().DealsReferenceData(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDealsReference2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐDealsReference(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15681,6 +19677,33 @@ func (ec *executionContext) fieldContext_Query_dealsReferenceData(_ context.Cont
 }
 
 func (ec *executionContext) _Query_searchContext(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_searchContext(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.SearchContext
+		res, err = ec.Resolvers.Query().SearchContext(ctx, fc.Args["origin"].(string), fc.Args["destination"].(string), fc.Args["departureDate"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNSearchContext2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐSearchContext(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15725,6 +19748,33 @@ func (ec *executionContext) fieldContext_Query_searchContext(ctx context.Context
 }
 
 func (ec *executionContext) _Query_flightsAvailability(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_flightsAvailability(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.FlightAvailability
+		res, err = ec.Resolvers.Query().FlightsAvailability(ctx, fc.Args["search"].(flightgraph.OfferSearch), fc.Args["first"].(*int))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlightAvailability2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlightAvailabilityᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15769,6 +19819,33 @@ func (ec *executionContext) fieldContext_Query_flightsAvailability(ctx context.C
 }
 
 func (ec *executionContext) _Query_bestFareOffers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_bestFareOffers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Deal
+		res, err = ec.Resolvers.Query().BestFareOffers(ctx, fc.Args["search"].(flightgraph.DealQuery))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15813,6 +19890,33 @@ func (ec *executionContext) fieldContext_Query_bestFareOffers(ctx context.Contex
 }
 
 func (ec *executionContext) _Query_allDeals(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_allDeals(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Deal
+		res, err = ec.Resolvers.Query().AllDeals(ctx, fc.Args["search"].(flightgraph.DealQuery), fc.Args["limit"].(*int))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15857,6 +19961,33 @@ func (ec *executionContext) fieldContext_Query_allDeals(ctx context.Context, fie
 }
 
 func (ec *executionContext) _Query_bestOffersFeed(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_bestOffersFeed(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Deal
+		res, err = ec.Resolvers.Query().BestOffersFeed(ctx, fc.Args["search"].(flightgraph.DealQuery), fc.Args["first"].(*int))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNDeal2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐDealᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15901,6 +20032,33 @@ func (ec *executionContext) fieldContext_Query_bestOffersFeed(ctx context.Contex
 }
 
 func (ec *executionContext) _Query_baggageAllowances(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_baggageAllowances(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.BaggageAnswer
+		res, err = ec.Resolvers.Query().BaggageAllowances(ctx, fc.Args["origin"].(string), fc.Args["destination"].(string), fc.Args["travelClass"].(flightgraph.CabinClass), fc.Args["type"].(*flightgraph.BaggageType), fc.Args["host"].(*string), fc.Args["fareFamily"].(*string), fc.Args["passengerTypes"].([]string), fc.Args["loyaltyProgram"].(*string), fc.Args["departureDate"].(*string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBaggageAnswer2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐBaggageAnswer(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15945,6 +20103,33 @@ func (ec *executionContext) fieldContext_Query_baggageAllowances(ctx context.Con
 }
 
 func (ec *executionContext) _Query_cargoCapacity(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query_cargoCapacity(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.CargoCapacity
+		res, err = ec.Resolvers.Query().CargoCapacity(ctx, fc.Args["flightId"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOCargoCapacity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCargoCapacity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15989,6 +20174,33 @@ func (ec *executionContext) fieldContext_Query_cargoCapacity(ctx context.Context
 }
 
 func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query__entities(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []fedruntime.Entity
+		res, err = ec.__resolve_entities(ctx, fc.Args["representations"].([]map[string]any)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN_Entity2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐEntity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16033,6 +20245,33 @@ func (ec *executionContext) fieldContext_Query__entities(ctx context.Context, fi
 }
 
 func (ec *executionContext) _Query__service(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query__service(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res fedruntime.Service
+		res, err = ec.__resolve__service(ctx)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN_Service2githubᚗcomᚋ99designsᚋgqlgenᚋpluginᚋfederationᚋfedruntimeᚐService(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16065,6 +20304,33 @@ func (ec *executionContext) fieldContext_Query__service(_ context.Context, field
 }
 
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query___type(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = ec.IntrospectType(fc.Args["name"].(string))
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16109,6 +20375,33 @@ func (ec *executionContext) fieldContext_Query___type(ctx context.Context, field
 }
 
 func (ec *executionContext) _Query___schema(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Query___schema(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Schema
+		res, err = ec.IntrospectSchema()
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Schema2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐSchema(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16167,6 +20460,33 @@ func (ec *executionContext) fieldContext_ReferenceCountry_code(_ context.Context
 }
 
 func (ec *executionContext) _ReferenceCountry_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ReferenceCountry_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16211,6 +20531,33 @@ func (ec *executionContext) fieldContext_ReferenceCountry_name(ctx context.Conte
 }
 
 func (ec *executionContext) _ReferenceCountry_defaultAirport(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ReferenceCountry_defaultAirport(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.DefaultAirportCode(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16234,6 +20581,33 @@ func (ec *executionContext) fieldContext_ReferenceCountry_defaultAirport(_ conte
 }
 
 func (ec *executionContext) _ReferenceCountry_origins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ReferenceCountry_origins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []string
+		res, err = obj.OriginCodes(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16257,6 +20631,33 @@ func (ec *executionContext) fieldContext_ReferenceCountry_origins(_ context.Cont
 }
 
 func (ec *executionContext) _ReferenceCountry_destinations(ctx context.Context, field graphql.CollectedField, obj *flightgraph.MarketCountry) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ReferenceCountry_destinations(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []string
+		res, err = obj.DestinationCodes(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2ᚕstringᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16384,6 +20785,33 @@ func (ec *executionContext) fieldContext_RelatedProduct_flightId(_ context.Conte
 }
 
 func (ec *executionContext) _RelatedProduct_unitPrice(ctx context.Context, field graphql.CollectedField, obj *flightgraph.RelatedProduct) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_RelatedProduct_unitPrice(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.UnitPrice, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16442,6 +20870,33 @@ func (ec *executionContext) fieldContext_RelatedProduct_maxQuantity(_ context.Co
 }
 
 func (ec *executionContext) _Route_id(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Route_id(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.ID(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNID2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16465,6 +20920,33 @@ func (ec *executionContext) fieldContext_Route_id(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Route_carrier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Route_carrier(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Carrier
+		res, err = ec.Resolvers.Route().Carrier(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16497,6 +20979,33 @@ func (ec *executionContext) fieldContext_Route_carrier(_ context.Context, field 
 }
 
 func (ec *executionContext) _Route_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Route_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.Route().Origin(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16529,6 +21038,33 @@ func (ec *executionContext) fieldContext_Route_origin(_ context.Context, field g
 }
 
 func (ec *executionContext) _Route_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Route) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Route_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.Route().Destination(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16691,6 +21227,33 @@ func (ec *executionContext) fieldContext_RouteConnection_totalCount(_ context.Co
 }
 
 func (ec *executionContext) _RouteConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RouteConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_RouteConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.PageInfo
+		res, err = obj.PageInfo, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16723,6 +21286,33 @@ func (ec *executionContext) fieldContext_RouteConnection_pageInfo(_ context.Cont
 }
 
 func (ec *executionContext) _RouteConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RouteConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_RouteConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.RouteEdge
+		res, err = obj.Edges, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNRouteEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐRouteEdgeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16781,6 +21371,33 @@ func (ec *executionContext) fieldContext_RouteEdge_cursor(_ context.Context, fie
 }
 
 func (ec *executionContext) _RouteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RouteEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_RouteEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Route
+		res, err = obj.Node, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNRoute2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐRoute(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16813,6 +21430,33 @@ func (ec *executionContext) fieldContext_RouteEdge_node(_ context.Context, field
 }
 
 func (ec *executionContext) _ScheduledLeg_carrier(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ScheduledLeg_carrier(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Carrier
+		res, err = ec.Resolvers.ScheduledLeg().Carrier(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCarrier2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCarrier(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16897,6 +21541,33 @@ func (ec *executionContext) fieldContext_ScheduledLeg_legSequence(_ context.Cont
 }
 
 func (ec *executionContext) _ScheduledLeg_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ScheduledLeg_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.ScheduledLeg().Origin(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16929,6 +21600,33 @@ func (ec *executionContext) fieldContext_ScheduledLeg_origin(_ context.Context, 
 }
 
 func (ec *executionContext) _ScheduledLeg_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.ScheduledLeg) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ScheduledLeg_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Airport
+		res, err = ec.Resolvers.ScheduledLeg().Destination(ctx, obj)
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirport(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17277,6 +21975,33 @@ func (ec *executionContext) fieldContext_ScheduledLegConnection_totalCount(_ con
 }
 
 func (ec *executionContext) _ScheduledLegConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ScheduledLegConnection_pageInfo(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.PageInfo
+		res, err = obj.PageInfo, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPageInfo2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐPageInfo(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17309,6 +22034,33 @@ func (ec *executionContext) fieldContext_ScheduledLegConnection_pageInfo(_ conte
 }
 
 func (ec *executionContext) _ScheduledLegConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegConnection) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ScheduledLegConnection_edges(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.ScheduledLegEdge
+		res, err = obj.Edges, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNScheduledLegEdge2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐScheduledLegEdgeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17367,6 +22119,33 @@ func (ec *executionContext) fieldContext_ScheduledLegEdge_cursor(_ context.Conte
 }
 
 func (ec *executionContext) _ScheduledLegEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.ScheduledLegEdge) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ScheduledLegEdge_node(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.ScheduledLeg
+		res, err = obj.Node, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNScheduledLeg2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐScheduledLeg(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17503,6 +22282,33 @@ func (ec *executionContext) fieldContext_SearchContext_host(_ context.Context, f
 }
 
 func (ec *executionContext) _SearchContext_origin(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_origin(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.LabelledPlace
+		res, err = obj.Origin, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNSearchPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17535,6 +22341,33 @@ func (ec *executionContext) fieldContext_SearchContext_origin(_ context.Context,
 }
 
 func (ec *executionContext) _SearchContext_destination(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_destination(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.LabelledPlace
+		res, err = obj.Destination, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNSearchPlace2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐLabelledPlace(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17649,6 +22482,33 @@ func (ec *executionContext) fieldContext_SearchContext_lastDate(_ context.Contex
 }
 
 func (ec *executionContext) _SearchContext_connections(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_connections(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.ConnectionOption
+		res, err = obj.Connections, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNConnectionOption2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐConnectionOptionᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17681,6 +22541,33 @@ func (ec *executionContext) fieldContext_SearchContext_connections(_ context.Con
 }
 
 func (ec *executionContext) _SearchContext_cabins(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_cabins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []flightgraph.CabinClass
+		res, err = obj.Cabins, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCabinClass2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinClassᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17704,6 +22591,33 @@ func (ec *executionContext) fieldContext_SearchContext_cabins(_ context.Context,
 }
 
 func (ec *executionContext) _SearchContext_fareFamilies(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_fareFamilies(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.FareFamily
+		res, err = obj.FareFamilies, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFareFamily2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamilyᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17736,6 +22650,33 @@ func (ec *executionContext) fieldContext_SearchContext_fareFamilies(_ context.Co
 }
 
 func (ec *executionContext) _SearchContext_passengerTypes(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_passengerTypes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.PassengerType
+		res, err = obj.PassengerTypes, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNPassengerType2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐPassengerTypeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17820,6 +22761,33 @@ func (ec *executionContext) fieldContext_SearchContext_minimumNumberOfAdults(_ c
 }
 
 func (ec *executionContext) _SearchContext_offerValidity(ctx context.Context, field graphql.CollectedField, obj *flightgraph.SearchContext) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchContext_offerValidity(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.OfferValidityISO(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17869,6 +22837,33 @@ func (ec *executionContext) fieldContext_SearchPlace_code(_ context.Context, fie
 }
 
 func (ec *executionContext) _SearchPlace_type(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchPlace_type(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.PlaceType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17892,6 +22887,33 @@ func (ec *executionContext) fieldContext_SearchPlace_type(_ context.Context, fie
 }
 
 func (ec *executionContext) _SearchPlace_city(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchPlace_city(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.City
+		res, err = obj.City, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCity2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCity(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17924,6 +22946,33 @@ func (ec *executionContext) fieldContext_SearchPlace_city(_ context.Context, fie
 }
 
 func (ec *executionContext) _SearchPlace_airports(ctx context.Context, field graphql.CollectedField, obj *flightgraph.LabelledPlace) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SearchPlace_airports(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.Airport
+		res, err = obj.Airports, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNAirport2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐAirportᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17956,6 +23005,33 @@ func (ec *executionContext) fieldContext_SearchPlace_airports(_ context.Context,
 }
 
 func (ec *executionContext) _SegmentAvailability_flight(ctx context.Context, field graphql.CollectedField, obj *model.SegmentAvailability) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SegmentAvailability_flight(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *model.Flight
+		res, err = obj.Flight, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFlight2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐFlight(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17988,6 +23064,33 @@ func (ec *executionContext) fieldContext_SegmentAvailability_flight(_ context.Co
 }
 
 func (ec *executionContext) _SegmentAvailability_cabins(ctx context.Context, field graphql.CollectedField, obj *model.SegmentAvailability) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_SegmentAvailability_cabins(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.CabinSeats
+		res, err = obj.Cabins, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCabinSeats2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCabinSeatsᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18046,6 +23149,33 @@ func (ec *executionContext) fieldContext_ShoppingCart_id(_ context.Context, fiel
 }
 
 func (ec *executionContext) _ShoppingCart_offers(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ShoppingCart_offers(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*model.Offer
+		res, err = obj.Offers, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNOffer2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚋgraphᚋmodelᚐOfferᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18078,6 +23208,33 @@ func (ec *executionContext) fieldContext_ShoppingCart_offers(_ context.Context, 
 }
 
 func (ec *executionContext) _ShoppingCart_items(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ShoppingCart_items(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []*flightgraph.CartItem
+		res, err = obj.Items, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNCartItem2ᚕᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐCartItemᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18110,6 +23267,33 @@ func (ec *executionContext) fieldContext_ShoppingCart_items(_ context.Context, f
 }
 
 func (ec *executionContext) _ShoppingCart_total(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_ShoppingCart_total(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res flightgraph.Money
+		res, err = obj.Total, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNMoney2githubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18354,6 +23538,33 @@ func (ec *executionContext) fieldContext_TicketCondition_allowed(_ context.Conte
 }
 
 func (ec *executionContext) _TicketCondition_fee(ctx context.Context, field graphql.CollectedField, obj *flightgraph.TicketCondition) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_TicketCondition_fee(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.Money
+		res, err = obj.Fee, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOMoney2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐMoney(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18412,6 +23623,33 @@ func (ec *executionContext) fieldContext_TicketCondition_description(_ context.C
 }
 
 func (ec *executionContext) _TicketConditions_fareFamily(ctx context.Context, field graphql.CollectedField, obj *model.TicketConditions) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_TicketConditions_fareFamily(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *flightgraph.FareFamily
+		res, err = obj.FareFamily, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNFareFamily2ᚖgithubᚗcomᚋflightgraphᚋflightgraphᚐFareFamily(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18444,6 +23682,33 @@ func (ec *executionContext) fieldContext_TicketConditions_fareFamily(_ context.C
 }
 
 func (ec *executionContext) _TicketConditions_conditions(ctx context.Context, field graphql.CollectedField, obj *model.TicketConditions) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_TicketConditions_conditions(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []flightgraph.TicketCondition
+		res, err = obj.Conditions, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNTicketCondition2ᚕgithubᚗcomᚋflightgraphᚋflightgraphᚐTicketConditionᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18502,6 +23767,33 @@ func (ec *executionContext) fieldContext_Zone_code(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Zone_name(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Zone) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext_Zone_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Localized(fc.Args["language"].(*flightgraph.Language)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNString2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18598,6 +23890,33 @@ func (ec *executionContext) fieldContext___Directive_name(_ context.Context, fie
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Directive_description(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Description(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18647,6 +23966,33 @@ func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Cont
 }
 
 func (ec *executionContext) ___Directive_locations(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Directive_locations(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []string
+		res, err = obj.Locations, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__DirectiveLocation2ᚕstringᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18670,6 +24016,33 @@ func (ec *executionContext) fieldContext___Directive_locations(_ context.Context
 }
 
 func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Directive_args(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.InputValue
+		res, err = obj.Args, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18739,6 +24112,33 @@ func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, fie
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___EnumValue_description(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Description(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18762,6 +24162,33 @@ func (ec *executionContext) fieldContext___EnumValue_description(_ context.Conte
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___EnumValue_isDeprecated(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res bool
+		res, err = obj.IsDeprecated(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBoolean2bool(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18785,6 +24212,33 @@ func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Cont
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___EnumValue_deprecationReason(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.DeprecationReason(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18834,6 +24288,33 @@ func (ec *executionContext) fieldContext___Field_name(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Field_description(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Description(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18857,6 +24338,33 @@ func (ec *executionContext) fieldContext___Field_description(_ context.Context, 
 }
 
 func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Field_args(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.InputValue
+		res, err = obj.Args, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18900,6 +24408,33 @@ func (ec *executionContext) fieldContext___Field_args(ctx context.Context, field
 }
 
 func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Field_type(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = obj.Type, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18932,6 +24467,33 @@ func (ec *executionContext) fieldContext___Field_type(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Field_isDeprecated(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res bool
+		res, err = obj.IsDeprecated(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBoolean2bool(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -18955,6 +24517,33 @@ func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context,
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Field_deprecationReason(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.DeprecationReason(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19004,6 +24593,33 @@ func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___InputValue_description(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Description(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19027,6 +24643,33 @@ func (ec *executionContext) fieldContext___InputValue_description(_ context.Cont
 }
 
 func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___InputValue_type(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = obj.Type, nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19085,6 +24728,33 @@ func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___InputValue_isDeprecated(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res bool
+		res, err = obj.IsDeprecated(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalNBoolean2bool(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19108,6 +24778,33 @@ func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Con
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___InputValue_deprecationReason(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.DeprecationReason(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19131,6 +24828,33 @@ func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ contex
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Schema_description(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Description(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19154,6 +24878,33 @@ func (ec *executionContext) fieldContext___Schema_description(_ context.Context,
 }
 
 func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Schema_types(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.Type
+		res, err = obj.Types(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19186,6 +24937,33 @@ func (ec *executionContext) fieldContext___Schema_types(_ context.Context, field
 }
 
 func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Schema_queryType(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = obj.QueryType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19218,6 +24996,33 @@ func (ec *executionContext) fieldContext___Schema_queryType(_ context.Context, f
 }
 
 func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Schema_mutationType(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = obj.MutationType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19250,6 +25055,33 @@ func (ec *executionContext) fieldContext___Schema_mutationType(_ context.Context
 }
 
 func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Schema_subscriptionType(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = obj.SubscriptionType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19282,6 +25114,33 @@ func (ec *executionContext) fieldContext___Schema_subscriptionType(_ context.Con
 }
 
 func (ec *executionContext) ___Schema_directives(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Schema_directives(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.Directive
+		res, err = obj.Directives(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19314,6 +25173,33 @@ func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, 
 }
 
 func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_kind(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res string
+		res, err = obj.Kind(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalN__TypeKind2string(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19337,6 +25223,33 @@ func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field gr
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_name(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Name(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19360,6 +25273,33 @@ func (ec *executionContext) fieldContext___Type_name(_ context.Context, field gr
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_description(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.Description(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19383,6 +25323,33 @@ func (ec *executionContext) fieldContext___Type_description(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_specifiedByURL(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *string
+		res, err = obj.SpecifiedByURL(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOString2ᚖstring(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19406,6 +25373,33 @@ func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context
 }
 
 func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_fields(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.Field
+		res, err = obj.Fields(fc.Args["includeDeprecated"].(bool)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐFieldᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19450,6 +25444,33 @@ func (ec *executionContext) fieldContext___Type_fields(ctx context.Context, fiel
 }
 
 func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_interfaces(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.Type
+		res, err = obj.Interfaces(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19482,6 +25503,33 @@ func (ec *executionContext) fieldContext___Type_interfaces(_ context.Context, fi
 }
 
 func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_possibleTypes(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.Type
+		res, err = obj.PossibleTypes(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19514,6 +25562,33 @@ func (ec *executionContext) fieldContext___Type_possibleTypes(_ context.Context,
 }
 
 func (ec *executionContext) ___Type_enumValues(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_enumValues(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.EnumValue
+		res, err = obj.EnumValues(fc.Args["includeDeprecated"].(bool)), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19558,6 +25633,33 @@ func (ec *executionContext) fieldContext___Type_enumValues(ctx context.Context, 
 }
 
 func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_inputFields(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res []introspection.InputValue
+		res, err = obj.InputFields(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19590,6 +25692,33 @@ func (ec *executionContext) fieldContext___Type_inputFields(_ context.Context, f
 }
 
 func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_ofType(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res *introspection.Type
+		res, err = obj.OfType(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalO__Type2ᚖgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -19622,6 +25751,33 @@ func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
+	if plainField(ec.OperationContext) {
+		fc, err := ec.fieldContext___Type_isOneOf(ctx, field)
+		if err != nil {
+			return graphql.Null
+		}
+		ctx = graphql.WithFieldContext(ctx, fc)
+		defer func() {
+			if r := recover(); r != nil {
+				ec.Error(ctx, ec.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+		var res bool
+		res, err = obj.IsOneOf(), nil
+		if err != nil {
+			ec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))
+			return graphql.Null
+		}
+		if any(res) == nil {
+			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+				ec.Errorf(ctx, "must not be null")
+			}
+			return graphql.Null
+		}
+		fc.Result = res
+		return ec.marshalOBoolean2bool(ctx, field.Selections, res)
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,

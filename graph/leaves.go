@@ -11,8 +11,10 @@ import (
 	"github.com/99designs/gqlgen/graphql/executor"
 )
 
-// plainField reports whether a leaf field read from its object's struct may skip
-// graphql.ResolveField (graph/gen gives such leaves that path: inlineLeaves).
+// plainField reports whether a field may skip graphql.ResolveField: a leaf read from its
+// object's struct (graph/gen gives such leaves that path: inlineLeaves), or another field with no
+// directive middleware, which then runs as ResolveField runs it without its closures and calls
+// (inlineFields; TestFieldsAnswerAsGqlgen holds it to gqlgen's answers and errors).
 //
 // For every field, whatever it is, gqlgen builds a field context (with a closure and an error for
 // the children a scalar never has), puts it in a new context, boxes the value, and runs the

@@ -21,7 +21,9 @@
 //
 // It then gives every leaf field read from its object's struct (no resolver, no directive, a
 // scalar or enum whose marshaller reads nothing but the value) a path around graphql.ResolveField
-// (inlineLeaves): see plainField in graph/leaves.go for what that path skips and when it is taken.
+// (inlineLeaves), and every other field without directive middleware a path that does what
+// ResolveField does without its closures (inlineFields): see plainField in graph/leaves.go for
+// what the paths skip and when they are taken.
 //
 // Run it from the repository's root: go generate ./...
 package main
@@ -32,6 +34,7 @@ import (
 	"go/format"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/99designs/gqlgen/api"
 	"github.com/99designs/gqlgen/codegen/config"
@@ -87,6 +90,13 @@ func generate(file string) error {
 	}
 	if n < minLeaves {
 		return fmt.Errorf("%s: only %d leaf fields read from their struct were found (want %d or more): gqlgen generates otherwise now; see graph/leaves.go", cfg.Exec.Filename, n, minLeaves)
+	}
+	src, n, err = inlineFields(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Exec.Filename, err)
+	}
+	if n < minFields {
+		return fmt.Errorf("%s: only %d other fields without field middleware were found (want %d or more): gqlgen generates otherwise now; see graph/leaves.go", cfg.Exec.Filename, n, minFields)
 	}
 	return os.WriteFile(cfg.Exec.Filename, src, 0o644)
 }
@@ -185,6 +195,54 @@ func inlineLeaves(src []byte) ([]byte, int, error) {
 		}
 		n++
 		return []byte(head + fast + string(fn[len(head):]))
+	})
+	out, err := format.Source(src)
+	return out, n, err
+}
+
+// minFields is fewer than the fields inlineFields finds (about 230).
+const minFields = 150
+
+// resolvedField is a field function of gqlgen's that inlineLeaves left (a leaf's starts with its
+// path), with no directive middleware: $1 its head, $2 its field context function, $3 the
+// resolver's expression (after the field context's lookup, which a resolver that reads its
+// arguments makes first), $4 the type of the value, $5 its marshaller, $6 whether a panic is
+// recovered, $7 whether the field is non-null.
+var resolvedField = regexp.MustCompile(`(?m)^(func \(ec \*executionContext\) _\w+\(ctx context\.Context, field graphql\.CollectedField(?:, obj \*[\w.]+)?\) \(ret graphql\.Marshaler\) \{\n)` +
+	`\treturn graphql\.ResolveField\(\n\t\tctx,\n\t\tec\.OperationContext,\n\t\tfield,\n` +
+	`\t\tfunc\(ctx context\.Context, field graphql\.CollectedField\) \(\*graphql\.FieldContext, error\) \{\n\t\t\treturn (ec\.fieldContext_\w+)\(ctx, field\)\n\t\t\},\n` +
+	`\t\tfunc\(ctx context\.Context\) \(any, error\) \{\n(?:\t\t\tfc := graphql\.GetFieldContext\(ctx\)\n)?\t\t\treturn ([^\n]+)\n\t\t\},\n` +
+	`\t\tnil,\n` +
+	`\t\tfunc\(ctx context\.Context, selections ast\.SelectionSet, v ([^)\n]+)\) graphql\.Marshaler \{\n\t\t\treturn (ec\.[^(\s]+)\(ctx, selections, v\)\n\t\t\},\n` +
+	`\t\t(true|false),\n\t\t(true|false),\n\t\)\n\}`)
+
+// inlineFields puts, at the head of every other field function (resolvedField), a path that does
+// what graphql.ResolveField does for it when plainField holds (the field middleware is gqlgen's
+// pass-through) without the closures it is handed and calls, nor the value's boxing: the field
+// context made and put in the context, the resolver called under it, a panic recovered as
+// gqlgen's handler does, an error added at the field's path, a nil value (of an interface)
+// reported as gqlgen reports it, and the value marshalled. A resolver that reads its arguments
+// looks its field context up first; on the path it is the one just made. It returns the source
+// and the number of fields given the path.
+func inlineFields(src []byte) ([]byte, int, error) {
+	n := 0
+	src = resolvedField.ReplaceAllFunc(src, func(fn []byte) []byte {
+		m := resolvedField.FindSubmatch(fn)
+		head, fieldContext, resolve, typ, marshal := string(m[1]), string(m[2]), string(m[3]), string(m[4]), string(m[5])
+		recovers, nonNull := string(m[6]) == "true", string(m[7])
+		var b strings.Builder
+		b.WriteString("\tif plainField(ec.OperationContext) {\n")
+		b.WriteString("\t\tfc, err := " + fieldContext + "(ctx, field)\n\t\tif err != nil {\n\t\t\treturn graphql.Null\n\t\t}\n")
+		b.WriteString("\t\tctx = graphql.WithFieldContext(ctx, fc)\n")
+		if recovers {
+			b.WriteString("\t\tdefer func() {\n\t\t\tif r := recover(); r != nil {\n\t\t\t\tec.Error(ctx, ec.Recover(ctx, r))\n\t\t\t\tret = graphql.Null\n\t\t\t}\n\t\t}()\n")
+		}
+		b.WriteString("\t\tvar res " + typ + "\n\t\tres, err = " + resolve + "\n")
+		b.WriteString("\t\tif err != nil {\n\t\t\tec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))\n\t\t\treturn graphql.Null\n\t\t}\n")
+		b.WriteString("\t\tif any(res) == nil {\n\t\t\tif (" + nonNull + " || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {\n\t\t\t\tec.Errorf(ctx, \"must not be null\")\n\t\t\t}\n\t\t\treturn graphql.Null\n\t\t}\n")
+		b.WriteString("\t\tfc.Result = res\n\t\treturn " + marshal + "(ctx, field.Selections, res)\n\t}\n")
+		n++
+		return []byte(head + b.String() + string(fn[len(head):]))
 	})
 	out, err := format.Source(src)
 	return out, n, err
