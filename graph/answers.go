@@ -81,7 +81,7 @@ var _ interface {
 // NewAnswers returns an empty Answers that keeps public answers in responses too, when not nil.
 func NewAnswers(responses *live.Cache) *Answers {
 	a := &Answers{responses: responses}
-	a.kept, _ = simplelru.NewLRU(MaxAnswers, func(_ answerKey, v *answer) { a.bytes -= len(v.data) })
+	a.kept, _ = simplelru.NewLRU(MaxAnswers, func(_ answerKey, v *answer) { a.bytes -= cap(v.data) })
 	return a
 }
 
@@ -113,13 +113,14 @@ func (a *Answers) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 		return resp
 	}
 	kept = &answer{data: resp.Data, etag: flightgraph.ETag(resp.Data)}
-	if len(kept.data) <= MaxAnswerBytes/16 {
+	// Counted by what it holds (its capacity), which may be more than it says.
+	if cap(kept.data) <= MaxAnswerBytes/16 {
 		a.mu.Lock()
 		if old, ok := a.kept.Peek(key); ok {
-			a.bytes -= len(old.data) // Add replaces it without evicting
+			a.bytes -= cap(old.data) // Add replaces it without evicting
 		}
 		a.kept.Add(key, kept)
-		a.bytes += len(kept.data)
+		a.bytes += cap(kept.data)
 		for a.bytes > MaxAnswerBytes {
 			a.kept.RemoveOldest()
 		}

@@ -11,16 +11,15 @@ import (
 )
 
 // marshalData is an operation's data as JSON, as gqlgen's generated Exec marshals it (graph/gen
-// puts it there), into a buffer sized ahead from what the same document answered last: grown by
-// doubling from nothing, a board of 54 KB went through a dozen buffers, 125 KB in all, each
+// puts it there), into a buffer sized ahead from what the same document's operation answered
+// last: grown by doubling from nothing, a board of 54 KB went through a dozen buffers, 125 KB in all, each
 // cleared and copied into the next. A hint is only a size: a wrong one costs a grow or some
 // unused capacity, never a different answer. It is the document's own (a slot keeps the hash of
 // the text it was given for, and another text finds no hint there), so that nobody's documents
 // make another's answers allocate more than that document answers itself, and at most
 // maxDataHint.
 func marshalData(opCtx *graphql.OperationContext, data graphql.Marshaler) []byte {
-	h := maphash.String(dataSeed, opCtx.RawQuery)
-	slot, tag := &dataSizes[h%uint64(len(dataSizes))], h>>32
+	slot, tag := dataSlot(opCtx)
 	var hint uint64
 	if v := slot.Load(); v>>32 == tag {
 		hint = v & math.MaxUint32
@@ -30,12 +29,28 @@ func marshalData(opCtx *graphql.OperationContext, data graphql.Marshaler) []byte
 	// An eighth more than this answer, so that one a little larger next time is not grown by
 	// doubling.
 	slot.Store(tag<<32 | uint64(min(buf.Len()+buf.Len()/8, maxDataHint)))
+	// An answer much smaller than its hint (the same text with other variables) is copied into
+	// a buffer of its size: the response caches keep what they are given, and a small answer in
+	// a large buffer holds the larger.
+	if b := buf.Bytes(); cap(b)-len(b) > len(b)/4+dataSlack {
+		return bytes.Clone(b)
+	}
 	return buf.Bytes()
 }
 
-// dataSizes are the answers' sizes by document (a hash of its text, so that the same document
-// parsed again finds its size), each beside the top half of its document's hash; dataSeed is
-// their hash's seed, this process's own.
+// dataSlack is the room past a quarter of an answer that it may keep unused.
+const dataSlack = 4 << 10
+
+// dataSlot is the slot of an operation's answers' size (a hash of its document's text and its
+// name, so that the same document parsed again finds its size, and its other operations their
+// own), and the tag the slot keeps beside the size: the top half of that hash.
+func dataSlot(opCtx *graphql.OperationContext) (*atomic.Uint64, uint64) {
+	h := maphash.String(dataSeed, opCtx.RawQuery) ^ maphash.String(dataSeed, opCtx.OperationName)*0x9e3779b97f4a7c15
+	return &dataSizes[h%uint64(len(dataSizes))], h >> 32
+}
+
+// dataSizes are the answers' sizes, each beside its tag (dataSlot); dataSeed is their hash's
+// seed, this process's own.
 var (
 	dataSizes [256]atomic.Uint64
 	dataSeed  = maphash.MakeSeed()

@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"math"
 	"strings"
@@ -72,7 +71,8 @@ func (p pieces) MarshalGQL(w io.Writer) {
 func TestMarshalDataSizesAhead(t *testing.T) {
 	board := &graphql.OperationContext{RawQuery: "query Board { flights { id } } # " + t.Name()}
 	slot := func(op *graphql.OperationContext) *atomic.Uint64 {
-		return &dataSizes[maphash.String(dataSeed, op.RawQuery)%uint64(len(dataSizes))]
+		s, _ := dataSlot(op)
+		return s
 	}
 	if got := string(marshalData(board, pieces(250))); got != `"`+strings.Repeat("x", 250)+`"` {
 		t.Fatalf("data %q", got)
@@ -111,6 +111,20 @@ func TestMarshalDataSizesAhead(t *testing.T) {
 	}
 	if c := cap(marshalData(board, tiny)); c > 1024 {
 		t.Errorf("the board's tiny answer has a buffer of %d bytes: the other text's hint", c)
+	}
+
+	// The board's first operation answers small after large (other variables): the answer
+	// keeps a buffer of about its size, not of the hint's, since the caches keep what they get;
+	// its other operation has a size of its own.
+	marshalData(board, pieces(200_000))
+	if b := marshalData(board, pieces(1000)); cap(b) > 1002+1002/4+dataSlack {
+		t.Errorf("a 1 KB answer after one of 200 KB keeps a buffer of %d bytes", cap(b))
+	}
+	second := &graphql.OperationContext{RawQuery: board.RawQuery, OperationName: "Second"}
+	s1, t1 := dataSlot(board)
+	s2, t2 := dataSlot(second)
+	if s1 == s2 && t1 == t2 {
+		t.Error("the document's two operations share their hint")
 	}
 
 	// Without a hint: a fresh document's first answer of 60 KB grows its buffer many times.

@@ -214,7 +214,7 @@ func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
 		return false
 	}
 	k.tags = tags
-	k.size = entryOverhead + len(k.Body)
+	k.size = entryOverhead + cap(k.Body) // what it holds, which may be more than it says
 	for name, vs := range k.Header {
 		k.size += len(name) + 16
 		for _, v := range vs {

@@ -257,12 +257,13 @@ func (s *Sub) lastSent() int64 {
 // any, is an event with only End set, saying why (ECodeResume, ECodePositionExpired,
 // ECodeSubscriptionRevoked via cut). cut ends the subscription with its error.
 func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *flightgraph.FlightEvent, func(error), error) {
-	return h.subscribe(ctx, f, after, nil)
+	return h.subscribe(ctx, f, after, nil, nil)
 }
 
-// subscribe is Subscribe; ended, when set, is called once the subscription's stream is over
-// (not when it fails to open).
-func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, ended func()) (<-chan *flightgraph.FlightEvent, func(error), error) {
+// subscribe is Subscribe; stopped, when set, is called once the subscription sends no more
+// events (it was cut, or ctx is done), before its reason waits for the reader; ended once the
+// stream is over, the channel closed (neither when it fails to open).
+func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, stopped, ended func()) (<-chan *flightgraph.FlightEvent, func(error), error) {
 	h.Start(context.Background())
 	select {
 	case <-h.ready:
@@ -351,10 +352,13 @@ func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, ended func()
 			case <-s.ended:
 				goto end
 			case <-ctx.Done():
-				return
+				goto end
 			}
 		}
 	end:
+		if stopped != nil {
+			stopped()
+		}
 		// The reason is kept for the reader however slow it is (a slow reader is why most
 		// subscriptions end): ctx, the request's or the socket's, bounds the wait, as it bounds
 		// every send before.

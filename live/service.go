@@ -141,7 +141,7 @@ func (s *Service) Subscribe(ctx context.Context, f Filter, after string) (<-chan
 		return nil, err
 	}
 	if s.Recheck == nil {
-		ch, _, err := s.Hub.subscribe(ctx, f, pos, release)
+		ch, _, err := s.Hub.subscribe(ctx, f, pos, nil, release)
 		if err != nil {
 			release()
 			return nil, err
@@ -158,7 +158,10 @@ func (s *Service) Subscribe(ctx context.Context, f Filter, after string) (<-chan
 		cred = fmt.Sprintf("sub:%p", h)
 	}
 	s.hold(cred, h)
-	ch, cut, err := s.Hub.subscribe(ctx, f, pos, func() { s.letGo(cred, h); release() })
+	// A stream cut or over is no longer checked, though a reader that does not read may hold it
+	// open a while yet (its reason waits for it): its credential is let go of at once, its
+	// place among the caps only when the stream is over.
+	ch, cut, err := s.Hub.subscribe(ctx, f, pos, func() { s.letGo(cred, h) }, func() { s.letGo(cred, h); release() })
 	if err != nil {
 		s.letGo(cred, h)
 		release()

@@ -98,3 +98,47 @@ func TestServiceChecksEachCredentialOnce(t *testing.T) {
 		t.Errorf("%d checks with no subscription open", n)
 	}
 }
+
+// TestStalledRevokedStreamIsLetGo: a revoked credential's stream whose reader reads nothing is
+// no longer checked once it is cut (its reason waits for the reader, who may never come), but it
+// keeps its place among the key's caps until the stream is over.
+func TestStalledRevokedStreamIsLetGo(t *testing.T) {
+	f := newFixture(t, store.SQLite)
+	var revoked atomic.Bool
+	var checks atomic.Int64
+	svc := &live.Service{Hub: f.hub, PerKey: 1, RecheckEvery: 20 * time.Millisecond,
+		Credential: func(ctx context.Context) string { return "k" },
+		Recheck: func(ctx context.Context, product string) error {
+			checks.Add(1)
+			if revoked.Load() {
+				return flightgraph.Errorf(flightgraph.ECodeSubscriptionRevoked, "revoked")
+			}
+			return nil
+		}}
+	plan := map[string]*flightgraph.Entitlement{live.Product: {Plan: &flightgraph.Plan{Limits: flightgraph.Limits{PerSecond: 100}}}}
+	ctx, cancel := context.WithCancel(flightgraph.WithCaller(context.Background(), &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: "k", Products: plan}))
+	defer cancel()
+	stalled, err := svc.Subscribe(ctx, live.Filter{}, "") // never read until the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked.Store(true)
+	for deadline := time.Now().Add(5 * time.Second); svc.Checks() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cut stream's credential is still checked while its reader does not read")
+		}
+	}
+	before := checks.Load()
+	time.Sleep(200 * time.Millisecond)
+	if n := checks.Load() - before; n != 0 {
+		t.Errorf("%d checks of a cut stream's credential in 200 ms (rounds of 20 ms)", n)
+	}
+	if _, err := svc.Subscribe(ctx, live.Filter{}, ""); flightgraph.ErrorCode(err) != flightgraph.ECodeTooManyStreams {
+		t.Errorf("a second stream beside the stalled one (cap 1): %v, want %s", err, flightgraph.ECodeTooManyStreams)
+	}
+	if e := <-stalled; flightgraph.ErrorCode(e.End) != flightgraph.ECodeSubscriptionRevoked {
+		t.Errorf("the stalled reader's first value %+v, want the end %s", e, flightgraph.ECodeSubscriptionRevoked)
+	}
+	for range stalled {
+	}
+}
