@@ -7204,7 +7204,7 @@ func (ec *executionContext) _Aircraft_aircraftConfiguration(ctx context.Context,
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -7471,7 +7471,7 @@ func (ec *executionContext) _Aircraft_cabins(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -7738,7 +7738,7 @@ func (ec *executionContext) _AircraftConfiguration_cabins(ctx context.Context, f
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -7849,7 +7849,7 @@ func (ec *executionContext) _Airport_city(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -7908,7 +7908,7 @@ func (ec *executionContext) _Airport_country(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -7967,7 +7967,7 @@ func (ec *executionContext) _Airport_latitude(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8017,7 +8017,7 @@ func (ec *executionContext) _Airport_longitude(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8145,7 +8145,7 @@ func (ec *executionContext) _AirportConnection_pageInfo(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8204,7 +8204,7 @@ func (ec *executionContext) _AirportConnection_edges(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8289,7 +8289,7 @@ func (ec *executionContext) _AirportEdge_node(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8556,7 +8556,7 @@ func (ec *executionContext) _BaggageAllowance_base(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8615,7 +8615,7 @@ func (ec *executionContext) _BaggageAllowance_loyalty(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8674,7 +8674,7 @@ func (ec *executionContext) _BaggageAllowance_paid(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8837,7 +8837,7 @@ func (ec *executionContext) _BaggageAnswer_fareFamily(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -8896,7 +8896,7 @@ func (ec *executionContext) _BaggageAnswer_passengers(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9033,7 +9033,7 @@ func (ec *executionContext) _BaggageProduct_maxKg(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9083,7 +9083,7 @@ func (ec *executionContext) _BaggageProduct_maxLb(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9133,7 +9133,7 @@ func (ec *executionContext) _BaggageProduct_sizeCm(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9183,7 +9183,7 @@ func (ec *executionContext) _BaggageProduct_sizeIn(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9233,7 +9233,7 @@ func (ec *executionContext) _BaggageProduct_online(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9292,7 +9292,7 @@ func (ec *executionContext) _BaggageProduct_airport(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9455,7 +9455,7 @@ func (ec *executionContext) _BaggageSegment_products(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9592,7 +9592,7 @@ func (ec *executionContext) _Cabin_amenities(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9741,7 +9741,7 @@ func (ec *executionContext) _CargoCapacity_flight(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9800,7 +9800,7 @@ func (ec *executionContext) _CargoCapacity_volumeM3(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9876,7 +9876,7 @@ func (ec *executionContext) _CargoCapacity_legs(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -9961,7 +9961,7 @@ func (ec *executionContext) _CargoLeg_origin(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10020,7 +10020,7 @@ func (ec *executionContext) _CargoLeg_destination(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10183,7 +10183,7 @@ func (ec *executionContext) _CargoLeg_holdVolumeM3(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10389,7 +10389,7 @@ func (ec *executionContext) _CargoLeg_baggageVolumeM3(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10439,7 +10439,7 @@ func (ec *executionContext) _CargoLeg_volumeM3(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10567,7 +10567,7 @@ func (ec *executionContext) _Carrier_hub(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10626,7 +10626,7 @@ func (ec *executionContext) _CartItem_product(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10711,7 +10711,7 @@ func (ec *executionContext) _CartItem_total(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10796,7 +10796,7 @@ func (ec *executionContext) _City_name(ctx context.Context, field graphql.Collec
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10867,7 +10867,7 @@ func (ec *executionContext) _City_country(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10926,7 +10926,7 @@ func (ec *executionContext) _City_airports(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -10985,7 +10985,7 @@ func (ec *executionContext) _ConnectionOption_stops(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11035,7 +11035,7 @@ func (ec *executionContext) _ConnectionOption_via(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11094,7 +11094,7 @@ func (ec *executionContext) _ConnectionOption_carriers(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11196,7 +11196,7 @@ func (ec *executionContext) _Country_name(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11449,7 +11449,7 @@ func (ec *executionContext) _Deal_destination(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11499,7 +11499,7 @@ func (ec *executionContext) _Deal_destinationType(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11549,7 +11549,7 @@ func (ec *executionContext) _Deal_city(ctx context.Context, field graphql.Collec
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11608,7 +11608,7 @@ func (ec *executionContext) _Deal_zone(ctx context.Context, field graphql.Collec
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11693,7 +11693,7 @@ func (ec *executionContext) _Deal_departureDate(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11743,7 +11743,7 @@ func (ec *executionContext) _Deal_offer(ctx context.Context, field graphql.Colle
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11830,7 +11830,7 @@ func (ec *executionContext) _DealKind_name(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11901,7 +11901,7 @@ func (ec *executionContext) _DealOrigin_origin(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -11960,7 +11960,7 @@ func (ec *executionContext) _DealOrigin_zones(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12045,7 +12045,7 @@ func (ec *executionContext) _DealPlace_type(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12095,7 +12095,7 @@ func (ec *executionContext) _DealPlace_name(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12166,7 +12166,7 @@ func (ec *executionContext) _DealZone_zone(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12225,7 +12225,7 @@ func (ec *executionContext) _DealZone_destinations(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12336,7 +12336,7 @@ func (ec *executionContext) _DealsReference_origins(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12395,7 +12395,7 @@ func (ec *executionContext) _DealsReference_months(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12445,7 +12445,7 @@ func (ec *executionContext) _DealsReference_dealTypes(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12504,7 +12504,7 @@ func (ec *executionContext) _Destination_code(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12554,7 +12554,7 @@ func (ec *executionContext) _Destination_city(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12613,7 +12613,7 @@ func (ec *executionContext) _Destination_lowestPrice(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12672,7 +12672,7 @@ func (ec *executionContext) _Destination_departureDate(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12722,7 +12722,7 @@ func (ec *executionContext) _Destination_stops(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12772,7 +12772,7 @@ func (ec *executionContext) _Entity_findManyAircraftByRegistrations(ctx context.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12843,7 +12843,7 @@ func (ec *executionContext) _Entity_findManyAircraftConfigurationByConfiguration
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12914,7 +12914,7 @@ func (ec *executionContext) _Entity_findManyAirportByCodes(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -12985,7 +12985,7 @@ func (ec *executionContext) _Entity_findManyCarrierByCodes(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13056,7 +13056,7 @@ func (ec *executionContext) _Entity_findManyCityByCodes(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13127,7 +13127,7 @@ func (ec *executionContext) _Entity_findManyCountryByCodes(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13198,7 +13198,7 @@ func (ec *executionContext) _Entity_findManyFlightByIDs(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13269,7 +13269,7 @@ func (ec *executionContext) _Entity_findManyFlightLegByIDs(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13340,7 +13340,7 @@ func (ec *executionContext) _Entity_findOfferByID(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13411,7 +13411,7 @@ func (ec *executionContext) _Entity_findManyRouteByIDs(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13482,7 +13482,7 @@ func (ec *executionContext) _Entity_findShoppingCartByID(ctx context.Context, fi
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13865,7 +13865,7 @@ func (ec *executionContext) _Flight_designator(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -13915,7 +13915,7 @@ func (ec *executionContext) _Flight_carrier(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14002,7 +14002,7 @@ func (ec *executionContext) _Flight_status(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14078,7 +14078,7 @@ func (ec *executionContext) _Flight_origin(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14137,7 +14137,7 @@ func (ec *executionContext) _Flight_destination(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14196,7 +14196,7 @@ func (ec *executionContext) _Flight_legs(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14281,7 +14281,7 @@ func (ec *executionContext) _FlightAvailability_segments(ctx context.Context, fi
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14340,7 +14340,7 @@ func (ec *executionContext) _FlightAvailability_cabins(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14425,7 +14425,7 @@ func (ec *executionContext) _FlightConnection_pageInfo(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14484,7 +14484,7 @@ func (ec *executionContext) _FlightConnection_edges(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14569,7 +14569,7 @@ func (ec *executionContext) _FlightEdge_node(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14628,7 +14628,7 @@ func (ec *executionContext) _FlightLeg_id(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14704,7 +14704,7 @@ func (ec *executionContext) _FlightLeg_origin(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14763,7 +14763,7 @@ func (ec *executionContext) _FlightLeg_destination(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14822,7 +14822,7 @@ func (ec *executionContext) _FlightLeg_departure(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14881,7 +14881,7 @@ func (ec *executionContext) _FlightLeg_arrival(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14940,7 +14940,7 @@ func (ec *executionContext) _FlightLeg_status(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -14990,7 +14990,7 @@ func (ec *executionContext) _FlightLeg_aircraft(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15049,7 +15049,7 @@ func (ec *executionContext) _FlightLeg_aircraftConfiguration(ctx context.Context
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15134,7 +15134,7 @@ func (ec *executionContext) _FlightLeg_duration(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15210,7 +15210,7 @@ func (ec *executionContext) _FlightStatusEvent_position(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15340,7 +15340,7 @@ func (ec *executionContext) _FlightStatusEvent_flight(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15425,7 +15425,7 @@ func (ec *executionContext) _LowestFare_offer(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15510,7 +15510,7 @@ func (ec *executionContext) _MailedSearch_cheapestOffer(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15569,7 +15569,7 @@ func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15701,7 +15701,7 @@ func (ec *executionContext) _Movement_actual(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15829,7 +15829,7 @@ func (ec *executionContext) _Mutation_createShoppingCart(ctx context.Context, fi
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15900,7 +15900,7 @@ func (ec *executionContext) _Mutation_addToShoppingCart(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -15971,7 +15971,7 @@ func (ec *executionContext) _Mutation_mailMySearch(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16042,7 +16042,7 @@ func (ec *executionContext) _Mutation_recordFlightOperation(ctx context.Context,
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16191,7 +16191,7 @@ func (ec *executionContext) _Offer_fareFamily(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16250,7 +16250,7 @@ func (ec *executionContext) _Offer_segments(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16309,7 +16309,7 @@ func (ec *executionContext) _Offer_price(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16394,7 +16394,7 @@ func (ec *executionContext) _Offer_duration(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16500,7 +16500,7 @@ func (ec *executionContext) _Offer_includedBaggage(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16559,7 +16559,7 @@ func (ec *executionContext) _OfferSegment_flight(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16748,7 +16748,7 @@ func (ec *executionContext) _OffersReferenceData_countries(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16807,7 +16807,7 @@ func (ec *executionContext) _OffersReferenceData_cabins(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16857,7 +16857,7 @@ func (ec *executionContext) _OffersReferenceData_fareFamilies(ctx context.Contex
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16916,7 +16916,7 @@ func (ec *executionContext) _OffersReferenceData_passengerTypes(ctx context.Cont
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -16975,7 +16975,7 @@ func (ec *executionContext) _OffersReferenceData_currencies(ctx context.Context,
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17216,7 +17216,7 @@ func (ec *executionContext) _PassengerBaggage_products(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17327,7 +17327,7 @@ func (ec *executionContext) _PassengerPrice_base(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17386,7 +17386,7 @@ func (ec *executionContext) _PassengerPrice_taxes(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17445,7 +17445,7 @@ func (ec *executionContext) _PassengerPrice_taxTotal(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17504,7 +17504,7 @@ func (ec *executionContext) _PassengerPrice_total(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17589,7 +17589,7 @@ func (ec *executionContext) _PassengerType_name(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17764,7 +17764,7 @@ func (ec *executionContext) _Price_total(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17823,7 +17823,7 @@ func (ec *executionContext) _Price_passengers(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17934,7 +17934,7 @@ func (ec *executionContext) _PriceLine_amount(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -17993,7 +17993,7 @@ func (ec *executionContext) _Query_flight(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18064,7 +18064,7 @@ func (ec *executionContext) _Query_flights(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18135,7 +18135,7 @@ func (ec *executionContext) _Query_flightStatus(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18206,7 +18206,7 @@ func (ec *executionContext) _Query_airport(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18277,7 +18277,7 @@ func (ec *executionContext) _Query_airports(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18348,7 +18348,7 @@ func (ec *executionContext) _Query_city(ctx context.Context, field graphql.Colle
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18419,7 +18419,7 @@ func (ec *executionContext) _Query_cities(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18478,7 +18478,7 @@ func (ec *executionContext) _Query_country(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18549,7 +18549,7 @@ func (ec *executionContext) _Query_countries(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18608,7 +18608,7 @@ func (ec *executionContext) _Query_aircraft(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18679,7 +18679,7 @@ func (ec *executionContext) _Query_fleet(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18738,7 +18738,7 @@ func (ec *executionContext) _Query_amenities(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18809,7 +18809,7 @@ func (ec *executionContext) _Query_destinations(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18880,7 +18880,7 @@ func (ec *executionContext) _Query_routes(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -18951,7 +18951,7 @@ func (ec *executionContext) _Query_carriers(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19010,7 +19010,7 @@ func (ec *executionContext) _Query_scheduledFlights(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19081,7 +19081,7 @@ func (ec *executionContext) _Query_availableOffers(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19152,7 +19152,7 @@ func (ec *executionContext) _Query_lowestFares(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19223,7 +19223,7 @@ func (ec *executionContext) _Query_upsellOffers(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19294,7 +19294,7 @@ func (ec *executionContext) _Query_ticketConditions(ctx context.Context, field g
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19365,7 +19365,7 @@ func (ec *executionContext) _Query_offer(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19436,7 +19436,7 @@ func (ec *executionContext) _Query_relatedProducts(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19507,7 +19507,7 @@ func (ec *executionContext) _Query_shoppingCart(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19578,7 +19578,7 @@ func (ec *executionContext) _Query_offersReferenceData(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19637,7 +19637,7 @@ func (ec *executionContext) _Query_dealsReferenceData(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19696,7 +19696,7 @@ func (ec *executionContext) _Query_searchContext(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19767,7 +19767,7 @@ func (ec *executionContext) _Query_flightsAvailability(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19838,7 +19838,7 @@ func (ec *executionContext) _Query_bestFareOffers(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19909,7 +19909,7 @@ func (ec *executionContext) _Query_allDeals(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -19980,7 +19980,7 @@ func (ec *executionContext) _Query_bestOffersFeed(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20051,7 +20051,7 @@ func (ec *executionContext) _Query_baggageAllowances(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20122,7 +20122,7 @@ func (ec *executionContext) _Query_cargoCapacity(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20193,7 +20193,7 @@ func (ec *executionContext) _Query__entities(ctx context.Context, field graphql.
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20264,7 +20264,7 @@ func (ec *executionContext) _Query__service(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20323,7 +20323,7 @@ func (ec *executionContext) _Query___type(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20394,7 +20394,7 @@ func (ec *executionContext) _Query___schema(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20479,7 +20479,7 @@ func (ec *executionContext) _ReferenceCountry_name(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20550,7 +20550,7 @@ func (ec *executionContext) _ReferenceCountry_defaultAirport(ctx context.Context
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20600,7 +20600,7 @@ func (ec *executionContext) _ReferenceCountry_origins(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20650,7 +20650,7 @@ func (ec *executionContext) _ReferenceCountry_destinations(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20804,7 +20804,7 @@ func (ec *executionContext) _RelatedProduct_unitPrice(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20889,7 +20889,7 @@ func (ec *executionContext) _Route_id(ctx context.Context, field graphql.Collect
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20939,7 +20939,7 @@ func (ec *executionContext) _Route_carrier(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -20998,7 +20998,7 @@ func (ec *executionContext) _Route_origin(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21057,7 +21057,7 @@ func (ec *executionContext) _Route_destination(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21246,7 +21246,7 @@ func (ec *executionContext) _RouteConnection_pageInfo(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21305,7 +21305,7 @@ func (ec *executionContext) _RouteConnection_edges(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21390,7 +21390,7 @@ func (ec *executionContext) _RouteEdge_node(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21449,7 +21449,7 @@ func (ec *executionContext) _ScheduledLeg_carrier(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21560,7 +21560,7 @@ func (ec *executionContext) _ScheduledLeg_origin(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21619,7 +21619,7 @@ func (ec *executionContext) _ScheduledLeg_destination(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -21994,7 +21994,7 @@ func (ec *executionContext) _ScheduledLegConnection_pageInfo(ctx context.Context
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22053,7 +22053,7 @@ func (ec *executionContext) _ScheduledLegConnection_edges(ctx context.Context, f
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22138,7 +22138,7 @@ func (ec *executionContext) _ScheduledLegEdge_node(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22301,7 +22301,7 @@ func (ec *executionContext) _SearchContext_origin(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22360,7 +22360,7 @@ func (ec *executionContext) _SearchContext_destination(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22501,7 +22501,7 @@ func (ec *executionContext) _SearchContext_connections(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22560,7 +22560,7 @@ func (ec *executionContext) _SearchContext_cabins(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22610,7 +22610,7 @@ func (ec *executionContext) _SearchContext_fareFamilies(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22669,7 +22669,7 @@ func (ec *executionContext) _SearchContext_passengerTypes(ctx context.Context, f
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22780,7 +22780,7 @@ func (ec *executionContext) _SearchContext_offerValidity(ctx context.Context, fi
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22856,7 +22856,7 @@ func (ec *executionContext) _SearchPlace_type(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22906,7 +22906,7 @@ func (ec *executionContext) _SearchPlace_city(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -22965,7 +22965,7 @@ func (ec *executionContext) _SearchPlace_airports(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23024,7 +23024,7 @@ func (ec *executionContext) _SegmentAvailability_flight(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23083,7 +23083,7 @@ func (ec *executionContext) _SegmentAvailability_cabins(ctx context.Context, fie
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23168,7 +23168,7 @@ func (ec *executionContext) _ShoppingCart_offers(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23227,7 +23227,7 @@ func (ec *executionContext) _ShoppingCart_items(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23286,7 +23286,7 @@ func (ec *executionContext) _ShoppingCart_total(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23557,7 +23557,7 @@ func (ec *executionContext) _TicketCondition_fee(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23642,7 +23642,7 @@ func (ec *executionContext) _TicketConditions_fareFamily(ctx context.Context, fi
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23701,7 +23701,7 @@ func (ec *executionContext) _TicketConditions_conditions(ctx context.Context, fi
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23786,7 +23786,7 @@ func (ec *executionContext) _Zone_name(ctx context.Context, field graphql.Collec
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23909,7 +23909,7 @@ func (ec *executionContext) ___Directive_description(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -23985,7 +23985,7 @@ func (ec *executionContext) ___Directive_locations(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24035,7 +24035,7 @@ func (ec *executionContext) ___Directive_args(ctx context.Context, field graphql
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24131,7 +24131,7 @@ func (ec *executionContext) ___EnumValue_description(ctx context.Context, field 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24181,7 +24181,7 @@ func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24231,7 +24231,7 @@ func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, 
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24307,7 +24307,7 @@ func (ec *executionContext) ___Field_description(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24357,7 +24357,7 @@ func (ec *executionContext) ___Field_args(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24427,7 +24427,7 @@ func (ec *executionContext) ___Field_type(ctx context.Context, field graphql.Col
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24486,7 +24486,7 @@ func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24536,7 +24536,7 @@ func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24612,7 +24612,7 @@ func (ec *executionContext) ___InputValue_description(ctx context.Context, field
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24662,7 +24662,7 @@ func (ec *executionContext) ___InputValue_type(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24747,7 +24747,7 @@ func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24797,7 +24797,7 @@ func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context,
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24847,7 +24847,7 @@ func (ec *executionContext) ___Schema_description(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24897,7 +24897,7 @@ func (ec *executionContext) ___Schema_types(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -24956,7 +24956,7 @@ func (ec *executionContext) ___Schema_queryType(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25015,7 +25015,7 @@ func (ec *executionContext) ___Schema_mutationType(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25074,7 +25074,7 @@ func (ec *executionContext) ___Schema_subscriptionType(ctx context.Context, fiel
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25133,7 +25133,7 @@ func (ec *executionContext) ___Schema_directives(ctx context.Context, field grap
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25192,7 +25192,7 @@ func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (true || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25242,7 +25242,7 @@ func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.Coll
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25292,7 +25292,7 @@ func (ec *executionContext) ___Type_description(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25342,7 +25342,7 @@ func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field gr
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25392,7 +25392,7 @@ func (ec *executionContext) ___Type_fields(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25463,7 +25463,7 @@ func (ec *executionContext) ___Type_interfaces(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25522,7 +25522,7 @@ func (ec *executionContext) ___Type_possibleTypes(ctx context.Context, field gra
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25581,7 +25581,7 @@ func (ec *executionContext) ___Type_enumValues(ctx context.Context, field graphq
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25652,7 +25652,7 @@ func (ec *executionContext) ___Type_inputFields(ctx context.Context, field graph
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25711,7 +25711,7 @@ func (ec *executionContext) ___Type_ofType(ctx context.Context, field graphql.Co
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null
@@ -25770,7 +25770,7 @@ func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.C
 			return graphql.Null
 		}
 		if any(res) == nil {
-			if (false || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {
+			if fc.NonNull && !graphql.HasFieldError(ctx, fc) {
 				ec.Errorf(ctx, "must not be null")
 			}
 			return graphql.Null

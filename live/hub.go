@@ -261,8 +261,8 @@ func (h *Hub) Subscribe(ctx context.Context, f Filter, after int64) (<-chan *fli
 }
 
 // subscribe is Subscribe; stopped, when set, is called once the subscription sends no more
-// events (it was cut, or ctx is done), before its reason waits for the reader; ended once the
-// stream is over, the channel closed (neither when it fails to open).
+// events (it was cut, or ctx is done), before its reason waits for the reader; ended, after it,
+// once the stream is over and the channel closed (neither when it fails to open).
 func (h *Hub) subscribe(ctx context.Context, f Filter, after int64, stopped, ended func()) (<-chan *flightgraph.FlightEvent, func(error), error) {
 	h.Start(context.Background())
 	select {

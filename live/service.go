@@ -161,7 +161,7 @@ func (s *Service) Subscribe(ctx context.Context, f Filter, after string) (<-chan
 	// A stream cut or over is no longer checked, though a reader that does not read may hold it
 	// open a while yet (its reason waits for it): its credential is let go of at once, its
 	// place among the caps only when the stream is over.
-	ch, cut, err := s.Hub.subscribe(ctx, f, pos, func() { s.letGo(cred, h) }, func() { s.letGo(cred, h); release() })
+	ch, cut, err := s.Hub.subscribe(ctx, f, pos, func() { s.letGo(cred, h) }, release)
 	if err != nil {
 		s.letGo(cred, h)
 		release()

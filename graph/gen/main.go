@@ -229,7 +229,7 @@ func inlineFields(src []byte) ([]byte, int, error) {
 	src = resolvedField.ReplaceAllFunc(src, func(fn []byte) []byte {
 		m := resolvedField.FindSubmatch(fn)
 		head, fieldContext, resolve, typ, marshal := string(m[1]), string(m[2]), string(m[3]), string(m[4]), string(m[5])
-		recovers, nonNull := string(m[6]) == "true", string(m[7])
+		recovers, nonNull := string(m[6]) == "true", string(m[7]) == "true"
 		var b strings.Builder
 		b.WriteString("\tif plainField(ec.OperationContext) {\n")
 		b.WriteString("\t\tfc, err := " + fieldContext + "(ctx, field)\n\t\tif err != nil {\n\t\t\treturn graphql.Null\n\t\t}\n")
@@ -239,7 +239,11 @@ func inlineFields(src []byte) ([]byte, int, error) {
 		}
 		b.WriteString("\t\tvar res " + typ + "\n\t\tres, err = " + resolve + "\n")
 		b.WriteString("\t\tif err != nil {\n\t\t\tec.Error(ctx, graphql.AddFieldLocationToError(ctx, err))\n\t\t\treturn graphql.Null\n\t\t}\n")
-		b.WriteString("\t\tif any(res) == nil {\n\t\t\tif (" + nonNull + " || fc.NonNull) && !graphql.HasFieldError(ctx, fc) {\n\t\t\t\tec.Errorf(ctx, \"must not be null\")\n\t\t\t}\n\t\t\treturn graphql.Null\n\t\t}\n")
+		required := "!graphql.HasFieldError(ctx, fc)" // gqlgen: (nonNull || fc.NonNull) && that
+		if !nonNull {
+			required = "fc.NonNull && " + required
+		}
+		b.WriteString("\t\tif any(res) == nil {\n\t\t\tif " + required + " {\n\t\t\t\tec.Errorf(ctx, \"must not be null\")\n\t\t\t}\n\t\t\treturn graphql.Null\n\t\t}\n")
 		b.WriteString("\t\tfc.Result = res\n\t\treturn " + marshal + "(ctx, field.Selections, res)\n\t}\n")
 		n++
 		return []byte(head + b.String() + string(fn[len(head):]))
