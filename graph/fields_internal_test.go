@@ -66,7 +66,7 @@ func TestFieldsAnswerAsGqlgen(t *testing.T) {
 			}
 			got := "null"
 			if m := ec._Flight_origin(ctx, field, &model.Flight{}); m != graphql.Null {
-				got = written(m)
+				got = written(t, m)
 			}
 			var errs []string
 			for _, e := range graphql.GetErrors(ctx) {

@@ -3459,6 +3459,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 
 type executionContext struct {
 	*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]
+	objects objects
 }
 
 func newExecutionContext(
@@ -26494,7 +26495,7 @@ var aircraftImplementors = []string{"Aircraft", "_Entity"}
 func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet, obj *model.Airframe) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26574,7 +26575,7 @@ func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var aircraftConfigurationImplementors = []string{"AircraftConfiguration", "_Entity"}
@@ -26582,7 +26583,7 @@ var aircraftConfigurationImplementors = []string{"AircraftConfiguration", "_Enti
 func (ec *executionContext) _AircraftConfiguration(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Aircraft) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftConfigurationImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26687,7 +26688,7 @@ func (ec *executionContext) _AircraftConfiguration(ctx context.Context, sel ast.
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var airportImplementors = []string{"Airport", "_Entity"}
@@ -26695,7 +26696,7 @@ var airportImplementors = []string{"Airport", "_Entity"}
 func (ec *executionContext) _Airport(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Airport) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, airportImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26830,7 +26831,7 @@ func (ec *executionContext) _Airport(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var airportConnectionImplementors = []string{"AirportConnection"}
@@ -26838,7 +26839,7 @@ var airportConnectionImplementors = []string{"AirportConnection"}
 func (ec *executionContext) _AirportConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AirportConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, airportConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26878,7 +26879,7 @@ func (ec *executionContext) _AirportConnection(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var airportEdgeImplementors = []string{"AirportEdge"}
@@ -26886,7 +26887,7 @@ var airportEdgeImplementors = []string{"AirportEdge"}
 func (ec *executionContext) _AirportEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AirportEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, airportEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26921,7 +26922,7 @@ func (ec *executionContext) _AirportEdge(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var amenityImplementors = []string{"Amenity"}
@@ -26929,7 +26930,7 @@ var amenityImplementors = []string{"Amenity"}
 func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Amenity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, amenityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26984,7 +26985,7 @@ func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var baggageAllowanceImplementors = []string{"BaggageAllowance"}
@@ -26992,7 +26993,7 @@ var baggageAllowanceImplementors = []string{"BaggageAllowance"}
 func (ec *executionContext) _BaggageAllowance(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageAllowance) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageAllowanceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27042,7 +27043,7 @@ func (ec *executionContext) _BaggageAllowance(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var baggageAnswerImplementors = []string{"BaggageAnswer"}
@@ -27050,7 +27051,7 @@ var baggageAnswerImplementors = []string{"BaggageAnswer"}
 func (ec *executionContext) _BaggageAnswer(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageAnswer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageAnswerImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27105,7 +27106,7 @@ func (ec *executionContext) _BaggageAnswer(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var baggageProductImplementors = []string{"BaggageProduct"}
@@ -27113,7 +27114,7 @@ var baggageProductImplementors = []string{"BaggageProduct"}
 func (ec *executionContext) _BaggageProduct(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageProduct) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageProductImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27188,7 +27189,7 @@ func (ec *executionContext) _BaggageProduct(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var baggageSegmentImplementors = []string{"BaggageSegment"}
@@ -27196,7 +27197,7 @@ var baggageSegmentImplementors = []string{"BaggageSegment"}
 func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageSegment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageSegmentImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27241,7 +27242,7 @@ func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var cabinImplementors = []string{"Cabin"}
@@ -27249,7 +27250,7 @@ var cabinImplementors = []string{"Cabin"}
 func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, obj *model.Cabin) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cabinImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27294,7 +27295,7 @@ func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var cabinSeatsImplementors = []string{"CabinSeats"}
@@ -27302,7 +27303,7 @@ var cabinSeatsImplementors = []string{"CabinSeats"}
 func (ec *executionContext) _CabinSeats(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CabinSeats) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cabinSeatsImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27342,7 +27343,7 @@ func (ec *executionContext) _CabinSeats(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var cargoCapacityImplementors = []string{"CargoCapacity"}
@@ -27350,7 +27351,7 @@ var cargoCapacityImplementors = []string{"CargoCapacity"}
 func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoCapacity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cargoCapacityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27430,7 +27431,7 @@ func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var cargoLegImplementors = []string{"CargoLeg"}
@@ -27438,7 +27439,7 @@ var cargoLegImplementors = []string{"CargoLeg"}
 func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cargoLegImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27618,7 +27619,7 @@ func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var carrierImplementors = []string{"Carrier", "_Entity"}
@@ -27626,7 +27627,7 @@ var carrierImplementors = []string{"Carrier", "_Entity"}
 func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Carrier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, carrierImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27701,7 +27702,7 @@ func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var cartItemImplementors = []string{"CartItem"}
@@ -27709,7 +27710,7 @@ var cartItemImplementors = []string{"CartItem"}
 func (ec *executionContext) _CartItem(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CartItem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cartItemImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27749,7 +27750,7 @@ func (ec *executionContext) _CartItem(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var cityImplementors = []string{"City", "_Entity"}
@@ -27757,7 +27758,7 @@ var cityImplementors = []string{"City", "_Entity"}
 func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.City) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27872,7 +27873,7 @@ func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var connectionOptionImplementors = []string{"ConnectionOption"}
@@ -27880,7 +27881,7 @@ var connectionOptionImplementors = []string{"ConnectionOption"}
 func (ec *executionContext) _ConnectionOption(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ConnectionOption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, connectionOptionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27925,7 +27926,7 @@ func (ec *executionContext) _ConnectionOption(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var countryImplementors = []string{"Country", "_Entity"}
@@ -27933,7 +27934,7 @@ var countryImplementors = []string{"Country", "_Entity"}
 func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Country) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, countryImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27993,7 +27994,7 @@ func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var currencyImplementors = []string{"Currency"}
@@ -28001,7 +28002,7 @@ var currencyImplementors = []string{"Currency"}
 func (ec *executionContext) _Currency(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Currency) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, currencyImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28036,7 +28037,7 @@ func (ec *executionContext) _Currency(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var dealImplementors = []string{"Deal"}
@@ -28044,7 +28045,7 @@ var dealImplementors = []string{"Deal"}
 func (ec *executionContext) _Deal(ctx context.Context, sel ast.SelectionSet, obj *model.Deal) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28104,7 +28105,7 @@ func (ec *executionContext) _Deal(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var dealKindImplementors = []string{"DealKind"}
@@ -28112,7 +28113,7 @@ var dealKindImplementors = []string{"DealKind"}
 func (ec *executionContext) _DealKind(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealKind) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealKindImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28147,7 +28148,7 @@ func (ec *executionContext) _DealKind(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var dealOriginImplementors = []string{"DealOrigin"}
@@ -28155,7 +28156,7 @@ var dealOriginImplementors = []string{"DealOrigin"}
 func (ec *executionContext) _DealOrigin(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealOrigin) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealOriginImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28190,7 +28191,7 @@ func (ec *executionContext) _DealOrigin(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var dealPlaceImplementors = []string{"DealPlace"}
@@ -28198,7 +28199,7 @@ var dealPlaceImplementors = []string{"DealPlace"}
 func (ec *executionContext) _DealPlace(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.LabelledPlace) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealPlaceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28238,7 +28239,7 @@ func (ec *executionContext) _DealPlace(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var dealZoneImplementors = []string{"DealZone"}
@@ -28246,7 +28247,7 @@ var dealZoneImplementors = []string{"DealZone"}
 func (ec *executionContext) _DealZone(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealZone) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealZoneImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28281,7 +28282,7 @@ func (ec *executionContext) _DealZone(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var dealsReferenceImplementors = []string{"DealsReference"}
@@ -28289,7 +28290,7 @@ var dealsReferenceImplementors = []string{"DealsReference"}
 func (ec *executionContext) _DealsReference(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealsReference) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealsReferenceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28339,7 +28340,7 @@ func (ec *executionContext) _DealsReference(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var destinationImplementors = []string{"Destination"}
@@ -28347,7 +28348,7 @@ var destinationImplementors = []string{"Destination"}
 func (ec *executionContext) _Destination(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Destination) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, destinationImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28397,7 +28398,7 @@ func (ec *executionContext) _Destination(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var entityImplementors = []string{"Entity"}
@@ -28408,7 +28409,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		Object: "Entity",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28680,7 +28681,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var fareFamilyImplementors = []string{"FareFamily"}
@@ -28688,7 +28689,7 @@ var fareFamilyImplementors = []string{"FareFamily"}
 func (ec *executionContext) _FareFamily(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FareFamily) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fareFamilyImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28763,7 +28764,7 @@ func (ec *executionContext) _FareFamily(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var flightImplementors = []string{"Flight", "_Entity"}
@@ -28771,7 +28772,7 @@ var flightImplementors = []string{"Flight", "_Entity"}
 func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, obj *model.Flight) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28951,7 +28952,7 @@ func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var flightAvailabilityImplementors = []string{"FlightAvailability"}
@@ -28959,7 +28960,7 @@ var flightAvailabilityImplementors = []string{"FlightAvailability"}
 func (ec *executionContext) _FlightAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.FlightAvailability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightAvailabilityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28999,7 +29000,7 @@ func (ec *executionContext) _FlightAvailability(ctx context.Context, sel ast.Sel
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var flightConnectionImplementors = []string{"FlightConnection"}
@@ -29007,7 +29008,7 @@ var flightConnectionImplementors = []string{"FlightConnection"}
 func (ec *executionContext) _FlightConnection(ctx context.Context, sel ast.SelectionSet, obj *model.FlightConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29047,7 +29048,7 @@ func (ec *executionContext) _FlightConnection(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var flightEdgeImplementors = []string{"FlightEdge"}
@@ -29055,7 +29056,7 @@ var flightEdgeImplementors = []string{"FlightEdge"}
 func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FlightEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29090,7 +29091,7 @@ func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var flightLegImplementors = []string{"FlightLeg", "_Entity"}
@@ -29098,7 +29099,7 @@ var flightLegImplementors = []string{"FlightLeg", "_Entity"}
 func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet, obj *model.FlightLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightLegImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29218,7 +29219,7 @@ func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var flightStatusEventImplementors = []string{"FlightStatusEvent"}
@@ -29226,7 +29227,7 @@ var flightStatusEventImplementors = []string{"FlightStatusEvent"}
 func (ec *executionContext) _FlightStatusEvent(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FlightEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightStatusEventImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29346,7 +29347,7 @@ func (ec *executionContext) _FlightStatusEvent(ctx context.Context, sel ast.Sele
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var lowestFareImplementors = []string{"LowestFare"}
@@ -29354,7 +29355,7 @@ var lowestFareImplementors = []string{"LowestFare"}
 func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSet, obj *model.LowestFare) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, lowestFareImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29389,7 +29390,7 @@ func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSe
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var mailedSearchImplementors = []string{"MailedSearch"}
@@ -29397,7 +29398,7 @@ var mailedSearchImplementors = []string{"MailedSearch"}
 func (ec *executionContext) _MailedSearch(ctx context.Context, sel ast.SelectionSet, obj *model.MailedSearch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, mailedSearchImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29432,7 +29433,7 @@ func (ec *executionContext) _MailedSearch(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var moneyImplementors = []string{"Money"}
@@ -29440,7 +29441,7 @@ var moneyImplementors = []string{"Money"}
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Money) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29475,7 +29476,7 @@ func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var movementImplementors = []string{"Movement"}
@@ -29483,7 +29484,7 @@ var movementImplementors = []string{"Movement"}
 func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Movement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, movementImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29573,7 +29574,7 @@ func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -29584,7 +29585,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29642,7 +29643,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var offerImplementors = []string{"Offer", "_Entity"}
@@ -29650,7 +29651,7 @@ var offerImplementors = []string{"Offer", "_Entity"}
 func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, obj *model.Offer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, offerImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29730,7 +29731,7 @@ func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var offerSegmentImplementors = []string{"OfferSegment"}
@@ -29738,7 +29739,7 @@ var offerSegmentImplementors = []string{"OfferSegment"}
 func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.SelectionSet, obj *model.OfferSegment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, offerSegmentImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29783,7 +29784,7 @@ func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var offersReferenceDataImplementors = []string{"OffersReferenceData"}
@@ -29791,7 +29792,7 @@ var offersReferenceDataImplementors = []string{"OffersReferenceData"}
 func (ec *executionContext) _OffersReferenceData(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ReferenceData) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, offersReferenceDataImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29861,7 +29862,7 @@ func (ec *executionContext) _OffersReferenceData(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -29869,7 +29870,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29914,7 +29915,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var passengerBaggageImplementors = []string{"PassengerBaggage"}
@@ -29922,7 +29923,7 @@ var passengerBaggageImplementors = []string{"PassengerBaggage"}
 func (ec *executionContext) _PassengerBaggage(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerBaggage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, passengerBaggageImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29957,7 +29958,7 @@ func (ec *executionContext) _PassengerBaggage(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var passengerPriceImplementors = []string{"PassengerPrice"}
@@ -29965,7 +29966,7 @@ var passengerPriceImplementors = []string{"PassengerPrice"}
 func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, passengerPriceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30020,7 +30021,7 @@ func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var passengerTypeImplementors = []string{"PassengerType"}
@@ -30028,7 +30029,7 @@ var passengerTypeImplementors = []string{"PassengerType"}
 func (ec *executionContext) _PassengerType(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerType) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, passengerTypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30083,7 +30084,7 @@ func (ec *executionContext) _PassengerType(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var priceImplementors = []string{"Price"}
@@ -30091,7 +30092,7 @@ var priceImplementors = []string{"Price"}
 func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Price) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, priceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30126,7 +30127,7 @@ func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var priceLineImplementors = []string{"PriceLine"}
@@ -30134,7 +30135,7 @@ var priceLineImplementors = []string{"PriceLine"}
 func (ec *executionContext) _PriceLine(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PriceLine) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, priceLineImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30174,7 +30175,7 @@ func (ec *executionContext) _PriceLine(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var queryImplementors = []string{"Query"}
@@ -30185,7 +30186,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30977,7 +30978,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var referenceCountryImplementors = []string{"ReferenceCountry"}
@@ -30985,7 +30986,7 @@ var referenceCountryImplementors = []string{"ReferenceCountry"}
 func (ec *executionContext) _ReferenceCountry(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.MarketCountry) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, referenceCountryImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31035,7 +31036,7 @@ func (ec *executionContext) _ReferenceCountry(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var relatedProductImplementors = []string{"RelatedProduct"}
@@ -31043,7 +31044,7 @@ var relatedProductImplementors = []string{"RelatedProduct"}
 func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.RelatedProduct) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, relatedProductImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31098,7 +31099,7 @@ func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.Selecti
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var routeImplementors = []string{"Route", "_Entity"}
@@ -31106,7 +31107,7 @@ var routeImplementors = []string{"Route", "_Entity"}
 func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Route) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31276,7 +31277,7 @@ func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, ob
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var routeConnectionImplementors = []string{"RouteConnection"}
@@ -31284,7 +31285,7 @@ var routeConnectionImplementors = []string{"RouteConnection"}
 func (ec *executionContext) _RouteConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RouteConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31324,7 +31325,7 @@ func (ec *executionContext) _RouteConnection(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var routeEdgeImplementors = []string{"RouteEdge"}
@@ -31332,7 +31333,7 @@ var routeEdgeImplementors = []string{"RouteEdge"}
 func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RouteEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31367,7 +31368,7 @@ func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var scheduledLegImplementors = []string{"ScheduledLeg"}
@@ -31375,7 +31376,7 @@ var scheduledLegImplementors = []string{"ScheduledLeg"}
 func (ec *executionContext) _ScheduledLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ScheduledLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31585,7 +31586,7 @@ func (ec *executionContext) _ScheduledLeg(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var scheduledLegConnectionImplementors = []string{"ScheduledLegConnection"}
@@ -31593,7 +31594,7 @@ var scheduledLegConnectionImplementors = []string{"ScheduledLegConnection"}
 func (ec *executionContext) _ScheduledLegConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduledLegConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegConnectionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31633,7 +31634,7 @@ func (ec *executionContext) _ScheduledLegConnection(ctx context.Context, sel ast
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var scheduledLegEdgeImplementors = []string{"ScheduledLegEdge"}
@@ -31641,7 +31642,7 @@ var scheduledLegEdgeImplementors = []string{"ScheduledLegEdge"}
 func (ec *executionContext) _ScheduledLegEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduledLegEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegEdgeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31676,7 +31677,7 @@ func (ec *executionContext) _ScheduledLegEdge(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var searchContextImplementors = []string{"SearchContext"}
@@ -31684,7 +31685,7 @@ var searchContextImplementors = []string{"SearchContext"}
 func (ec *executionContext) _SearchContext(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.SearchContext) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchContextImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31789,7 +31790,7 @@ func (ec *executionContext) _SearchContext(ctx context.Context, sel ast.Selectio
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var searchPlaceImplementors = []string{"SearchPlace"}
@@ -31797,7 +31798,7 @@ var searchPlaceImplementors = []string{"SearchPlace"}
 func (ec *executionContext) _SearchPlace(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.LabelledPlace) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchPlaceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31842,7 +31843,7 @@ func (ec *executionContext) _SearchPlace(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var segmentAvailabilityImplementors = []string{"SegmentAvailability"}
@@ -31850,7 +31851,7 @@ var segmentAvailabilityImplementors = []string{"SegmentAvailability"}
 func (ec *executionContext) _SegmentAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.SegmentAvailability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, segmentAvailabilityImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31885,7 +31886,7 @@ func (ec *executionContext) _SegmentAvailability(ctx context.Context, sel ast.Se
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var shoppingCartImplementors = []string{"ShoppingCart", "_Entity"}
@@ -31893,7 +31894,7 @@ var shoppingCartImplementors = []string{"ShoppingCart", "_Entity"}
 func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.SelectionSet, obj *model.ShoppingCart) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, shoppingCartImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31943,7 +31944,7 @@ func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -31975,7 +31976,7 @@ var ticketConditionImplementors = []string{"TicketCondition"}
 func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.TicketCondition) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ticketConditionImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32020,7 +32021,7 @@ func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.Select
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var ticketConditionsImplementors = []string{"TicketConditions"}
@@ -32028,7 +32029,7 @@ var ticketConditionsImplementors = []string{"TicketConditions"}
 func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.SelectionSet, obj *model.TicketConditions) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ticketConditionsImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32063,7 +32064,7 @@ func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.Selec
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var zoneImplementors = []string{"Zone"}
@@ -32071,7 +32072,7 @@ var zoneImplementors = []string{"Zone"}
 func (ec *executionContext) _Zone(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Zone) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, zoneImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32106,7 +32107,7 @@ func (ec *executionContext) _Zone(ctx context.Context, sel ast.SelectionSet, obj
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var _ServiceImplementors = []string{"_Service"}
@@ -32114,7 +32115,7 @@ var _ServiceImplementors = []string{"_Service"}
 func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32144,7 +32145,7 @@ func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -32152,7 +32153,7 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32202,7 +32203,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -32210,7 +32211,7 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32255,7 +32256,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -32263,7 +32264,7 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32318,7 +32319,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -32326,7 +32327,7 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32381,7 +32382,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -32389,7 +32390,7 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32444,7 +32445,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -32452,7 +32453,7 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
-	out := graphql.NewFieldSet(fields)
+	out, answer := ec.objects.take(fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32532,7 +32533,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		Context:  ctx,
 	})
 
-	return object{fields, out.Values}
+	return answer
 }
 
 // endregion **************************** object.gotpl ****************************

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"reflect"
@@ -63,8 +64,59 @@ type (
 	leafBool   bool
 )
 
-func (s *leafString) MarshalGQL(w io.Writer) { graphql.MarshalString(string(*s)).MarshalGQL(w) }
-func (i *leafInt) MarshalGQL(w io.Writer)    { graphql.MarshalInt(int(*i)).MarshalGQL(w) }
+func (s *leafString) MarshalGQL(w io.Writer) { writeString(w, string(*s)) }
+
+func (i *leafInt) MarshalGQL(w io.Writer) {
+	if b, ok := w.(*bytes.Buffer); ok {
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(*i), 10))
+		return
+	}
+	graphql.MarshalInt(int(*i)).MarshalGQL(w)
+}
+
+// writeString writes s as a JSON string as graphql.MarshalString does: the bytes of s, with a
+// quote, a backslash and the controls below 0x20 escaped (\t, \r, \n, else \u00XX), nothing else
+// (invalid UTF-8 is written as it is). Into the answer's buffer, as the executor writes, it does
+// so without gqlgen's per-rune decoding and its three interface calls a string: those bytes are
+// never part of a multi-byte rune, so scanning bytes finds what scanning runes finds.
+func writeString(w io.Writer, s string) {
+	b, ok := w.(*bytes.Buffer)
+	if !ok {
+		graphql.MarshalString(s).MarshalGQL(w)
+		return
+	}
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		switch c {
+		case '\t':
+			b.WriteString(`\t`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		default:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b.WriteString(s[start:])
+	b.WriteByte('"')
+}
+
+// hexDigits are gqlgen's, upper case.
+const hexDigits = "0123456789ABCDEF"
 
 // MarshalGQL writes what graphql.MarshalBoolean writes, without its conversion to bytes.
 func (b *leafBool) MarshalGQL(w io.Writer) { io.WriteString(w, strconv.FormatBool(bool(*b))) }

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -77,12 +78,20 @@ type object struct {
 // object with more keeps a map.
 const objectScanMax = 32
 
-func (o object) MarshalGQL(w io.Writer) {
+func (o *object) MarshalGQL(w io.Writer) {
+	b, ok := w.(*bytes.Buffer)
+	if !ok {
+		// The executor writes into a buffer (marshalData); anything else gets the same bytes.
+		var buf bytes.Buffer
+		o.MarshalGQL(&buf)
+		w.Write(buf.Bytes())
+		return
+	}
 	var written map[string]bool
 	if len(o.fields) > objectScanMax {
 		written = make(map[string]bool, len(o.fields))
 	}
-	io.WriteString(w, "{")
+	b.WriteByte('{')
 	first := true
 	for i := range o.fields {
 		alias := o.fields[i].Alias
@@ -90,24 +99,24 @@ func (o object) MarshalGQL(w io.Writer) {
 			continue
 		}
 		if !first {
-			io.WriteString(w, ",")
+			b.WriteByte(',')
 		}
 		first = false
-		io.WriteString(w, `"`)
-		io.WriteString(w, alias)
-		io.WriteString(w, `":`)
+		b.WriteByte('"')
+		b.WriteString(alias)
+		b.WriteString(`":`)
 		if v := o.values[i]; v != nil {
-			v.MarshalGQL(w)
+			v.MarshalGQL(b)
 		} else {
-			io.WriteString(w, "null")
+			b.WriteString("null")
 		}
 	}
-	io.WriteString(w, "}")
+	b.WriteByte('}')
 }
 
 // writtenBefore reports whether a field before the i-th has alias, and records it in written
 // when the object keeps a map.
-func (o object) writtenBefore(i int, alias string, written map[string]bool) bool {
+func (o *object) writtenBefore(i int, alias string, written map[string]bool) bool {
 	if written != nil {
 		if written[alias] {
 			return true
@@ -121,4 +130,54 @@ func (o object) writtenBefore(i int, alias string, written map[string]bool) bool
 		}
 	}
 	return false
+}
+
+// objects hands an operation's objects what each makes for its answer, its FieldSet (whose
+// values the generated code sets and whose Dispatch runs its concurrent fields), its values and
+// the object it returns, from chunks of many rather than three allocations apiece (graph/gen puts
+// it where gqlgen's generated code calls graphql.NewFieldSet and returns the object): a board of
+// 20 flights has some 450 objects, each of which is garbage the moment the answer is written, all
+// at once. A chunk is as large as the objects the operation has taken so far (from
+// objectChunkMin to objectChunkMax), so that a small operation takes little. The executor's
+// context has one for its operation; objects are made on the goroutines of concurrent fields and
+// lists, hence the lock. The FieldSet's own fields stay unset: object writes the answer, and a
+// deferred field's set is one of its own (deferredFields).
+type objects struct {
+	mu     sync.Mutex
+	taken  int
+	sets   []objectSet
+	values []graphql.Marshaler
+}
+
+// objectSet is an object's FieldSet and its answer, whose values are the set's.
+type objectSet struct {
+	set    graphql.FieldSet
+	answer object
+}
+
+const (
+	objectChunkMin = 8
+	objectChunkMax = 256
+)
+
+// take returns an object's FieldSet of len(fields) values and its answer, which writes fields with
+// those values.
+func (o *objects) take(fields []graphql.CollectedField) (*graphql.FieldSet, *object) {
+	o.mu.Lock()
+	if len(o.sets) == 0 {
+		o.sets = make([]objectSet, min(max(o.taken, objectChunkMin), objectChunkMax))
+	}
+	s := &o.sets[0]
+	o.sets = o.sets[1:]
+	n := len(fields)
+	if len(o.values) < n {
+		o.values = make([]graphql.Marshaler, max(n, 4*min(max(o.taken, objectChunkMin), objectChunkMax)))
+	}
+	values := o.values[:n:n]
+	o.values = o.values[n:]
+	o.taken++
+	o.mu.Unlock()
+	s.set.Values = values
+	s.answer = object{fields, values}
+	return &s.set, &s.answer
 }

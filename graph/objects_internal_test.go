@@ -43,9 +43,14 @@ func TestObjectWritesAsFieldSet(t *testing.T) {
 		fs := graphql.NewFieldSet(fields)
 		copy(fs.Values, values)
 		fs.MarshalGQL(&gqlgens)
-		object{fields, values}.MarshalGQL(&ours)
+		(&object{fields, values}).MarshalGQL(&ours)
 		if ours.String() != gqlgens.String() {
 			t.Errorf("%d fields: object writes\n%s\nFieldSet\n%s", len(fields), ours.String(), gqlgens.String())
+		}
+		var other strings.Builder // not the executor's buffer
+		(&object{fields, values}).MarshalGQL(&other)
+		if other.String() != gqlgens.String() {
+			t.Errorf("%d fields: object writes into a strings.Builder\n%s\nFieldSet\n%s", len(fields), other.String(), gqlgens.String())
 		}
 	}
 }

@@ -8,7 +8,9 @@
 //     hands to ProcessDeferredGroup even when it has none, by deferredPath, which also takes the
 //     groups and builds the path only for some (ProcessDeferredGroup reads it only then);
 //   - the FieldSet an object returns, which keeps a map of the aliases it writes, by object
-//     (graph/objects.go), of its fields and values;
+//     (graph/objects.go), of its fields and values, and the FieldSet, its values and the object,
+//     three allocations for every object, by the operation's objects, which hands them out from
+//     chunks;
 //   - the FieldSet and the map of views every object makes for its deferred fields, by nil ones
 //     that deferredFields and deferredViews make when a field is deferred (ProcessDeferredGroup
 //     reads neither when there are no views);
@@ -44,7 +46,9 @@ import (
 var replaced = []struct{ gqlgen, ours string }{
 	{"graphql.MarshalSliceConcurrently(", "marshalList("},
 	{"Path:     graphql.GetPath(ctx),", "Path:     deferredPath(ctx, deferLabelToView),"},
-	{"\n\treturn out\n}", "\n\treturn object{fields, out.Values}\n}"},
+	{"type executionContext struct {\n\t*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]\n}", "type executionContext struct {\n\t*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]\n\tobjects objects\n}"},
+	{"\tout := graphql.NewFieldSet(fields)\n", "\tout, answer := ec.objects.take(fields)\n"},
+	{"\n\treturn out\n}", "\n\treturn answer\n}"},
 	{"\tdeferredFieldSet := graphql.NewFieldSet(nil)\n", "\tvar deferredFieldSet *graphql.FieldSet\n"},
 	{"\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n", "\tvar deferLabelToView map[string]*graphql.FieldSetView\n"},
 	{"deferredFieldSet.AddField(field)", "deferredFieldSet = deferredFields(deferredFieldSet)\ndeferredFieldSet.AddField(field)"},
