@@ -15294,10 +15294,8 @@ func (ec *executionContext) fieldContext_FlightStatusEvent_status(_ context.Cont
 }
 
 func (ec *executionContext) _FlightStatusEvent_at(ctx context.Context, field graphql.CollectedField, obj *flightgraph.FlightEvent) (ret graphql.Marshaler) {
-	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalTime(obj.At); res != graphql.Null {
-			return res
-		}
+	if plainField(ec.OperationContext) && !obj.At.IsZero() {
+		return (*leafTime)(&obj.At)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -15627,10 +15625,8 @@ func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field
 }
 
 func (ec *executionContext) _Movement_scheduled(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
-	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalTime(obj.Scheduled); res != graphql.Null {
-			return res
-		}
+	if plainField(ec.OperationContext) && !obj.Scheduled.IsZero() {
+		return (*leafTime)(&obj.Scheduled)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -15655,10 +15651,8 @@ func (ec *executionContext) fieldContext_Movement_scheduled(_ context.Context, f
 }
 
 func (ec *executionContext) _Movement_estimated(ctx context.Context, field graphql.CollectedField, obj *flightgraph.Movement) (ret graphql.Marshaler) {
-	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalTime(obj.Estimated); res != graphql.Null {
-			return res
-		}
+	if plainField(ec.OperationContext) && !obj.Estimated.IsZero() {
+		return (*leafTime)(&obj.Estimated)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16426,10 +16420,8 @@ func (ec *executionContext) fieldContext_Offer_duration(_ context.Context, field
 }
 
 func (ec *executionContext) _Offer_quotedAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
-	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalTime(obj.QuotedAt); res != graphql.Null {
-			return res
-		}
+	if plainField(ec.OperationContext) && !obj.QuotedAt.IsZero() {
+		return (*leafTime)(&obj.QuotedAt)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -16454,10 +16446,8 @@ func (ec *executionContext) fieldContext_Offer_quotedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Offer_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Offer) (ret graphql.Marshaler) {
-	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null {
-			return res
-		}
+	if plainField(ec.OperationContext) && !obj.ExpiresAt.IsZero() {
+		return (*leafTime)(&obj.ExpiresAt)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -23327,10 +23317,8 @@ func (ec *executionContext) fieldContext_ShoppingCart_total(_ context.Context, f
 }
 
 func (ec *executionContext) _ShoppingCart_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ShoppingCart) (ret graphql.Marshaler) {
-	if plainField(ec.OperationContext) {
-		if res := graphql.MarshalTime(obj.ExpiresAt); res != graphql.Null {
-			return res
-		}
+	if plainField(ec.OperationContext) && !obj.ExpiresAt.IsZero() {
+		return (*leafTime)(&obj.ExpiresAt)
 	}
 	return graphql.ResolveField(
 		ctx,
@@ -26495,7 +26483,7 @@ var aircraftImplementors = []string{"Aircraft", "_Entity"}
 func (ec *executionContext) _Aircraft(ctx context.Context, sel ast.SelectionSet, obj *model.Airframe) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26583,7 +26571,7 @@ var aircraftConfigurationImplementors = []string{"AircraftConfiguration", "_Enti
 func (ec *executionContext) _AircraftConfiguration(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Aircraft) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, aircraftConfigurationImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26696,7 +26684,7 @@ var airportImplementors = []string{"Airport", "_Entity"}
 func (ec *executionContext) _Airport(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Airport) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, airportImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26839,7 +26827,7 @@ var airportConnectionImplementors = []string{"AirportConnection"}
 func (ec *executionContext) _AirportConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AirportConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, airportConnectionImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26887,7 +26875,7 @@ var airportEdgeImplementors = []string{"AirportEdge"}
 func (ec *executionContext) _AirportEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AirportEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, airportEdgeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26930,7 +26918,7 @@ var amenityImplementors = []string{"Amenity"}
 func (ec *executionContext) _Amenity(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Amenity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, amenityImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -26993,7 +26981,7 @@ var baggageAllowanceImplementors = []string{"BaggageAllowance"}
 func (ec *executionContext) _BaggageAllowance(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageAllowance) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageAllowanceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27051,7 +27039,7 @@ var baggageAnswerImplementors = []string{"BaggageAnswer"}
 func (ec *executionContext) _BaggageAnswer(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageAnswer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageAnswerImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27114,7 +27102,7 @@ var baggageProductImplementors = []string{"BaggageProduct"}
 func (ec *executionContext) _BaggageProduct(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageProduct) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageProductImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27197,7 +27185,7 @@ var baggageSegmentImplementors = []string{"BaggageSegment"}
 func (ec *executionContext) _BaggageSegment(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.BaggageSegment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, baggageSegmentImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27250,7 +27238,7 @@ var cabinImplementors = []string{"Cabin"}
 func (ec *executionContext) _Cabin(ctx context.Context, sel ast.SelectionSet, obj *model.Cabin) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cabinImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27303,7 +27291,7 @@ var cabinSeatsImplementors = []string{"CabinSeats"}
 func (ec *executionContext) _CabinSeats(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CabinSeats) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cabinSeatsImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27351,7 +27339,7 @@ var cargoCapacityImplementors = []string{"CargoCapacity"}
 func (ec *executionContext) _CargoCapacity(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoCapacity) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cargoCapacityImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27439,7 +27427,7 @@ var cargoLegImplementors = []string{"CargoLeg"}
 func (ec *executionContext) _CargoLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CargoLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cargoLegImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27627,7 +27615,7 @@ var carrierImplementors = []string{"Carrier", "_Entity"}
 func (ec *executionContext) _Carrier(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Carrier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, carrierImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27710,7 +27698,7 @@ var cartItemImplementors = []string{"CartItem"}
 func (ec *executionContext) _CartItem(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.CartItem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cartItemImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27758,7 +27746,7 @@ var cityImplementors = []string{"City", "_Entity"}
 func (ec *executionContext) _City(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.City) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cityImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27881,7 +27869,7 @@ var connectionOptionImplementors = []string{"ConnectionOption"}
 func (ec *executionContext) _ConnectionOption(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ConnectionOption) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, connectionOptionImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -27934,7 +27922,7 @@ var countryImplementors = []string{"Country", "_Entity"}
 func (ec *executionContext) _Country(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Country) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, countryImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28002,7 +27990,7 @@ var currencyImplementors = []string{"Currency"}
 func (ec *executionContext) _Currency(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Currency) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, currencyImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28045,7 +28033,7 @@ var dealImplementors = []string{"Deal"}
 func (ec *executionContext) _Deal(ctx context.Context, sel ast.SelectionSet, obj *model.Deal) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28113,7 +28101,7 @@ var dealKindImplementors = []string{"DealKind"}
 func (ec *executionContext) _DealKind(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealKind) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealKindImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28156,7 +28144,7 @@ var dealOriginImplementors = []string{"DealOrigin"}
 func (ec *executionContext) _DealOrigin(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealOrigin) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealOriginImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28199,7 +28187,7 @@ var dealPlaceImplementors = []string{"DealPlace"}
 func (ec *executionContext) _DealPlace(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.LabelledPlace) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealPlaceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28247,7 +28235,7 @@ var dealZoneImplementors = []string{"DealZone"}
 func (ec *executionContext) _DealZone(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealZone) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealZoneImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28290,7 +28278,7 @@ var dealsReferenceImplementors = []string{"DealsReference"}
 func (ec *executionContext) _DealsReference(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.DealsReference) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, dealsReferenceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28348,7 +28336,7 @@ var destinationImplementors = []string{"Destination"}
 func (ec *executionContext) _Destination(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Destination) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, destinationImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28409,7 +28397,7 @@ func (ec *executionContext) _Entity(ctx context.Context, sel ast.SelectionSet) g
 		Object: "Entity",
 	})
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28689,7 +28677,7 @@ var fareFamilyImplementors = []string{"FareFamily"}
 func (ec *executionContext) _FareFamily(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FareFamily) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fareFamilyImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28772,7 +28760,7 @@ var flightImplementors = []string{"Flight", "_Entity"}
 func (ec *executionContext) _Flight(ctx context.Context, sel ast.SelectionSet, obj *model.Flight) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -28960,7 +28948,7 @@ var flightAvailabilityImplementors = []string{"FlightAvailability"}
 func (ec *executionContext) _FlightAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.FlightAvailability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightAvailabilityImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29008,7 +28996,7 @@ var flightConnectionImplementors = []string{"FlightConnection"}
 func (ec *executionContext) _FlightConnection(ctx context.Context, sel ast.SelectionSet, obj *model.FlightConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightConnectionImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29056,7 +29044,7 @@ var flightEdgeImplementors = []string{"FlightEdge"}
 func (ec *executionContext) _FlightEdge(ctx context.Context, sel ast.SelectionSet, obj *model.FlightEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightEdgeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29099,7 +29087,7 @@ var flightLegImplementors = []string{"FlightLeg", "_Entity"}
 func (ec *executionContext) _FlightLeg(ctx context.Context, sel ast.SelectionSet, obj *model.FlightLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightLegImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29227,7 +29215,7 @@ var flightStatusEventImplementors = []string{"FlightStatusEvent"}
 func (ec *executionContext) _FlightStatusEvent(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.FlightEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, flightStatusEventImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29355,7 +29343,7 @@ var lowestFareImplementors = []string{"LowestFare"}
 func (ec *executionContext) _LowestFare(ctx context.Context, sel ast.SelectionSet, obj *model.LowestFare) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, lowestFareImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29398,7 +29386,7 @@ var mailedSearchImplementors = []string{"MailedSearch"}
 func (ec *executionContext) _MailedSearch(ctx context.Context, sel ast.SelectionSet, obj *model.MailedSearch) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, mailedSearchImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29441,7 +29429,7 @@ var moneyImplementors = []string{"Money"}
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Money) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29484,7 +29472,7 @@ var movementImplementors = []string{"Movement"}
 func (ec *executionContext) _Movement(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Movement) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, movementImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29585,7 +29573,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		Object: "Mutation",
 	})
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29651,7 +29639,7 @@ var offerImplementors = []string{"Offer", "_Entity"}
 func (ec *executionContext) _Offer(ctx context.Context, sel ast.SelectionSet, obj *model.Offer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, offerImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29739,7 +29727,7 @@ var offerSegmentImplementors = []string{"OfferSegment"}
 func (ec *executionContext) _OfferSegment(ctx context.Context, sel ast.SelectionSet, obj *model.OfferSegment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, offerSegmentImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29792,7 +29780,7 @@ var offersReferenceDataImplementors = []string{"OffersReferenceData"}
 func (ec *executionContext) _OffersReferenceData(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ReferenceData) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, offersReferenceDataImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29870,7 +29858,7 @@ var pageInfoImplementors = []string{"PageInfo"}
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29923,7 +29911,7 @@ var passengerBaggageImplementors = []string{"PassengerBaggage"}
 func (ec *executionContext) _PassengerBaggage(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerBaggage) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, passengerBaggageImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -29966,7 +29954,7 @@ var passengerPriceImplementors = []string{"PassengerPrice"}
 func (ec *executionContext) _PassengerPrice(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, passengerPriceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30029,7 +30017,7 @@ var passengerTypeImplementors = []string{"PassengerType"}
 func (ec *executionContext) _PassengerType(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PassengerType) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, passengerTypeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30092,7 +30080,7 @@ var priceImplementors = []string{"Price"}
 func (ec *executionContext) _Price(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Price) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, priceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30135,7 +30123,7 @@ var priceLineImplementors = []string{"PriceLine"}
 func (ec *executionContext) _PriceLine(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.PriceLine) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, priceLineImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30186,7 +30174,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		Object: "Query",
 	})
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -30986,7 +30974,7 @@ var referenceCountryImplementors = []string{"ReferenceCountry"}
 func (ec *executionContext) _ReferenceCountry(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.MarketCountry) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, referenceCountryImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31044,7 +31032,7 @@ var relatedProductImplementors = []string{"RelatedProduct"}
 func (ec *executionContext) _RelatedProduct(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.RelatedProduct) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, relatedProductImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31107,7 +31095,7 @@ var routeImplementors = []string{"Route", "_Entity"}
 func (ec *executionContext) _Route(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Route) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31285,7 +31273,7 @@ var routeConnectionImplementors = []string{"RouteConnection"}
 func (ec *executionContext) _RouteConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RouteConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeConnectionImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31333,7 +31321,7 @@ var routeEdgeImplementors = []string{"RouteEdge"}
 func (ec *executionContext) _RouteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RouteEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, routeEdgeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31376,7 +31364,7 @@ var scheduledLegImplementors = []string{"ScheduledLeg"}
 func (ec *executionContext) _ScheduledLeg(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.ScheduledLeg) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31594,7 +31582,7 @@ var scheduledLegConnectionImplementors = []string{"ScheduledLegConnection"}
 func (ec *executionContext) _ScheduledLegConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduledLegConnection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegConnectionImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31642,7 +31630,7 @@ var scheduledLegEdgeImplementors = []string{"ScheduledLegEdge"}
 func (ec *executionContext) _ScheduledLegEdge(ctx context.Context, sel ast.SelectionSet, obj *model.ScheduledLegEdge) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, scheduledLegEdgeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31685,7 +31673,7 @@ var searchContextImplementors = []string{"SearchContext"}
 func (ec *executionContext) _SearchContext(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.SearchContext) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchContextImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31798,7 +31786,7 @@ var searchPlaceImplementors = []string{"SearchPlace"}
 func (ec *executionContext) _SearchPlace(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.LabelledPlace) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchPlaceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31851,7 +31839,7 @@ var segmentAvailabilityImplementors = []string{"SegmentAvailability"}
 func (ec *executionContext) _SegmentAvailability(ctx context.Context, sel ast.SelectionSet, obj *model.SegmentAvailability) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, segmentAvailabilityImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31894,7 +31882,7 @@ var shoppingCartImplementors = []string{"ShoppingCart", "_Entity"}
 func (ec *executionContext) _ShoppingCart(ctx context.Context, sel ast.SelectionSet, obj *model.ShoppingCart) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, shoppingCartImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -31976,7 +31964,7 @@ var ticketConditionImplementors = []string{"TicketCondition"}
 func (ec *executionContext) _TicketCondition(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.TicketCondition) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ticketConditionImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32029,7 +32017,7 @@ var ticketConditionsImplementors = []string{"TicketConditions"}
 func (ec *executionContext) _TicketConditions(ctx context.Context, sel ast.SelectionSet, obj *model.TicketConditions) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, ticketConditionsImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32072,7 +32060,7 @@ var zoneImplementors = []string{"Zone"}
 func (ec *executionContext) _Zone(ctx context.Context, sel ast.SelectionSet, obj *flightgraph.Zone) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, zoneImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32115,7 +32103,7 @@ var _ServiceImplementors = []string{"_Service"}
 func (ec *executionContext) __Service(ctx context.Context, sel ast.SelectionSet, obj *fedruntime.Service) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, _ServiceImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32153,7 +32141,7 @@ var __DirectiveImplementors = []string{"__Directive"}
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32211,7 +32199,7 @@ var __EnumValueImplementors = []string{"__EnumValue"}
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32264,7 +32252,7 @@ var __FieldImplementors = []string{"__Field"}
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32327,7 +32315,7 @@ var __InputValueImplementors = []string{"__InputValue"}
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32390,7 +32378,7 @@ var __SchemaImplementors = []string{"__Schema"}
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {
@@ -32453,7 +32441,7 @@ var __TypeImplementors = []string{"__Type"}
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
-	out, answer := ec.objects.take(fields)
+	out, answer := ec.objects.take(ec.OperationContext, fields)
 	var deferredFieldSet *graphql.FieldSet
 	var deferLabelToView map[string]*graphql.FieldSetView
 	for i, field := range fields {

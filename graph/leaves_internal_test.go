@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -114,7 +115,8 @@ func written(t *testing.T, m graphql.Marshaler) string {
 }
 
 // FuzzLeafString: a string leaf marshalled where it lies writes what gqlgen's MarshalString
-// writes, whatever the string (quotes, controls, invalid UTF-8); so do ints and booleans.
+// writes, whatever the string (quotes, controls, invalid UTF-8); so do ints, booleans and
+// times that are not zero, in any zone.
 func FuzzLeafString(f *testing.F) {
 	for _, s := range []string{"", "AMS", `say "hi"\`, "tab\there\nline\r", "\x00\x1f\x7f", "caf\xc3\xa9", "bad \xff\xfe utf-8", "\u2028"} {
 		f.Add(s, int64(len(s)), len(s)%2 == 0)
@@ -129,6 +131,18 @@ func FuzzLeafString(f *testing.F) {
 		}
 		if got, want := written(t, &lb), written(t, graphql.MarshalBoolean(b)); got != want {
 			t.Errorf("bool %v: leaf writes %s, gqlgen %s", b, got, want)
+		}
+		// A time of n nanoseconds from 1970 (and n seconds, to reach far years) in a zone of
+		// len(s) quarters of an hour east or west.
+		zone := time.FixedZone("", (len(s)%56-28)*15*60)
+		for _, at := range []time.Time{time.Unix(0, n).In(zone), time.Unix(n%(1<<40), 0).In(zone), time.Unix(0, n).UTC()} {
+			if at.IsZero() {
+				continue // gqlgen writes null, and graph/gen keeps a zero time off the path
+			}
+			lt := leafTime(at)
+			if got, want := written(t, &lt), written(t, graphql.MarshalTime(at)); got != want {
+				t.Errorf("time %v: leaf writes %s, gqlgen %s", at, got, want)
+			}
 		}
 	})
 }

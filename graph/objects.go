@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // marshalData is an operation's data as JSON, as gqlgen's generated Exec marshals it (graph/gen
@@ -161,8 +162,14 @@ const (
 )
 
 // take returns an object's FieldSet of len(fields) values and its answer, which writes fields with
-// those values.
-func (o *objects) take(fields []graphql.CollectedField) (*graphql.FieldSet, *object) {
+// those values. A subscription's objects are made one by one: its executor's context lasts as
+// long as the stream, and would hold a chunk for each of the streams a replica serves.
+func (o *objects) take(op *graphql.OperationContext, fields []graphql.CollectedField) (*graphql.FieldSet, *object) {
+	if op.Operation != nil && op.Operation.Operation == ast.Subscription {
+		s := &objectSet{set: graphql.FieldSet{Values: make([]graphql.Marshaler, len(fields))}}
+		s.answer = object{fields, s.set.Values}
+		return &s.set, &s.answer
+	}
 	o.mu.Lock()
 	if len(o.sets) == 0 {
 		o.sets = make([]objectSet, min(max(o.taken, objectChunkMin), objectChunkMax))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -129,5 +130,53 @@ func TestMarshalDataSizesAhead(t *testing.T) {
 	var data graphql.Marshaler = pieces(60_000)
 	if n := testing.AllocsPerRun(1, func() { slot(fresh).Store(0); marshalData(fresh, data) }); n < 5 {
 		t.Errorf("a first answer of 60 KB took %v allocations; the hint's test above measures nothing", n)
+	}
+}
+
+// TestObjectsTakeTheirOwn: objects taken by many goroutines of one operation at once (as
+// concurrent fields and lists take them) each get values of their own, of their fields' number,
+// which no other object's writes reach, past several chunks; a subscription's objects are made
+// one by one, the stream's executor keeping no chunk.
+func TestObjectsTakeTheirOwn(t *testing.T) {
+	query := &graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: ast.Query}}
+	var o objects
+	const goroutines, each = 8, 3 * objectChunkMax
+	got := make([][]*object, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				fields := make([]graphql.CollectedField, 1+i%5)
+				set, answer := o.take(query, fields)
+				if len(set.Values) != len(fields) || cap(set.Values) != len(fields) || len(answer.values) != len(fields) {
+					t.Errorf("%d fields: %d values (capacity %d), answer %d", len(fields), len(set.Values), cap(set.Values), len(answer.values))
+					return
+				}
+				for k := range set.Values {
+					set.Values[k] = graphql.MarshalInt(g*each + i)
+				}
+				got[g] = append(got[g], answer)
+			}
+		})
+	}
+	wg.Wait()
+	for g, answers := range got {
+		for i, answer := range answers {
+			want := fmt.Sprint(g*each + i)
+			for _, v := range answer.values {
+				if s := written(t, v); s != want {
+					t.Fatalf("goroutine %d's object %d holds %s, want %s: another object's values reached it", g, i, s, want)
+				}
+			}
+		}
+	}
+
+	stream := &graphql.OperationContext{Operation: &ast.OperationDefinition{Operation: ast.Subscription}}
+	var s objects
+	for range 10 {
+		s.take(stream, make([]graphql.CollectedField, 3))
+	}
+	if s.sets != nil || s.values != nil {
+		t.Errorf("a subscription's executor keeps a chunk of %d sets and %d values", len(s.sets), len(s.values))
 	}
 }

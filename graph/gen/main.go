@@ -47,7 +47,7 @@ var replaced = []struct{ gqlgen, ours string }{
 	{"graphql.MarshalSliceConcurrently(", "marshalList("},
 	{"Path:     graphql.GetPath(ctx),", "Path:     deferredPath(ctx, deferLabelToView),"},
 	{"type executionContext struct {\n\t*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]\n}", "type executionContext struct {\n\t*graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]\n\tobjects objects\n}"},
-	{"\tout := graphql.NewFieldSet(fields)\n", "\tout, answer := ec.objects.take(fields)\n"},
+	{"\tout := graphql.NewFieldSet(fields)\n", "\tout, answer := ec.objects.take(ec.OperationContext, fields)\n"},
 	{"\n\treturn out\n}", "\n\treturn answer\n}"},
 	{"\tdeferredFieldSet := graphql.NewFieldSet(nil)\n", "\tvar deferredFieldSet *graphql.FieldSet\n"},
 	{"\tdeferLabelToView := make(map[string]*graphql.FieldSetView)\n", "\tvar deferLabelToView map[string]*graphql.FieldSetView\n"},
@@ -157,6 +157,14 @@ var leafType = map[string]string{
 	"graphql.MarshalID(":            "leafString",
 	"graphql.MarshalInt(":           "leafInt",
 	"graphql.MarshalBoolean(":       "leafBool",
+	"graphql.MarshalTime(":          "leafTime", // under leafWhen's condition
+}
+
+// leafWhen is the condition, on the struct's field, under which a leafType writes what gqlgen's
+// marshaller writes: gqlgen's time is null when zero, which for a non-null field is an error
+// that gqlgen's path adds.
+var leafWhen = map[string]string{
+	"leafTime": "!%s.IsZero()",
 }
 
 // inlineLeaves puts, at the head of every leafField whose marshaller is a nonNullScalar or (for
@@ -188,7 +196,11 @@ func inlineLeaves(src []byte) ([]byte, int, error) {
 		var fast string
 		switch {
 		case required && leafType[nonNull[marshal][0]] != "":
-			fast = "\tif plainField(ec.OperationContext) {\n\t\treturn (*" + leafType[nonNull[marshal][0]] + ")(&" + field + ")\n\t}\n"
+			typ, when := leafType[nonNull[marshal][0]], ""
+			if c := leafWhen[typ]; c != "" {
+				when = " && " + fmt.Sprintf(c, field)
+			}
+			fast = "\tif plainField(ec.OperationContext)" + when + " {\n\t\treturn (*" + typ + ")(&" + field + ")\n\t}\n"
 		case required && nonNull[marshal][0] != "":
 			expr := nonNull[marshal][0] + field + nonNull[marshal][1]
 			fast = "\tif plainField(ec.OperationContext) {\n\t\tif res := " + expr + "; res != graphql.Null {\n\t\t\treturn res\n\t\t}\n\t}\n"
