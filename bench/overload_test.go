@@ -16,6 +16,12 @@ import (
 
 // approvedKeys makes n keys of the demo developer for api, approved by the demo operator.
 func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
+	keys, _ := approvedClients(b, s, api, n)
+	return keys
+}
+
+// approvedClients is approvedKeys with each key's OAuth client_secret.
+func approvedClients(b *testing.B, s *bench.Server, api string, n int) (keys, secrets []string) {
 	creds := s.Credentials(b)
 	signIn := func(email, password string) string {
 		var r struct{ SignIn struct{ Token string } }
@@ -24,7 +30,6 @@ func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
 		return r.SignIn.Token
 	}
 	dev, op := signIn(creds["developerEmail"], creds["developerPassword"]), signIn(creds["operatorEmail"], creds["operatorPassword"])
-	var keys []string
 	var app string
 	for i := range n {
 		if i%5 == 0 { // an application has at most five active keys
@@ -37,16 +42,17 @@ func approvedKeys(b *testing.B, s *bench.Server, api string, n int) []string {
 			RequestKey struct {
 				Key struct {
 					APIKey        string
+					Secret        string
 					Subscriptions []struct{ ID string }
 				}
 			}
 		}
-		s.Portal(b, nil, dev, `mutation($a: ID!, $api: String!) { requestKey(input: {applicationId: $a, api: $api}) { key { apiKey subscriptions { id } } } }`,
+		s.Portal(b, nil, dev, `mutation($a: ID!, $api: String!) { requestKey(input: {applicationId: $a, api: $api}) { key { apiKey secret subscriptions { id } } } }`,
 			map[string]any{"a": app, "api": api}, &r)
 		s.Portal(b, nil, op, `mutation($id: ID!) { approveSubscription(id: $id) { id } }`, map[string]any{"id": r.RequestKey.Key.Subscriptions[0].ID}, nil)
-		keys = append(keys, r.RequestKey.Key.APIKey)
+		keys, secrets = append(keys, r.RequestKey.Key.APIKey), append(secrets, r.RequestKey.Key.Secret)
 	}
-	return keys
+	return keys, secrets
 }
 
 // timedGet calls url with key and returns the status, the headers and how long it took.

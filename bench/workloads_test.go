@@ -305,18 +305,17 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first boo
 	case "sqlite":
 		s := bench.StartBinary(b, bin, nil, heavy)
 		keys := spreadKeysOf(b, s)
-		// The server without the cache has a store of its own: keys of its own, in the same
-		// places of the requests.
+		// The server without the cache has a store of its own: keys and tokens of its own, in
+		// the same places of the requests.
 		off := bench.StartBinary(b, bin, nil, heavy, noCache)
 		offKeys := spreadKeysOf(b, off)
-		bearer := bearerOf(b, s)
-		swap := map[string]string{bearer: bearerOf(b, off)}
+		swap := map[string]string{}
 		for api, ks := range keys {
 			for i, k := range ks {
 				swap[k] = offKeys[api][i]
 			}
 		}
-		return withUncached(workloadsOn(b, cfg, s, bearer, keys, "ping, in-process limiter"), s, off, swap)
+		return withUncached(workloadsOn(b, cfg, s, keys, "ping, in-process limiter"), s, off, swap)
 	default:
 		storetest.DatabaseURL(b)
 		storetest.RedisURL(b)
@@ -329,7 +328,7 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first boo
 		// Redis limiter's baseline, on the same store and keys.
 		memory := bench.StartPostgres(b, bin, dsn, dir, nil, heavy)
 		off := bench.StartPostgres(b, bin, dsn, dir, nil, heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL), noCache)
-		ws := withUncached(workloadsOn(b, cfg, s, bearerOf(b, s), keys, "ping, Redis limiter"), s, off, nil)
+		ws := withUncached(workloadsOn(b, cfg, s, keys, "ping, Redis limiter"), s, off, nil)
 		ping := ws[len(ws)-1]
 		ping.name, ping.reqs = "ping, in-process limiter", slices.Clone(ping.reqs)
 		for i, r := range ping.reqs {
@@ -383,22 +382,32 @@ func withUncached(ws []workload, s, off *bench.Server, swap map[string]string) [
 	return out
 }
 
-// spreadKeys are the keys that the calls of a workload are spread over, by API (flightstatus for
-// ping, a flight by id and the Departures board, inspire for inspiration): the demo key first,
-// then three more.
+// spreadKeys are the credentials that the calls of a workload are spread over, by API
+// (flightstatus for ping, a flight by id and the Departures board, inspire for inspiration: api
+// keys; offers for all deals and the offers search: bearer tokens, as the Authorization header
+// carries them): the demo key's first, then three more.
 type spreadKeys map[string][]string
 
-// spreadKeysOf makes, for each API of spreadKeys, three more keys of the demo developer's, and
-// raises their limits and the demo key's: ping, a flight by id and a kept board run faster than
-// the 10,000 calls a second one key may be granted, as does a kept inspiration, which counts 5
-// calls; and a load that meets a limit measures refusals.
+// spreadKeysOf makes, for each API of spreadKeys, three more keys of the demo developer's (and
+// for offers their tokens), and raises their limits and the demo key's: ping, a flight by id and
+// a kept board run faster than the 10,000 calls a second one key may be granted, as do a kept
+// inspiration and a kept all deals, which count 5 calls; and a load that meets a limit measures
+// refusals.
 func spreadKeysOf(b *testing.B, s *bench.Server) spreadKeys {
+	creds := s.Credentials(b)
 	out := spreadKeys{}
 	var more []string
-	for _, api := range []string{"flightstatus", "inspire"} {
-		keys := approvedKeys(b, s, api, 3)
-		out[api] = append([]string{s.Credentials(b)["apiKey"]}, keys...)
+	for _, api := range []string{"flightstatus", "inspire", "offers"} {
+		keys, secrets := approvedClients(b, s, api, 3)
 		more = append(more, keys...)
+		if api != "offers" {
+			out[api] = append([]string{creds["apiKey"]}, keys...)
+			continue
+		}
+		out[api] = []string{bearerOf(b, s, creds["clientId"], creds["clientSecret"])}
+		for i, k := range keys {
+			out[api] = append(out[api], bearerOf(b, s, k, secrets[i]))
+		}
 	}
 	s.RaiseRates(b, more...)
 	return out
@@ -420,17 +429,16 @@ const (
 	wPostGraphile20 = "PostGraphile, Departures first:20"
 )
 
-// tokenRequest is the token endpoint's call for a client-credentials token of s's demo key.
-func tokenRequest(b *testing.B, s *bench.Server) bench.Request {
-	creds := s.Credentials(b)
-	form := []byte(url.Values{"grant_type": {"client_credentials"}, "client_id": {creds["clientId"]}, "client_secret": {creds["clientSecret"]}}.Encode())
+// tokenRequest is the token endpoint's call for a client-credentials token of a key of s's.
+func tokenRequest(s *bench.Server, clientID, secret string) bench.Request {
+	form := []byte(url.Values{"grant_type": {"client_credentials"}, "client_id": {clientID}, "client_secret": {secret}}.Encode())
 	return bench.Request{Method: http.MethodPost, URL: s.URL + "/oauthcust/oauth/token", Body: form,
 		Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}
 }
 
-// bearerOf is the Authorization of a new token of s's demo key.
-func bearerOf(b *testing.B, s *bench.Server) string {
-	status, _, body, err := tokenRequest(b, s).Do(context.Background(), bench.LoadClient("127.0.0.3", time.Minute))
+// bearerOf is the Authorization of a new token of a key of s's.
+func bearerOf(b *testing.B, s *bench.Server, clientID, secret string) string {
+	status, _, body, err := tokenRequest(s, clientID, secret).Do(context.Background(), bench.LoadClient("127.0.0.3", time.Minute))
 	var token struct {
 		AccessToken string `json:"access_token"`
 	}
@@ -440,9 +448,9 @@ func bearerOf(b *testing.B, s *bench.Server) string {
 	return "Bearer " + token.AccessToken
 }
 
-// workloadsOn are the workloads on s, ping last (named ping); the offers API's with the
-// Authorization bearer.
-func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer string, keys spreadKeys, ping string) []workload {
+// workloadsOn are the workloads on s, ping last (named ping); the offers API's with bearer tokens
+// (keys["offers"]).
+func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, keys spreadKeys, ping string) []workload {
 	creds := s.Credentials(b)
 	key := http.Header{"api-key": {creds["apiKey"]}}
 	c := bench.LoadClient("127.0.0.3", time.Minute)
@@ -456,9 +464,9 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 	if err != nil || status != http.StatusOK || json.Unmarshal(body, &list) != nil || len(list.OperationalFlights) == 0 {
 		b.Fatalf("flight list: %v %d %.300s", err, status, body)
 	}
-	// A bearer token, for the offers API (OAuth).
-	tokenReq := tokenRequest(b, s)
-	oauth := http.Header{"Authorization": {bearer}, "Content-Type": {"application/json"}}
+	// The token endpoint's call, and a bearer token for the offers API (OAuth).
+	tokenReq := tokenRequest(s, creds["clientId"], creds["clientSecret"])
+	oauth := http.Header{"Authorization": {keys["offers"][0]}, "Content-Type": {"application/json"}}
 
 	// The board is spread over the flight status keys as ping is: a kept board (first:5) runs
 	// past the 10,000 calls a second one key may be granted.
@@ -480,7 +488,7 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 	week := tomorrow + "/" + now.AddDate(0, 0, 7).Format("2006-01-02")
 	nextMonth := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
 	// Ping, a flight by id and inspiration are spread over keys (spreadKeysOf): the GET of path
-	// once with each key of api.
+	// once with each key of api; all deals over the offers API's tokens.
 	spread := func(api, path string) []bench.Request {
 		var out []bench.Request
 		for _, k := range keys[api] {
@@ -490,6 +498,14 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 	}
 	pings, byID := spread("flightstatus", "/opendata/flightstatus/v1/ping"), spread("flightstatus", "/opendata/flightstatus/"+url.PathEscape(list.OperationalFlights[0].ID))
 	inspiration := spread("inspire", "/opendata/inspire/v2/destinations/inspiration?month="+nextMonth+"&origin=BCN&limit=200")
+	// All deals, the POST once with each of the offers API's tokens.
+	deals := post("/opendata/offers/v1/best-fare-offers/all-deals", map[string]any{"origin": airport("BCN"), "dateInterval": week, "limit": 200})
+	var allDeals []bench.Request
+	for _, bearer := range keys["offers"] {
+		r := deals
+		r.Header = http.Header{"Authorization": {bearer}, "Content-Type": {"application/json"}}
+		allDeals = append(allDeals, r)
+	}
 	n, h := cfg.clients, cfg.heavy
 	one := func(r bench.Request) []bench.Request { return []bench.Request{r} }
 	return []workload{
@@ -504,7 +520,7 @@ func workloadsOn(b *testing.B, cfg workloadConfig, s *bench.Server, bearer strin
 			"requestedConnections": []map[string]any{{"departureDate": tomorrow, "origin": airport("AMS"),
 				"destination": map[string]any{"city": map[string]any{"code": "NYC"}}}}})), 0},
 		{wInspiration, h, inspiration, 0},
-		{wAllDeals, h, one(post("/opendata/offers/v1/best-fare-offers/all-deals", map[string]any{"origin": airport("BCN"), "dateInterval": week, "limit": 200})), 0},
+		{wAllDeals, h, allDeals, 0},
 		{wToken, 0, one(tokenReq), 8},
 		{ping, n, pings, 0},
 	}

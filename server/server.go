@@ -55,6 +55,9 @@ type Config struct {
 	// RequestTimeout bounds the work of one request: its context's deadline, which every
 	// resolver, loader and store call honours; DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
+	// StreamWriteTimeout bounds each write of a stream, which has no request timeout
+	// (streamWriter); DefaultStreamWriteTimeout when zero.
+	StreamWriteTimeout time.Duration
 	// Conns bound the API listener's connections (Run); zero fields take the defaults.
 	Conns ConnLimits
 	// CORSOrigins are the origins whose pages may call the APIs (ParseOrigins); none lets every
@@ -86,6 +89,9 @@ func New(cfg Config, svc *app.Services) *Server {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.StreamWriteTimeout <= 0 {
+		cfg.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
@@ -274,13 +280,15 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			cancel context.CancelFunc
 		)
 		if streaming(r) {
-			// A subscription lives as long as its client keeps it: no request timeout, no write
-			// deadline (its own keep-alives and the hub's buffer bound it instead).
+			// A subscription lives as long as its client keeps it: no request timeout and no
+			// deadline for the whole response, but one for each write (streamWriter), so that a
+			// client that stops reading does not hold its handler.
 			ctx, cancel = context.WithCancel(flightgraph.WithRequestID(r.Context(), id))
 			readStreamBody(r)
 			rc := http.NewResponseController(w)
 			rc.SetWriteDeadline(time.Time{})
 			rc.SetReadDeadline(time.Time{})
+			w = newStreamWriter(w, s.cfg.StreamWriteTimeout)
 		} else {
 			ctx, cancel = context.WithTimeout(flightgraph.WithRequestID(r.Context(), id), s.cfg.RequestTimeout)
 		}
