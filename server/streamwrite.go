@@ -17,8 +17,9 @@ const DefaultStreamWriteTimeout = 10 * time.Second
 // write fails and the stream's handler returns, where without one it would wait for as long as
 // the client keeps the connection open (the hub cuts a subscriber that falls 256 events behind,
 // but the handler still has its end to write). It keeps what the transports look for on the
-// writer: Flush (graphql-sse, the REST stream) and Hijack (WebSocket, whose connection then sets
-// the same deadline before each of its writes).
+// writer: Flush (graphql-sse, the REST stream; a write that fails there ends the request's
+// context, and the handler returns) and Hijack (WebSocket, whose connection then sets the same
+// deadline before each of its writes and is closed when one fails).
 type streamWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
@@ -44,13 +45,25 @@ func (w *streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &deadlineConn{Conn: conn, timeout: w.timeout}, rw, nil
+	dc := &deadlineConn{Conn: conn, timeout: w.timeout}
+	// The writer net/http hands over with the connection writes to the connection itself, and a
+	// WebSocket library writes its frames through it (coder/websocket, gqlgen's): it is pointed at
+	// dc. It is new and holds nothing yet; whatever it might hold is written first.
+	if err := rw.Writer.Flush(); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	rw.Writer.Reset(dc)
+	return dc, rw, nil
 }
 
 // Unwrap is for http.ResponseController.
 func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// deadlineConn is a hijacked stream's connection: each write has a deadline of its own.
+// deadlineConn is a hijacked stream's connection: each write has a deadline of its own, and a
+// write that fails closes the connection. Neither the WebSocket library nor gqlgen closes it on
+// a failed write, and their read loop waits with no deadline: without the close, a client that
+// stopped reading would still hold the handler for as long as it kept the connection.
 type deadlineConn struct {
 	net.Conn
 	timeout time.Duration
@@ -58,5 +71,9 @@ type deadlineConn struct {
 
 func (c *deadlineConn) Write(p []byte) (int, error) {
 	c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.Conn.Close()
+	}
+	return n, err
 }

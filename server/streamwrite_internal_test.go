@@ -1,27 +1,36 @@
 package server
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 )
 
 // TestStreamWritesHaveDeadlines: a stream's handler writing to a client that reads nothing,
 // behind small socket buffers, gets an error from a write that waits past the stream's write
-// timeout, through the ResponseWriter (graphql-sse, the REST events stream) and through a
-// hijacked connection (WebSocket); without a deadline each write would wait for as long as the
-// client keeps its connection open.
+// timeout and is let go of: through the ResponseWriter (graphql-sse, the REST events stream), and
+// over WebSocket through coder/websocket as gqlgen's transport uses it (its frames go through the
+// writer the hijack hands over), where the connection is also closed, so that the library's
+// read loop, which has no deadline, ends too. Without the deadlines each write would wait for as
+// long as the client keeps its connection open.
 func TestStreamWritesHaveDeadlines(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	chunk := make([]byte, 64<<10)
 	for _, c := range []struct {
-		name  string
-		write func(w http.ResponseWriter) error
+		name string
+		// serve writes until a write fails, and returns that failure.
+		serve func(w http.ResponseWriter, r *http.Request) error
+		// open opens the stream on conn, a connection of small buffers, and reads nothing.
+		open func(t *testing.T, url string)
 	}{
-		{"ResponseWriter", func(w http.ResponseWriter) error {
+		{"ResponseWriter", func(w http.ResponseWriter, r *http.Request) error {
 			for range 1000 { // 64 MB, far past any socket buffer
 				if _, err := w.Write(chunk); err != nil {
 					return err
@@ -29,19 +38,42 @@ func TestStreamWritesHaveDeadlines(t *testing.T) {
 				w.(http.Flusher).Flush()
 			}
 			return nil
+		}, func(t *testing.T, url string) {
+			conn := dialSmallReceiveBuffer(t, strings.TrimPrefix(url, "http://"))
+			t.Cleanup(func() { conn.Close() })
+			if _, err := conn.Write([]byte("GET / HTTP/1.1\r\nHost: flightgraph\r\n\r\n")); err != nil {
+				t.Fatal(err)
+			}
 		}},
-		{"hijacked", func(w http.ResponseWriter) error {
-			conn, _, err := w.(http.Hijacker).Hijack()
+		{"WebSocket", func(w http.ResponseWriter, r *http.Request) error {
+			ws, err := websocket.Accept(w, r, nil)
 			if err != nil {
 				return err
 			}
-			defer conn.Close()
 			for range 1000 {
-				if _, err := conn.Write(chunk); err != nil {
-					return err
+				if err = ws.Write(context.Background(), websocket.MessageBinary, chunk); err != nil {
+					break
 				}
 			}
-			return nil
+			// The connection is closed: the read loop a transport runs ends rather than waiting.
+			read := make(chan error, 1)
+			go func() { _, _, err := ws.Read(context.Background()); read <- err }()
+			select {
+			case <-read:
+			case <-time.After(5 * time.Second):
+				t.Errorf("the WebSocket's read still waits 5 s after its write failed (%v): the connection is not closed", err)
+			}
+			return err
+		}, func(t *testing.T, url string) {
+			// coder/websocket reads from its connection only when asked to: this client never is.
+			client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return dialSmallReceiveBuffer(t, addr), nil
+			}}}
+			ws, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(url, "http"), &websocket.DialOptions{HTTPClient: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ws.CloseNow() })
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,17 +84,13 @@ func TestStreamWritesHaveDeadlines(t *testing.T) {
 			done := make(chan result, 1)
 			ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				started := time.Now()
-				err := c.write(newStreamWriter(w, timeout))
+				err := c.serve(newStreamWriter(w, timeout), r)
 				done <- result{err, time.Since(started)}
 			}))
 			ts.Listener = smallSendBuffers{ts.Listener}
 			ts.Start()
 			defer ts.Close()
-			conn := dialSmallReceiveBuffer(t, ts.Listener.Addr().String())
-			defer conn.Close() // the client reads nothing until the test ends
-			if _, err := conn.Write([]byte("GET / HTTP/1.1\r\nHost: flightgraph\r\n\r\n")); err != nil {
-				t.Fatal(err)
-			}
+			c.open(t, ts.URL) // the client reads nothing until the test ends
 			select {
 			case r := <-done:
 				if r.err == nil {
