@@ -46,6 +46,9 @@ type HandlerConfig struct {
 	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
 	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
 	Timeout time.Duration
+	// KeepAlive is how often an idle subscription, over WebSocket or graphql-sse, sends its
+	// client a ping (a ping message; a comment); StreamKeepAlive when 0.
+	KeepAlive time.Duration
 	// Connect authenticates the credential a WebSocket connection's connection_init carries
 	// (access.InitCredentials read from its payload) and returns the context its operations run
 	// in (access.Guard.Connect); it refuses a connection that has none, in its payload or its
@@ -92,6 +95,11 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	return serve(schema, c, NewViews(schema.Schema()), around...)
 }
 
+// StreamKeepAlive is how often an idle subscription pings its client: proxies keep the stream
+// open, and a connection whose client is gone is found by the write (which has a deadline of its
+// own) rather than only by TCP's keepalive.
+const StreamKeepAlive = 15 * time.Second
+
 // serve is Serve with the views its suggestions are cut by.
 func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, around ...graphql.OperationMiddleware) http.Handler {
 	h := handler.New(schema)
@@ -107,12 +115,13 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// over HTTP, each on the credential of its own request.
 	if schema.Schema().Subscription != nil {
 		readLimit := int64(MaxBodyBytes)
-		ws := transport.Websocket{KeepAlivePingInterval: 15 * time.Second, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}
+		keepAlive := cmp.Or(c.KeepAlive, StreamKeepAlive)
+		ws := transport.Websocket{KeepAlivePingInterval: keepAlive, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}
 		if c.Connect != nil {
 			ws.InitFunc = initFunc(c.Connect, c.Log)
 		}
 		h.AddTransport(websocket{Websocket: ws, origin: c.Origin, log: c.Log, Recheck: c.Recheck})
-		h.AddTransport(sse{Log: c.Log})
+		h.AddTransport(sse{SSE: transport.SSE{KeepAlivePingInterval: keepAlive}, Log: c.Log})
 	}
 	h.AddTransport(HTTP{Log: c.Log})
 	h.AddTransport(transport.Options{})

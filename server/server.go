@@ -58,6 +58,9 @@ type Config struct {
 	// StreamWriteTimeout bounds each write of a stream, which has no request timeout
 	// (streamWriter); DefaultStreamWriteTimeout when zero.
 	StreamWriteTimeout time.Duration
+	// StreamKeepAlive is how often an idle GraphQL subscription pings its client;
+	// graph.StreamKeepAlive when zero.
+	StreamKeepAlive time.Duration
 	// Conns bound the API listener's connections (Run); zero fields take the defaults.
 	Conns ConnLimits
 	// CORSOrigins are the origins whose pages may call the APIs (ParseOrigins); none lets every
@@ -228,7 +231,7 @@ func (s *Server) portalGraphQL() http.Handler {
 }
 
 func (s *Server) graphConfig() graph.HandlerConfig {
-	return graph.HandlerConfig{Admit: s.Guard.Admit, EnterHeavy: s.Guard.EnterHeavy, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout,
+	return graph.HandlerConfig{Admit: s.Guard.Admit, EnterHeavy: s.Guard.EnterHeavy, Stores: s.Graph, LoaderWait: s.cfg.LoaderWait, Log: s.Log, Timeout: s.cfg.RequestTimeout, KeepAlive: s.cfg.StreamKeepAlive,
 		Recheck: s.Guard.Readmit, Connect: s.Guard.Connect, Origin: s.cors.AllowsSocket}
 }
 
