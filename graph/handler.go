@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -551,8 +552,49 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	// operation is the one read and prepared above.
 	r.Body = io.NopCloser(strings.NewReader("{}"))
 	r.Header.Del("Content-Encoding")
-	t.SSE.Do(flusher{w}, r, prepared{exec, rc, errs})
+	sw := &sseWriter{ResponseWriter: w}
+	defer sw.close()
+	t.SSE.Do(sw, r, prepared{exec, rc, errs})
 }
+
+// sseWriter is the writer gqlgen's SSE transport writes a stream to: it flushes with
+// http.ResponseController, which finds the Flusher under wrappers, and writes nothing once the
+// stream's handler is over. The transport's keep-alive goroutine stops when the request's context
+// ends, which is only after Do has returned: a ping it writes in between would reach a response
+// net/http has finished, whose buffers serve other responses.
+type sseWriter struct {
+	http.ResponseWriter
+	mu     sync.Mutex
+	closed bool
+}
+
+func (s *sseWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, errStreamOver
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+func (s *sseWriter) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		http.NewResponseController(s.ResponseWriter).Flush()
+	}
+}
+
+// errStreamOver is what a write to a stream whose handler is over returns.
+var errStreamOver = errors.New("graph: the stream's handler is over")
+
+func (s *sseWriter) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+func (s *sseWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // prepared is an executor whose operation has already been prepared (sse.Do): gqlgen's SSE
 // transport asks for it by CreateOperationContext.
@@ -565,13 +607,6 @@ type prepared struct {
 func (e prepared) CreateOperationContext(context.Context, *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
 	return e.rc, e.errs
 }
-
-// flusher flushes with http.ResponseController, which finds the Flusher under wrappers.
-type flusher struct{ http.ResponseWriter }
-
-func (f flusher) Flush() { http.NewResponseController(f.ResponseWriter).Flush() }
-
-func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // OperationTimeout bounds, by d, the execution of a query or mutation whose context has no
 // deadline: one that came over a stream (a WebSocket, graphql-sse), whose request lives as long
