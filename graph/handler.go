@@ -47,8 +47,9 @@ type HandlerConfig struct {
 	// Timeout bounds a query or mutation that arrives on a stream (over WebSocket or
 	// graphql-sse), whose request has no deadline of its own (OperationTimeout); 0: none.
 	Timeout time.Duration
-	// KeepAlive is how often an idle subscription, over WebSocket or graphql-sse, sends its
-	// client a ping (a ping message; a comment); StreamKeepAlive when 0.
+	// KeepAlive is how often an idle subscription sends its client a keep-alive: over
+	// graphql-sse a comment, over the legacy graphql-ws protocol its keep-alive message
+	// (graphql-transport-ws leaves pings to its client); StreamKeepAlive when 0 or less.
 	KeepAlive time.Duration
 	// Connect authenticates the credential a WebSocket connection's connection_init carries
 	// (access.InitCredentials read from its payload) and returns the context its operations run
@@ -96,9 +97,9 @@ func Serve(schema graphql.ExecutableSchema, c HandlerConfig, around ...graphql.O
 	return serve(schema, c, NewViews(schema.Schema()), around...)
 }
 
-// StreamKeepAlive is how often an idle subscription pings its client: proxies keep the stream
-// open, and a connection whose client is gone is found by the write (which has a deadline of its
-// own) rather than only by TCP's keepalive.
+// StreamKeepAlive is how often an idle subscription sends its client a keep-alive, so that
+// proxies keep the stream open (a client gone without a word is found by the kernel:
+// server.UnackedTimeout).
 const StreamKeepAlive = 15 * time.Second
 
 // serve is Serve with the views its suggestions are cut by.
@@ -116,7 +117,10 @@ func serve(schema graphql.ExecutableSchema, c HandlerConfig, views *Views, aroun
 	// over HTTP, each on the credential of its own request.
 	if schema.Schema().Subscription != nil {
 		readLimit := int64(MaxBodyBytes)
-		keepAlive := cmp.Or(c.KeepAlive, StreamKeepAlive)
+		keepAlive := c.KeepAlive
+		if keepAlive <= 0 {
+			keepAlive = StreamKeepAlive
+		}
 		ws := transport.Websocket{KeepAlivePingInterval: keepAlive, PayloadReadLimit: &readLimit, InitTimeout: WebsocketInitTimeout}
 		if c.Connect != nil {
 			ws.InitFunc = initFunc(c.Connect, c.Log)

@@ -132,10 +132,19 @@ func (ln *limitedListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		if lc := ln.l.admit(c); lc != nil {
+			limitUnacked(c, UnackedTimeout)
 			return lc, nil
 		}
 	}
 }
+
+// UnackedTimeout is how long what the API sends a client may stay unacknowledged before the
+// kernel closes the connection (TCP_USER_TIMEOUT, on Linux). A client that is gone without a word
+// (its network down, a half-open connection) is otherwise found only by TCP's retransmissions,
+// some 15 minutes: a write into the socket's buffer succeeds, so a stream's per-write deadline
+// does not fire, and once sent data is outstanding TCP's keepalive probes stop. A stream pinging
+// such a client would hold its handler that long.
+const UnackedTimeout = 30 * time.Second
 
 // admit counts c in, or refuses it (nil) when its address or the listener holds its cap.
 func (l *connLimiter) admit(c net.Conn) *limitedConn {

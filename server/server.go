@@ -58,7 +58,7 @@ type Config struct {
 	// StreamWriteTimeout bounds each write of a stream, which has no request timeout
 	// (streamWriter); DefaultStreamWriteTimeout when zero.
 	StreamWriteTimeout time.Duration
-	// StreamKeepAlive is how often an idle GraphQL subscription pings its client;
+	// StreamKeepAlive is how often an idle GraphQL subscription sends a keep-alive;
 	// graph.StreamKeepAlive when zero.
 	StreamKeepAlive time.Duration
 	// Conns bound the API listener's connections (Run); zero fields take the defaults.
