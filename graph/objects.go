@@ -171,14 +171,15 @@ func (o *objects) take(op *graphql.OperationContext, fields []graphql.CollectedF
 		return &s.set, &s.answer
 	}
 	o.mu.Lock()
+	chunk := min(max(o.taken, objectChunkMin), objectChunkMax)
 	if len(o.sets) == 0 {
-		o.sets = make([]objectSet, min(max(o.taken, objectChunkMin), objectChunkMax))
+		o.sets = make([]objectSet, chunk)
 	}
 	s := &o.sets[0]
 	o.sets = o.sets[1:]
 	n := len(fields)
 	if len(o.values) < n {
-		o.values = make([]graphql.Marshaler, max(n, 4*min(max(o.taken, objectChunkMin), objectChunkMax)))
+		o.values = make([]graphql.Marshaler, max(n, 4*chunk)) // objects have a few fields each
 	}
 	values := o.values[:n:n]
 	o.values = o.values[n:]

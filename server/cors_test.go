@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -319,9 +320,29 @@ async function call(path, init) {
     return {error: String(e)};
   }
 }
+// stream opens a graphql-sse subscription and reads it until a keep-alive comment, then ends it.
+async function stream(body) {
+  const abort = new AbortController();
+  try {
+    const r = await fetch(api + "/graphql", {method: "POST", signal: abort.signal, body: body,
+      headers: {"api-key": params.get("key"), "Content-Type": "application/json", "Accept": "text/event-stream"}});
+    const reader = r.body.getReader(), text = new TextDecoder();
+    let read = "";
+    while (!read.includes(": ping")) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      read += text.decode(value);
+    }
+    abort.abort();
+    return {status: r.status, body: read, requestId: r.headers.get("X-Request-Id")};
+  } catch (e) {
+    return {error: String(e)};
+  }
+}
 window.results = (async () => {
   const query = JSON.stringify({query: params.get("query")});
   return JSON.stringify({
+    stream: await stream(JSON.stringify({query: params.get("subscription")})),
     graphql: await call("/graphql", {method: "POST", headers: {"api-key": params.get("key"), "Content-Type": "application/json"}, body: query}),
     rest: await call("/opendata/offers/v1/reference-data", {headers: {"Authorization": "Bearer " + params.get("token"), "Accept-Language": "en-GB"}}),
     portal: await call("/portal/graphql", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({query: "{ __typename }"})}),
@@ -331,11 +352,12 @@ window.results = (async () => {
 
 // TestCORSInABrowser: in Chromium, a page served from a second origin on loopback calls /graphql
 // with an api-key and a REST path with a bearer token (client credentials), and reads both
-// answers and their RateLimit and X-Request-Id headers; the same page cannot read
+// answers and their RateLimit and X-Request-Id headers; it opens a graphql-sse subscription and
+// reads it as it streams, up to its keep-alive comment; the same page cannot read
 // /portal/graphql, whose preflight gets no Access-Control-Allow-Origin.
 func TestCORSInABrowser(t *testing.T) {
 	tab := browser(t)
-	s := newServer(t, storetest.Seeded(t, store.SQLite, os.Getenv))
+	s := newServerWith(t, storetest.Seeded(t, store.SQLite, os.Getenv), func(c *serverConfig) { c.Server.StreamKeepAlive = 200 * time.Millisecond })
 	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, corsPage)
@@ -346,7 +368,8 @@ func TestCORSInABrowser(t *testing.T) {
 	}
 	token := s.bearerToken(t, "")
 	q := url.Values{"api": {s.URL}, "key": {s.demo.APIKey}, "token": {token},
-		"query": {`{ flights(origin: "AMS", date: "` + storetest.Now.Format(flightgraph.DateLayout) + `", first: 1) { totalCount } }`}}
+		"query":        {`{ flights(origin: "AMS", date: "` + storetest.Now.Format(flightgraph.DateLayout) + `", first: 1) { totalCount } }`},
+		"subscription": {`subscription { departures(airport: "AMS") { position } }`}}
 	ctx, cancel := tab()
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.Navigate(app.URL+"/?"+q.Encode())); err != nil {
@@ -364,7 +387,7 @@ func TestCORSInABrowser(t *testing.T) {
 		Error     string
 	}
 	t.Logf("what the page read: %.600s", out)
-	var got struct{ GraphQL, REST, Portal answer }
+	var got struct{ GraphQL, REST, Portal, Stream answer }
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -373,6 +396,9 @@ func TestCORSInABrowser(t *testing.T) {
 	}
 	if a := got.REST; a.Status != 200 || !json.Valid([]byte(a.Body)) || !strings.Contains(a.RateLimit, `"day";r=`) || a.RequestID == "" {
 		t.Errorf("REST with a bearer token, from %s: %+v", app.URL, a)
+	}
+	if a := got.Stream; a.Status != 200 || !strings.Contains(a.Body, ": ping") || strings.Contains(a.Body, "errors") || a.RequestID == "" {
+		t.Errorf("a graphql-sse subscription from %s: %+v", app.URL, a)
 	}
 	if a := got.Portal; a.Error == "" || a.Status != 0 || a.Body != "" {
 		t.Errorf("/portal/graphql from %s was readable: %+v", app.URL, a)

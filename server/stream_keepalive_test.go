@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
 )
@@ -21,13 +20,8 @@ import (
 func TestIdleSSESubscriptionPings(t *testing.T) {
 	db := storetest.Seeded(t, store.SQLite, os.Getenv)
 	s := newServerWith(t, db, func(c *serverConfig) { c.Server.StreamKeepAlive = 100 * time.Millisecond })
-	fs, _, err := store.NewFlightStore(db).FindFlights(context.Background(), flightgraph.FlightFilter{Origin: storetest.Place(t, db, "AMS"),
-		Date: storetest.Now.Format(flightgraph.DateLayout), Page: flightgraph.Page{Limit: 1}})
-	if err != nil || len(fs) == 0 {
-		t.Fatal(err)
-	}
 	body, _ := json.Marshal(map[string]any{"query": `subscription($ids: [ID!]!) { flightStatusChanged(ids: $ids) ` + liveSelection + ` }`,
-		"variables": map[string]any{"ids": []string{fs[0].ID}}})
+		"variables": map[string]any{"ids": []string{amsFlight(t, db)}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+"/graphql", strings.NewReader(string(body)))

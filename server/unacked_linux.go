@@ -8,21 +8,15 @@ import (
 )
 
 // limitUnacked has the kernel close c when data it sent stays unacknowledged for d
-// (TCP_USER_TIMEOUT), and reports whether it could.
-func limitUnacked(c net.Conn, d time.Duration) bool {
+// (TCP_USER_TIMEOUT). A connection it cannot set (not TCP) keeps TCP's own timeout.
+func limitUnacked(c net.Conn, d time.Duration) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
-		return false
+		return
 	}
-	raw, err := tc.SyscallConn()
-	if err != nil {
-		return false
+	if raw, err := tc.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) {
+			unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(d.Milliseconds()))
+		})
 	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(d.Milliseconds()))
-	}); err != nil {
-		return false
-	}
-	return serr == nil
 }
