@@ -107,6 +107,10 @@ type Config struct {
 	// read, evicted by the status feed, and heavy searches' quotes for their second); 0 turns it
 	// off, and every answer is computed.
 	ResponseCacheBytes int
+	// FlightCacheBytes bounds the entity cache of the flights read by id (live.CacheFlights:
+	// a flight's status, an offer's segments, evicted by the status feed); 0 turns it off, and
+	// every such read asks the store.
+	FlightCacheBytes int
 	// Trace, when set, starts the spans of the search engines' work (travel.Service.Trace,
 	// tracing.Tracer.Work); nil traces nothing.
 	Trace func(ctx context.Context, work string) (context.Context, func(error))
@@ -140,8 +144,10 @@ type Services struct {
 	// time brings; EventFeed (nil for one process) tells the hub of other replicas' events.
 	Live  *live.Service
 	Clock *live.Clock
-	// Answers is the response cache, nil when it is off (Config.ResponseCacheBytes).
+	// Answers is the response cache, nil when it is off (Config.ResponseCacheBytes); Flights is
+	// the entity cache of the flights read by id, nil when it is off (Config.FlightCacheBytes).
 	Answers   *live.Cache
+	Flights   *live.Cache
 	Events    flightgraph.FlightEventStore
 	EventFeed interface {
 		Watch(ctx context.Context, notify func(position int64)) error
@@ -174,7 +180,20 @@ func New(cfg Config) *Services {
 	}
 	st := cfg.Stores
 	clockFlights := st.Flights
-	if cfg.ResponseCacheBytes > 0 && st.Events != nil && st.Flights != nil {
+	var hub *live.Hub
+	if st.Events != nil {
+		hub = live.NewHub(st.Events, cfg.Log)
+	}
+	var flightCache *live.Cache
+	if cfg.FlightCacheBytes > 0 && hub != nil && st.Flights != nil {
+		// The flights read by id come from the entity cache, kept as the status feed changes
+		// them; the status clock (clockFlights) reads the store. While the hub gives its
+		// watchers (this cache, then the response cache) an event, neither serves from memory
+		// (Hub.Settled), so no answer is made from a flight one of them is about to evict.
+		flightCache = live.NewCache(hub, cfg.FlightCacheBytes, cfg.Now)
+		st.Flights = live.CacheFlights(st.Flights, flightCache)
+	}
+	if cfg.ResponseCacheBytes > 0 && hub != nil && st.Flights != nil {
 		// Every read of flights for an answer records what the answer shows, so that the
 		// status feed's events evict it from the response cache.
 		st.Flights = live.TagFlights(st.Flights)
@@ -221,8 +240,8 @@ func New(cfg Config) *Services {
 	s.Travel.Loyalty = s.Access.LoyaltyTier
 	s.Tokens = &access.TokenService{Store: st.Access, Hasher: cfg.Hasher, Hashes: s.Hashes, Lockout: cfg.Lockout, Now: cfg.Now, Log: cfg.Log,
 		Revoked: s.Guard.ForgetFamily, Lifetimes: cfg.Tokens, Limiter: s.Limiter, Uncharged: cfg.Uncharged, Refusals: refusals}
-	if st.Events != nil {
-		hub := live.NewHub(st.Events, cfg.Log)
+	if hub != nil {
+		s.Flights = flightCache
 		if r, ok := st.Events.(interface{ OnRecorded(func(int64)) }); ok {
 			r.OnRecorded(hub.Notify)
 		}

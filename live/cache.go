@@ -88,11 +88,14 @@ type Kept struct {
 	// Until, when set, is when the answer stops being fresh instead (exclusive): a quote's, kept
 	// for the second it was quoted in whatever its policy (see Cache).
 	Until time.Time
-	// Extra is what an edge keeps beside the body (GraphQL: the cache hints of the extensions).
-	Extra  any
-	Stored time.Time
-	tags   []string
-	size   int
+	// Extra is what an edge keeps beside the body (GraphQL: the cache hints of the extensions;
+	// the flight cache: the flight itself), and ExtraSize the bytes it holds, counted against
+	// the bound with the body's.
+	Extra     any
+	ExtraSize int
+	Stored    time.Time
+	tags      []string
+	size      int
 }
 
 // expires is the instant the answer stops being fresh: Until, else Stored and the max-age.
@@ -214,7 +217,7 @@ func (c *Cache) Put(t Ticket, key CacheKey, k *Kept, tags []string) bool {
 		return false
 	}
 	k.tags = tags
-	k.size = entryOverhead + cap(k.Body) // what it holds, which may be more than it says
+	k.size = entryOverhead + cap(k.Body) + k.ExtraSize // what it holds, which may be more than it says
 	for name, vs := range k.Header {
 		k.size += len(name) + 16
 		for _, v := range vs {

@@ -63,15 +63,21 @@ func NewHub(events flightgraph.FlightEventStore, log *slog.Logger) *Hub {
 
 // Notify tells the hub events were recorded up to position; it never blocks.
 func (h *Hub) Notify(position int64) {
-	for {
-		told := h.told.Load()
-		if position <= told || h.told.CompareAndSwap(told, position) {
-			break
-		}
-	}
+	h.tell(position)
 	select {
 	case h.wake <- struct{}{}:
 	default:
+	}
+}
+
+// tell records that events were recorded up to position: until the watchers have been given
+// them, the hub is not Settled.
+func (h *Hub) tell(position int64) {
+	for {
+		told := h.told.Load()
+		if position <= told || h.told.CompareAndSwap(told, position) {
+			return
+		}
 	}
 }
 
@@ -163,6 +169,11 @@ func (h *Hub) catchUp(ctx context.Context) {
 			h.settle(after) // everything committed up to the read is given
 			return
 		}
+		// Events found by reading (another replica's, before its notification) are told
+		// first: while the watchers apply them, in turn, none serves what one of them is about
+		// to evict (the flight cache and the response cache, Cache.Get), and what is begun
+		// meanwhile is not kept (Cache.Begin).
+		h.tell(evs[len(evs)-1].Position)
 		h.mu.Lock()
 		for _, f := range h.watchers {
 			f(evs)

@@ -18,6 +18,7 @@ import (
 
 // fixture is a seeded store with its event store and hub, and flights to change.
 type fixture struct {
+	db      *store.DB
 	events  *store.FlightEventStore
 	hub     *live.Hub
 	flights []*flightgraph.Flight
@@ -30,7 +31,7 @@ func newFixture(t *testing.T, dialect string) *fixture {
 	if err != nil || len(fs) < 5 {
 		t.Fatalf("%d flights: %v", len(fs), err)
 	}
-	f := &fixture{events: store.NewFlightEventStore(db), flights: fs}
+	f := &fixture{db: db, events: store.NewFlightEventStore(db), flights: fs}
 	f.hub = live.NewHub(f.events, nil)
 	f.hub.PollEvery = 20 * time.Millisecond
 	f.events.OnRecorded(f.hub.Notify)

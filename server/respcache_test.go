@@ -83,17 +83,26 @@ func amsFlight(t *testing.T, db *store.DB) string {
 	return fs[0].ID
 }
 
-// TestResponseCache, with the response cache on and off: a departures board by POST and GET
-// GraphQL and a flight's status on REST are answered again from memory (Age, the same data, the
-// route's public Cache-Control) when on and never when off; an internal caller's answer is not a
-// developer's, nor one point of sale's another's; a change written through the operations API
-// shows in the very next read of the board and of the flight, on and off alike.
+// TestResponseCache, with the response cache and the flight cache on (as served by default),
+// both off, and the flight cache alone: a departures board by POST and GET GraphQL and a flight's
+// status on REST are answered again from memory (Age, the same data, the route's public
+// Cache-Control) when the response cache is on and never when off; an internal caller's answer
+// is not a developer's, nor one point of sale's another's; a change written through the
+// operations API shows in the very next read of the board and of the flight, whichever cache is
+// on.
 func TestResponseCache(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
-		for _, on := range []bool{true, false} {
-			t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
+		for _, mode := range []struct {
+			name        string
+			on, flights bool
+		}{{"on", true, true}, {"off", false, false}, {"flights only", false, true}} {
+			on := mode.on
+			t.Run(mode.name, func(t *testing.T) {
 				db := storetest.Seeded(t, dialect, os.Getenv)
-				s := newServerWith(t, db, withResponseCache(map[bool]int{true: 8 << 20}[on]))
+				s := newServerWith(t, db, func(c *serverConfig) {
+					c.Config.ResponseCacheBytes = map[bool]int{true: 8 << 20}[on]
+					c.Config.FlightCacheBytes = map[bool]int{true: 1 << 20}[mode.flights]
+				})
 				dev := map[string]string{"api-key": s.demo.APIKey}
 				id := amsFlight(t, db)
 				statusPath := "/opendata/flightstatus/" + id
@@ -177,6 +186,15 @@ func TestResponseCache(t *testing.T) {
 					}
 				} else if s.srv.Answers != nil {
 					t.Error("the response cache is on with 0 bytes")
+				}
+				if mode.flights {
+					st := s.srv.Flights.Stats()
+					t.Logf("flight cache: %+v", st)
+					if st.Hits == 0 || st.Entries == 0 || st.Bytes > st.MaxBytes {
+						t.Errorf("flight cache stats %+v", st)
+					}
+				} else if s.srv.Flights != nil {
+					t.Error("the flight cache is on with 0 bytes")
 				}
 			})
 		}

@@ -49,7 +49,9 @@ type config struct {
 	warmFares        bool
 	// responseCacheMB bounds the response cache in MiB; 0 turns it off.
 	responseCacheMB int
-	queueWait       time.Duration
+	// flightCacheMB bounds the entity cache of the flights read by id in MiB; 0 turns it off.
+	flightCacheMB int
+	queueWait     time.Duration
 	// mailPerMinute bounds the mails this replica queues in a minute.
 	mailPerMinute int
 	seed          int64

@@ -68,6 +68,7 @@ func serveFlags(fs *flag.FlagSet) *config {
 	fs.DurationVar(&c.drain, "drain-period", 5*time.Second, "on SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes; Ctrl-C at a terminal skips it when no request is in flight (FLIGHTGRAPH_DRAIN_PERIOD)")
 	fs.BoolVar(&c.warmFares, "warm-fares", true, "compute the hubs' inspirations of this month and the next in the background at start, and keep the fare index warm (FLIGHTGRAPH_WARM_FARES)")
 	fs.IntVar(&c.responseCacheMB, "response-cache-mb", live.DefaultCacheBytes>>20, "MiB of memory for the response cache: the public answers many callers read (boards, a flight's status, airports), per audience and point of sale, each kept up to its max-age and evicted as soon as the status feed changes a flight it shows, and heavy searches (inspiration, calendars, deals) for the second they were quoted in, in a quarter of it; 0 turns it off (FLIGHTGRAPH_RESPONSE_CACHE_MB)")
+	fs.IntVar(&c.flightCacheMB, "flight-cache-mb", live.DefaultFlightCacheBytes>>20, "MiB of memory for the flight cache: each flight read by id (a flight's status, an offer's segments, _entities) with its legs, evicted as soon as the status feed changes it and kept at most its status's max-age, so that reading one flight seldom asks the store; 0 turns it off (FLIGHTGRAPH_FLIGHT_CACHE_MB)")
 	fs.IntVar(&c.heavyConcurrency, "heavy-concurrency", 0, "heavy calls (inspirations, deals, calendars) run at once; 0: half the CPUs, at least one (FLIGHTGRAPH_HEAVY_CONCURRENCY)")
 	fs.DurationVar(&c.queueWait, "queue-wait", access.DefaultQueueWait, "how long a heavy call waits for a slot before it is refused, uncharged, with 503 or 429 and Retry-After (FLIGHTGRAPH_QUEUE_WAIT)")
 	fs.IntVar(&c.hashConcurrency, "password-hash-concurrency", access.DefaultHashConcurrency, "password hashes (argon2id, 19 MiB each) computed at once by sign-ins and password grants; the others wait (FLIGHTGRAPH_PASSWORD_HASH_CONCURRENCY)")
@@ -226,7 +227,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		PasswordHashConcurrency: c.hashConcurrency, Lockout: lockout,
 		MailCounts: mailCounts, MailLimits: access.MailLimits{ReplicaPerMinute: c.mailPerMinute},
 		AccessFeed: accessFeed(db, log), EventFeed: store.NewEventFeed(db), HeavyConcurrency: c.heavyConcurrency, QueueWait: c.queueWait,
-		Trace: traceWork, WarmFares: c.warmFares, ResponseCacheBytes: c.responseCacheMB << 20,
+		Trace: traceWork, WarmFares: c.warmFares, ResponseCacheBytes: c.responseCacheMB << 20, FlightCacheBytes: c.flightCacheMB << 20,
 	})
 	ver, built := buildInfo()
 	srv := server.New(server.Config{Registry: reg, DB: db, Version: ver, BuildTime: built, LoaderWait: c.loaderWait,
