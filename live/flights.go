@@ -7,8 +7,9 @@ import (
 	"github.com/flightgraph/flightgraph"
 )
 
-// DefaultFlightCacheBytes is the flight cache's bound unless configured (--flight-cache-mb): about
-// 12,000 flights of two legs.
+// DefaultFlightCacheBytes is the flight cache's bound unless configured (--flight-cache-mb): some
+// 16,000 flights of a leg or two (about 1 KB each, TestFlightCacheBounds), five to six days of the
+// demo network's.
 const DefaultFlightCacheBytes = 16 << 20
 
 // CacheFlights returns flights reading the flights it reads by id (FlightsByIDs, LegsByFlightIDs,

@@ -62,7 +62,7 @@ func (s *testServer) restAnswer(t *testing.T, headers map[string]string, path st
 
 // settle starts the status hub of srv, as Server.Run does, and waits until it has read its
 // position: until then the response cache keeps nothing, since it could not tell what changed.
-func settle(t *testing.T, srv *server.Server) {
+func settle(t testing.TB, srv *server.Server) {
 	t.Helper()
 	srv.Live.Hub.Start(t.Context())
 	for deadline := time.Now().Add(5 * time.Second); !srv.Live.Hub.Settled(); time.Sleep(time.Millisecond) {

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/flightgraph/flightgraph"
+	"github.com/flightgraph/flightgraph/access"
 	"github.com/flightgraph/flightgraph/dataset"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -22,15 +24,31 @@ import (
 // middleware on the embedded store, and in the same iterations the two parts that are not the
 // REST edge: the travel service's work (the flight and its documents' data) and the access guard
 // alone. The REST edge's share is what is left of the whole: decoding, negotiation, rendering.
+// It runs with the flight cache off (every call reads the store) and on (flightgraph serve's
+// default: the flight is read from memory).
 func BenchmarkFlightStatusByID(b *testing.B) {
 	server.TuneRuntime(os.Getenv)
-	db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
-	// The loop's two calls run past the 10,000 a second a key may be granted: the limiter
-	// decides as ever but under limits no run meets (unlimited).
-	cfg := testConfig(db, io.Discard)
-	cfg.NewLimiter = unlimitedMemory
-	cfg.SnapshotTTL = store.DefaultSnapshotTTL // as flightgraph serve does
-	h, demo := startServer(b, cfg)
+	for _, cache := range []string{"store", "flight-cache"} {
+		b.Run(cache, func(b *testing.B) {
+			db := storetest.SeededWindow(b, store.SQLite, os.Getenv, dataset.DaysBack, dataset.DaysAhead)
+			// The loop's two calls run past the 10,000 a second a key may be granted: the
+			// limiter decides as ever but under limits no run meets (unlimited).
+			cfg := testConfig(db, io.Discard)
+			cfg.NewLimiter = unlimitedMemory
+			cfg.SnapshotTTL = store.DefaultSnapshotTTL // as flightgraph serve does
+			if cache == "flight-cache" {
+				cfg.FlightCacheBytes = live.DefaultFlightCacheBytes
+			}
+			h, demo := startServer(b, cfg)
+			if cfg.FlightCacheBytes > 0 {
+				settle(b, h)
+			}
+			flightStatusByID(b, db, h, demo)
+		})
+	}
+}
+
+func flightStatusByID(b *testing.B, db *store.DB, h *server.Server, demo *access.DemoCredentials) {
 	ctx := context.Background()
 	svc := h.Services.Travel // the server's own, over its reference snapshot
 	page, _, err := svc.FindFlights(ctx, flightgraph.FlightFilter{Origin: storetest.Place(b, db, "AMS"), Date: "2026-11-22", Page: flightgraph.Page{Limit: 1}})
