@@ -171,3 +171,21 @@ func TestCacheBoundsQuotes(t *testing.T) {
 		t.Errorf("a second later, %d quotes kept (%d bytes), want the new one alone", st.Quotes, st.QuoteBytes)
 	}
 }
+
+// TestCacheKeepsNothingBegunBeforeTheHubRuns: an answer begun before the hub has read its
+// position (a replica starting) is not kept, since the hub will not tell what changed before
+// then.
+func TestCacheKeepsNothingBegunBeforeTheHubRuns(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	hub := live.NewHub(f.events, nil) // not started
+	c := live.NewCache(hub, 1<<20, func() time.Time { return storetest.Now })
+	early := c.Begin()
+	hub.Start(t.Context())
+	settled(t, hub)
+	if c.Put(early, live.KeyOf("early"), kept("early"), []string{flightgraph.FlightTag(f.flights[0].ID)}) {
+		t.Fatal("an answer begun before the hub ran was kept")
+	}
+	if !c.Put(c.Begin(), live.KeyOf("later"), kept("later"), []string{flightgraph.FlightTag(f.flights[0].ID)}) {
+		t.Fatal("an answer begun once the hub ran was refused")
+	}
+}

@@ -8,8 +8,8 @@ import (
 )
 
 // DefaultFlightCacheBytes is the flight cache's bound unless configured (--flight-cache-mb): some
-// 16,000 flights of a leg or two (about 1 KB each, TestFlightCacheBounds), five to six days of the
-// demo network's.
+// 11,000 flights of a leg or two (about 1.4 KB each, TestFlightCacheCountsWhatItHolds), four days
+// of the demo network's.
 const DefaultFlightCacheBytes = 16 << 20
 
 // CacheFlights returns flights reading the flights it reads by id (FlightsByIDs, LegsByFlightIDs,
@@ -52,10 +52,16 @@ func (k *keptFlight) copy() (*flightgraph.Flight, []*flightgraph.FlightLeg) {
 	return &f, legs
 }
 
-// size is what k holds: its structs and their strings' bytes.
+// ownTagOverhead is what a kept flight costs the cache's index beyond what Put counts for every
+// answer (entryOverhead, tagOverhead): its tag is its own, so the index holds a map of one key
+// for it, where an answer's tags are mostly shared (a board's flights); measured with the map's
+// growth by TestFlightCacheCountsWhatItHolds.
+const ownTagOverhead = 448
+
+// size is what k holds: its structs and their strings' bytes, and its tag's map in the index.
 func (k *keptFlight) size() int {
 	f := &k.flight
-	n := int(unsafe.Sizeof(*k)) + len(f.ID) + len(f.ScheduleDate) + len(f.CarrierCode) + len(f.Suffix) + len(f.OriginCode) +
+	n := ownTagOverhead + int(unsafe.Sizeof(*k)) + len(f.ID) + len(f.ScheduleDate) + len(f.CarrierCode) + len(f.Suffix) + len(f.OriginCode) +
 		len(f.DestinationCode) + len(f.Codeshares) + len(f.OnwardFlightID) + len(f.PreviousFlightID) + len(f.Haul)
 	for i := range k.legs {
 		l := &k.legs[i]

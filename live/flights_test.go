@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -225,5 +226,44 @@ func TestHubIsNotSettledWhileWatchersApply(t *testing.T) {
 	settled(t, other)
 	if len(during) == 0 || during[0] {
 		t.Fatalf("settled while the watchers applied a polled event: %v", during)
+	}
+}
+
+// TestFlightCacheCountsWhatItHolds: what the flight cache counts against its bound is at least
+// what its kept flights hold on the heap (measured after a collection), within a tenth.
+func TestFlightCacheCountsWhatItHolds(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	all, _, err := store.NewFlightStore(f.db).FindFlights(context.Background(), flightgraph.FlightFilter{Page: flightgraph.Page{Limit: 3000}})
+	if err != nil || len(all) < 3000 {
+		t.Fatalf("%d flights: %v", len(all), err)
+	}
+	ids := make([]string, len(all))
+	for i, fl := range all {
+		ids[i] = fl.ID
+	}
+	all = nil
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	c := live.NewCache(f.hub, 64<<20, func() time.Time { return storetest.Now })
+	flights := live.CacheFlights(store.NewFlightStore(f.db), c)
+	settled(t, f.hub)
+	before := heap()
+	for _, id := range ids {
+		if _, err := flights.FlightsByIDs(context.Background(), []string{id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := heap()
+	runtime.KeepAlive(flights)
+	st := c.Stats()
+	held := int(after) - int(before)
+	t.Logf("%d flights kept: counted %d bytes (%d each), the heap grew by %d (%d each)", st.Entries, st.Bytes, st.Bytes/st.Entries, held, held/st.Entries)
+	if st.Entries != len(ids) || float64(st.Bytes) < 0.9*float64(held) {
+		t.Fatalf("counted %d bytes of %d entries, while they hold %d", st.Bytes, st.Entries, held)
 	}
 }

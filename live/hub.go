@@ -40,7 +40,8 @@ type Hub struct {
 	wake chan struct{}
 	once sync.Once
 
-	// told is the latest position Notify was given; settled the latest position whose events
+	// told is the latest position the hub was told of (Notify, and catchUp for the events it
+	// finds by reading before their notification); settled the latest position whose events
 	// every watcher has been given (Settled). Both only grow.
 	told, settled atomic.Int64
 	watchers      []func(evs []*flightgraph.FlightEvent)

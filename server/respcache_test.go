@@ -230,13 +230,17 @@ func TestResponseCacheChargesEveryCall(t *testing.T) {
 }
 
 // TestResponseCacheAcrossReplicas: two replicas on one PostgreSQL database, each with its
-// response cache; a change written through A shows in A's next read of the board and the flight,
-// and in B's within a second, though B had them kept.
+// response cache and flight cache, as served by default; a change written through A shows in A's
+// next read of the board and the flight, and in B's within a second, though B had them kept (the
+// answers and, under them, the flights).
 func TestResponseCacheAcrossReplicas(t *testing.T) {
 	storetest.DatabaseURL(t)
 	dsn := seededDSN(t)
 	name := fmt.Sprintf("fgtest-cache-%d", time.Now().UnixNano()%1e6)
-	on := withResponseCache(8 << 20)
+	on := func(c *serverConfig) {
+		c.Config.ResponseCacheBytes = 8 << 20
+		c.Config.FlightCacheBytes = 1 << 20
+	}
 	a, b := startReplicaPair(t, dsn, name, 0, on)
 	ops := staffOps(t, a.testServer, a.oaOperator(t))
 	id := amsFlight(t, a.db)
@@ -280,6 +284,9 @@ func TestResponseCacheAcrossReplicas(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		worst = max(worst, time.Since(start))
+	}
+	if st := b.srv.Flights.Stats(); st.Hits == 0 || st.Entries == 0 {
+		t.Errorf("replica B's flight cache served nothing: %+v", st)
 	}
 	t.Logf("a change written through A showed on B within %v at worst", worst)
 }
