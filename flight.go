@@ -197,21 +197,23 @@ func (id FlightID) String() string {
 // ParseFlightID parses "YYYYMMDD+CC+NNNN" with an optional one-letter suffix; it returns
 // ECodeBadFormat naming param.
 func ParseFlightID(param, s string) (FlightID, error) {
-	bad := ParamErrorf(ECodeBadFormat, param, "flight id must look like 20261122+XX+1234, got %q", Clip(s))
+	bad := func() (FlightID, error) {
+		return FlightID{}, ParamErrorf(ECodeBadFormat, param, "flight id must look like 20261122+XX+1234, got %q", Clip(s))
+	}
 	parts := strings.Split(s, "+")
 	if len(parts) != 3 || len(parts[0]) != 8 {
 		parts = strings.Split(s, " ") // a '+' decoded as a space from a query string
 		if len(parts) != 3 || len(parts[0]) != 8 {
-			return FlightID{}, bad
+			return bad()
 		}
 	}
 	d, err := time.Parse("20060102", parts[0])
 	if err != nil {
-		return FlightID{}, bad
+		return bad()
 	}
 	carrier := strings.ToUpper(parts[1])
 	if !IsCarrierCode(carrier) {
-		return FlightID{}, bad
+		return bad()
 	}
 	num, suffix := parts[2], ""
 	if n := len(num); n > 0 && num[n-1] >= 'A' && num[n-1] <= 'Z' {
@@ -219,7 +221,7 @@ func ParseFlightID(param, s string) (FlightID, error) {
 	}
 	n, err := strconv.Atoi(num)
 	if err != nil || n < 1 || n > 9999 || len(num) > 4 {
-		return FlightID{}, bad
+		return bad()
 	}
 	return FlightID{Date: d.Format(DateLayout), Carrier: carrier, Number: n, Suffix: suffix}, nil
 }
