@@ -40,6 +40,32 @@ func TestParseFlightID(t *testing.T) {
 	}
 }
 
+// FuzzParseFlightID: any input is either refused with ECodeBadFormat naming the parameter, in a
+// message of bounded length, or parsed to an id whose canonical form parses back to itself, with
+// a real date, a carrier code and a number of 1 to 9999.
+func FuzzParseFlightID(f *testing.F) {
+	for _, s := range []string{"20261122+XX+1234", "20261122 xx 1509D", "20260229+XX+1", "20261322+XX+1234", "", "+++", strings.Repeat("9", 5000)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := flightgraph.ParseFlightID("flightId", s)
+		if err != nil {
+			var e *flightgraph.Error
+			if !errors.As(err, &e) || e.Code != flightgraph.ECodeBadFormat || e.Parameter != "flightId" || len(e.Message) > flightgraph.MaxMessage+100 {
+				t.Fatalf("%q: %#v", s, err)
+			}
+			return
+		}
+		if _, err := time.Parse(flightgraph.DateLayout, id.Date); err != nil || !flightgraph.IsCarrierCode(id.Carrier) || id.Number < 1 || id.Number > 9999 {
+			t.Fatalf("%q: parsed to %+v", s, id)
+		}
+		again, err := flightgraph.ParseFlightID("flightId", id.String())
+		if err != nil || again != id {
+			t.Fatalf("%q: %+v, whose %s parses to %+v, %v", s, id, id, again, err)
+		}
+	})
+}
+
 func TestLegStatusFollowsTheClock(t *testing.T) {
 	dep := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	leg := &flightgraph.FlightLeg{ScheduledDep: dep, ScheduledArr: dep.Add(2 * time.Hour), DepartureOffset: 60, ArrivalOffset: 0}
