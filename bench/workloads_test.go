@@ -313,10 +313,7 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first boo
 			return bench.StartBinary(b, bin, nil, append([]string{heavy}, args...)...)
 		}
 		ws := workloadsOn(b, cfg, s, keys, "ping, in-process limiter")
-		vs := []variant{{suffix: uncached, of: cacheable, args: noCaches(b, bin)}}
-		if knowsFlag(b, bin, flightCacheFlag) {
-			vs = append(vs, variant{suffix: flightCached, of: []string{wByID}, args: []string{noResponseCache}})
-		}
+		vs := cacheVariants(b, bin)
 		for i := range vs {
 			vs[i].srv = started(vs[i].args...)
 			vs[i].swap = swapKeys(keys, spreadKeysOf(b, vs[i].srv))
@@ -336,10 +333,7 @@ func serversFor(b *testing.B, cfg workloadConfig, backend, bin string, first boo
 		started := func(args ...string) *bench.Server {
 			return bench.StartPostgres(b, bin, dsn, dir, nil, append([]string{heavy, "--redis-url", os.Getenv(storetest.EnvRedisURL)}, args...)...)
 		}
-		vs := []variant{{suffix: uncached, of: cacheable, args: noCaches(b, bin)}}
-		if knowsFlag(b, bin, flightCacheFlag) {
-			vs = append(vs, variant{suffix: flightCached, of: []string{wByID}, args: []string{noResponseCache}})
-		}
+		vs := cacheVariants(b, bin)
 		for i := range vs {
 			vs[i].srv = started(vs[i].args...)
 		}
@@ -366,13 +360,17 @@ const (
 	flightCacheFlag = "--flight-cache-mb"
 )
 
-// noCaches are the flags that turn every cache of bin off: the response cache, and the flight
-// cache where bin has one (a base binary may predate it).
-func noCaches(b *testing.B, bin string) []string {
-	if knowsFlag(b, bin, flightCacheFlag) {
-		return []string{noResponseCache, flightCacheFlag + "=0"}
+// cacheVariants are the rows of the servers of bin with fewer caches, their servers not yet
+// started: every cacheable workload with no cache (", uncached"), and a flight by id with the
+// flight cache alone (", flight cache only"), where bin has one (a base binary may predate it).
+func cacheVariants(b *testing.B, bin string) []variant {
+	if !knowsFlag(b, bin, flightCacheFlag) {
+		return []variant{{suffix: uncached, of: cacheable, args: []string{noResponseCache}}}
 	}
-	return []string{noResponseCache}
+	return []variant{
+		{suffix: uncached, of: cacheable, args: []string{noResponseCache, flightCacheFlag + "=0"}},
+		{suffix: flightCached, of: []string{wByID}, args: []string{noResponseCache}},
+	}
 }
 
 // knowsFlag reports whether bin's usage names flag.

@@ -2,13 +2,14 @@ package live
 
 import (
 	"context"
+	"slices"
 	"unsafe"
 
 	"github.com/flightgraph/flightgraph"
 )
 
 // DefaultFlightCacheBytes is the flight cache's bound unless configured (--flight-cache-mb): some
-// 11,000 flights of a leg or two (about 1.4 KB each, TestFlightCacheCountsWhatItHolds), four days
+// 11,800 flights of a leg or two (about 1.4 KB each, TestFlightCacheCountsWhatItHolds), four days
 // of the demo network's.
 const DefaultFlightCacheBytes = 16 << 20
 
@@ -43,11 +44,10 @@ type keptFlight struct {
 }
 
 func (k *keptFlight) copy() (*flightgraph.Flight, []*flightgraph.FlightLeg) {
-	f := k.flight
-	legs := make([]*flightgraph.FlightLeg, len(k.legs))
-	for i := range k.legs {
-		l := k.legs[i]
-		legs[i] = &l
+	f, ls := k.flight, slices.Clone(k.legs)
+	legs := make([]*flightgraph.FlightLeg, len(ls))
+	for i := range ls {
+		legs[i] = &ls[i]
 	}
 	return &f, legs
 }

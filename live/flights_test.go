@@ -18,12 +18,12 @@ import (
 // set, runs inside each such read after the store answered and before the answer is returned.
 type countedFlights struct {
 	flightgraph.FlightStore
-	reads  *atomic.Int64
+	reads  atomic.Int64
 	during func()
 	fail   error
 }
 
-func (s countedFlights) FlightsWithLegs(ctx context.Context, ids []string) ([]*flightgraph.Flight, [][]*flightgraph.FlightLeg, error) {
+func (s *countedFlights) FlightsWithLegs(ctx context.Context, ids []string) ([]*flightgraph.Flight, [][]*flightgraph.FlightLeg, error) {
 	s.reads.Add(1)
 	if s.fail != nil {
 		return nil, nil, s.fail
@@ -33,6 +33,18 @@ func (s countedFlights) FlightsWithLegs(ctx context.Context, ids []string) ([]*f
 		s.during()
 	}
 	return fs, ls, err
+}
+
+// flightCacheOn is a flight cache of maxBytes over f's store, which counts its reads (counted),
+// on f's settled hub, with a clock the test moves (now, from storetest.Now).
+func flightCacheOn(t *testing.T, f *fixture, maxBytes int) (flights flightgraph.FlightStore, counted *countedFlights, c *live.Cache, now *atomic.Int64) {
+	t.Helper()
+	now = &atomic.Int64{}
+	now.Store(storetest.Now.UnixNano())
+	counted = &countedFlights{FlightStore: store.NewFlightStore(f.db)}
+	c = live.NewCache(f.hub, maxBytes, func() time.Time { return time.Unix(0, now.Load()) })
+	settled(t, f.hub)
+	return live.CacheFlights(counted, c), counted, c, now
 }
 
 // delayOf is the departure delay of a flight's first leg as read through flights.
@@ -53,11 +65,8 @@ func delayOf(t *testing.T, flights flightgraph.FlightStore, id string) int {
 func TestFlightCache(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, dialect string) {
 		f := newFixture(t, dialect)
-		var reads atomic.Int64
-		counted := &countedFlights{FlightStore: store.NewFlightStore(f.db), reads: &reads}
-		c := live.NewCache(f.hub, 1<<20, func() time.Time { return storetest.Now })
-		flights := live.CacheFlights(counted, c)
-		settled(t, f.hub)
+		flights, counted, _, _ := flightCacheOn(t, f, 1<<20)
+		reads := &counted.reads
 		a, b := f.flights[0].ID, f.flights[1].ID
 		ctx := context.Background()
 
@@ -122,12 +131,8 @@ func TestFlightCache(t *testing.T) {
 // asks the store and shows the change.
 func TestFlightCacheKeepsNoReadRacingAnEvent(t *testing.T) {
 	f := newFixture(t, "sqlite")
-	var reads atomic.Int64
 	id := f.flights[2].ID
-	counted := &countedFlights{FlightStore: store.NewFlightStore(f.db), reads: &reads}
-	c := live.NewCache(f.hub, 1<<20, func() time.Time { return storetest.Now })
-	flights := live.CacheFlights(counted, c)
-	settled(t, f.hub)
+	flights, counted, _, _ := flightCacheOn(t, f, 1<<20)
 	counted.during = func() {
 		counted.during = nil
 		if _, err := f.events.RecordOperation(context.Background(), flightgraph.FlightOperation{FlightID: id, Kind: flightgraph.EventDelay, DelayMinutes: 123}, storetest.Now); err != nil {
@@ -141,37 +146,33 @@ func TestFlightCacheKeepsNoReadRacingAnEvent(t *testing.T) {
 	if got := delayOf(t, flights, id); got != 123 {
 		t.Fatalf("delay %d after the race: the flight as it was before the event was kept", got)
 	}
-	if reads.Load() != 2 {
-		t.Fatalf("%d reads, want 2", reads.Load())
+	if counted.reads.Load() != 2 {
+		t.Fatalf("%d reads, want 2", counted.reads.Load())
 	}
 }
 
 // TestFlightCacheKeepsNoFailure: a failed read is the caller's error and keeps nothing.
 func TestFlightCacheKeepsNoFailure(t *testing.T) {
 	f := newFixture(t, "sqlite")
-	var reads atomic.Int64
+	flights, counted, c, _ := flightCacheOn(t, f, 1<<20)
 	boom := errors.New("boom")
-	counted := &countedFlights{FlightStore: store.NewFlightStore(f.db), reads: &reads, fail: boom}
-	c := live.NewCache(f.hub, 1<<20, func() time.Time { return storetest.Now })
-	flights := live.CacheFlights(counted, c)
-	settled(t, f.hub)
+	counted.fail = boom
 	if _, err := flights.FlightsByIDs(context.Background(), []string{f.flights[0].ID}); !errors.Is(err, boom) {
 		t.Fatalf("err %v", err)
 	}
 	counted.fail = nil
 	delayOf(t, flights, f.flights[0].ID)
-	if st := c.Stats(); reads.Load() != 2 || st.Entries != 1 {
-		t.Fatalf("%d reads, %+v", reads.Load(), st)
+	if st := c.Stats(); counted.reads.Load() != 2 || st.Entries != 1 {
+		t.Fatalf("%d reads, %+v", counted.reads.Load(), st)
 	}
 }
 
 // TestFlightCacheBounds: the kept flights stay within the cache's bytes however many are read,
 // each counted at what it holds, and expire with flightgraph.CacheStatus's max-age.
 func TestFlightCacheBounds(t *testing.T) {
-	c, now, _ := boundedCache(t)
 	f := newFixture(t, "sqlite")
-	var reads atomic.Int64
-	flights := live.CacheFlights(&countedFlights{FlightStore: store.NewFlightStore(f.db), reads: &reads}, c)
+	flights, counted, c, now := flightCacheOn(t, f, bound)
+	reads := &counted.reads
 	all, _, err := store.NewFlightStore(f.db).FindFlights(context.Background(), flightgraph.FlightFilter{Page: flightgraph.Page{Limit: 500}})
 	if err != nil || len(all) < 200 {
 		t.Fatalf("%d flights: %v", len(all), err)
@@ -249,9 +250,7 @@ func TestFlightCacheCountsWhatItHolds(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return m.HeapAlloc
 	}
-	c := live.NewCache(f.hub, 64<<20, func() time.Time { return storetest.Now })
-	flights := live.CacheFlights(store.NewFlightStore(f.db), c)
-	settled(t, f.hub)
+	flights, _, c, _ := flightCacheOn(t, f, 64<<20)
 	before := heap()
 	for _, id := range ids {
 		if _, err := flights.FlightsByIDs(context.Background(), []string{id}); err != nil {

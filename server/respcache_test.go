@@ -18,6 +18,7 @@ import (
 
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/server"
 	"github.com/flightgraph/flightgraph/store"
 	"github.com/flightgraph/flightgraph/store/storetest"
@@ -178,23 +179,21 @@ func TestResponseCache(t *testing.T) {
 					}
 					status = changedStatus
 				}
-				if on {
-					st := s.srv.Answers.Stats()
-					t.Logf("response cache: %+v", st)
-					if st.Hits == 0 || st.Bytes == 0 || st.Bytes > st.MaxBytes {
-						t.Errorf("stats %+v", st)
+				for name, c := range map[string]struct {
+					cache *live.Cache
+					on    bool
+				}{"response cache": {s.srv.Answers, on}, "flight cache": {s.srv.Flights, mode.flights}} {
+					if !c.on {
+						if c.cache != nil {
+							t.Errorf("the %s is on with 0 bytes", name)
+						}
+						continue
 					}
-				} else if s.srv.Answers != nil {
-					t.Error("the response cache is on with 0 bytes")
-				}
-				if mode.flights {
-					st := s.srv.Flights.Stats()
-					t.Logf("flight cache: %+v", st)
+					st := c.cache.Stats()
+					t.Logf("%s: %+v", name, st)
 					if st.Hits == 0 || st.Entries == 0 || st.Bytes > st.MaxBytes {
-						t.Errorf("flight cache stats %+v", st)
+						t.Errorf("%s: stats %+v", name, st)
 					}
-				} else if s.srv.Flights != nil {
-					t.Error("the flight cache is on with 0 bytes")
 				}
 			})
 		}
