@@ -191,39 +191,93 @@ type FlightID struct {
 
 // String formats the id as "20261122+XX+1234".
 func (id FlightID) String() string {
-	return fmt.Sprintf("%s+%s+%04d%s", strings.ReplaceAll(id.Date, "-", ""), id.Carrier, id.Number, id.Suffix)
+	if id.Number < 0 {
+		return fmt.Sprintf("%s+%s+%04d%s", strings.ReplaceAll(id.Date, "-", ""), id.Carrier, id.Number, id.Suffix)
+	}
+	b := make([]byte, 0, 20)
+	for i := 0; i < len(id.Date); i++ {
+		if id.Date[i] != '-' {
+			b = append(b, id.Date[i])
+		}
+	}
+	b = append(b, '+')
+	b = append(b, id.Carrier...)
+	b = append(b, '+')
+	for d := 1000; d > 1 && id.Number < d; d /= 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, int64(id.Number), 10)
+	b = append(b, id.Suffix...)
+	return string(b)
 }
 
 // ParseFlightID parses "YYYYMMDD+CC+NNNN" with an optional one-letter suffix; it returns
-// ECodeBadFormat naming param.
+// ECodeBadFormat naming param. It is on the path of every call that names a flight, and
+// allocates only the date it returns.
 func ParseFlightID(param, s string) (FlightID, error) {
 	bad := func() (FlightID, error) {
 		return FlightID{}, ParamErrorf(ECodeBadFormat, param, "flight id must look like 20261122+XX+1234, got %q", Clip(s))
 	}
-	parts := strings.Split(s, "+")
-	if len(parts) != 3 || len(parts[0]) != 8 {
-		parts = strings.Split(s, " ") // a '+' decoded as a space from a query string
-		if len(parts) != 3 || len(parts[0]) != 8 {
+	date, carrier, num, ok := cut3(s, '+')
+	if !ok || len(date) != 8 {
+		date, carrier, num, ok = cut3(s, ' ') // a '+' decoded as a space from a query string
+		if !ok || len(date) != 8 {
 			return bad()
 		}
 	}
-	d, err := time.Parse("20060102", parts[0])
-	if err != nil {
+	y, okY := digits(date[:4])
+	m, okM := digits(date[4:6])
+	d, okD := digits(date[6:])
+	if !okY || !okM || !okD || m < 1 || m > 12 || d < 1 || time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Day() != d {
 		return bad()
 	}
-	carrier := strings.ToUpper(parts[1])
+	if len(carrier) == 2 && (carrier[0] >= 'a' && carrier[0] <= 'z' || carrier[1] >= 'a' && carrier[1] <= 'z') {
+		carrier = strings.ToUpper(carrier)
+	}
 	if !IsCarrierCode(carrier) {
 		return bad()
 	}
-	num, suffix := parts[2], ""
+	suffix := ""
 	if n := len(num); n > 0 && num[n-1] >= 'A' && num[n-1] <= 'Z' {
 		num, suffix = num[:n-1], num[n-1:]
 	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 1 || n > 9999 || len(num) > 4 {
+	n, okN := digits(num)
+	if !okN || n < 1 || n > 9999 || len(num) > 4 {
 		return bad()
 	}
-	return FlightID{Date: d.Format(DateLayout), Carrier: carrier, Number: n, Suffix: suffix}, nil
+	return FlightID{Date: date[:4] + "-" + date[4:6] + "-" + date[6:], Carrier: carrier, Number: n, Suffix: suffix}, nil
+}
+
+// cut3 splits s at the two seps it holds: ok is false unless it holds exactly two.
+func cut3(s string, sep byte) (a, b, c string, ok bool) {
+	i := strings.IndexByte(s, sep)
+	if i < 0 {
+		return "", "", "", false
+	}
+	j := strings.IndexByte(s[i+1:], sep)
+	if j < 0 {
+		return "", "", "", false
+	}
+	j += i + 1
+	if strings.IndexByte(s[j+1:], sep) >= 0 {
+		return "", "", "", false
+	}
+	return s[:i], s[i+1 : j], s[j+1:], true
+}
+
+// digits is the value of s, one to four decimal digits and nothing else.
+func digits(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 4 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // normalizeCarrier upper-cases an optional carrier code of a filter and checks it; it returns

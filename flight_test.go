@@ -44,11 +44,22 @@ func TestParseFlightID(t *testing.T) {
 // message of bounded length, or parsed to an id whose canonical form parses back to itself, with
 // a real date, a carrier code and a number of 1 to 9999.
 func FuzzParseFlightID(f *testing.F) {
-	for _, s := range []string{"20261122+XX+1234", "20261122 xx 1509D", "20260229+XX+1", "20261322+XX+1234", "", "+++", strings.Repeat("9", 5000)} {
+	for _, s := range []string{"20261122+XX+1234", "20261122 xx 1509D", "20260229+XX+1", "20261322+XX+1234", "", "+++", strings.Repeat("9", 5000),
+		"20261122+ſſ+1", "20261122 XX +12", "00000101+Xx+0001", "20240229+XX+9999Z", "20250229+XX+1", "20261131+XX+1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		id, err := flightgraph.ParseFlightID("flightId", s)
+		// The first implementation (strings.Split, time.Parse, strings.ToUpper, strconv.Atoi)
+		// agrees, but that it took signed numbers ("20261122 XX +12") and carriers that upper-case
+		// to two letters from other bytes ("ſſ"), which no flight is named by.
+		ref, refErr := parseFlightIDReference(s)
+		if err == nil && (refErr != nil || ref != id) || err != nil && refErr == nil && isASCII(s) && !strings.Contains(s, " +") {
+			t.Fatalf("%q: %+v %v, the reference parses %+v %v", s, id, err, ref, refErr)
+		}
+		if fmt.Sprintf("%s+%s+%04d%s", strings.ReplaceAll(id.Date, "-", ""), id.Carrier, id.Number, id.Suffix) != id.String() {
+			t.Fatalf("%+v: String %s", id, id)
+		}
 		if err != nil {
 			var e *flightgraph.Error
 			if !errors.As(err, &e) || e.Code != flightgraph.ECodeBadFormat || e.Parameter != "flightId" || len(e.Message) > flightgraph.MaxMessage+100 {
@@ -182,4 +193,42 @@ func TestFiltersNormalizeCarriers(t *testing.T) {
 			t.Errorf("malformed carrier: %v, want %s", err, flightgraph.ECodeBadFormat)
 		}
 	}
+}
+
+// parseFlightIDReference is flightgraph.ParseFlightID as first written, for FuzzParseFlightID.
+func parseFlightIDReference(s string) (flightgraph.FlightID, error) {
+	bad := errors.New("bad")
+	parts := strings.Split(s, "+")
+	if len(parts) != 3 || len(parts[0]) != 8 {
+		parts = strings.Split(s, " ")
+		if len(parts) != 3 || len(parts[0]) != 8 {
+			return flightgraph.FlightID{}, bad
+		}
+	}
+	d, err := time.Parse("20060102", parts[0])
+	if err != nil {
+		return flightgraph.FlightID{}, bad
+	}
+	carrier := strings.ToUpper(parts[1])
+	if !flightgraph.IsCarrierCode(carrier) {
+		return flightgraph.FlightID{}, bad
+	}
+	num, suffix := parts[2], ""
+	if n := len(num); n > 0 && num[n-1] >= 'A' && num[n-1] <= 'Z' {
+		num, suffix = num[:n-1], num[n-1:]
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || n > 9999 || len(num) > 4 {
+		return flightgraph.FlightID{}, bad
+	}
+	return flightgraph.FlightID{Date: d.Format(flightgraph.DateLayout), Carrier: carrier, Number: n, Suffix: suffix}, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -60,7 +60,8 @@ func NewCredential(kind string) string {
 		panic(fmt.Sprintf("access: crypto/rand failed: %v", err)) // the platform is broken; nothing is safe
 	}
 	body := encode62(new(big.Int).SetBytes(b[:]), bodyLen)
-	return kind + body + checksum(kind+body)
+	sum := checksum(kind, body)
+	return kind + body + string(sum[:])
 }
 
 // CredentialKind returns the kind of a well-formed credential, or "" for anything else.
@@ -73,7 +74,7 @@ func CredentialKind(s string) string {
 		if len(rest) != bodyLen+checksumLen || strings.Trim(rest, base62) != "" {
 			return ""
 		}
-		if subtle.ConstantTimeCompare([]byte(checksum(kind+rest[:bodyLen])), []byte(rest[bodyLen:])) != 1 {
+		if sum := checksum(kind, rest[:bodyLen]); subtle.ConstantTimeCompare(sum[:], []byte(rest[bodyLen:])) != 1 {
 			return ""
 		}
 		return kind
@@ -85,7 +86,9 @@ func CredentialKind(s string) string {
 // carry 256 bits of randomness, so an unsalted fast hash is safe and allows lookup by hash.
 func HashCredential(s string) string {
 	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], h[:])
+	return string(out[:])
 }
 
 // SameHash compares two stored hashes in constant time.
@@ -103,8 +106,16 @@ func Hint(s string) string {
 	return s[:i+4] + "…" + s[len(s)-4:]
 }
 
-func checksum(s string) string {
-	return encode62(new(big.Int).SetUint64(uint64(crc32.ChecksumIEEE([]byte(s)))), checksumLen)
+// checksum is a credential's last digits: the CRC-32 of its kind and body in base62, six digits
+// (62^6 > 2^32), with no allocation, for every call that carries a credential checks one.
+func checksum(kind, body string) [checksumLen]byte {
+	n := crc32.ChecksumIEEE(append(append(make([]byte, 0, len(kind)+len(body)), kind...), body...))
+	var out [checksumLen]byte
+	for i := checksumLen - 1; i >= 0; i-- {
+		out[i] = base62[n%62]
+		n /= 62
+	}
+	return out
 }
 
 func encode62(n *big.Int, width int) string {

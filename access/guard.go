@@ -459,11 +459,11 @@ func AsCallerOf(ctx context.Context, slug string) context.Context {
 // anonymous caller and the error, which matters only if the call needs the credential. (An
 // api-key comes first; authenticate reads an access token sent with it.)
 func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
-	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	ctx := r.Context()
 	if key := r.Header.Get("api-key"); key != "" {
 		return g.keyCaller(ctx, key)
 	}
+	anon := anonymous()
 	auth := r.Header.Get("Authorization")
 	if auth == "" {
 		return anon, nil
@@ -477,7 +477,6 @@ func (g *Guard) Authenticate(r *http.Request) (*flightgraph.Caller, error) {
 
 // bearerCaller authenticates a bearer token: an access token, or a portal session.
 func (g *Guard) bearerCaller(ctx context.Context, token string) (*flightgraph.Caller, error) {
-	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
 	switch CredentialKind(token) {
 	case KindAccessToken:
 		return g.tokenCaller(ctx, token)
@@ -485,15 +484,15 @@ func (g *Guard) bearerCaller(ctx context.Context, token string) (*flightgraph.Ca
 		hash := HashCredential(token)
 		acc, err := g.Store.AccountBySession(ctx, hash, g.Now())
 		if errIsNotFound(err) {
-			return anon, flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "the portal session is unknown or expired: sign in again")
+			return anonymous(), flightgraph.Errorf(flightgraph.ECodeNotSignedIn, "the portal session is unknown or expired: sign in again")
 		} else if err != nil {
-			return anon, err
+			return anonymous(), err
 		}
 		return &flightgraph.Caller{Kind: flightgraph.CallerSession, Account: acc, SessionHash: hash}, nil
 	case KindAPIKey, KindTrialKey:
-		return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "an API key is not a bearer token: send it in the api-key header, or exchange it for a token at /oauthcust/oauth/token")
+		return anonymous(), flightgraph.Errorf(flightgraph.ECodeInvalidToken, "an API key is not a bearer token: send it in the api-key header, or exchange it for a token at /oauthcust/oauth/token")
 	}
-	return anon, flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the bearer token is malformed")
+	return anonymous(), flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the bearer token is malformed")
 }
 
 func (g *Guard) ttl() time.Duration { return ttl(g.CacheTTL, DefaultCacheTTL) }
@@ -536,24 +535,36 @@ func (g *Guard) cachedKey(ctx context.Context, ref string, now time.Time, read f
 }
 
 // activeKey is keyAccess for a key that must be active: an unknown or inactive key is bad.
-func (g *Guard) activeKey(ctx context.Context, ref string, now time.Time, bad error) (*flightgraph.KeyAccess, error) {
+func (g *Guard) activeKey(ctx context.Context, ref string, now time.Time, bad func() error) (*flightgraph.KeyAccess, error) {
 	ka, err := g.keyAccess(ctx, ref, now)
 	return active(ka, err, bad)
 }
 
-// active returns ka if the key is active; bad if it is not, or was not found.
-func active(ka *flightgraph.KeyAccess, err, bad error) (*flightgraph.KeyAccess, error) {
+// active returns ka if the key is active; bad's error if it is not, or was not found.
+func active(ka *flightgraph.KeyAccess, err error, bad func() error) (*flightgraph.KeyAccess, error) {
 	if errIsNotFound(err) || err == nil && ka.Key.Status != flightgraph.KeyActive {
-		return nil, bad
+		return nil, bad()
 	}
 	return ka, err
+}
+
+// anonymous is the caller of a request without credentials, or with credentials refused.
+func anonymous() *flightgraph.Caller { return &flightgraph.Caller{Kind: flightgraph.CallerAnonymous} }
+
+// invalidKey and invalidToken are the refusals of an api-key and of an access token that do not
+// authenticate, whatever the reason: malformed, unknown, inactive or expired alike. Each call
+// makes a new one, and only a refusal makes one.
+func invalidKey() error {
+	return flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
+}
+
+func invalidToken() error {
+	return flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the access token is unknown, expired or revoked")
 }
 
 // keyCaller authenticates the api-key header: a key, or a trial key as its key. Either is the
 // same caller, so that a trial key's calls are limited and counted as the key's.
 func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller, error) {
-	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
-	bad := flightgraph.Errorf(flightgraph.ECodeInvalidKey, "the api-key is malformed, unknown or revoked")
 	now := g.Now()
 	var (
 		ka  *flightgraph.KeyAccess
@@ -561,30 +572,30 @@ func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller,
 	)
 	switch CredentialKind(key) {
 	case KindAPIKey:
-		ka, err = g.activeKey(ctx, HashCredential(key), now, bad)
+		ka, err = g.activeKey(ctx, HashCredential(key), now, invalidKey)
 	case KindTrialKey:
 		ka, err = g.trialAccess(ctx, HashCredential(key), now)
-		ka, err = active(ka, err, bad)
+		ka, err = active(ka, err, invalidKey)
 	default:
-		return anon, bad
+		return anonymous(), invalidKey()
 	}
 	if err != nil {
-		return anon, err
+		return anonymous(), err
 	}
 	return &flightgraph.Caller{Kind: flightgraph.CallerKey, KeyID: ka.Key.ID, ApplicationID: ka.Application.ID,
 		Account: ka.Account, Products: ka.Products}, nil
 }
 
 func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Caller, error) {
-	anon := &flightgraph.Caller{Kind: flightgraph.CallerAnonymous}
-	bad := flightgraph.Errorf(flightgraph.ECodeInvalidToken, "the access token is unknown, expired or revoked")
+	anon := anonymous()
+	bad := invalidToken
 	now := g.Now()
 	hash := HashCredential(token)
 	c, epoch := g.lookup(&g.tokens, hash, now)
 	if c == nil {
 		tk, err := g.Store.Token(ctx, hash)
 		if errIsNotFound(err) {
-			return anon, bad
+			return anon, bad()
 		} else if err != nil {
 			return anon, err
 		}
@@ -596,7 +607,7 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 	}
 	tk := c.token
 	if tk.Kind != flightgraph.TokenAccess || tk.RevokedAt != nil || !now.Before(tk.ExpiresAt) {
-		return anon, bad
+		return anon, bad()
 	}
 	ka, err := g.activeKey(ctx, "id:"+tk.KeyID, now, bad)
 	if err != nil {
@@ -962,13 +973,15 @@ func setLimitHeaders(h http.Header, d Decision) {
 	dayLeft := max(int64(d.Limits.PerDay)-d.DayUsed, 0)
 	dayReset := int64(d.DayReset.Sub(d.At).Seconds() + 0.999)
 	secReset := int64(flightgraph.Seconds(d.SecondReset))
-	b := make([]byte, 0, 160)
+	// One buffer holds every value, and one array their slices: 3 allocations for 7 headers.
+	b := make([]byte, 0, 224)
+	at := [7]int{}
 	b = append(b, `"second";q=`...)
 	b = strconv.AppendInt(b, int64(d.Limits.PerSecond), 10)
 	b = append(b, `;w=1, "day";q=`...)
 	b = strconv.AppendInt(b, int64(d.Limits.PerDay), 10)
 	b = append(b, `;w=86400`...)
-	policy := len(b)
+	at[0] = len(b)
 	b = append(b, `"second";r=`...)
 	b = strconv.AppendInt(b, int64(secLeft), 10)
 	b = append(b, `;t=`...)
@@ -977,14 +990,22 @@ func setLimitHeaders(h http.Header, d Decision) {
 	b = strconv.AppendInt(b, dayLeft, 10)
 	b = append(b, `;t=`...)
 	b = strconv.AppendInt(b, dayReset, 10)
+	at[1] = len(b)
+	b = strconv.AppendInt(b, int64(d.Limits.PerSecond), 10)
+	at[2] = len(b)
+	b = strconv.AppendInt(b, int64(d.SecondUsed), 10)
+	at[3] = len(b)
+	b = strconv.AppendInt(b, int64(d.Limits.PerDay), 10)
+	at[4] = len(b)
+	b = strconv.AppendInt(b, d.DayUsed, 10)
+	at[5] = len(b)
 	all := string(b)
-	h["Ratelimit-Policy"] = []string{all[:policy]}
-	h["Ratelimit"] = []string{all[policy:]}
-	h["X-Packagekey-Qps-Allotted"] = []string{strconv.Itoa(d.Limits.PerSecond)}
-	h["X-Packagekey-Qps-Current"] = []string{strconv.Itoa(d.SecondUsed)}
-	h["X-Packagekey-Quota-Allotted"] = []string{strconv.Itoa(d.Limits.PerDay)}
-	h["X-Packagekey-Quota-Current"] = []string{strconv.FormatInt(d.DayUsed, 10)}
-	h["X-Plan-Quota-Reset"] = []string{planQuotaReset(d.DayReset)}
+	v := [...]string{all[:at[0]], all[at[0]:at[1]], all[at[1]:at[2]], all[at[2]:at[3]], all[at[3]:at[4]], all[at[4]:at[5]], planQuotaReset(d.DayReset)}
+	vs := v[:] // escapes: one array for the seven
+	for i, k := range [...]string{"Ratelimit-Policy", "Ratelimit", "X-Packagekey-Qps-Allotted", "X-Packagekey-Qps-Current",
+		"X-Packagekey-Quota-Allotted", "X-Packagekey-Quota-Current", "X-Plan-Quota-Reset"} {
+		h[k] = vs[i : i+1 : i+1]
+	}
 }
 
 // planQuotaReset is X-Plan-Quota-Reset's value for a day's reset: the same for every call of a

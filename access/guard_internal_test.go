@@ -346,3 +346,26 @@ func TestLimitedDayRefusalForNow(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialChecksum pins the checksum of credentials as issued: a change to how it is
+// computed would refuse every credential already held by a client. The values were computed by
+// the first implementation (big.Int division of the CRC-32).
+func TestCredentialChecksum(t *testing.T) {
+	for _, c := range []struct{ kind, body, sum string }{
+		{KindAPIKey, "0000000000000000000000000000000000000000000", "3t89Xw"},
+		{KindAccessToken, "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", "3pZfx3"},
+		{KindSecret, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg", "0eZ62Q"},
+	} {
+		if got := checksum(c.kind, c.body); string(got[:]) != c.sum {
+			t.Errorf("checksum of %s%s is %s, want %s", c.kind, c.body, got, c.sum)
+		}
+		if CredentialKind(c.kind+c.body+c.sum) != c.kind {
+			t.Errorf("%s%s%s is refused", c.kind, c.body, c.sum)
+		}
+	}
+	for range 100 {
+		if k := NewCredential(KindSession); CredentialKind(k) != KindSession || CredentialKind(k[:len(k)-1]+"x") != "" && k[len(k)-1] != 'x' {
+			t.Fatalf("%s: a fresh credential is refused, or one with a wrong checksum accepted", k)
+		}
+	}
+}

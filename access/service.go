@@ -1113,6 +1113,9 @@ func exists(err error, msg string) error {
 
 // errIsNotFound reports whether err is ECodeNotFound.
 func errIsNotFound(err error) bool {
+	if err == nil {
+		return false
+	}
 	var fe *flightgraph.Error
 	return errors.As(err, &fe) && fe.Code == flightgraph.ECodeNotFound
 }

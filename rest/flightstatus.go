@@ -176,9 +176,11 @@ func flightDoc(b *travel.FlightBundle, f *flightgraph.Flight, now time.Time, lan
 		doc.CodeShareRelations = append(doc.CodeShareRelations, codeShare{MarketingFlightNumber: cs.Number, Code: "F", Type: "PASSENGER", Airline: a})
 	}
 	// The onward flight as the original shows it; the previous one by its id only.
-	if id, err := flightgraph.ParseFlightID("id", f.OnwardFlightID); err == nil {
-		doc.FlightRelations.OnwardFlightData = &relatedFlight{ID: f.OnwardFlightID, FlightScheduleDate: id.Date, AirlineCode: id.Carrier,
-			FlightNumber: fmt.Sprintf("%04d", id.Number)}
+	if f.OnwardFlightID != "" {
+		if id, err := flightgraph.ParseFlightID("id", f.OnwardFlightID); err == nil {
+			doc.FlightRelations.OnwardFlightData = &relatedFlight{ID: f.OnwardFlightID, FlightScheduleDate: id.Date, AirlineCode: id.Carrier,
+				FlightNumber: fmt.Sprintf("%04d", id.Number)}
+		}
 	}
 	if f.PreviousFlightID != "" {
 		doc.FlightRelations.PreviousFlightData = &relatedFlight{ID: f.PreviousFlightID}
@@ -230,8 +232,8 @@ func customs(b *travel.FlightBundle, l *flightgraph.FlightLeg) string {
 }
 
 func movementDoc(b *travel.FlightBundle, code string, m *flightgraph.Movement, now time.Time, lang string) movementInfo {
-	info := movementInfo{Times: times{Scheduled: m.Scheduled.Format(timeLayout), LatestPublished: m.Estimated.Format(timeLayout),
-		Estimated: &timeValue{Value: m.Estimated.Format(timeLayout)}}}
+	estimated := m.Estimated.Format(timeLayout)
+	info := movementInfo{Times: times{Scheduled: m.Scheduled.Format(timeLayout), LatestPublished: estimated, Estimated: &timeValue{Value: estimated}}}
 	if a := m.ActualAt(now); a != nil {
 		info.Times.Actual = &timeValue{Value: a.Format(timeLayout)}
 	}

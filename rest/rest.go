@@ -3,15 +3,16 @@
 package rest
 
 import (
-	"encoding/json"
-	"github.com/flightgraph/flightgraph/live"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/flightgraph/flightgraph"
 	"github.com/flightgraph/flightgraph/access"
+	"github.com/flightgraph/flightgraph/live"
 	"github.com/flightgraph/flightgraph/travel"
 )
 
@@ -64,7 +65,7 @@ func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	enc := segjson.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
 }
