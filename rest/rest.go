@@ -3,6 +3,7 @@
 package rest
 
 import (
+	"bytes"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -62,10 +63,30 @@ func (a *API) Error(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, e.Status, "application/json", errorBody{Errors: []errorItem{item}})
 }
 
+// writeJSON writes v as JSON, as encoding/json's Encoder without HTML escaping would, with
+// segmentio/encoding/json: twice as fast on a flight's document, the largest share of a REST
+// call's own work (issue 22).
 func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	enc := segjson.NewEncoder(w)
+	if encodingCheck == nil {
+		enc := segjson.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.Encode(v)
+		return
+	}
+	var buf bytes.Buffer
+	enc := segjson.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+	encodingCheck(v, buf.Bytes())
+	w.Write(buf.Bytes())
 }
+
+// encodingCheck, when set, is shown every answer's value and bytes as written.
+var encodingCheck func(v any, written []byte)
+
+// CheckEncoding has every answer's bytes checked by check, with the value they encode: for
+// tests, which hold segmentio's bytes to encoding/json's on every answer they make. It is set
+// before the first request and never again.
+func CheckEncoding(check func(v any, written []byte)) { encodingCheck = check }

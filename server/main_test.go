@@ -1,0 +1,41 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/flightgraph/flightgraph/rest"
+)
+
+// TestMain holds every REST answer the tests make to encoding/json's bytes: the REST edge
+// renders with segmentio/encoding/json, which must write what encoding/json would, field for
+// field and byte for byte, or legacy clients would see the change.
+func TestMain(m *testing.M) {
+	var (
+		mu        sync.Mutex
+		checked   int
+		different string
+	)
+	rest.CheckEncoding(func(v any, written []byte) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		err := enc.Encode(v)
+		mu.Lock()
+		defer mu.Unlock()
+		checked++
+		if different == "" && (err != nil || !bytes.Equal(want.Bytes(), written)) {
+			different = fmt.Sprintf("a %T was written as\n%.2000s\nwhere encoding/json writes (%v)\n%.2000s", v, written, err, want.Bytes())
+		}
+	})
+	code := m.Run()
+	if different != "" {
+		fmt.Fprintf(os.Stderr, "FAIL: of %d REST answers, %s\n", checked, different)
+		code = 1
+	}
+	os.Exit(code)
+}
