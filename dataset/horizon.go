@@ -359,18 +359,30 @@ func (p *plan) byID(id string) (*flightgraph.Flight, []*flightgraph.FlightLeg) {
 
 // operational are the ids that the store holds (in the window), in their order, and whether any.
 func (p *plan) operational(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if fid, err := flightgraph.ParseFlightID("id", id); err != nil || !p.planned(fid.Date) {
-			out = append(out, id)
+	stored := func(id string) bool {
+		fid, err := flightgraph.ParseFlightID("id", id)
+		return err != nil || !p.planned(fid.Date)
+	}
+	for i, id := range ids {
+		if !stored(id) {
+			out := slices.Clone(ids[:i])
+			for _, id := range ids[i+1:] {
+				if stored(id) {
+					out = append(out, id)
+				}
+			}
+			return out
 		}
 	}
-	return out
+	return ids // all of them, as a flight by id's one usually is
 }
 
 // spread places got, read for stored (the ids the store holds, in their order), at the places of
 // ids: the zero value where an id is not among them.
 func spread[T any](ids, stored []string, got []T) []T {
+	if len(stored) == len(ids) {
+		return got // stored is ids, in their order: every id is stored
+	}
 	at := make(map[string]T, len(stored))
 	for i, id := range stored {
 		at[id] = got[i]
