@@ -381,7 +381,10 @@ func (p *plan) operational(ids []string) []string {
 // ids: the zero value where an id is not among them.
 func spread[T any](ids, stored []string, got []T) []T {
 	if len(stored) == len(ids) {
-		return got // stored is ids, in their order: every id is stored
+		// stored is ids, in their order: every id is stored. got is the store's answer, a
+		// slice of its own for each read (FlightStore's stores all make one), which the
+		// callers then fill where it is nil.
+		return got
 	}
 	at := make(map[string]T, len(stored))
 	for i, id := range stored {
