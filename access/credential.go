@@ -107,8 +107,8 @@ func Hint(s string) string {
 }
 
 // checksum is a credential's last digits: the CRC-32 of its kind and body in base62, six digits
-// (62^6 > 2^32), with one allocation (crc32 keeps its bytes from the stack), for every call
-// that carries a credential checks one.
+// (62^6 > 2^32). It is computed on every call that carries a credential, so with one allocation
+// (the bytes crc32 reads escape to the heap) and no big.Int.
 func checksum(kind, body string) [checksumLen]byte {
 	n := crc32.ChecksumIEEE(append(append(make([]byte, 0, len(kind)+len(body)), kind...), body...))
 	var out [checksumLen]byte

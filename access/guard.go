@@ -588,14 +588,13 @@ func (g *Guard) keyCaller(ctx context.Context, key string) (*flightgraph.Caller,
 
 func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Caller, error) {
 	anon := anonymous()
-	bad := invalidToken
 	now := g.Now()
 	hash := HashCredential(token)
 	c, epoch := g.lookup(&g.tokens, hash, now)
 	if c == nil {
 		tk, err := g.Store.Token(ctx, hash)
 		if errIsNotFound(err) {
-			return anon, bad()
+			return anon, invalidToken()
 		} else if err != nil {
 			return anon, err
 		}
@@ -607,9 +606,9 @@ func (g *Guard) tokenCaller(ctx context.Context, token string) (*flightgraph.Cal
 	}
 	tk := c.token
 	if tk.Kind != flightgraph.TokenAccess || tk.RevokedAt != nil || !now.Before(tk.ExpiresAt) {
-		return anon, bad()
+		return anon, invalidToken()
 	}
-	ka, err := g.activeKey(ctx, "id:"+tk.KeyID, now, bad)
+	ka, err := g.activeKey(ctx, "id:"+tk.KeyID, now, invalidToken)
 	if err != nil {
 		return anon, err
 	}
@@ -975,7 +974,7 @@ func setLimitHeaders(h http.Header, d Decision) {
 	secReset := int64(flightgraph.Seconds(d.SecondReset))
 	// One buffer holds every value, and one array their slices: 3 allocations for 7 headers.
 	b := make([]byte, 0, 224)
-	at := [7]int{}
+	var at [6]int // where each value but the last ends
 	b = append(b, `"second";q=`...)
 	b = strconv.AppendInt(b, int64(d.Limits.PerSecond), 10)
 	b = append(b, `;w=1, "day";q=`...)

@@ -77,12 +77,16 @@ func flightKey(id string) CacheKey { return KeyOf("flight", id) }
 // store in one call and kept.
 func (s cachedFlights) read(ctx context.Context, ids []string) ([]*flightgraph.Flight, [][]*flightgraph.FlightLeg, error) {
 	flights, legs := make([]*flightgraph.Flight, len(ids)), make([][]*flightgraph.FlightLeg, len(ids))
-	var missed []string
+	var (
+		missed     []string
+		missedKeys []CacheKey // each hashed once, for Get and for Put
+	)
 	for i, id := range ids {
-		if k, ok := s.c.Get(flightKey(id)); ok {
+		key := flightKey(id)
+		if k, ok := s.c.Get(key); ok {
 			flights[i], legs[i] = k.Extra.(*keptFlight).copy()
 		} else {
-			missed = append(missed, id)
+			missed, missedKeys = append(missed, id), append(missedKeys, key)
 		}
 	}
 	if len(missed) == 0 {
@@ -100,6 +104,7 @@ func (s cachedFlights) read(ctx context.Context, ids []string) ([]*flightgraph.F
 			continue
 		}
 		flights[i], legs[i] = gotF[j], gotL[j]
+		key := missedKeys[j]
 		j++
 		if flights[i] == nil {
 			continue
@@ -108,7 +113,7 @@ func (s cachedFlights) read(ctx context.Context, ids []string) ([]*flightgraph.F
 		for n, l := range legs[i] {
 			k.legs[n] = *l
 		}
-		s.c.Put(t, flightKey(id), &Kept{Policy: flightgraph.CacheStatus, Stored: stored, Extra: k, ExtraSize: k.size()},
+		s.c.Put(t, key, &Kept{Policy: flightgraph.CacheStatus, Stored: stored, Extra: k, ExtraSize: k.size()},
 			[]string{flightgraph.FlightTag(id)})
 	}
 	return flights, legs, nil
