@@ -141,8 +141,8 @@ type (
 // timeLayout is the documented time format: milliseconds and the local offset.
 const timeLayout = "2006-01-02T15:04:05.000-07:00"
 
-// formatTime is t.Format(timeLayout), five times as fast: a flight's document shows six times,
-// and Format's reading of its layout was a quarter of the document's making (issue 22).
+// formatTime is t.Format(timeLayout) in 55 ns rather than 142: a flight's document shows six
+// times, and Format's reading of its layout was a quarter of the document's making (issue 22).
 // TestFormatTime holds it to Format.
 func formatTime(t time.Time) string {
 	year, month, day := t.Date()
